@@ -1,0 +1,35 @@
+import { Module, type DynamicModule } from '@nestjs/common';
+import { LoggerModule } from 'nestjs-pino';
+import { AuthModule } from './auth/auth.module.js';
+import { ConfigModule } from './config/config.module.js';
+import type { Env } from './config/env.js';
+import type { Secrets } from './config/secrets.js';
+import { HealthModule } from './health/health.module.js';
+import { DevicesModule } from './modules/devices/devices.module.js';
+import { DatabaseModule } from './shared/database/database.module.js';
+import { loggerOptions } from './shared/logging.js';
+import { RateLimitModule } from './shared/rate-limit/rate-limit.module.js';
+
+export interface AppSettings {
+  env: Env;
+  secrets: Secrets;
+  databaseUrl: string;
+}
+
+@Module({})
+export class AppModule {
+  static register({ env, secrets, databaseUrl }: AppSettings): DynamicModule {
+    return {
+      module: AppModule,
+      imports: [
+        ConfigModule.register(env, secrets),
+        LoggerModule.forRoot(loggerOptions(env)),
+        DatabaseModule.register({ url: databaseUrl, poolSize: env.DB_POOL_SIZE }),
+        RateLimitModule,
+        HealthModule,
+        AuthModule,
+        DevicesModule,
+      ],
+    };
+  }
+}

@@ -1,0 +1,32 @@
+import { Global, Module, type DynamicModule } from '@nestjs/common';
+import { Env } from './env.js';
+import { SecretHasher } from '../shared/crypto/secret-hasher.js';
+import { Secrets } from './secrets.js';
+
+/** Clock as a dependency, so rules that depend on time are testable without waiting. */
+export abstract class Clock {
+  abstract now(): Date;
+}
+
+export class SystemClock extends Clock {
+  now(): Date {
+    return new Date();
+  }
+}
+
+@Global()
+@Module({})
+export class ConfigModule {
+  static register(env: Env, secrets: Secrets): DynamicModule {
+    return {
+      module: ConfigModule,
+      providers: [
+        { provide: Env, useValue: env },
+        { provide: Secrets, useValue: secrets },
+        { provide: SecretHasher, useValue: new SecretHasher(secrets.pepper) },
+        { provide: Clock, useClass: SystemClock },
+      ],
+      exports: [Env, Secrets, SecretHasher, Clock],
+    };
+  }
+}

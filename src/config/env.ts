@@ -1,0 +1,95 @@
+import { plainToInstance, Transform } from 'class-transformer';
+import { IsIn, IsInt, IsOptional, IsString, Matches, Max, MaxLength, Min, MinLength, validateSync } from 'class-validator';
+
+const toInt = ({ value }: { value: unknown }) => (typeof value === 'string' && /^-?\d+$/.test(value.trim()) ? Number(value) : value);
+const blankToUndefined = ({ value }: { value: unknown }) => (typeof value === 'string' && value.trim() === '' ? undefined : value);
+
+/**
+ * Every environment variable the service reads. Validated once at start; a bad value stops the
+ * process with one message naming each offending variable. The README documents the same table.
+ */
+export class Env {
+  @IsIn(['development', 'production', 'test'])
+  NODE_ENV: 'development' | 'production' | 'test' = 'development';
+
+  @Transform(toInt) @IsInt() @Min(0) @Max(65535)
+  PORT = 3000;
+
+  @IsString() @MinLength(1)
+  HOST = '0.0.0.0';
+
+  @IsIn(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])
+  LOG_LEVEL = 'info';
+
+  @Transform(blankToUndefined) @IsOptional() @Matches(/^postgres(ql)?:\/\//, { message: 'DATABASE_URL must be a postgres:// URL' })
+  DATABASE_URL?: string;
+
+  @IsString() @MinLength(1)
+  DATA_DIR = './.data';
+
+  @Transform(toInt) @IsInt() @Min(1) @Max(65535)
+  EMBEDDED_POSTGRES_PORT = 54329;
+
+  @Transform(toInt) @IsInt() @Min(1) @Max(200)
+  DB_POOL_SIZE = 10;
+
+  @Transform(blankToUndefined) @IsOptional() @IsString() @MinLength(32, { message: 'DEVICE_JWT_SECRET must be at least 32 characters' })
+  DEVICE_JWT_SECRET?: string;
+
+  @Transform(blankToUndefined) @IsOptional() @IsString() @MinLength(32, { message: 'CUSTOMER_JWT_SECRET must be at least 32 characters' })
+  CUSTOMER_JWT_SECRET?: string;
+
+  @Transform(blankToUndefined) @IsOptional() @IsString() @MinLength(32, { message: 'SECRET_PEPPER must be at least 32 characters' })
+  SECRET_PEPPER?: string;
+
+  @Transform(toInt) @IsInt() @Min(60) @Max(86_400)
+  DEVICE_ACCESS_TOKEN_TTL_SEC = 3600;
+
+  @Transform(toInt) @IsInt() @Min(1) @Max(365)
+  DEVICE_REFRESH_TOKEN_TTL_DAYS = 30;
+
+  @Transform(toInt) @IsInt() @Min(0) @Max(86_400)
+  REGISTRATION_RETRY_WINDOW_SEC = 600;
+
+  @Transform(toInt) @IsInt() @Min(1) @Max(10_000)
+  LOGIN_MAX_FAILURES_PER_DEVICE = 10;
+
+  @Transform(toInt) @IsInt() @Min(1) @Max(100_000)
+  LOGIN_MAX_FAILURES_PER_ADDRESS = 50;
+
+  @Transform(toInt) @IsInt() @Min(1) @Max(86_400)
+  LOGIN_FAILURE_WINDOW_SEC = 900;
+
+  @Transform(blankToUndefined) @IsOptional() @IsString() @MaxLength(2000)
+  TRUST_PROXY?: string;
+
+  @Transform(toInt) @IsInt() @Min(1024) @Max(16 * 1024 * 1024)
+  BODY_LIMIT_BYTES = 256 * 1024;
+
+  @Transform(toInt) @IsInt() @Min(1000) @Max(600_000)
+  REQUEST_TIMEOUT_MS = 30_000;
+
+  @Transform(toInt) @IsInt() @Min(0) @Max(120_000)
+  SHUTDOWN_GRACE_MS = 20_000;
+}
+
+export class InvalidEnvironmentError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`Invalid environment: ${problems.join('; ')}`);
+  }
+}
+
+/** Parses and validates the environment. Throws one error naming every bad variable. */
+export function loadEnv(source: Record<string, string | undefined> = process.env): Env {
+  const env = plainToInstance(Env, { ...source }, { exposeDefaultValues: true });
+  const problems = validateSync(env, { forbidUnknownValues: false }).map(
+    (error) => `${error.property}: ${Object.values(error.constraints ?? {}).join(', ')}`,
+  );
+  if (env.NODE_ENV === 'production') {
+    for (const name of ['DEVICE_JWT_SECRET', 'CUSTOMER_JWT_SECRET', 'SECRET_PEPPER', 'DATABASE_URL'] as const) {
+      if (!env[name]) problems.push(`${name}: required when NODE_ENV=production`);
+    }
+  }
+  if (problems.length > 0) throw new InvalidEnvironmentError(problems);
+  return env;
+}

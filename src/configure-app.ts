@@ -1,0 +1,96 @@
+import { RequestMethod } from '@nestjs/common';
+import { HttpAdapterHost, NestFactory } from '@nestjs/core';
+import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
+import { DocumentBuilder, SwaggerModule, type OpenAPIObject } from '@nestjs/swagger';
+import { Logger } from 'nestjs-pino';
+import { AppModule, type AppSettings } from './app.module.js';
+import type { Env } from './config/env.js';
+import type { FastifyRequest } from 'fastify';
+import { DomainError } from './shared/domain-error.js';
+import { ProblemResponse } from './shared/http/problem.response.js';
+import { requestIdOf } from './shared/logging.js';
+import { ProblemDetailsFilter } from './shared/problem-details.filter.js';
+import { AppValidationPipe } from './shared/validation.pipe.js';
+
+export const API_PREFIX = 'api/v1';
+/** Probes live at the root, where load balancers and orchestrators look for them. */
+export const openApiPrefixExclusions = [
+  { path: 'health/live', method: RequestMethod.GET },
+  { path: 'health/ready', method: RequestMethod.GET },
+];
+
+function trustProxyOf(env: Env): string[] | false {
+  const proxies = (env.TRUST_PROXY ?? '')
+    .split(',')
+    .map((entry) => entry.trim())
+    .filter(Boolean);
+  return proxies.length > 0 ? proxies : false;
+}
+
+export function createAdapter(env: Env): FastifyAdapter {
+  return new FastifyAdapter({
+    bodyLimit: env.BODY_LIMIT_BYTES,
+    trustProxy: trustProxyOf(env),
+    genReqId: requestIdOf,
+    requestTimeout: env.REQUEST_TIMEOUT_MS,
+    connectionTimeout: env.REQUEST_TIMEOUT_MS,
+    keepAliveTimeout: 10_000,
+    forceCloseConnections: 'idle',
+    return503OnClosing: true,
+    routerOptions: { maxParamLength: 256 },
+    onProtoPoisoning: 'error',
+    onConstructorPoisoning: 'error',
+  });
+}
+
+/** JSON in, JSON out: a body of any other type is refused before it is parsed. */
+function rejectNonJsonBody(request: FastifyRequest): void {
+  const hasBody = Number(request.headers['content-length'] ?? 0) > 0 || request.headers['transfer-encoding'] !== undefined;
+  if (!hasBody) return;
+  const type = (request.headers['content-type'] ?? '').split(';')[0].trim().toLowerCase();
+  if (type !== 'application/json' && !/^application\/[a-z0-9.+-]+\+json$/.test(type)) {
+    throw new DomainError('UNSUPPORTED_MEDIA_TYPE', 'unsupported-media-type', 'Send the body as application/json.');
+  }
+}
+
+export function buildOpenApiDocument(app: NestFastifyApplication): OpenAPIObject {
+  const config = new DocumentBuilder()
+    .setOpenAPIVersion('3.1.0')
+    .setTitle('Device Cloud Service')
+    .setDescription(
+      'Cloud back end for battery-monitoring Wi-Fi gateways. Errors are RFC 9457 problem documents (application/problem+json) with a stable `code`.',
+    )
+    .setVersion('1.0.0')
+    .addBearerAuth({ type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: 'Device access token from register, login or refresh.' }, 'device')
+    .build();
+  return SwaggerModule.createDocument(app, config, {
+    extraModels: [ProblemResponse],
+    operationIdFactory: (_controller, method) => method,
+  });
+}
+
+/**
+ * Everything that turns the Nest application into this service's HTTP API: prefix, validation,
+ * problem details, logging, OpenAPI and Swagger UI. main.ts and the end-to-end tests share it.
+ */
+export async function createApp(settings: AppSettings): Promise<NestFastifyApplication> {
+  const app = await NestFactory.create<NestFastifyApplication>(AppModule.register(settings), createAdapter(settings.env), {
+    bufferLogs: true,
+  });
+  app.useLogger(app.get(Logger));
+  app.setGlobalPrefix(API_PREFIX, { exclude: openApiPrefixExclusions });
+  app.useGlobalPipes(new AppValidationPipe());
+  app.useGlobalFilters(new ProblemDetailsFilter(app.get(HttpAdapterHost)));
+  const fastify = app.getHttpAdapter().getInstance();
+  fastify.addHook('onRequest', async (request, reply) => {
+    reply.header('x-request-id', request.id);
+    rejectNonJsonBody(request);
+  });
+  SwaggerModule.setup('docs', app, () => buildOpenApiDocument(app), {
+    jsonDocumentUrl: 'docs/openapi.json',
+    yamlDocumentUrl: 'docs/openapi.yaml',
+    customSiteTitle: 'Device Cloud Service API',
+  });
+  await app.init();
+  return app;
+}

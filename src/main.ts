@@ -1,0 +1,68 @@
+import 'reflect-metadata';
+import { createApp } from './configure-app.js';
+import { InvalidEnvironmentError, loadEnv, type Env } from './config/env.js';
+import { resolveSecrets } from './config/secrets.js';
+import { startEmbeddedPostgres, type EmbeddedPostgresHandle } from './shared/database/embedded-postgres.js';
+import { runMigrations } from './shared/database/migrate.js';
+import { ShutdownState } from './health/shutdown-state.js';
+
+function log(level: 'info' | 'error', msg: string, extra: Record<string, unknown> = {}): void {
+  process.stdout.write(JSON.stringify({ level, time: new Date().toISOString(), msg, ...extra }) + '\n');
+}
+
+function readEnv(): Env {
+  try {
+    return loadEnv();
+  } catch (error) {
+    if (error instanceof InvalidEnvironmentError) {
+      process.stderr.write(`Configuration error — fix these environment variables and start again:\n${error.problems.map((p) => `  - ${p}`).join('\n')}\n`);
+      process.exit(1);
+    }
+    throw error;
+  }
+}
+
+async function bootstrap(): Promise<void> {
+  const env = readEnv();
+  const secrets = resolveSecrets(env);
+  let embedded: EmbeddedPostgresHandle | undefined;
+  let databaseUrl = env.DATABASE_URL;
+  if (!databaseUrl) {
+    log('info', 'No DATABASE_URL: starting embedded PostgreSQL', { dataDir: env.DATA_DIR, port: env.EMBEDDED_POSTGRES_PORT });
+    embedded = await startEmbeddedPostgres({ dataDir: env.DATA_DIR, port: env.EMBEDDED_POSTGRES_PORT, persistent: true });
+    await embedded.createDatabase('device_cloud');
+    databaseUrl = embedded.url('device_cloud');
+  }
+  const applied = await runMigrations(databaseUrl);
+  if (applied.length > 0) log('info', 'Applied migrations', { migrations: applied });
+
+  const app = await createApp({ env, secrets, databaseUrl });
+  await app.listen({ port: env.PORT, host: env.HOST });
+  log('info', 'Device Cloud Service listening', { url: `http://${env.HOST === '0.0.0.0' ? 'localhost' : env.HOST}:${env.PORT}`, docs: '/docs' });
+
+  let stopping = false;
+  const shutdown = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    log('info', 'Shutting down', { signal });
+    app.get(ShutdownState).beginShutdown();
+    const deadline = setTimeout(() => {
+      log('error', 'Shutdown took too long; exiting');
+      process.exit(1);
+    }, env.SHUTDOWN_GRACE_MS + 5000);
+    deadline.unref();
+    try {
+      await app.close();
+      await embedded?.stop();
+    } finally {
+      process.exit(0);
+    }
+  };
+  process.on('SIGTERM', () => void shutdown('SIGTERM'));
+  process.on('SIGINT', () => void shutdown('SIGINT'));
+}
+
+bootstrap().catch((error: unknown) => {
+  log('error', 'Failed to start', { error: error instanceof Error ? error.message : String(error) });
+  process.exit(1);
+});

@@ -1,0 +1,185 @@
+import { Injectable } from '@nestjs/common';
+import { Clock } from '../../../config/config.module.js';
+import { Env } from '../../../config/env.js';
+import { SecretHasher } from '../../../shared/crypto/secret-hasher.js';
+import { RateLimitedError, UnauthorizedError } from '../../../shared/domain-error.js';
+import { FailureLimiter, type FailureBucket } from '../../../shared/rate-limit/failure-limiter.js';
+import { ClaimCode } from '../domain/claim-code.js';
+import { Device } from '../domain/device.js';
+import { FLEET_DEFAULT_CONFIG, type DeviceConfig } from '../domain/device-config.js';
+import { ClaimCodeRequiredError, DeviceAlreadyRegisteredError, InvalidCredentialsError, InvalidRefreshTokenError } from '../domain/device.errors.js';
+import { DeviceRepository } from '../domain/device.repository.js';
+import { FirmwareVersion } from '../domain/firmware-version.js';
+import { DeviceTokens, type DeviceTokenClaims, type TokenPair } from './device-tokens.js';
+
+export interface RegisterDeviceCommand {
+  deviceId: string;
+  hardwareId: string;
+  firmwareVersion: string;
+  claimCode?: string;
+}
+
+export interface Registration {
+  device: Device;
+  deviceSecret: string;
+  tokens: TokenPair;
+  config: DeviceConfig;
+}
+
+/** Who a valid device access token belongs to. */
+export class DevicePrincipal {
+  constructor(readonly deviceId: string) {}
+}
+
+@Injectable()
+export class DevicesService {
+  constructor(
+    private readonly devices: DeviceRepository,
+    private readonly tokens: DeviceTokens,
+    private readonly hasher: SecretHasher,
+    private readonly limiter: FailureLimiter,
+    private readonly clock: Clock,
+    private readonly env: Env,
+  ) {}
+
+  async register(command: RegisterDeviceCommand, clientAddress: string): Promise<Registration> {
+    const firmware = FirmwareVersion.parse(command.firmwareVersion);
+    const claimCode = command.claimCode === undefined ? null : ClaimCode.parse(command.claimCode);
+    if (!claimCode && firmware.requiresClaimCode()) throw new ClaimCodeRequiredError();
+
+    const now = this.clock.now();
+    const deviceSecret = SecretHasher.randomToken();
+    const secretHash = this.hasher.hmac(deviceSecret);
+    const fresh = Device.create({
+      deviceId: command.deviceId,
+      hardwareId: command.hardwareId,
+      firmwareVersion: firmware,
+      claimCodeHash: claimCode ? await this.hasher.hashLowEntropy(claimCode.value) : null,
+      secretHash,
+      now,
+    });
+    if (await this.devices.insertIfAbsent(fresh)) {
+      return { device: fresh, deviceSecret, tokens: await this.tokens.issue(fresh, now), config: this.configOf(fresh) };
+    }
+
+    const device = await this.retryRegistration(command, claimCode, secretHash, now, clientAddress);
+    await this.devices.revokeRefreshTokens(device.deviceId, now);
+    return { device, deviceSecret, tokens: await this.tokens.issue(device, now), config: this.configOf(device) };
+  }
+
+  /** The id is taken: either a lost-response retry of the same gateway (new credentials) or a 409. */
+  private async retryRegistration(
+    command: RegisterDeviceCommand,
+    claimCode: ClaimCode | null,
+    secretHash: string,
+    now: Date,
+    clientAddress: string,
+  ): Promise<Device> {
+    const buckets = this.credentialBuckets('register', command.deviceId, clientAddress);
+    await this.refuseWhileLimited(buckets);
+    const existing = await this.devices.findById(command.deviceId);
+    if (!existing) throw new DeviceAlreadyRegisteredError();
+    // argon2 runs before taking the row lock; under the lock we only re-check what it saw.
+    const claimCodeMatches =
+      existing.claimCodeHash === null ? claimCode === null : claimCode !== null && (await this.hasher.verifyLowEntropy(claimCode.value, existing.claimCodeHash));
+    let accepted = false;
+    const device = await this.devices.updateLocked(command.deviceId, (current) => {
+      accepted =
+        current.claimCodeHash === existing.claimCodeHash &&
+        current.acceptsRegistrationRetry({ hardwareId: command.hardwareId, claimCodeMatches, now, windowSec: this.env.REGISTRATION_RETRY_WINDOW_SEC });
+      if (accepted) current.replaceCredentials(secretHash, now);
+      return accepted;
+    });
+    if (!device || !accepted) {
+      await this.limiter.recordFailure(buckets);
+      throw new DeviceAlreadyRegisteredError();
+    }
+    return device;
+  }
+
+  async login(deviceId: string, deviceSecret: string, clientAddress: string): Promise<TokenPair> {
+    const buckets = this.credentialBuckets('login', deviceId, clientAddress);
+    await this.refuseWhileLimited(buckets);
+    const device = await this.devices.findById(deviceId);
+    // Compare even when the device is unknown, so both failures take the same time.
+    const secretMatches = this.hasher.hmacMatches(deviceSecret, device?.secretHash);
+    if (!device || !secretMatches) {
+      await this.limiter.recordFailure(buckets);
+      throw new InvalidCredentialsError();
+    }
+    const now = this.clock.now();
+    if (!device.credentialsUsedAt) await this.devices.markCredentialsUsed(deviceId, now);
+    return this.tokens.issue(device, now);
+  }
+
+  /**
+   * Rotates a refresh token. A token presented after it was rotated means two parties hold it:
+   * every token of the device is voided (RFC 9700 reuse detection) and the gateway logs in again
+   * with its secret.
+   */
+  async refresh(refreshToken: string, clientAddress: string): Promise<TokenPair> {
+    const buckets: FailureBucket[] = [
+      { key: `refresh:address:${clientAddress}`, limit: this.env.LOGIN_MAX_FAILURES_PER_ADDRESS, windowSec: this.env.LOGIN_FAILURE_WINDOW_SEC },
+    ];
+    await this.refuseWhileLimited(buckets);
+    const now = this.clock.now();
+    const stored = await this.devices.findRefreshToken(this.hasher.hmac(refreshToken));
+    const device = stored ? await this.devices.findById(stored.deviceId) : null;
+    if (!stored || !device) {
+      await this.limiter.recordFailure(buckets);
+      throw new InvalidRefreshTokenError();
+    }
+    if (stored.rotatedAt) {
+      await this.revokeAllTokens(device.deviceId, now);
+      throw new InvalidRefreshTokenError();
+    }
+    if (stored.revokedAt || stored.tokenVersion !== device.tokenVersion || stored.expiresAt <= now) {
+      throw new InvalidRefreshTokenError();
+    }
+    if (!(await this.devices.rotateRefreshToken(stored.id, now))) {
+      await this.revokeAllTokens(device.deviceId, now);
+      throw new InvalidRefreshTokenError();
+    }
+    if (!device.credentialsUsedAt) await this.devices.markCredentialsUsed(device.deviceId, now);
+    return this.tokens.issue(device, now);
+  }
+
+  /** Checks a verified access token against the device's current credentials (guard). */
+  async authenticate(claims: DeviceTokenClaims): Promise<DevicePrincipal> {
+    const device = await this.devices.findById(claims.sub);
+    if (!device || device.tokenVersion !== claims.tv) throw new UnauthorizedError('The device token was revoked.');
+    if (!device.credentialsUsedAt) await this.devices.markCredentialsUsed(device.deviceId, this.clock.now());
+    return new DevicePrincipal(device.deviceId);
+  }
+
+  async getDevice(deviceId: string): Promise<Device> {
+    const device = await this.devices.findById(deviceId);
+    if (!device) throw new UnauthorizedError('The device no longer exists.');
+    return device;
+  }
+
+  configOf(device: Device): DeviceConfig {
+    return { ...FLEET_DEFAULT_CONFIG, updatedAt: device.registeredAt };
+  }
+
+  private async revokeAllTokens(deviceId: string, now: Date): Promise<void> {
+    await this.devices.updateLocked(deviceId, (device) => {
+      device.revokeTokens();
+      return true;
+    });
+    await this.devices.revokeRefreshTokens(deviceId, now);
+  }
+
+  private credentialBuckets(purpose: string, deviceId: string, clientAddress: string): FailureBucket[] {
+    const windowSec = this.env.LOGIN_FAILURE_WINDOW_SEC;
+    return [
+      { key: `${purpose}:device:${deviceId}`, limit: this.env.LOGIN_MAX_FAILURES_PER_DEVICE, windowSec },
+      { key: `${purpose}:address:${clientAddress}`, limit: this.env.LOGIN_MAX_FAILURES_PER_ADDRESS, windowSec },
+    ];
+  }
+
+  private async refuseWhileLimited(buckets: FailureBucket[]): Promise<void> {
+    const wait = await this.limiter.retryAfterSec(buckets);
+    if (wait > 0) throw new RateLimitedError(wait);
+  }
+}

@@ -1,0 +1,119 @@
+import { FirmwareVersion } from './firmware-version.js';
+
+export interface DeviceState {
+  deviceId: string;
+  hardwareId: string;
+  firmwareVersion: string;
+  claimCodeHash: string | null;
+  secretHash: string;
+  tokenVersion: number;
+  registeredAt: Date;
+  credentialsIssuedAt: Date;
+  credentialsUsedAt: Date | null;
+  lastSeenAt: Date | null;
+  ownerId: string | null;
+  claimedAt: Date | null;
+}
+
+export interface RegistrationRetry {
+  hardwareId: string;
+  /** Whether the retry's claim code matches the stored hash (both absent counts as a match). */
+  claimCodeMatches: boolean;
+  now: Date;
+  windowSec: number;
+}
+
+/** A registered gateway and the credentials it holds. */
+export class Device {
+  private constructor(private state: DeviceState) {}
+
+  static create(input: {
+    deviceId: string;
+    hardwareId: string;
+    firmwareVersion: FirmwareVersion;
+    claimCodeHash: string | null;
+    secretHash: string;
+    now: Date;
+  }): Device {
+    return new Device({
+      deviceId: input.deviceId,
+      hardwareId: input.hardwareId,
+      firmwareVersion: input.firmwareVersion.value,
+      claimCodeHash: input.claimCodeHash,
+      secretHash: input.secretHash,
+      tokenVersion: 1,
+      registeredAt: input.now,
+      credentialsIssuedAt: input.now,
+      credentialsUsedAt: null,
+      lastSeenAt: null,
+      ownerId: null,
+      claimedAt: null,
+    });
+  }
+
+  static restore(state: DeviceState): Device {
+    return new Device({ ...state });
+  }
+
+  get deviceId(): string {
+    return this.state.deviceId;
+  }
+  get hardwareId(): string {
+    return this.state.hardwareId;
+  }
+  get firmwareVersion(): FirmwareVersion {
+    return FirmwareVersion.parse(this.state.firmwareVersion);
+  }
+  get claimCodeHash(): string | null {
+    return this.state.claimCodeHash;
+  }
+  get secretHash(): string {
+    return this.state.secretHash;
+  }
+  get tokenVersion(): number {
+    return this.state.tokenVersion;
+  }
+  get registeredAt(): Date {
+    return this.state.registeredAt;
+  }
+  get credentialsUsedAt(): Date | null {
+    return this.state.credentialsUsedAt;
+  }
+  get isClaimed(): boolean {
+    return this.state.ownerId !== null;
+  }
+  /** A legacy device registered before claim codes existed and is claimed with its secret. */
+  get isLegacy(): boolean {
+    return this.state.claimCodeHash === null;
+  }
+
+  /**
+   * A registration whose response was lost may be repeated: same hardware, same claim code, within
+   * the retry window of the first registration, and only while nobody has used the credentials.
+   * Anything else would let a stranger who learns a deviceId take the device over.
+   */
+  acceptsRegistrationRetry(retry: RegistrationRetry): boolean {
+    const ageSec = (retry.now.getTime() - this.state.registeredAt.getTime()) / 1000;
+    return (
+      retry.hardwareId === this.state.hardwareId &&
+      retry.claimCodeMatches &&
+      this.state.credentialsUsedAt === null &&
+      ageSec >= 0 &&
+      ageSec <= retry.windowSec
+    );
+  }
+
+  /** New secret; every token issued before stops working. */
+  replaceCredentials(secretHash: string, now: Date): void {
+    this.state = { ...this.state, secretHash, tokenVersion: this.state.tokenVersion + 1, credentialsIssuedAt: now };
+  }
+
+  /** Voids every access and refresh token issued so far; the secret stays valid for login. */
+  revokeTokens(): void {
+    this.state = { ...this.state, tokenVersion: this.state.tokenVersion + 1 };
+  }
+
+  toState(): DeviceState {
+    return { ...this.state };
+  }
+}

@@ -1,0 +1,101 @@
+import { ApiProperty } from '@nestjs/swagger';
+import type { TokenPair } from '../application/device-tokens.js';
+import type { Registration } from '../application/devices.service.js';
+import type { Device } from '../domain/device.js';
+import type { DeviceConfig } from '../domain/device-config.js';
+
+export class DeviceConfigResponse {
+  @ApiProperty({ description: 'Grows with every change that affects this device.', example: 1 })
+  version!: number;
+
+  @ApiProperty({ description: 'Seconds between telemetry samples.', example: 60 })
+  telemetryIntervalSec!: number;
+
+  @ApiProperty({ description: 'Records per telemetry upload.', example: 50 })
+  uploadBatchSize!: number;
+
+  @ApiProperty({ description: 'Seconds between OTA checks.', example: 3600 })
+  otaCheckIntervalSec!: number;
+
+  @ApiProperty({ enum: ['stable', 'beta'], example: 'stable' })
+  otaChannel!: 'stable' | 'beta';
+
+  @ApiProperty({ format: 'date-time', example: '2026-11-21T16:00:00.000Z' })
+  updatedAt!: string;
+
+  static from(config: DeviceConfig): DeviceConfigResponse {
+    return {
+      version: config.version,
+      telemetryIntervalSec: config.telemetryIntervalSec,
+      uploadBatchSize: config.uploadBatchSize,
+      otaCheckIntervalSec: config.otaCheckIntervalSec,
+      otaChannel: config.otaChannel,
+      updatedAt: config.updatedAt.toISOString(),
+    };
+  }
+}
+
+export class TokenResponse {
+  @ApiProperty({ description: 'Device access token (JWT) for Authorization: Bearer.', example: 'eyJhbGciOiJIUzI1NiIsInR5cCI6ImF0K2p3dCJ9…' })
+  accessToken!: string;
+
+  @ApiProperty({ description: 'Opaque, single-use refresh token.', example: 'dcr_3N5c0mY0t8d7Jq2Lk1Vx9Zb6Wf4Hs2Ra8Tg1Pe7Uu0' })
+  refreshToken!: string;
+
+  @ApiProperty({ enum: ['Bearer'], example: 'Bearer' })
+  tokenType!: 'Bearer';
+
+  @ApiProperty({ description: 'Seconds until the access token expires.', example: 3600 })
+  expiresIn!: number;
+
+  static from(tokens: TokenPair): TokenResponse {
+    return { accessToken: tokens.accessToken, refreshToken: tokens.refreshToken, tokenType: tokens.tokenType, expiresIn: tokens.expiresIn };
+  }
+}
+
+export class RegisterDeviceResponse extends TokenResponse {
+  @ApiProperty({ example: 'gw-0001' })
+  deviceId!: string;
+
+  @ApiProperty({ description: 'The device credential for login. Returned only here: store it on the gateway.', example: 'q7w4Yx0bW7b0R2mCw0w5m1cN1x6f3j8Hh2kP9sT4uVw' })
+  deviceSecret!: string;
+
+  @ApiProperty({ type: DeviceConfigResponse })
+  config!: DeviceConfigResponse;
+
+  static fromRegistration(registration: Registration): RegisterDeviceResponse {
+    return {
+      deviceId: registration.device.deviceId,
+      deviceSecret: registration.deviceSecret,
+      ...TokenResponse.from(registration.tokens),
+      config: DeviceConfigResponse.from(registration.config),
+    };
+  }
+}
+
+export class DeviceMeResponse {
+  @ApiProperty({ example: 'gw-0001' })
+  deviceId!: string;
+
+  @ApiProperty({ example: 'esp32s3-7c:df:a1:0b:22:c4' })
+  hardwareId!: string;
+
+  @ApiProperty({ example: '0.1.4' })
+  firmwareVersion!: string;
+
+  @ApiProperty({ format: 'date-time', example: '2026-11-21T16:00:00.000Z' })
+  registeredAt!: string;
+
+  @ApiProperty({ description: 'Whether a customer owns the device.', example: false })
+  claimed!: boolean;
+
+  static from(device: Device): DeviceMeResponse {
+    return {
+      deviceId: device.deviceId,
+      hardwareId: device.hardwareId,
+      firmwareVersion: device.firmwareVersion.value,
+      registeredAt: device.registeredAt.toISOString(),
+      claimed: device.isClaimed,
+    };
+  }
+}

@@ -1,0 +1,64 @@
+import { Body, Controller, Get, HttpCode, Post } from '@nestjs/common';
+import { ApiBody, ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
+import { CurrentDevice, DeviceAuth, Public } from '../../../auth/auth.decorators.js';
+import { ApiProblems } from '../../../shared/http/api-problems.decorator.js';
+import { ClientAddress } from '../../../shared/http/client-address.decorator.js';
+import { DevicePrincipal, DevicesService } from '../application/devices.service.js';
+import { DeviceLoginRequest, RefreshTokenRequest } from './device-credentials.request.js';
+import { DeviceMeResponse, RegisterDeviceResponse, TokenResponse } from './device.response.js';
+import { RegisterDeviceRequest } from './register-device.request.js';
+
+@ApiTags('devices')
+@Controller('device')
+export class DevicesController {
+  constructor(private readonly devices: DevicesService) {}
+
+  @Post('register')
+  @Public()
+  @ApiOperation({
+    operationId: 'registerDevice',
+    summary: 'Register a new gateway',
+    description:
+      'Creates the device and returns its secret, tokens and initial configuration. A retry after a lost response (same deviceId, hardwareId and claim code, within 10 minutes, before the credentials were used) gets fresh credentials and voids the earlier ones. Any other registration of a known deviceId is a 409 and changes nothing.',
+  })
+  @ApiBody({ type: RegisterDeviceRequest })
+  @ApiResponse({ status: 201, type: RegisterDeviceResponse, description: 'Registered.' })
+  @ApiProblems(400, 409, 413, 415, 429)
+  async register(@Body() body: RegisterDeviceRequest, @ClientAddress() address: string): Promise<RegisterDeviceResponse> {
+    return RegisterDeviceResponse.fromRegistration(await this.devices.register(body, address));
+  }
+
+  @Post('login')
+  @HttpCode(200)
+  @Public()
+  @ApiOperation({ operationId: 'loginDevice', summary: 'Obtain a fresh access token with deviceId and deviceSecret' })
+  @ApiBody({ type: DeviceLoginRequest })
+  @ApiResponse({ status: 200, type: TokenResponse, description: 'Logged in.' })
+  @ApiProblems(400, 401, 413, 415, 429)
+  async login(@Body() body: DeviceLoginRequest, @ClientAddress() address: string): Promise<TokenResponse> {
+    return TokenResponse.from(await this.devices.login(body.deviceId, body.deviceSecret, address));
+  }
+
+  @Post('token/refresh')
+  @HttpCode(200)
+  @Public()
+  @ApiOperation({
+    operationId: 'refreshDeviceToken',
+    summary: 'Exchange a refresh token for a new token pair',
+    description: 'The presented refresh token stops working. Presenting it again voids every token of the device; the gateway then logs in with its secret.',
+  })
+  @ApiBody({ type: RefreshTokenRequest })
+  @ApiResponse({ status: 200, type: TokenResponse, description: 'New token pair.' })
+  @ApiProblems(400, 401, 413, 415, 429)
+  async refresh(@Body() body: RefreshTokenRequest, @ClientAddress() address: string): Promise<TokenResponse> {
+    return TokenResponse.from(await this.devices.refresh(body.refreshToken, address));
+  }
+
+  @Get('me')
+  @DeviceAuth()
+  @ApiOperation({ operationId: 'getCurrentDevice', summary: 'The calling gateway as the service knows it' })
+  @ApiResponse({ status: 200, type: DeviceMeResponse, description: 'The device.' })
+  async me(@CurrentDevice() principal: DevicePrincipal): Promise<DeviceMeResponse> {
+    return DeviceMeResponse.from(await this.devices.getDevice(principal.deviceId));
+  }
+}

@@ -1,0 +1,69 @@
+import { Column, Entity, Index, PrimaryColumn, PrimaryGeneratedColumn } from 'typeorm';
+
+@Entity({ name: 'devices' })
+export class DeviceRecord {
+  @PrimaryColumn({ name: 'device_id', type: 'varchar', length: 64 })
+  deviceId!: string;
+
+  @Column({ name: 'hardware_id', type: 'varchar', length: 128 })
+  hardwareId!: string;
+
+  @Column({ name: 'firmware_version', type: 'varchar', length: 64 })
+  firmwareVersion!: string;
+
+  @Column({ name: 'claim_code_hash', type: 'text', nullable: true })
+  claimCodeHash!: string | null;
+
+  @Column({ name: 'secret_hash', type: 'varchar', length: 64 })
+  secretHash!: string;
+
+  @Column({ name: 'token_version', type: 'integer', default: 1 })
+  tokenVersion!: number;
+
+  @Column({ name: 'registered_at', type: 'timestamptz' })
+  registeredAt!: Date;
+
+  @Column({ name: 'credentials_issued_at', type: 'timestamptz' })
+  credentialsIssuedAt!: Date;
+
+  @Column({ name: 'credentials_used_at', type: 'timestamptz', nullable: true })
+  credentialsUsedAt!: Date | null;
+
+  @Column({ name: 'last_seen_at', type: 'timestamptz', nullable: true })
+  lastSeenAt!: Date | null;
+
+  @Column({ name: 'owner_id', type: 'uuid', nullable: true })
+  ownerId!: string | null;
+
+  @Column({ name: 'claimed_at', type: 'timestamptz', nullable: true })
+  claimedAt!: Date | null;
+}
+
+@Entity({ name: 'device_refresh_tokens' })
+@Index('device_refresh_tokens_device_idx', ['deviceId'])
+export class DeviceRefreshTokenRecord {
+  @PrimaryGeneratedColumn('uuid')
+  id!: string;
+
+  @Column({ name: 'device_id', type: 'varchar', length: 64 })
+  deviceId!: string;
+
+  @Index('device_refresh_tokens_hash_key', { unique: true })
+  @Column({ name: 'token_hash', type: 'varchar', length: 64 })
+  tokenHash!: string;
+
+  @Column({ name: 'token_version', type: 'integer' })
+  tokenVersion!: number;
+
+  @Column({ name: 'issued_at', type: 'timestamptz' })
+  issuedAt!: Date;
+
+  @Column({ name: 'expires_at', type: 'timestamptz' })
+  expiresAt!: Date;
+
+  @Column({ name: 'rotated_at', type: 'timestamptz', nullable: true })
+  rotatedAt!: Date | null;
+
+  @Column({ name: 'revoked_at', type: 'timestamptz', nullable: true })
+  revokedAt!: Date | null;
+}

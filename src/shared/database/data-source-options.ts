@@ -1,0 +1,35 @@
+import type { DataSourceOptions } from 'typeorm';
+import { DeviceRecord, DeviceRefreshTokenRecord } from '../../modules/devices/infrastructure/device.record.js';
+import { DeviceIdentity1763740000000 } from './migrations/1763740000000-device-identity.js';
+
+export const ENTITIES = [DeviceRecord, DeviceRefreshTokenRecord];
+export const MIGRATIONS = [DeviceIdentity1763740000000];
+
+export interface DatabaseSettings {
+  url: string;
+  poolSize: number;
+}
+
+/**
+ * One place for how the service talks to PostgreSQL. Timeouts are bounded so that a database that
+ * went away turns into a quick 503, never a hanging request.
+ */
+export function dataSourceOptions(settings: DatabaseSettings): DataSourceOptions {
+  return {
+    type: 'postgres',
+    url: settings.url,
+    entities: ENTITIES,
+    migrations: MIGRATIONS,
+    migrationsTableName: 'schema_migrations',
+    synchronize: false,
+    migrationsRun: false,
+    poolSize: settings.poolSize,
+    connectTimeoutMS: 5000,
+    applicationName: 'device-cloud',
+    extra: {
+      statement_timeout: 10_000,
+      idle_in_transaction_session_timeout: 30_000,
+      idleTimeoutMillis: 30_000,
+    },
+  };
+}

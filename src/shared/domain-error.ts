@@ -1,0 +1,55 @@
+export type ErrorKind =
+  | 'invalid'
+  | 'unauthorized'
+  | 'forbidden'
+  | 'not-found'
+  | 'conflict'
+  | 'too-large'
+  | 'unsupported-media-type'
+  | 'rate-limited'
+  | 'unavailable';
+
+export interface FieldError {
+  field: string;
+  message: string;
+}
+
+/**
+ * A broken rule with a stable machine-readable code. Services throw these; the ProblemDetailsFilter
+ * turns them into RFC 9457 documents. HTTP stays out of the domain.
+ */
+export class DomainError extends Error {
+  constructor(
+    readonly code: string,
+    readonly kind: ErrorKind,
+    message: string,
+    readonly details: { errors?: FieldError[]; retryAfterSec?: number } = {},
+  ) {
+    super(message);
+    this.name = new.target.name;
+  }
+}
+
+export class ValidationFailedError extends DomainError {
+  constructor(errors: FieldError[]) {
+    super('VALIDATION_FAILED', 'invalid', 'The request is not valid.', { errors });
+  }
+}
+
+export class RateLimitedError extends DomainError {
+  constructor(retryAfterSec: number) {
+    super('RATE_LIMITED', 'rate-limited', 'Too many failed attempts. Try again later.', { retryAfterSec });
+  }
+}
+
+export class UnauthorizedError extends DomainError {
+  constructor(message = 'A valid bearer token is required.') {
+    super('UNAUTHORIZED', 'unauthorized', message);
+  }
+}
+
+export class NotFoundError extends DomainError {
+  constructor(message = 'The resource does not exist.') {
+    super('NOT_FOUND', 'not-found', message);
+  }
+}

@@ -1,0 +1,24 @@
+import { applyDecorators } from '@nestjs/common';
+import { ApiResponse } from '@nestjs/swagger';
+import { ProblemResponse } from './problem.response.js';
+
+const DESCRIPTIONS: Record<number, string> = {
+  400: 'Invalid request (problem document; `errors` names each field).',
+  401: 'Missing, invalid or revoked credentials.',
+  403: 'Authenticated but not allowed.',
+  404: 'Not found.',
+  409: 'Conflicts with the current state.',
+  413: 'Body too large.',
+  415: 'Unsupported content type.',
+  429: 'Too many failed attempts; see Retry-After.',
+  503: 'Temporarily unavailable; see Retry-After.',
+};
+
+/** Documents the error statuses an operation can answer, each with the problem-details schema. */
+export function ApiProblems(...statuses: number[]): MethodDecorator {
+  return applyDecorators(
+    ...statuses.map((status) =>
+      ApiResponse({ status, description: DESCRIPTIONS[status] ?? 'Error.', content: { 'application/problem+json': { schema: { $ref: '#/components/schemas/ProblemResponse' } } } }),
+    ),
+  );
+}

@@ -1,0 +1,49 @@
+import { randomUUID } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Params } from 'nestjs-pino';
+import type { Env } from '../config/env.js';
+
+const REQUEST_ID_HEADER = 'x-request-id';
+const SAFE_REQUEST_ID = /^[A-Za-z0-9._:-]{8,64}$/;
+
+/**
+ * Fastify's request id: the caller's X-Request-Id when it is a plain token, else a new UUID.
+ * Written back to the raw headers so the pino-http logger sees the same id.
+ */
+export function requestIdOf(request: IncomingMessage): string {
+  const offered = request.headers[REQUEST_ID_HEADER];
+  const id = typeof offered === 'string' && SAFE_REQUEST_ID.test(offered) ? offered : randomUUID();
+  request.headers[REQUEST_ID_HEADER] = id;
+  return id;
+}
+
+function pathOnly(url: string | undefined): string {
+  return (url ?? '').split('?')[0].slice(0, 256);
+}
+
+/**
+ * Request logs name the route, status and timing only. Headers (Authorization), bodies (secrets,
+ * claim codes, passwords) and query strings never reach a log line.
+ */
+export function loggerOptions(env: Env): Params {
+  return {
+    pinoHttp: {
+      level: env.LOG_LEVEL,
+      genReqId: (request: IncomingMessage) => String(request.headers[REQUEST_ID_HEADER] ?? randomUUID()),
+      customProps: () => ({}),
+      serializers: {
+        req: (request: IncomingMessage & { id?: string; raw?: IncomingMessage }) => ({
+          id: request.id,
+          method: request.method,
+          path: pathOnly(request.url),
+        }),
+        res: (response: ServerResponse) => ({ statusCode: response.statusCode }),
+        err: (error: Error & { code?: unknown }) => ({ type: error.name, message: error.message.slice(0, 300), code: error.code }),
+      },
+      redact: { paths: ['req.headers', 'res.headers', 'req.body', '*.password', '*.deviceSecret', '*.claimCode', '*.refreshToken', '*.accessToken', '*.token'], remove: true },
+      customLogLevel: (_request: IncomingMessage, response: ServerResponse, error?: Error) =>
+        error || response.statusCode >= 500 ? 'error' : response.statusCode >= 400 ? 'info' : 'info',
+      autoLogging: { ignore: (request: IncomingMessage) => (request.url ?? '').startsWith('/health/') },
+    },
+  };
+}

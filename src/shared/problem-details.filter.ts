@@ -1,0 +1,139 @@
+import { ArgumentsHost, Catch, ExceptionFilter, HttpException, Logger } from '@nestjs/common';
+import { HttpAdapterHost } from '@nestjs/core';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { DomainError, type ErrorKind, type FieldError } from './domain-error.js';
+import { PROBLEM_TITLES, problemType } from './problem-types.js';
+
+export interface ProblemDocument {
+  type: string;
+  title: string;
+  status: number;
+  detail: string;
+  instance: string;
+  code: string;
+  requestId: string;
+  errors?: FieldError[];
+}
+
+const STATUS_OF_KIND: Record<ErrorKind, number> = {
+  invalid: 400,
+  unauthorized: 401,
+  forbidden: 403,
+  'not-found': 404,
+  conflict: 409,
+  'too-large': 413,
+  'unsupported-media-type': 415,
+  'rate-limited': 429,
+  unavailable: 503,
+};
+
+const CODE_OF_STATUS: Record<number, string> = {
+  400: 'VALIDATION_FAILED',
+  401: 'UNAUTHORIZED',
+  403: 'FORBIDDEN',
+  404: 'NOT_FOUND',
+  405: 'METHOD_NOT_ALLOWED',
+  413: 'PAYLOAD_TOO_LARGE',
+  415: 'UNSUPPORTED_MEDIA_TYPE',
+  429: 'RATE_LIMITED',
+};
+
+/** Fastify's own request errors (body parsing, limits) carry a status code and an FST_ code. */
+interface FastifyStyleError {
+  statusCode: number;
+  code?: string;
+}
+
+function isFastifyStyleError(error: unknown): error is FastifyStyleError {
+  return typeof error === 'object' && error !== null && typeof (error as FastifyStyleError).statusCode === 'number';
+}
+
+/** Errors of the database driver that mean "not reachable right now", not "your request is wrong". */
+const UNAVAILABLE_ERRNO = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'ENOTFOUND', 'EPIPE', '57P01', '57P02', '57P03', '53300']);
+
+export function isDatabaseUnavailable(error: unknown): boolean {
+  if (typeof error !== 'object' || error === null) return false;
+  const code = (error as { code?: unknown }).code;
+  const message = (error as { message?: unknown }).message;
+  if (typeof code === 'string' && UNAVAILABLE_ERRNO.has(code)) return true;
+  return typeof message === 'string' && /timeout exceeded when trying to connect|Connection terminated|connect ECONNREFUSED|Query read timeout/i.test(message);
+}
+
+interface Mapped {
+  status: number;
+  code: string;
+  detail: string;
+  errors?: FieldError[];
+  retryAfterSec?: number;
+}
+
+function mapError(error: unknown): Mapped | undefined {
+  if (error instanceof DomainError) {
+    return {
+      status: STATUS_OF_KIND[error.kind],
+      code: error.code,
+      detail: error.message,
+      errors: error.details.errors,
+      retryAfterSec: error.details.retryAfterSec,
+    };
+  }
+  if (error instanceof HttpException && isFastifyStyleError(error.cause)) return mapError(error.cause);
+  if (error instanceof HttpException) {
+    const status = error.getStatus();
+    if (status >= 500) return undefined;
+    const code = CODE_OF_STATUS[status] ?? 'VALIDATION_FAILED';
+    return { status, code, detail: status === 404 ? 'No such route.' : PROBLEM_TITLES[code] + '.' };
+  }
+  if (isFastifyStyleError(error) && error.statusCode >= 400 && error.statusCode < 500) {
+    const status = error.statusCode;
+    if (status === 413) return { status, code: 'PAYLOAD_TOO_LARGE', detail: 'The request body exceeds the size limit of this route.' };
+    if (status === 415) return { status, code: 'UNSUPPORTED_MEDIA_TYPE', detail: 'Send the body as application/json.' };
+    if (status === 400) return { status, code: 'MALFORMED_BODY', detail: 'The request body could not be parsed as JSON.' };
+    return { status, code: CODE_OF_STATUS[status] ?? 'VALIDATION_FAILED', detail: 'The request was rejected.' };
+  }
+  if (isDatabaseUnavailable(error)) {
+    return { status: 503, code: 'SERVICE_UNAVAILABLE', detail: 'The database is not reachable. Retry later.', retryAfterSec: 5 };
+  }
+  return undefined;
+}
+
+/**
+ * Writes every error as an RFC 9457 problem document. Unknown errors become a generic 500 whose
+ * only detail is the request id; the error itself goes to the log, never to the client.
+ */
+@Catch()
+export class ProblemDetailsFilter implements ExceptionFilter {
+  private readonly logger = new Logger('ProblemDetails');
+
+  constructor(private readonly adapterHost: HttpAdapterHost) {}
+
+  catch(error: unknown, host: ArgumentsHost): void {
+    const request = host.switchToHttp().getRequest<FastifyRequest>();
+    const reply = host.switchToHttp().getResponse<FastifyReply>();
+    const requestId = String(request.id);
+    const mapped = mapError(error);
+    if (!mapped) {
+      this.logger.error({ err: error, requestId }, 'Unhandled error');
+    } else if (mapped.status === 503) {
+      this.logger.warn({ requestId, code: (error as { code?: unknown }).code }, 'Database unavailable');
+    }
+    const { status, code, detail, errors, retryAfterSec } = mapped ?? {
+      status: 500,
+      code: 'INTERNAL_ERROR',
+      detail: `An unexpected error occurred. Quote request id ${requestId} when reporting it.`,
+    };
+    const body: ProblemDocument = {
+      type: problemType(code),
+      title: PROBLEM_TITLES[code] ?? code,
+      status,
+      detail,
+      instance: (request.url ?? '').split('?')[0],
+      code,
+      requestId,
+      ...(errors ? { errors } : {}),
+    };
+    if (retryAfterSec !== undefined) reply.header('Retry-After', String(Math.max(1, Math.ceil(retryAfterSec))));
+    reply.header('Content-Type', 'application/problem+json; charset=utf-8');
+    this.adapterHost.httpAdapter.reply(reply, body, status);
+  }
+}

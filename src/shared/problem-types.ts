@@ -1,0 +1,25 @@
+/**
+ * Title of every problem code the API can answer with. Codes are part of the contract:
+ * clients branch on them, so a code is never renamed or reused for another meaning.
+ */
+export const PROBLEM_TITLES: Record<string, string> = {
+  VALIDATION_FAILED: 'The request is not valid',
+  MALFORMED_BODY: 'The request body is not well-formed JSON',
+  PAYLOAD_TOO_LARGE: 'The request body is too large',
+  UNSUPPORTED_MEDIA_TYPE: 'The request content type is not supported',
+  CLAIM_CODE_REQUIRED: 'A claim code is required',
+  UNAUTHORIZED: 'Authentication is required',
+  INVALID_CREDENTIALS: 'The credentials are not valid',
+  INVALID_TOKEN: 'The token is not valid',
+  FORBIDDEN: 'Not allowed',
+  NOT_FOUND: 'Not found',
+  METHOD_NOT_ALLOWED: 'Method not allowed',
+  DEVICE_ALREADY_REGISTERED: 'The device is already registered',
+  RATE_LIMITED: 'Too many requests',
+  SERVICE_UNAVAILABLE: 'The service is temporarily unavailable',
+  INTERNAL_ERROR: 'Internal error',
+};
+
+export function problemType(code: string): string {
+  return `urn:device-cloud:problem:${code.toLowerCase().replaceAll('_', '-')}`;
+}

@@ -1,0 +1,56 @@
+import { ArgumentMetadata, Injectable, ValidationError, ValidationPipe } from '@nestjs/common';
+import { ValidationFailedError, type FieldError } from './domain-error.js';
+
+const MAX_DEPTH = 32;
+
+function flatten(errors: ValidationError[], parent = ''): FieldError[] {
+  return errors.flatMap((error) => {
+    const field = parent ? `${parent}.${error.property}` : error.property;
+    const own = Object.values(error.constraints ?? {}).map((message) => ({ field, message }));
+    return [...own, ...flatten(error.children ?? [], field)];
+  });
+}
+
+/** Finds the first string or key holding a NUL character, or a structure nested too deep. */
+function findForbidden(value: unknown, path: string, depth = 0): FieldError | undefined {
+  if (depth > MAX_DEPTH) return { field: path || '(root)', message: 'is nested too deeply' };
+  if (typeof value === 'string') {
+    return value.includes('\u0000') ? { field: path || '(root)', message: 'must not contain NUL characters' } : undefined;
+  }
+  if (value === null || typeof value !== 'object') return undefined;
+  for (const [key, child] of Object.entries(value)) {
+    const childPath = path ? `${path}.${key}` : key;
+    if (key.includes('\u0000')) return { field: path || '(root)', message: 'property names must not contain NUL characters' };
+    const found = findForbidden(child, childPath, depth + 1);
+    if (found) return found;
+  }
+  return undefined;
+}
+
+/**
+ * The one validation pipe: whitelists DTO properties (unknown ones are a 400), never coerces types
+ * implicitly, and rejects NUL characters anywhere in body, query or path.
+ */
+@Injectable()
+export class AppValidationPipe extends ValidationPipe {
+  constructor() {
+    super({
+      whitelist: true,
+      forbidNonWhitelisted: true,
+      forbidUnknownValues: true,
+      transform: true,
+      transformOptions: { enableImplicitConversion: false },
+      validationError: { target: false, value: false },
+      exceptionFactory: (errors) => new ValidationFailedError(flatten(errors)),
+    });
+  }
+
+  override async transform(value: unknown, metadata: ArgumentMetadata): Promise<unknown> {
+    const forbidden = findForbidden(value, metadata.type === 'body' ? '' : (metadata.data ?? metadata.type));
+    if (forbidden) throw new ValidationFailedError([forbidden]);
+    if (metadata.type === 'body' && (value === null || typeof value !== 'object' || Array.isArray(value)) && metadata.metatype && metadata.metatype !== Object) {
+      throw new ValidationFailedError([{ field: '(root)', message: 'the body must be a JSON object' }]);
+    }
+    return super.transform(value, metadata);
+  }
+}

@@ -1,0 +1,59 @@
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { NestFastifyApplication } from '@nestjs/platform-fastify';
+import createClient, { type Client } from 'openapi-fetch';
+import pg from 'pg';
+import { createApp } from '../../src/configure-app.js';
+import { loadEnv } from '../../src/config/env.js';
+import { resolveSecrets, type Secrets } from '../../src/config/secrets.js';
+import { runMigrations } from '../../src/shared/database/migrate.js';
+import type { paths } from '../client/schema.js';
+import { createTestDatabase } from './postgres.js';
+
+export type ApiClient = Client<paths>;
+
+export interface TestApp {
+  app: NestFastifyApplication;
+  baseUrl: string;
+  /** The generated OpenAPI client: tests talk to the server only through it. */
+  api: ApiClient;
+  /** Direct access to the test database, for asserting what changed. */
+  db: pg.Pool;
+  secrets: Secrets;
+  close(): Promise<void>;
+}
+
+/**
+ * Boots the real application (same createApp as main.ts) on a fresh database of the test
+ * PostgreSQL, listening on a random local port.
+ */
+export async function createTestApp(overrides: Record<string, string> = {}): Promise<TestApp> {
+  const database = await createTestDatabase();
+  await runMigrations(database.url);
+  const env = loadEnv({
+    NODE_ENV: 'test',
+    LOG_LEVEL: 'silent',
+    DATA_DIR: mkdtempSync(join(tmpdir(), 'dcs-test-data-')),
+    DB_POOL_SIZE: '5',
+    ...overrides,
+  });
+  const secrets = resolveSecrets(env);
+  const app = await createApp({ env, secrets, databaseUrl: database.url });
+  await app.listen({ port: 0, host: '127.0.0.1' });
+  const address = app.getHttpServer().address();
+  const baseUrl = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
+  const db = new pg.Pool({ connectionString: database.url, max: 3 });
+  return {
+    app,
+    baseUrl,
+    api: createClient<paths>({ baseUrl }),
+    db,
+    secrets,
+    close: async () => {
+      await app.close();
+      await db.end();
+      await database.drop();
+    },
+  };
+}
