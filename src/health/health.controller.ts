@@ -1,8 +1,25 @@
 import { Controller, Get } from '@nestjs/common';
-import { ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiOperation, ApiProperty, ApiResponse, ApiTags } from '@nestjs/swagger';
+import { ApiProblems } from '../shared/http/api-problems.decorator.js';
 import { HealthCheck, HealthCheckService, TypeOrmHealthIndicator, type HealthCheckResult } from '@nestjs/terminus';
 import { Public } from '../auth/auth.decorators.js';
 import { ShutdownState } from './shutdown-state.js';
+
+class HealthResponse {
+  @ApiProperty({ enum: ['ok'], example: 'ok' })
+  status!: string;
+
+  @ApiProperty({
+    description: 'State of each checked dependency.',
+    example: { database: { status: 'up' } },
+    type: 'object',
+    additionalProperties: { type: 'object', properties: { status: { type: 'string', enum: ['up', 'down'] } }, required: ['status'] },
+  })
+  details!: Record<string, { status: 'up' | 'down' }>;
+}
+
+/** Not cached; documented here rather than by terminus, whose 503 is not a problem document. */
+const Probe = () => HealthCheck({ noCache: true, swaggerDocumentation: false });
 
 @ApiTags('health')
 @Controller('health')
@@ -15,16 +32,19 @@ export class HealthController {
 
   @Get('live')
   @Public()
-  @HealthCheck()
+  @Probe()
   @ApiOperation({ operationId: 'getLiveness', summary: 'The process is up (no dependency is checked)' })
+  @ApiResponse({ status: 200, type: HealthResponse, description: 'Alive.' })
   live(): Promise<HealthCheckResult> {
     return this.health.check([]);
   }
 
   @Get('ready')
   @Public()
-  @HealthCheck()
+  @Probe()
   @ApiOperation({ operationId: 'getReadiness', summary: 'Ready for traffic: the database answers and no shutdown is under way' })
+  @ApiResponse({ status: 200, type: HealthResponse, description: 'Ready.' })
+  @ApiProblems(503)
   ready(): Promise<HealthCheckResult> {
     return this.health.check([
       () => this.shutdown.check('lifecycle'),

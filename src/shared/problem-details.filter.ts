@@ -80,6 +80,7 @@ function mapError(error: unknown): Mapped | undefined {
   if (error instanceof HttpException && isFastifyStyleError(error.cause)) return mapError(error.cause);
   if (error instanceof HttpException) {
     const status = error.getStatus();
+    if (status === 503) return { status, code: 'SERVICE_UNAVAILABLE', detail: 'Not ready to serve requests. Retry later.', retryAfterSec: 5 };
     if (status >= 500) return undefined;
     const code = CODE_OF_STATUS[status] ?? 'VALIDATION_FAILED';
     return { status, code, detail: status === 404 ? 'No such route.' : PROBLEM_TITLES[code] + '.' };
@@ -132,6 +133,8 @@ export class ProblemDetailsFilter implements ExceptionFilter {
       requestId,
       ...(errors ? { errors } : {}),
     };
+    // RFC 9110: a 401 names the scheme that would succeed.
+    if (status === 401) reply.header('WWW-Authenticate', 'Bearer realm="device-cloud"');
     if (retryAfterSec !== undefined) reply.header('Retry-After', String(Math.max(1, Math.ceil(retryAfterSec))));
     reply.header('Content-Type', 'application/problem+json; charset=utf-8');
     this.adapterHost.httpAdapter.reply(reply, body, status);

@@ -1,4 +1,4 @@
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
@@ -31,10 +31,11 @@ export interface TestApp {
 export async function createTestApp(overrides: Record<string, string> = {}): Promise<TestApp> {
   const database = await createTestDatabase();
   await runMigrations(database.url);
+  const dataDir = mkdtempSync(join(tmpdir(), 'dcs-test-data-'));
   const env = loadEnv({
     NODE_ENV: 'test',
     LOG_LEVEL: 'silent',
-    DATA_DIR: mkdtempSync(join(tmpdir(), 'dcs-test-data-')),
+    DATA_DIR: dataDir,
     DB_POOL_SIZE: '5',
     ...overrides,
   });
@@ -54,6 +55,7 @@ export async function createTestApp(overrides: Record<string, string> = {}): Pro
       await app.close();
       await db.end();
       await database.drop();
+      rmSync(dataDir, { recursive: true, force: true });
     },
   };
 }

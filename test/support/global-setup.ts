@@ -44,5 +44,6 @@ export default async function globalSetup(): Promise<void> {
   const dataDir = mkdtempSync(join(tmpdir(), 'dcs-test-pg-'));
   const handle: EmbeddedPostgresHandle = await startEmbeddedPostgres({ dataDir, port: await freePort(), persistent: false });
   process.env.TEST_DATABASE_URL = handle.url('postgres');
-  (globalThis as { __embeddedPostgres?: EmbeddedPostgresHandle }).__embeddedPostgres = handle;
+  (globalThis as { __embeddedPostgres?: EmbeddedPostgresHandle; __embeddedPostgresDir?: string }).__embeddedPostgres = handle;
+  (globalThis as { __embeddedPostgresDir?: string }).__embeddedPostgresDir = dataDir;
 }

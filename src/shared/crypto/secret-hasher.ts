@@ -7,8 +7,34 @@ import * as argon2 from 'argon2';
  * pepper kept outside the database: cheap enough for fleet-wide logins, useless to a thief of the
  * database alone. Low-entropy human values (claim codes, passwords) get argon2id.
  */
+/**
+ * argon2 runs on libuv's thread pool (4 threads), which the pg driver also needs for SCRAM logins
+ * and TLS. Unbounded, a burst of registrations fills the pool and new database connections time
+ * out; bounded, argon2 waits its turn and also caps its memory (64 MiB each).
+ */
+const MAX_CONCURRENT_ARGON2 = 2;
+
+class Semaphore {
+  private active = 0;
+  private readonly waiting: Array<() => void> = [];
+
+  constructor(private readonly capacity: number) {}
+
+  async run<T>(work: () => Promise<T>): Promise<T> {
+    if (this.active >= this.capacity) await new Promise<void>((resolve) => this.waiting.push(resolve));
+    this.active += 1;
+    try {
+      return await work();
+    } finally {
+      this.active -= 1;
+      this.waiting.shift()?.();
+    }
+  }
+}
+
 export class SecretHasher {
   private readonly dummyArgonHash: Promise<string>;
+  private readonly argon2Slots = new Semaphore(MAX_CONCURRENT_ARGON2);
 
   constructor(private readonly pepper: string) {
     this.dummyArgonHash = argon2.hash(randomBytes(16).toString('hex'), { type: argon2.argon2id });
@@ -34,15 +60,15 @@ export class SecretHasher {
   }
 
   hashLowEntropy(value: string): Promise<string> {
-    return argon2.hash(value, { type: argon2.argon2id });
+    return this.argon2Slots.run(() => argon2.hash(value, { type: argon2.argon2id }));
   }
 
   /** Verifies against the stored argon2id hash; with none, burns the same time on a dummy hash. */
   async verifyLowEntropy(value: string, storedHash: string | null | undefined): Promise<boolean> {
-    if (!storedHash) {
-      await argon2.verify(await this.dummyArgonHash, value).catch(() => false);
-      return false;
-    }
-    return argon2.verify(storedHash, value).catch(() => false);
+    const dummy = await this.dummyArgonHash;
+    return this.argon2Slots.run(async () => {
+      const matches = await argon2.verify(storedHash ?? dummy, value).catch(() => false);
+      return Boolean(storedHash) && matches;
+    });
   }
 }

@@ -1,6 +1,5 @@
 import { applyDecorators } from '@nestjs/common';
 import { ApiResponse } from '@nestjs/swagger';
-import { ProblemResponse } from './problem.response.js';
 
 const DESCRIPTIONS: Record<number, string> = {
   400: 'Invalid request (problem document; `errors` names each field).',

@@ -47,22 +47,19 @@ export class DevicesService {
     const claimCode = command.claimCode === undefined ? null : ClaimCode.parse(command.claimCode);
     if (!claimCode && firmware.requiresClaimCode()) throw new ClaimCodeRequiredError();
 
-    const now = this.clock.now();
     const deviceSecret = SecretHasher.randomToken();
     const secretHash = this.hasher.hmac(deviceSecret);
-    const fresh = Device.create({
-      deviceId: command.deviceId,
-      hardwareId: command.hardwareId,
-      firmwareVersion: firmware,
-      claimCodeHash: claimCode ? await this.hasher.hashLowEntropy(claimCode.value) : null,
-      secretHash,
-      now,
-    });
-    if (await this.devices.insertIfAbsent(fresh)) {
-      return { device: fresh, deviceSecret, tokens: await this.tokens.issue(fresh, now), config: this.configOf(fresh) };
+    // Known ids skip the argon2 hash: they can only be a retry, which verifies instead.
+    if (!(await this.devices.findById(command.deviceId))) {
+      const claimCodeHash = claimCode ? await this.hasher.hashLowEntropy(claimCode.value) : null;
+      const now = this.clock.now();
+      const fresh = Device.create({ deviceId: command.deviceId, hardwareId: command.hardwareId, firmwareVersion: firmware, claimCodeHash, secretHash, now });
+      if (await this.devices.insertIfAbsent(fresh)) {
+        return { device: fresh, deviceSecret, tokens: await this.tokens.issue(fresh, now), config: this.configOf(fresh) };
+      }
     }
-
-    const device = await this.retryRegistration(command, claimCode, secretHash, now, clientAddress);
+    const device = await this.retryRegistration(command, claimCode, secretHash, clientAddress);
+    const now = this.clock.now();
     await this.devices.revokeRefreshTokens(device.deviceId, now);
     return { device, deviceSecret, tokens: await this.tokens.issue(device, now), config: this.configOf(device) };
   }
@@ -72,7 +69,6 @@ export class DevicesService {
     command: RegisterDeviceCommand,
     claimCode: ClaimCode | null,
     secretHash: string,
-    now: Date,
     clientAddress: string,
   ): Promise<Device> {
     const buckets = this.credentialBuckets('register', command.deviceId, clientAddress);
@@ -83,6 +79,7 @@ export class DevicesService {
     const claimCodeMatches =
       existing.claimCodeHash === null ? claimCode === null : claimCode !== null && (await this.hasher.verifyLowEntropy(claimCode.value, existing.claimCodeHash));
     let accepted = false;
+    const now = this.clock.now();
     const device = await this.devices.updateLocked(command.deviceId, (current) => {
       accepted =
         current.claimCodeHash === existing.claimCodeHash &&

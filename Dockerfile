@@ -1,0 +1,54 @@
+# syntax=docker/dockerfile:1
+#
+# Image of the service: compiled JavaScript and production dependencies only. It needs an external
+# PostgreSQL (DATABASE_URL) and the three keys; see "Running in production" in README.md.
+#
+#   docker build -t device-cloud-service .
+#   docker run -p 3000:3000 -e DATABASE_URL=… -e DEVICE_JWT_SECRET=… -e CUSTOMER_JWT_SECRET=… \
+#     -e SECRET_PEPPER=… -e TRUST_PROXY=… device-cloud-service
+
+ARG NODE_IMAGE=node:20-bookworm-slim
+
+# --- build: compile TypeScript to dist/ ------------------------------------------------------------
+FROM ${NODE_IMAGE} AS build
+WORKDIR /app
+COPY package.json package-lock.json ./
+# The image's npm 10 ignores package.json "allowScripts" and would run every install script; the
+# compiler needs none of them.
+RUN npm ci --ignore-scripts --no-audit --no-fund
+COPY tsconfig.json tsconfig.build.json ormconfig.ts ./
+COPY src ./src
+RUN npm run build
+
+# --- prod-deps: production node_modules, native addons compiled for this Node ---------------------
+FROM ${NODE_IMAGE} AS prod-deps
+RUN apt-get update \
+    && apt-get install -y --no-install-recommends python3 make g++ \
+    && rm -rf /var/lib/apt/lists/*
+WORKDIR /app
+COPY package.json package-lock.json ./
+# --omit=optional leaves out embedded-postgres and its server binaries: production runs on
+# DATABASE_URL (the service refuses to start without it when NODE_ENV=production).
+# argon2's prebuilt binary needs Node-API 10, which Node 20 lacks (it crashes on load), so it is
+# compiled here against the image's own Node headers.
+RUN npm ci --omit=dev --omit=optional --ignore-scripts --no-audit --no-fund \
+    && if [ -f /usr/local/include/node/node_api.h ]; then export npm_config_nodedir=/usr/local; fi \
+    && npm rebuild argon2 --build-from-source \
+    && node -e "require('argon2').hash('probe').then(() => console.log('argon2 ok'))" \
+    && npm cache clean --force
+
+# --- runtime -----------------------------------------------------------------------------------------
+FROM ${NODE_IMAGE} AS runtime
+ENV NODE_ENV=production \
+    PORT=3000 \
+    HOST=0.0.0.0
+WORKDIR /app
+COPY package.json ./
+COPY --from=prod-deps /app/node_modules ./node_modules
+COPY --from=build /app/dist ./dist
+# Code stays root-owned and read-only for the process.
+USER node
+EXPOSE 3000
+HEALTHCHECK --interval=15s --timeout=5s --start-period=30s --retries=3 \
+  CMD ["node", "-e", "fetch('http://127.0.0.1:' + (process.env.PORT || 3000) + '/health/ready', { signal: AbortSignal.timeout(4000) }).then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
+CMD ["node", "dist/src/main.js"]

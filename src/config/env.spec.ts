@@ -1,0 +1,123 @@
+import { Env, InvalidEnvironmentError, loadEnv } from './env.js';
+
+const SECRET = 's'.repeat(32);
+const PRODUCTION = {
+  NODE_ENV: 'production',
+  DEVICE_JWT_SECRET: SECRET,
+  CUSTOMER_JWT_SECRET: SECRET,
+  SECRET_PEPPER: SECRET,
+  DATABASE_URL: 'postgres://app@db:5432/app',
+};
+
+const KEY_NAMES = ['DEVICE_JWT_SECRET', 'CUSTOMER_JWT_SECRET', 'SECRET_PEPPER'] as const;
+
+/** The variables an InvalidEnvironmentError names, in order. */
+function badVariables(source: Record<string, string | undefined>): string[] {
+  try {
+    loadEnv(source);
+  } catch (error) {
+    if (error instanceof InvalidEnvironmentError) return error.problems.map((problem) => problem.split(':')[0]);
+    throw error;
+  }
+  throw new Error('loadEnv accepted the environment');
+}
+
+describe('loadEnv', () => {
+  it('fills in the defaults for an empty environment', () => {
+    const env = loadEnv({});
+
+    expect(env).toBeInstanceOf(Env);
+    expect(env).toMatchObject({
+      NODE_ENV: 'development',
+      PORT: 3000,
+      HOST: '0.0.0.0',
+      LOG_LEVEL: 'info',
+      DATA_DIR: './.data',
+      EMBEDDED_POSTGRES_PORT: 54329,
+      DB_POOL_SIZE: 10,
+      DEVICE_ACCESS_TOKEN_TTL_SEC: 3600,
+      DEVICE_REFRESH_TOKEN_TTL_DAYS: 30,
+      REGISTRATION_RETRY_WINDOW_SEC: 600,
+      LOGIN_MAX_FAILURES_PER_DEVICE: 10,
+      LOGIN_MAX_FAILURES_PER_ADDRESS: 50,
+      LOGIN_FAILURE_WINDOW_SEC: 900,
+      BODY_LIMIT_BYTES: 256 * 1024,
+      REQUEST_TIMEOUT_MS: 30_000,
+      SHUTDOWN_GRACE_MS: 20_000,
+    });
+    expect(env.DATABASE_URL).toBeUndefined();
+    expect(env.DEVICE_JWT_SECRET).toBeUndefined();
+    expect(env.CUSTOMER_JWT_SECRET).toBeUndefined();
+    expect(env.SECRET_PEPPER).toBeUndefined();
+    expect(env.TRUST_PROXY).toBeUndefined();
+  });
+
+  it('keeps the default of a variable that is present but undefined', () => {
+    expect(loadEnv({ PORT: undefined, DATA_DIR: undefined })).toMatchObject({ PORT: 3000, DATA_DIR: './.data' });
+  });
+
+  it('parses numeric strings into numbers', () => {
+    const env = loadEnv({ PORT: '8080', DB_POOL_SIZE: ' 25 ', REGISTRATION_RETRY_WINDOW_SEC: '0', LOGIN_MAX_FAILURES_PER_DEVICE: '3' });
+
+    expect(env.PORT).toBe(8080);
+    expect(env.DB_POOL_SIZE).toBe(25);
+    expect(env.REGISTRATION_RETRY_WINDOW_SEC).toBe(0);
+    expect(env.LOGIN_MAX_FAILURES_PER_DEVICE).toBe(3);
+  });
+
+  it('keeps strings as given', () => {
+    const env = loadEnv({ HOST: '127.0.0.1', LOG_LEVEL: 'debug', DATA_DIR: '/var/lib/dcs', DATABASE_URL: 'postgresql://u@h/db', TRUST_PROXY: '10.0.0.0/8' });
+
+    expect(env).toMatchObject({ HOST: '127.0.0.1', LOG_LEVEL: 'debug', DATA_DIR: '/var/lib/dcs', DATABASE_URL: 'postgresql://u@h/db', TRUST_PROXY: '10.0.0.0/8' });
+  });
+
+  it('treats blank optional variables as unset', () => {
+    const env = loadEnv({ DATABASE_URL: '', DEVICE_JWT_SECRET: '  ', TRUST_PROXY: '' });
+
+    expect(env.DATABASE_URL).toBeUndefined();
+    expect(env.DEVICE_JWT_SECRET).toBeUndefined();
+    expect(env.TRUST_PROXY).toBeUndefined();
+  });
+
+  it.each([
+    ['PORT', 'abc'],
+    ['PORT', '70000'],
+    ['PORT', '-1'],
+    ['PORT', '80.5'],
+    ['LOG_LEVEL', 'loud'],
+    ['NODE_ENV', 'staging'],
+    ['DATABASE_URL', 'mysql://x'],
+    ['DB_POOL_SIZE', '0'],
+    ['LOGIN_FAILURE_WINDOW_SEC', 'soon'],
+    ['DEVICE_ACCESS_TOKEN_TTL_SEC', '59'],
+  ])('rejects %s=%j naming the variable', (name, value) => {
+    expect(() => loadEnv({ [name]: value })).toThrow(InvalidEnvironmentError);
+    expect(badVariables({ [name]: value })).toEqual([name]);
+  });
+
+  it('names every bad variable at once, in the message too', () => {
+    const source = { PORT: 'abc', LOG_LEVEL: 'loud', DATABASE_URL: 'mysql://x', DB_POOL_SIZE: '500' };
+
+    expect(badVariables(source).sort()).toEqual(['DATABASE_URL', 'DB_POOL_SIZE', 'LOG_LEVEL', 'PORT']);
+    for (const name of Object.keys(source)) expect(() => loadEnv(source)).toThrow(name);
+  });
+
+  it('accepts production with every required variable', () => {
+    expect(loadEnv(PRODUCTION).NODE_ENV).toBe('production');
+  });
+
+  it('requires the keys and the database URL in production, naming each one missing', () => {
+    expect(badVariables({ NODE_ENV: 'production' }).sort()).toEqual(['CUSTOMER_JWT_SECRET', 'DATABASE_URL', 'DEVICE_JWT_SECRET', 'SECRET_PEPPER']);
+  });
+
+  it.each(['DEVICE_JWT_SECRET', 'CUSTOMER_JWT_SECRET', 'SECRET_PEPPER', 'DATABASE_URL'])('names %s when production lacks only it', (name) => {
+    expect(badVariables({ ...PRODUCTION, [name]: undefined })).toEqual([name]);
+    expect(badVariables({ ...PRODUCTION, [name]: '' })).toEqual([name]);
+  });
+
+  it.each(KEY_NAMES)('rejects a %s shorter than 32 characters and accepts 32', (name) => {
+    expect(badVariables({ [name]: 'x'.repeat(31) })).toEqual([name]);
+    expect(badVariables({ ...PRODUCTION, [name]: 'x'.repeat(31) })).toEqual([name]);
+    expect(loadEnv({ [name]: 'x'.repeat(32) })[name]).toBe('x'.repeat(32));
+  });
+});

@@ -1,0 +1,216 @@
+import { ShutdownState } from '../../src/health/shutdown-state.js';
+import { aRegistration } from '../support/builders.js';
+import { createTestApp, type TestApp } from '../support/create-test-app.js';
+import { tableCounts } from '../support/database-state.js';
+import { expectProblem, fieldsOf } from '../support/problems.js';
+
+const BODY_LIMIT_BYTES = 256 * 1024;
+
+interface OpenApiOperation {
+  operationId?: string;
+  tags?: string[];
+  responses?: Record<string, { content?: Record<string, unknown> }>;
+}
+
+describe('API conventions', () => {
+  let t: TestApp;
+
+  beforeAll(async () => {
+    t = await createTestApp();
+  });
+  afterAll(async () => {
+    await t.close();
+  });
+
+  /** A registration whose body is sent exactly as given, past the typed client's serializer. */
+  const registerRaw = (raw: string, contentType = 'application/json') =>
+    t.api.POST('/api/v1/device/register', { body: {} as never, bodySerializer: () => raw, headers: { 'content-type': contentType } });
+
+  /** Runs a request that must be refused, and checks that it wrote nothing. */
+  async function withoutWrites<T>(request: () => Promise<T>): Promise<T> {
+    const before = await tableCounts(t.db);
+    const result = await request();
+    expect(await tableCounts(t.db)).toEqual(before);
+    return result;
+  }
+
+  describe('request bodies', () => {
+    it('malformed JSON: 400 MALFORMED_BODY', async () => {
+      const result = await withoutWrites(() => registerRaw('{"deviceId": "gw-1",'));
+
+      expectProblem(result, 400, 'MALFORMED_BODY');
+    });
+
+    it.each([
+      ['__proto__', '{"__proto__":{"a":1}}'],
+      ['constructor.prototype', '{"constructor":{"prototype":{"a":1}}}'],
+    ])('a %s key: 400 problem', async (_name, raw) => {
+      const result = await withoutWrites(() => registerRaw(raw));
+
+      expectProblem(result, 400);
+    });
+
+    it.each([
+      ['hardwareId', { hardwareId: 'hw\u0000x' }],
+      ['deviceId', { deviceId: 'gw\u0000x' }],
+    ])('a NUL character in %s: 400 VALIDATION_FAILED naming the field', async (field, override) => {
+      const raw = JSON.stringify(aRegistration(override));
+      expect(raw).toContain('\\u0000');
+
+      const problem = expectProblem(await withoutWrites(() => registerRaw(raw)), 400, 'VALIDATION_FAILED');
+
+      expect(fieldsOf(problem)).toContain(field);
+    });
+
+    it.each([
+      ['text/plain', JSON.stringify(aRegistration())],
+      ['application/x-www-form-urlencoded', new URLSearchParams({ ...aRegistration() } as Record<string, string>).toString()],
+    ])('a %s body: 415 UNSUPPORTED_MEDIA_TYPE', async (contentType, raw) => {
+      const result = await withoutWrites(() => registerRaw(raw, contentType));
+
+      expectProblem(result, 415, 'UNSUPPORTED_MEDIA_TYPE');
+    });
+
+    /** A registration body of exactly `bytes` bytes, its hardwareId padded out. */
+    const bodyOfSize = (bytes: number) => {
+      const bare = JSON.stringify(aRegistration({ hardwareId: '' }));
+      return JSON.stringify(aRegistration({ hardwareId: 'h'.repeat(bytes - bare.length) }));
+    };
+
+    it('a body one byte over 256 KiB: 413 PAYLOAD_TOO_LARGE', async () => {
+      const raw = bodyOfSize(BODY_LIMIT_BYTES + 1);
+      expect(Buffer.byteLength(raw)).toBe(BODY_LIMIT_BYTES + 1);
+
+      expectProblem(await withoutWrites(() => registerRaw(raw)), 413, 'PAYLOAD_TOO_LARGE');
+    });
+
+    it('a body of exactly 256 KiB is read (and refused only for its too long hardwareId)', async () => {
+      const raw = bodyOfSize(BODY_LIMIT_BYTES);
+      expect(Buffer.byteLength(raw)).toBe(BODY_LIMIT_BYTES);
+
+      const problem = expectProblem(await withoutWrites(() => registerRaw(raw)), 400, 'VALIDATION_FAILED');
+
+      expect(fieldsOf(problem)).toContain('hardwareId');
+    });
+
+    it.each([
+      ['an empty JSON array', '[]'],
+      ['a JSON array holding a valid registration', JSON.stringify([aRegistration()])],
+      ['JSON null', 'null'],
+      ['a JSON number', '42'],
+      ['a JSON string', '"gw-1"'],
+    ])('%s as the body: 400 problem', async (_name, raw) => {
+      const result = await withoutWrites(() => registerRaw(raw));
+
+      expectProblem(result, 400);
+    });
+  });
+
+  describe('problem documents', () => {
+    it('an unknown route: 404 NOT_FOUND naming the path', async () => {
+      const problem = expectProblem(await t.api.GET('/api/v1/no-such-route' as never), 404, 'NOT_FOUND');
+
+      expect(problem.instance).toBe('/api/v1/no-such-route');
+    });
+
+    it('carry a distinct request id per request, echoed in X-Request-Id', async () => {
+      const first = expectProblem(await registerRaw('{'), 400, 'MALFORMED_BODY');
+      const second = expectProblem(await registerRaw('{'), 400, 'MALFORMED_BODY');
+
+      expect(first.requestId).not.toBe(second.requestId);
+    });
+
+    it('name the request path as instance, without the query string', async () => {
+      const problem = expectProblem(await t.api.POST('/api/v1/device/login', { body: {} as never, params: { query: { x: 'secret' } } as never }), 400);
+
+      expect(problem.instance).toBe('/api/v1/device/login');
+    });
+  });
+
+  describe('health', () => {
+    it('GET /health/live: 200', async () => {
+      const { data, response } = await t.api.GET('/health/live');
+
+      expect(response.status).toBe(200);
+      expect(data?.status).toBe('ok');
+    });
+
+    it('GET /health/ready: 200 with the database up', async () => {
+      const { data, response } = await t.api.GET('/health/ready');
+
+      expect(response.status).toBe(200);
+      expect(data?.status).toBe('ok');
+      expect(data?.details?.database?.status).toBe('up');
+    });
+  });
+
+  describe('readiness during shutdown', () => {
+    let stopping: TestApp;
+
+    beforeAll(async () => {
+      stopping = await createTestApp();
+    });
+    afterAll(async () => {
+      await stopping.close();
+    });
+
+    it('GET /health/ready: 503 once shutdown has begun, while /health/live stays 200', async () => {
+      stopping.app.get(ShutdownState).beginShutdown();
+
+      expect((await stopping.api.GET('/health/ready')).response.status).toBe(503);
+      expect((await stopping.api.GET('/health/live')).response.status).toBe(200);
+    });
+  });
+
+  describe('documentation', () => {
+    it('GET /docs: 200 HTML', async () => {
+      const response = await fetch(`${t.baseUrl}/docs`);
+
+      expect(response.status).toBe(200);
+      expect(response.headers.get('content-type')).toMatch(/^text\/html/);
+      expect(await response.text()).toMatch(/<html/i);
+    });
+
+    describe('GET /docs/openapi.json', () => {
+      let document: { openapi: string; paths: Record<string, Record<string, OpenApiOperation>> };
+      let operations: Array<[string, OpenApiOperation]>;
+
+      beforeAll(async () => {
+        const response = await fetch(`${t.baseUrl}/docs/openapi.json`);
+        expect(response.status).toBe(200);
+        document = (await response.json()) as typeof document;
+        operations = Object.entries(document.paths).flatMap(([path, item]) =>
+          Object.entries(item).map(([method, operation]): [string, OpenApiOperation] => [`${method.toUpperCase()} ${path}`, operation]),
+        );
+      });
+
+      it('is OpenAPI 3.1.0 and documents the device routes', () => {
+        expect(document.openapi).toBe('3.1.0');
+        expect(operations.map(([name]) => name)).toEqual(
+          expect.arrayContaining([
+            'POST /api/v1/device/register',
+            'POST /api/v1/device/login',
+            'POST /api/v1/device/token/refresh',
+            'GET /api/v1/device/me',
+          ]),
+        );
+      });
+
+      it('gives every operation an operationId and tags', () => {
+        const incomplete = operations.filter(([, operation]) => !operation.operationId || !operation.tags?.length).map(([name]) => name);
+
+        expect(incomplete).toEqual([]);
+      });
+
+      it('documents every non-2xx response as application/problem+json', () => {
+        const offending = operations.flatMap(([name, operation]) =>
+          Object.entries(operation.responses ?? {})
+            .filter(([status, response]) => !status.startsWith('2') && !Object.keys(response.content ?? {}).includes('application/problem+json'))
+            .map(([status, response]) => `${name} ${status}: ${Object.keys(response.content ?? {}).join(', ') || 'no content'}`),
+        );
+
+        expect(offending).toEqual([]);
+      });
+    });
+  });
+});

@@ -1,0 +1,174 @@
+import { randomBytes } from 'node:crypto';
+import jwt, { type Algorithm } from 'jsonwebtoken';
+import { aDeviceId, aRegistration, bearer, getMe, registerDevice } from '../support/builders.js';
+import { createTestApp, type TestApp } from '../support/create-test-app.js';
+import { deviceRow, snapshot } from '../support/database-state.js';
+import { expectProblem } from '../support/problems.js';
+
+interface TokenSpec {
+  payload?: Record<string, unknown>;
+  header?: Record<string, unknown>;
+  secret?: string;
+  algorithm?: Algorithm;
+}
+
+const base64url = (value: object) => Buffer.from(JSON.stringify(value)).toString('base64url');
+
+describe('device access tokens on GET /api/v1/device/me', () => {
+  let t: TestApp;
+
+  beforeAll(async () => {
+    t = await createTestApp();
+  });
+  afterAll(async () => {
+    await t.close();
+  });
+
+  /** A device access token made here: every claim right unless the spec changes it. */
+  function craftToken(deviceId: string, spec: TokenSpec = {}): string {
+    const now = Math.floor(Date.now() / 1000);
+    const payload = { sub: deviceId, tv: 1, aud: 'device-cloud:device', iss: 'device-cloud', iat: now, exp: now + 300, ...spec.payload };
+    const algorithm = spec.algorithm ?? 'HS256';
+    return jwt.sign(payload, spec.secret ?? t.secrets.deviceJwtSecret, { algorithm, header: { alg: algorithm, typ: 'at+jwt', ...spec.header } });
+  }
+
+  /** The call is refused with a 401 problem and leaves the device untouched (credentials not marked used). */
+  async function expectRejected(deviceId: string, headers: Record<string, string>): Promise<void> {
+    const before = await snapshot(t.db, deviceId);
+
+    expectProblem(await t.api.GET('/api/v1/device/me', { headers }), 401, 'UNAUTHORIZED');
+
+    expect(await snapshot(t.db, deviceId)).toEqual(before);
+  }
+
+  describe('a valid token', () => {
+    it('answers 200 with the device as the service knows it', async () => {
+      const body = aRegistration({ firmwareVersion: '0.1.10' });
+      const device = await registerDevice(t.api, body);
+
+      const { data, response } = await getMe(t.api, device.accessToken);
+
+      expect(response.status).toBe(200);
+      const row = (await deviceRow(t.db, body.deviceId))!;
+      expect(data).toEqual({
+        deviceId: body.deviceId,
+        hardwareId: body.hardwareId,
+        firmwareVersion: '0.1.10',
+        registeredAt: row.registered_at.toISOString(),
+        claimed: false,
+      });
+      expect(data!.registeredAt).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$/);
+    });
+
+    it('marks the credentials as used', async () => {
+      const device = await registerDevice(t.api);
+
+      await getMe(t.api, device.accessToken);
+
+      expect((await deviceRow(t.db, device.deviceId))!.credentials_used_at).toBeInstanceOf(Date);
+    });
+
+    it('accepts a token signed with the device key and every claim right', async () => {
+      const device = await registerDevice(t.api);
+
+      const { data, response } = await getMe(t.api, craftToken(device.deviceId));
+
+      expect(response.status).toBe(200);
+      expect(data?.deviceId).toBe(device.deviceId);
+    });
+  });
+
+  describe('401 problem, device unchanged, for', () => {
+    let deviceId: string;
+    let accessToken: string;
+
+    beforeEach(async () => {
+      ({ deviceId, accessToken } = await registerDevice(t.api));
+    });
+
+    it('no Authorization header', async () => {
+      await expectRejected(deviceId, {});
+    });
+
+    it.each([
+      ['Bearer garbage', () => 'Bearer garbage'],
+      ['an empty bearer token', () => 'Bearer '],
+      ['the token without the Bearer scheme', () => accessToken],
+      ['the token under the Basic scheme', () => `Basic ${accessToken}`],
+    ])('%s', async (_name, authorization) => {
+      await expectRejected(deviceId, { authorization: authorization() });
+    });
+
+    it('a payload with one character changed', async () => {
+      const [header, payload, signature] = accessToken.split('.');
+      const i = Math.floor(payload.length / 2);
+      const tampered = payload.slice(0, i) + (payload[i] === 'A' ? 'B' : 'A') + payload.slice(i + 1);
+
+      await expectRejected(deviceId, bearer(`${header}.${tampered}.${signature}`));
+    });
+
+    it('a payload rewritten for another device under the original signature', async () => {
+      const other = await registerDevice(t.api);
+      const [header, payload, signature] = other.accessToken.split('.');
+      const rewritten = base64url({ ...JSON.parse(Buffer.from(payload, 'base64url').toString()), sub: deviceId });
+
+      await expectRejected(deviceId, bearer(`${header}.${rewritten}.${signature}`));
+    });
+
+    it('a token signed with another key', async () => {
+      await expectRejected(deviceId, bearer(craftToken(deviceId, { secret: randomBytes(32).toString('base64url') })));
+    });
+
+    it('an unsigned token (alg none)', async () => {
+      const [, payload] = craftToken(deviceId).split('.');
+
+      await expectRejected(deviceId, bearer(`${base64url({ alg: 'none', typ: 'at+jwt' })}.${payload}.`));
+    });
+
+    it('a token signed with the device key under another algorithm (HS512)', async () => {
+      await expectRejected(deviceId, bearer(craftToken(deviceId, { algorithm: 'HS512' })));
+    });
+
+    it('an expired token', async () => {
+      const now = Math.floor(Date.now() / 1000);
+
+      await expectRejected(deviceId, bearer(craftToken(deviceId, { payload: { iat: now - 600, exp: now - 60 } })));
+    });
+
+    it('another audience', async () => {
+      await expectRejected(deviceId, bearer(craftToken(deviceId, { payload: { aud: 'device-cloud:customer' } })));
+    });
+
+    it('another issuer', async () => {
+      await expectRejected(deviceId, bearer(craftToken(deviceId, { payload: { iss: 'someone-else' } })));
+    });
+
+    it('another token type in the header (typ JWT)', async () => {
+      await expectRejected(deviceId, bearer(craftToken(deviceId, { header: { typ: 'JWT' } })));
+    });
+
+    it('a token without the token version claim', async () => {
+      await expectRejected(deviceId, bearer(craftToken(deviceId, { payload: { tv: undefined } })));
+    });
+
+    it('a token naming an unknown device', async () => {
+      await expectRejected(deviceId, bearer(craftToken(aDeviceId())));
+    });
+
+    it('a token issued before a registration retry replaced the credentials (token version mismatch)', async () => {
+      const body = aRegistration();
+      const first = await registerDevice(t.api, body);
+      const retry = await registerDevice(t.api, body);
+
+      await expectRejected(body.deviceId, bearer(first.accessToken));
+
+      expect((await getMe(t.api, retry.accessToken)).response.status).toBe(200);
+    });
+
+    it('a token of a deleted device', async () => {
+      await t.db.query('DELETE FROM devices WHERE device_id = $1', [deviceId]);
+
+      await expectRejected(deviceId, bearer(accessToken));
+    });
+  });
+});
