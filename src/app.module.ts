@@ -5,6 +5,8 @@ import { ConfigModule } from './config/config.module.js';
 import type { Env } from './config/env.js';
 import type { Secrets } from './config/secrets.js';
 import { HealthModule } from './health/health.module.js';
+import { AccountsModule } from './modules/accounts/accounts.module.js';
+import { ClaimsModule } from './modules/claims/claims.module.js';
 import { DevicesModule } from './modules/devices/devices.module.js';
 import { DatabaseModule } from './shared/database/database.module.js';
 import { loggerOptions } from './shared/logging.js';
@@ -29,6 +31,8 @@ export class AppModule {
         HealthModule,
         AuthModule,
         DevicesModule,
+        AccountsModule,
+        ClaimsModule,
       ],
     };
   }

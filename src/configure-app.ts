@@ -62,6 +62,10 @@ export function buildOpenApiDocument(app: NestFastifyApplication): OpenAPIObject
     )
     .setVersion('1.0.0')
     .addBearerAuth({ type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: 'Device access token from register, login or refresh.' }, 'device')
+    .addBearerAuth(
+      { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: 'Customer access token from POST /api/v1/auth/login. Admin operations need an administrator account.' },
+      'customer',
+    )
     .build();
   return SwaggerModule.createDocument(app, config, {
     extraModels: [ProblemResponse],

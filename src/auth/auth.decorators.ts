@@ -1,16 +1,16 @@
 import { applyDecorators, createParamDecorator, SetMetadata, type ExecutionContext } from '@nestjs/common';
-import { ApiBearerAuth, ApiResponse } from '@nestjs/swagger';
+import { ApiBearerAuth, ApiExtension, ApiResponse } from '@nestjs/swagger';
 import type { FastifyRequest } from 'fastify';
+import type { CustomerPrincipal } from '../modules/accounts/application/accounts.service.js';
 import type { DevicePrincipal } from '../modules/devices/application/devices.service.js';
 
 export const AUTH_KIND = 'auth:kind';
-export type AuthKind = 'public' | 'device';
+export type AuthKind = 'public' | 'device' | 'customer' | 'admin';
 
-const problem401 = ApiResponse({
-  status: 401,
-  description: 'Missing, invalid, expired or revoked bearer token.',
-  content: { 'application/problem+json': { schema: { $ref: '#/components/schemas/ProblemResponse' } } },
-});
+const problem = (status: number, description: string) =>
+  ApiResponse({ status, description, content: { 'application/problem+json': { schema: { $ref: '#/components/schemas/ProblemResponse' } } } });
+
+const problem401 = problem(401, 'Missing, invalid, expired or revoked bearer token.');
 
 /** No credentials needed. Every route must say who may call it; the global guard refuses the rest. */
 export const Public = () => SetMetadata(AUTH_KIND, 'public');
@@ -18,6 +18,23 @@ export const Public = () => SetMetadata(AUTH_KIND, 'public');
 /** A gateway's access token (Authorization: Bearer, audience device). */
 export const DeviceAuth = () => applyDecorators(SetMetadata(AUTH_KIND, 'device'), ApiBearerAuth('device'), problem401);
 
+/** A signed-in customer's (or administrator's) access token. */
+export const CustomerAuth = () => applyDecorators(SetMetadata(AUTH_KIND, 'customer'), ApiBearerAuth('customer'), problem401);
+
+/** A customer token whose account has the admin role; customers get 403. */
+export const AdminAuth = () =>
+  applyDecorators(
+    SetMetadata(AUTH_KIND, 'admin'),
+    ApiBearerAuth('customer'),
+    ApiExtension('x-required-role', 'admin'),
+    problem401,
+    problem(403, 'The account is not an administrator.'),
+  );
+
 export const CurrentDevice = createParamDecorator((_: unknown, context: ExecutionContext): DevicePrincipal => {
   return context.switchToHttp().getRequest<FastifyRequest & { user: DevicePrincipal }>().user;
+});
+
+export const CurrentCustomer = createParamDecorator((_: unknown, context: ExecutionContext): CustomerPrincipal => {
+  return context.switchToHttp().getRequest<FastifyRequest & { user: CustomerPrincipal }>().user;
 });

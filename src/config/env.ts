@@ -1,7 +1,8 @@
 import { plainToInstance, Transform } from 'class-transformer';
-import { IsIn, IsInt, IsOptional, IsString, Matches, Max, MaxLength, Min, MinLength, validateSync } from 'class-validator';
+import { IsBoolean, IsEmail, IsIn, IsInt, IsOptional, IsString, Matches, Max, MaxLength, Min, MinLength, validateSync } from 'class-validator';
 
 const toInt = ({ value }: { value: unknown }) => (typeof value === 'string' && /^-?\d+$/.test(value.trim()) ? Number(value) : value);
+const toBoolean = ({ value }: { value: unknown }) => (value === 'true' || value === '1' ? true : value === 'false' || value === '0' ? false : value);
 const blankToUndefined = ({ value }: { value: unknown }) => (typeof value === 'string' && value.trim() === '' ? undefined : value);
 
 /**
@@ -63,6 +64,48 @@ export class Env {
   @Transform(blankToUndefined) @IsOptional() @IsString() @MaxLength(2000)
   TRUST_PROXY?: string;
 
+  @Transform(toInt) @IsInt() @Min(60) @Max(86_400)
+  CUSTOMER_ACCESS_TOKEN_TTL_SEC = 900;
+
+  @Transform(toInt) @IsInt() @Min(1) @Max(365)
+  CUSTOMER_REFRESH_TOKEN_TTL_DAYS = 30;
+
+  @Transform(toBoolean) @IsBoolean({ message: 'EMAIL_VERIFICATION_REQUIRED must be true or false' })
+  EMAIL_VERIFICATION_REQUIRED = true;
+
+  @Transform(blankToUndefined) @IsOptional() @Matches(/^smtps?:\/\//, { message: 'SMTP_URL must be an smtp:// or smtps:// URL' })
+  SMTP_URL?: string;
+
+  @IsString() @MinLength(3) @MaxLength(320)
+  MAIL_FROM = 'Device Cloud <no-reply@localhost>';
+
+  @Matches(/^https?:\/\/[^\s]+$/, { message: 'PUBLIC_BASE_URL must be an http(s) URL' })
+  PUBLIC_BASE_URL = 'http://localhost:3000';
+
+  @Transform(toInt) @IsInt() @Min(1) @Max(100)
+  RESEND_VERIFICATION_MAX_PER_HOUR = 3;
+
+  @Transform(blankToUndefined) @IsOptional() @IsEmail({}, { message: 'ADMIN_EMAIL must be an e-mail address' })
+  ADMIN_EMAIL?: string;
+
+  @Transform(blankToUndefined) @IsOptional() @IsString() @MinLength(10, { message: 'ADMIN_PASSWORD must be at least 10 characters' }) @MaxLength(128)
+  ADMIN_PASSWORD?: string;
+
+  @IsIn(['open', 'allowlist'])
+  REGISTRATION_MODE: 'open' | 'allowlist' = 'open';
+
+  @Transform(toInt) @IsInt() @Min(60) @Max(30 * 86_400)
+  RE_REGISTRATION_WINDOW_SEC = 86_400;
+
+  @Transform(toInt) @IsInt() @Min(1) @Max(10_000)
+  CLAIM_MAX_FAILURES_PER_DEVICE = 5;
+
+  @Transform(toInt) @IsInt() @Min(1) @Max(10_000)
+  CLAIM_MAX_FAILURES_PER_CUSTOMER = 20;
+
+  @Transform(toInt) @IsInt() @Min(1) @Max(86_400)
+  CLAIM_FAILURE_WINDOW_SEC = 900;
+
   @Transform(toInt) @IsInt() @Min(1024) @Max(16 * 1024 * 1024)
   BODY_LIMIT_BYTES = 256 * 1024;
 
@@ -90,6 +133,7 @@ export function loadEnv(source: Record<string, string | undefined> = process.env
       if (!env[name]) problems.push(`${name}: required when NODE_ENV=production`);
     }
   }
+  if (Boolean(env.ADMIN_EMAIL) !== Boolean(env.ADMIN_PASSWORD)) problems.push('ADMIN_EMAIL, ADMIN_PASSWORD: set both or neither');
   if (problems.length > 0) throw new InvalidEnvironmentError(problems);
   return env;
 }

@@ -1,9 +1,20 @@
 import type { DataSourceOptions } from 'typeorm';
-import { DeviceRecord, DeviceRefreshTokenRecord } from '../../modules/devices/infrastructure/device.record.js';
+import { EmailVerificationTokenRecord, UserRecord, UserRefreshTokenRecord } from '../../modules/accounts/infrastructure/user.record.js';
+import { ClaimAuditRecord } from '../../modules/claims/infrastructure/claim-audit.record.js';
+import { DeviceRecord, DeviceRefreshTokenRecord, RegistrationAllowlistRecord } from '../../modules/devices/infrastructure/device.record.js';
 import { DeviceIdentity1763740000000 } from './migrations/1763740000000-device-identity.js';
+import { AccountsAndClaims1763750000000 } from './migrations/1763750000000-accounts-and-claims.js';
 
-export const ENTITIES = [DeviceRecord, DeviceRefreshTokenRecord];
-export const MIGRATIONS = [DeviceIdentity1763740000000];
+export const ENTITIES = [
+  DeviceRecord,
+  DeviceRefreshTokenRecord,
+  RegistrationAllowlistRecord,
+  UserRecord,
+  EmailVerificationTokenRecord,
+  UserRefreshTokenRecord,
+  ClaimAuditRecord,
+];
+export const MIGRATIONS = [DeviceIdentity1763740000000, AccountsAndClaims1763750000000];
 
 export interface DatabaseSettings {
   url: string;

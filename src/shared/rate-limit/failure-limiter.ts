@@ -1,3 +1,5 @@
+import { DomainError, RateLimitedError } from '../domain-error.js';
+
 /** One counter of failed credential checks: a key, how many failures it tolerates, and for how long. */
 export interface FailureBucket {
   key: string;
@@ -15,6 +17,22 @@ export abstract class FailureLimiter {
   /** Seconds until every given bucket admits attempts again; 0 when none is blocked. */
   abstract retryAfterSec(buckets: FailureBucket[]): Promise<number>;
   abstract recordFailure(buckets: FailureBucket[]): Promise<void>;
+
+  /** Throws RATE_LIMITED (with Retry-After) while any of the buckets is full. */
+  async refuseWhileLimited(buckets: FailureBucket[]): Promise<void> {
+    const wait = await this.retryAfterSec(buckets);
+    if (wait > 0) throw new RateLimitedError(wait);
+  }
+
+  /** Runs a credential check; a domain error from it (a failed check) counts against the buckets. */
+  async countingFailures<T>(buckets: FailureBucket[], check: () => Promise<T>): Promise<T> {
+    try {
+      return await check();
+    } catch (error) {
+      if (error instanceof DomainError) await this.recordFailure(buckets);
+      throw error;
+    }
+  }
 }
 
 interface Window {

@@ -1,15 +1,14 @@
 import { Injectable } from '@nestjs/common';
 import { JwtService } from '@nestjs/jwt';
 import { Env } from '../../../config/env.js';
+import { RefreshTokenStore } from '../../../shared/auth-tokens/refresh-token-store.js';
+import { RefreshTokens, type TokenSubject } from '../../../shared/auth-tokens/refresh-tokens.js';
 import { SecretHasher } from '../../../shared/crypto/secret-hasher.js';
 import type { Device } from '../domain/device.js';
-import { DeviceRepository } from '../domain/device.repository.js';
 
 export const DEVICE_TOKEN_AUDIENCE = 'device-cloud:device';
 export const TOKEN_ISSUER = 'device-cloud';
 export const ACCESS_TOKEN_TYPE = 'at+jwt';
-/** Prefix that makes a leaked device refresh token recognisable to secret scanners. */
-const REFRESH_TOKEN_PREFIX = 'dcr_';
 
 export interface TokenPair {
   accessToken: string;
@@ -26,12 +25,16 @@ export interface DeviceTokenClaims {
 
 @Injectable()
 export class DeviceTokens {
+  private readonly refreshTokens: RefreshTokens;
+
   constructor(
     private readonly jwt: JwtService,
-    private readonly devices: DeviceRepository,
-    private readonly hasher: SecretHasher,
+    store: RefreshTokenStore,
+    hasher: SecretHasher,
     private readonly env: Env,
-  ) {}
+  ) {
+    this.refreshTokens = new RefreshTokens(store, hasher, { prefix: 'dcr_', ttlDays: env.DEVICE_REFRESH_TOKEN_TTL_DAYS });
+  }
 
   async issue(device: Device, now: Date): Promise<TokenPair> {
     const claims: DeviceTokenClaims = { sub: device.deviceId, tv: device.tokenVersion };
@@ -42,13 +45,15 @@ export class DeviceTokens {
       algorithm: 'HS256',
       header: { alg: 'HS256', typ: ACCESS_TOKEN_TYPE },
     });
-    const refreshToken = REFRESH_TOKEN_PREFIX + SecretHasher.randomToken();
-    await this.devices.insertRefreshToken({
-      deviceId: device.deviceId,
-      tokenVersion: device.tokenVersion,
-      tokenHash: this.hasher.hmac(refreshToken),
-      expiresAt: new Date(now.getTime() + this.env.DEVICE_REFRESH_TOKEN_TTL_DAYS * 86_400_000),
-    });
+    const refreshToken = await this.refreshTokens.issue(device.deviceId, device.tokenVersion, now);
     return { accessToken, refreshToken, tokenType: 'Bearer', expiresIn: this.env.DEVICE_ACCESS_TOKEN_TTL_SEC };
+  }
+
+  rotate(refreshToken: string, now: Date, subject: TokenSubject): Promise<string> {
+    return this.refreshTokens.rotate(refreshToken, now, subject);
+  }
+
+  revokeAllOf(deviceId: string, now: Date): Promise<void> {
+    return this.refreshTokens.revokeAllOf(deviceId, now);
   }
 }

@@ -9,6 +9,18 @@ import { ClaimCodeRequiredError, DeviceAlreadyRegisteredError, InvalidCredential
 import { ACCESS_TOKEN_TYPE, DEVICE_TOKEN_AUDIENCE, DeviceTokens, TOKEN_ISSUER, type DeviceTokenClaims } from './device-tokens.js';
 import { DevicePrincipal, DevicesService, type RegisterDeviceCommand } from './devices.service.js';
 import { InMemoryDeviceRepository } from './in-memory-device.repository.js';
+import { InMemoryRefreshTokenStore } from '../../../shared/auth-tokens/in-memory-refresh-token.store.js';
+import { RegistrationAllowlist } from '../domain/registration-allowlist.js';
+
+/** Open registration: the allowlist is never consulted. */
+class NoAllowlist extends RegistrationAllowlist {
+  async allows(): Promise<boolean> {
+    return true;
+  }
+  async importEntries(): Promise<number> {
+    return 0;
+  }
+}
 
 class FixedClock extends Clock {
   constructor(private current: Date) {
@@ -35,8 +47,9 @@ function setUp() {
   const hasher = new SecretHasher('x'.repeat(32));
   const limiter = new InMemoryFailureLimiter(() => clock.now().getTime());
   const jwt = new JwtService({ secret: 'y'.repeat(32) });
-  const tokens = new DeviceTokens(jwt, repository, hasher, env);
-  const service = new DevicesService(repository, tokens, hasher, limiter, clock, env);
+  const refreshTokens = new InMemoryRefreshTokenStore();
+  const tokens = new DeviceTokens(jwt, refreshTokens, hasher, env);
+  const service = new DevicesService(repository, new NoAllowlist(), tokens, hasher, limiter, clock, env);
   const stored = async (deviceId: string) => {
     const device = await repository.findById(deviceId);
     if (!device) throw new Error(`${deviceId} is not stored`);
@@ -48,7 +61,7 @@ function setUp() {
       issuer: TOKEN_ISSUER,
       algorithms: ['HS256'],
     });
-  return { env, clock, repository, hasher, jwt, service, stored, verifyAccessToken };
+  return { env, clock, repository, refreshTokens, hasher, jwt, service, stored, verifyAccessToken };
 }
 
 function aRegistration(overrides: Partial<RegisterDeviceCommand> = {}): RegisterDeviceCommand {
@@ -131,7 +144,7 @@ describe('DevicesService', () => {
 
     describe('a retry after a lost response', () => {
       it('gets new credentials within the window while the first ones are unused, voiding the earlier ones', async () => {
-        const { service, clock, hasher, stored, repository } = setUp();
+        const { service, clock, hasher, stored, refreshTokens } = setUp();
         const first = await service.register(aRegistration(), ADDRESS);
         clock.advanceSec(300);
 
@@ -144,7 +157,7 @@ describe('DevicesService', () => {
         expect(hasher.hmacMatches(first.deviceSecret, device.secretHash)).toBe(false);
         expect(device.registeredAt).toEqual(START);
         expect(retry.config.updatedAt).toEqual(START);
-        expect(repository.refreshTokensOf('gw-0001').map((token) => token.revokedAt !== null)).toEqual([true, false]);
+        expect(refreshTokens.of('gw-0001').map((token) => token.revokedAt !== null)).toEqual([true, false]);
 
         await expect(service.login('gw-0001', first.deviceSecret, ADDRESS)).rejects.toBeInstanceOf(InvalidCredentialsError);
         await expect(service.refresh(first.tokens.refreshToken, ADDRESS)).rejects.toMatchObject({ name: 'InvalidRefreshTokenError', code: 'INVALID_TOKEN' });
@@ -296,7 +309,7 @@ describe('DevicesService', () => {
 
   describe('refresh', () => {
     it('rotates: the new pair works, the presented token is marked rotated', async () => {
-      const { service, clock, repository, verifyAccessToken } = setUp();
+      const { service, clock, refreshTokens, verifyAccessToken } = setUp();
       const { tokens: first } = await service.register(aRegistration(), ADDRESS);
       clock.advanceSec(10);
 
@@ -304,19 +317,19 @@ describe('DevicesService', () => {
 
       expect(second.refreshToken).not.toBe(first.refreshToken);
       expect(await verifyAccessToken(second.accessToken)).toMatchObject({ sub: 'gw-0001', tv: 1 });
-      expect(repository.refreshTokensOf('gw-0001').map((token) => token.rotatedAt)).toEqual([new Date(START.getTime() + 10_000), null]);
+      expect(refreshTokens.of('gw-0001').map((token) => token.rotatedAt)).toEqual([new Date(START.getTime() + 10_000), null]);
       await expect(service.refresh(second.refreshToken, ADDRESS)).resolves.toMatchObject({ tokenType: 'Bearer' });
     });
 
     it('treats reuse of a rotated token as theft: voids every token of the device, the secret still logs in', async () => {
-      const { service, stored, repository } = setUp();
+      const { service, stored, refreshTokens } = setUp();
       const { deviceSecret, tokens: first } = await service.register(aRegistration(), ADDRESS);
       const second = await service.refresh(first.refreshToken, ADDRESS);
 
       await expect(service.refresh(first.refreshToken, ADDRESS)).rejects.toMatchObject({ name: 'InvalidRefreshTokenError', code: 'INVALID_TOKEN' });
 
       expect((await stored('gw-0001')).tokenVersion).toBe(2);
-      expect(repository.refreshTokensOf('gw-0001').every((token) => token.revokedAt !== null)).toBe(true);
+      expect(refreshTokens.of('gw-0001').every((token) => token.revokedAt !== null)).toBe(true);
       await expect(service.refresh(second.refreshToken, ADDRESS)).rejects.toMatchObject({ code: 'INVALID_TOKEN' });
       await expect(service.authenticate({ sub: 'gw-0001', tv: 1 })).rejects.toBeInstanceOf(UnauthorizedError);
       const fresh = await service.login('gw-0001', deviceSecret, ADDRESS);

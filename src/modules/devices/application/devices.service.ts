@@ -2,14 +2,21 @@ import { Injectable } from '@nestjs/common';
 import { Clock } from '../../../config/config.module.js';
 import { Env } from '../../../config/env.js';
 import { SecretHasher } from '../../../shared/crypto/secret-hasher.js';
-import { RateLimitedError, UnauthorizedError } from '../../../shared/domain-error.js';
+import { UnauthorizedError } from '../../../shared/domain-error.js';
 import { FailureLimiter, type FailureBucket } from '../../../shared/rate-limit/failure-limiter.js';
 import { ClaimCode } from '../domain/claim-code.js';
 import { Device } from '../domain/device.js';
 import { FLEET_DEFAULT_CONFIG, type DeviceConfig } from '../domain/device-config.js';
-import { ClaimCodeRequiredError, DeviceAlreadyRegisteredError, InvalidCredentialsError, InvalidRefreshTokenError } from '../domain/device.errors.js';
+import {
+  ClaimCodeAlreadySetError,
+  ClaimCodeRequiredError,
+  DeviceAlreadyRegisteredError,
+  InvalidCredentialsError,
+  RegistrationNotAllowedError,
+} from '../domain/device.errors.js';
 import { DeviceRepository } from '../domain/device.repository.js';
 import { FirmwareVersion } from '../domain/firmware-version.js';
+import { RegistrationAllowlist, type AllowlistEntry } from '../domain/registration-allowlist.js';
 import { DeviceTokens, type DeviceTokenClaims, type TokenPair } from './device-tokens.js';
 
 export interface RegisterDeviceCommand {
@@ -35,6 +42,7 @@ export class DevicePrincipal {
 export class DevicesService {
   constructor(
     private readonly devices: DeviceRepository,
+    private readonly allowlist: RegistrationAllowlist,
     private readonly tokens: DeviceTokens,
     private readonly hasher: SecretHasher,
     private readonly limiter: FailureLimiter,
@@ -49,8 +57,10 @@ export class DevicesService {
 
     const deviceSecret = SecretHasher.randomToken();
     const secretHash = this.hasher.hmac(deviceSecret);
-    // Known ids skip the argon2 hash: they can only be a retry, which verifies instead.
-    if (!(await this.devices.findById(command.deviceId))) {
+    const existing = await this.devices.findById(command.deviceId);
+    // Known ids skip the argon2 hash unless they re-register: a retry only verifies.
+    if (!existing) {
+      if (this.env.REGISTRATION_MODE === 'allowlist' && !(await this.allowlist.allows(command))) throw new RegistrationNotAllowedError();
       const claimCodeHash = claimCode ? await this.hasher.hashLowEntropy(claimCode.value) : null;
       const now = this.clock.now();
       const fresh = Device.create({ deviceId: command.deviceId, hardwareId: command.hardwareId, firmwareVersion: firmware, claimCodeHash, secretHash, now });
@@ -58,21 +68,32 @@ export class DevicesService {
         return { device: fresh, deviceSecret, tokens: await this.tokens.issue(fresh, now), config: this.configOf(fresh) };
       }
     }
-    const device = await this.retryRegistration(command, claimCode, secretHash, clientAddress);
+    const device =
+      (await this.reRegister(command, firmware, claimCode, secretHash)) ?? (await this.retryRegistration(command, claimCode, secretHash, clientAddress));
     const now = this.clock.now();
-    await this.devices.revokeRefreshTokens(device.deviceId, now);
+    await this.tokens.revokeAllOf(device.deviceId, now);
     return { device, deviceSecret, tokens: await this.tokens.issue(device, now), config: this.configOf(device) };
   }
 
+  /** A factory-reset gateway inside the window its owner opened: new secret and claim code, same ownership. */
+  private async reRegister(command: RegisterDeviceCommand, firmware: FirmwareVersion, claimCode: ClaimCode | null, secretHash: string): Promise<Device | null> {
+    const now = this.clock.now();
+    const candidate = await this.devices.findById(command.deviceId);
+    if (!candidate?.acceptsReRegistration(command.hardwareId, now)) return null;
+    const claimCodeHash = claimCode ? await this.hasher.hashLowEntropy(claimCode.value) : null;
+    let accepted = false;
+    const device = await this.devices.updateLocked(command.deviceId, (current) => {
+      accepted = current.acceptsReRegistration(command.hardwareId, now);
+      if (accepted) current.reRegister({ secretHash, claimCodeHash, firmwareVersion: firmware, now });
+      return accepted;
+    });
+    return device && accepted ? device : null;
+  }
+
   /** The id is taken: either a lost-response retry of the same gateway (new credentials) or a 409. */
-  private async retryRegistration(
-    command: RegisterDeviceCommand,
-    claimCode: ClaimCode | null,
-    secretHash: string,
-    clientAddress: string,
-  ): Promise<Device> {
+  private async retryRegistration(command: RegisterDeviceCommand, claimCode: ClaimCode | null, secretHash: string, clientAddress: string): Promise<Device> {
     const buckets = this.credentialBuckets('register', command.deviceId, clientAddress);
-    await this.refuseWhileLimited(buckets);
+    await this.limiter.refuseWhileLimited(buckets);
     const existing = await this.devices.findById(command.deviceId);
     if (!existing) throw new DeviceAlreadyRegisteredError();
     // argon2 runs before taking the row lock; under the lock we only re-check what it saw.
@@ -96,7 +117,7 @@ export class DevicesService {
 
   async login(deviceId: string, deviceSecret: string, clientAddress: string): Promise<TokenPair> {
     const buckets = this.credentialBuckets('login', deviceId, clientAddress);
-    await this.refuseWhileLimited(buckets);
+    await this.limiter.refuseWhileLimited(buckets);
     const device = await this.devices.findById(deviceId);
     // Compare even when the device is unknown, so both failures take the same time.
     const secretMatches = this.hasher.hmacMatches(deviceSecret, device?.secretHash);
@@ -118,25 +139,20 @@ export class DevicesService {
     const buckets: FailureBucket[] = [
       { key: `refresh:address:${clientAddress}`, limit: this.env.LOGIN_MAX_FAILURES_PER_ADDRESS, windowSec: this.env.LOGIN_FAILURE_WINDOW_SEC },
     ];
-    await this.refuseWhileLimited(buckets);
+    await this.limiter.refuseWhileLimited(buckets);
     const now = this.clock.now();
-    const stored = await this.devices.findRefreshToken(this.hasher.hmac(refreshToken));
-    const device = stored ? await this.devices.findById(stored.deviceId) : null;
-    if (!stored || !device) {
-      await this.limiter.recordFailure(buckets);
-      throw new InvalidRefreshTokenError();
-    }
-    if (stored.rotatedAt) {
-      await this.revokeAllTokens(device.deviceId, now);
-      throw new InvalidRefreshTokenError();
-    }
-    if (stored.revokedAt || stored.tokenVersion !== device.tokenVersion || stored.expiresAt <= now) {
-      throw new InvalidRefreshTokenError();
-    }
-    if (!(await this.devices.rotateRefreshToken(stored.id, now))) {
-      await this.revokeAllTokens(device.deviceId, now);
-      throw new InvalidRefreshTokenError();
-    }
+    const deviceId = await this.limiter.countingFailures(buckets, () =>
+      this.tokens.rotate(refreshToken, now, {
+        currentTokenVersion: async (id) => (await this.devices.findById(id))?.tokenVersion ?? null,
+        revokeAllTokens: async (id) => {
+          await this.devices.updateLocked(id, (device) => {
+            device.revokeTokens();
+            return true;
+          });
+        },
+      }),
+    );
+    const device = await this.getDevice(deviceId);
     if (!device.credentialsUsedAt) await this.devices.markCredentialsUsed(device.deviceId, now);
     return this.tokens.issue(device, now);
   }
@@ -155,16 +171,51 @@ export class DevicesService {
     return device;
   }
 
+  /** A legacy gateway that updated to firmware with a claim code sets it, once. */
+  async setClaimCode(deviceId: string, rawClaimCode: string): Promise<void> {
+    const claimCodeHash = await this.hasher.hashLowEntropy(ClaimCode.parse(rawClaimCode).value);
+    let stored = false;
+    await this.devices.updateLocked(deviceId, (device) => (stored = device.setClaimCode(claimCodeHash)));
+    if (!stored) throw new ClaimCodeAlreadySetError();
+  }
+
   configOf(device: Device): DeviceConfig {
     return { ...FLEET_DEFAULT_CONFIG, updatedAt: device.registeredAt };
   }
 
-  private async revokeAllTokens(deviceId: string, now: Date): Promise<void> {
+  // Ownership, for the claims module: the devices table is this module's.
+
+  findDevice(deviceId: string): Promise<Device | null> {
+    return this.devices.findById(deviceId);
+  }
+
+  secretMatches(device: Device, deviceSecret: string): boolean {
+    return this.hasher.hmacMatches(deviceSecret, device.secretHash);
+  }
+
+  claimFor(deviceId: string, ownerId: string, now: Date): Promise<{ ownerId: string; claimedAt: Date } | null> {
+    return this.devices.claimIfUnowned(deviceId, ownerId, now);
+  }
+
+  releaseFrom(deviceId: string, ownerId: string, now: Date): Promise<boolean> {
+    return this.devices.releaseIfOwnedBy(deviceId, ownerId, now);
+  }
+
+  listOwnedBy(ownerId: string): Promise<Device[]> {
+    return this.devices.listOwnedBy(ownerId);
+  }
+
+  async openReRegistration(deviceId: string, now: Date): Promise<Date> {
+    const until = new Date(now.getTime() + this.env.RE_REGISTRATION_WINDOW_SEC * 1000);
     await this.devices.updateLocked(deviceId, (device) => {
-      device.revokeTokens();
+      device.openReRegistration(until);
       return true;
     });
-    await this.devices.revokeRefreshTokens(deviceId, now);
+    return until;
+  }
+
+  importAllowlist(entries: AllowlistEntry[], importedBy: string): Promise<number> {
+    return this.allowlist.importEntries(entries, importedBy, this.clock.now());
   }
 
   private credentialBuckets(purpose: string, deviceId: string, clientAddress: string): FailureBucket[] {
@@ -173,10 +224,5 @@ export class DevicesService {
       { key: `${purpose}:device:${deviceId}`, limit: this.env.LOGIN_MAX_FAILURES_PER_DEVICE, windowSec },
       { key: `${purpose}:address:${clientAddress}`, limit: this.env.LOGIN_MAX_FAILURES_PER_ADDRESS, windowSec },
     ];
-  }
-
-  private async refuseWhileLimited(buckets: FailureBucket[]): Promise<void> {
-    const wait = await this.limiter.retryAfterSec(buckets);
-    if (wait > 0) throw new RateLimitedError(wait);
   }
 }

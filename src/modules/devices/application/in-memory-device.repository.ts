@@ -1,10 +1,5 @@
-import { randomUUID } from 'node:crypto';
 import { Device, type DeviceState } from '../domain/device.js';
-import { DeviceRepository, type StoredRefreshToken } from '../domain/device.repository.js';
-
-interface RefreshTokenRow extends StoredRefreshToken {
-  tokenHash: string;
-}
+import { DeviceRepository } from '../domain/device.repository.js';
 
 /**
  * DeviceRepository for unit tests. Stores copies of the state, as a database would, so a test sees
@@ -12,7 +7,7 @@ interface RefreshTokenRow extends StoredRefreshToken {
  */
 export class InMemoryDeviceRepository extends DeviceRepository {
   private readonly devices = new Map<string, DeviceState>();
-  private readonly refreshTokens = new Map<string, RefreshTokenRow>();
+  private readonly lastReleasedAt = new Map<string, Date>();
   private readonly locks = new Map<string, Promise<unknown>>();
 
   async findById(deviceId: string): Promise<Device | null> {
@@ -44,38 +39,23 @@ export class InMemoryDeviceRepository extends DeviceRepository {
     if (state && state.credentialsUsedAt === null) this.devices.set(deviceId, { ...state, credentialsUsedAt: now });
   }
 
-  async insertRefreshToken(token: { deviceId: string; tokenVersion: number; tokenHash: string; expiresAt: Date }): Promise<void> {
-    if ([...this.refreshTokens.values()].some((row) => row.tokenHash === token.tokenHash)) {
-      throw new Error('duplicate refresh token hash');
-    }
-    const id = randomUUID();
-    this.refreshTokens.set(id, { id, ...token, rotatedAt: null, revokedAt: null });
+  async claimIfUnowned(deviceId: string, ownerId: string, now: Date): Promise<{ ownerId: string; claimedAt: Date } | null> {
+    const state = this.devices.get(deviceId);
+    if (!state || (state.ownerId !== null && state.ownerId !== ownerId)) return null;
+    if (state.ownerId === null) this.devices.set(deviceId, { ...state, ownerId, claimedAt: now, visibleSince: this.lastReleasedAt.get(deviceId) ?? null });
+    const current = this.devices.get(deviceId)!;
+    return { ownerId, claimedAt: current.claimedAt ?? now };
   }
 
-  async findRefreshToken(tokenHash: string): Promise<StoredRefreshToken | null> {
-    const row = [...this.refreshTokens.values()].find((candidate) => candidate.tokenHash === tokenHash);
-    return row ? toStored(row) : null;
-  }
-
-  async rotateRefreshToken(id: string, now: Date): Promise<boolean> {
-    const row = this.refreshTokens.get(id);
-    if (!row || row.rotatedAt !== null || row.revokedAt !== null) return false;
-    row.rotatedAt = now;
+  async releaseIfOwnedBy(deviceId: string, ownerId: string, now: Date): Promise<boolean> {
+    const state = this.devices.get(deviceId);
+    if (!state || state.ownerId !== ownerId) return false;
+    this.devices.set(deviceId, { ...state, ownerId: null, claimedAt: null, visibleSince: null, reRegistrationUntil: null });
+    this.lastReleasedAt.set(deviceId, now);
     return true;
   }
 
-  async revokeRefreshTokens(deviceId: string, now: Date): Promise<void> {
-    for (const row of this.refreshTokens.values()) {
-      if (row.deviceId === deviceId && row.revokedAt === null) row.revokedAt = now;
-    }
+  async listOwnedBy(ownerId: string): Promise<Device[]> {
+    return [...this.devices.values()].filter((state) => state.ownerId === ownerId).map((state) => Device.restore(state));
   }
-
-  /** What is stored for the device's refresh tokens, oldest first. */
-  refreshTokensOf(deviceId: string): StoredRefreshToken[] {
-    return [...this.refreshTokens.values()].filter((row) => row.deviceId === deviceId).map(toStored);
-  }
-}
-
-function toStored(row: RefreshTokenRow): StoredRefreshToken {
-  return { id: row.id, deviceId: row.deviceId, tokenVersion: row.tokenVersion, expiresAt: row.expiresAt, rotatedAt: row.rotatedAt, revokedAt: row.revokedAt };
 }

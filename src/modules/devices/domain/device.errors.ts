@@ -21,8 +21,15 @@ export class InvalidCredentialsError extends DomainError {
   }
 }
 
-export class InvalidRefreshTokenError extends DomainError {
+
+export class RegistrationNotAllowedError extends DomainError {
   constructor() {
-    super('INVALID_TOKEN', 'unauthorized', 'The refresh token is not valid, expired, or was already used.');
+    super('REGISTRATION_NOT_ALLOWED', 'forbidden', 'This deviceId and hardwareId are not on the registration allowlist.');
+  }
+}
+
+export class ClaimCodeAlreadySetError extends DomainError {
+  constructor() {
+    super('CLAIM_CODE_ALREADY_SET', 'conflict', 'The device already has a claim code.');
   }
 }

@@ -1,15 +1,5 @@
 import type { Device } from './device.js';
 
-export interface StoredRefreshToken {
-  id: string;
-  deviceId: string;
-  /** The device's token version when issued: a later version voids the token. */
-  tokenVersion: number;
-  expiresAt: Date;
-  rotatedAt: Date | null;
-  revokedAt: Date | null;
-}
-
 /** Port for device persistence. The abstract class doubles as the injection token. */
 export abstract class DeviceRepository {
   abstract findById(deviceId: string): Promise<Device | null>;
@@ -23,9 +13,13 @@ export abstract class DeviceRepository {
   /** Records the first use of the current credentials (idempotent). */
   abstract markCredentialsUsed(deviceId: string, now: Date): Promise<void>;
 
-  abstract insertRefreshToken(token: { deviceId: string; tokenVersion: number; tokenHash: string; expiresAt: Date }): Promise<void>;
-  abstract findRefreshToken(tokenHash: string): Promise<StoredRefreshToken | null>;
-  /** Marks the token rotated if it is still live; false when another request got there first. */
-  abstract rotateRefreshToken(id: string, now: Date): Promise<boolean>;
-  abstract revokeRefreshTokens(deviceId: string, now: Date): Promise<void>;
+  /**
+   * Gives the device to `ownerId` if nobody owns it, or returns the existing ownership if
+   * `ownerId` already does; null when someone else owns it. One conditional UPDATE, so two
+   * concurrent claimers cannot both win.
+   */
+  abstract claimIfUnowned(deviceId: string, ownerId: string, now: Date): Promise<{ ownerId: string; claimedAt: Date } | null>;
+  /** Clears the ownership if `ownerId` holds it; false otherwise. */
+  abstract releaseIfOwnedBy(deviceId: string, ownerId: string, now: Date): Promise<boolean>;
+  abstract listOwnedBy(ownerId: string): Promise<Device[]>;
 }

@@ -18,6 +18,8 @@ function aDeviceState(overrides: Partial<DeviceState> = {}): DeviceState {
     lastSeenAt: null,
     ownerId: null,
     claimedAt: null,
+    reRegistrationUntil: null,
+    visibleSince: null,
     ...overrides,
   };
 }
@@ -59,6 +61,8 @@ describe('Device', () => {
         lastSeenAt: null,
         ownerId: null,
         claimedAt: null,
+        reRegistrationUntil: null,
+        visibleSince: null,
       });
       expect(device.firmwareVersion.compareTo(FirmwareVersion.parse('0.1.10'))).toBe(0);
       expect(device.isClaimed).toBe(false);

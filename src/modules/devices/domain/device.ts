@@ -13,6 +13,10 @@ export interface DeviceState {
   lastSeenAt: Date | null;
   ownerId: string | null;
   claimedAt: Date | null;
+  /** Until then, a factory-reset gateway may register again with the same id and hardware. */
+  reRegistrationUntil: Date | null;
+  /** A later owner sees telemetry and OTA events from this moment on (null: since registration). */
+  visibleSince: Date | null;
 }
 
 export interface RegistrationRetry {
@@ -48,6 +52,8 @@ export class Device {
       lastSeenAt: null,
       ownerId: null,
       claimedAt: null,
+      reRegistrationUntil: null,
+      visibleSince: null,
     });
   }
 
@@ -79,6 +85,21 @@ export class Device {
   get credentialsUsedAt(): Date | null {
     return this.state.credentialsUsedAt;
   }
+  get ownerId(): string | null {
+    return this.state.ownerId;
+  }
+  get claimedAt(): Date | null {
+    return this.state.claimedAt;
+  }
+  get lastSeenAt(): Date | null {
+    return this.state.lastSeenAt;
+  }
+  get visibleSince(): Date | null {
+    return this.state.visibleSince;
+  }
+  get reRegistrationUntil(): Date | null {
+    return this.state.reRegistrationUntil;
+  }
   get isClaimed(): boolean {
     return this.state.ownerId !== null;
   }
@@ -106,6 +127,39 @@ export class Device {
   /** New secret; every token issued before stops working. */
   replaceCredentials(secretHash: string, now: Date): void {
     this.state = { ...this.state, secretHash, tokenVersion: this.state.tokenVersion + 1, credentialsIssuedAt: now };
+  }
+
+  /** The owner (or an admin) lets a factory-reset gateway register once more. */
+  openReRegistration(until: Date): void {
+    this.state = { ...this.state, reRegistrationUntil: until };
+  }
+
+  acceptsReRegistration(hardwareId: string, now: Date): boolean {
+    return this.state.reRegistrationUntil !== null && now <= this.state.reRegistrationUntil && hardwareId === this.state.hardwareId;
+  }
+
+  /**
+   * A factory-reset gateway registered inside its window: new secret and claim code, every old
+   * token void, ownership and history kept. The window closes.
+   */
+  reRegister(input: { secretHash: string; claimCodeHash: string | null; firmwareVersion: FirmwareVersion; now: Date }): void {
+    this.state = {
+      ...this.state,
+      secretHash: input.secretHash,
+      claimCodeHash: input.claimCodeHash,
+      firmwareVersion: input.firmwareVersion.value,
+      tokenVersion: this.state.tokenVersion + 1,
+      credentialsIssuedAt: input.now,
+      credentialsUsedAt: null,
+      reRegistrationUntil: null,
+    };
+  }
+
+  /** A legacy gateway updated to firmware that has a claim code sets it once. */
+  setClaimCode(claimCodeHash: string): boolean {
+    if (this.state.claimCodeHash !== null) return false;
+    this.state = { ...this.state, claimCodeHash };
+    return true;
   }
 
   /** Voids every access and refresh token issued so far; the secret stays valid for login. */

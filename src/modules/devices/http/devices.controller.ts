@@ -1,4 +1,4 @@
-import { Body, Controller, Get, HttpCode, Post } from '@nestjs/common';
+import { Body, Controller, Get, HttpCode, Post, Put } from '@nestjs/common';
 import { ApiBody, ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
 import { CurrentDevice, DeviceAuth, Public } from '../../../auth/auth.decorators.js';
 import { ApiProblems } from '../../../shared/http/api-problems.decorator.js';
@@ -7,6 +7,7 @@ import { DevicePrincipal, DevicesService } from '../application/devices.service.
 import { DeviceLoginRequest, RefreshTokenRequest } from './device-credentials.request.js';
 import { DeviceMeResponse, RegisterDeviceResponse, TokenResponse } from './device.response.js';
 import { RegisterDeviceRequest } from './register-device.request.js';
+import { SetClaimCodeRequest } from './claim-code.request.js';
 
 @ApiTags('devices')
 @Controller('device')
@@ -60,5 +61,20 @@ export class DevicesController {
   @ApiResponse({ status: 200, type: DeviceMeResponse, description: 'The device.' })
   async me(@CurrentDevice() principal: DevicePrincipal): Promise<DeviceMeResponse> {
     return DeviceMeResponse.from(await this.devices.getDevice(principal.deviceId));
+  }
+
+  @Put('claim-code')
+  @HttpCode(204)
+  @DeviceAuth()
+  @ApiOperation({
+    operationId: 'setDeviceClaimCode',
+    summary: 'Set the claim code of a legacy gateway (once)',
+    description: 'For gateways registered before claim codes that updated to firmware 0.1.4 or later. Only while the device has no claim code.',
+  })
+  @ApiBody({ type: SetClaimCodeRequest })
+  @ApiResponse({ status: 204, description: 'Stored (as an argon2id hash).' })
+  @ApiProblems(400, 409, 413, 415)
+  async setClaimCode(@CurrentDevice() principal: DevicePrincipal, @Body() body: SetClaimCodeRequest): Promise<void> {
+    await this.devices.setClaimCode(principal.deviceId, body.claimCode);
   }
 }

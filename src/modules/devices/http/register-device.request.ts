@@ -2,9 +2,10 @@ import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsString, Length, Matches, MaxLength } from 'class-validator';
 import { IsOptional } from 'class-validator';
 import { ClaimCode } from '../domain/claim-code.js';
+import { DEVICE_ID_PATTERN } from '../domain/device-id.js';
 import { FirmwareVersion } from '../domain/firmware-version.js';
 
-export const DEVICE_ID_PATTERN = /^[A-Za-z0-9._:-]{1,64}$/;
+export { DEVICE_ID_PATTERN };
 
 export class RegisterDeviceRequest {
   @ApiProperty({ description: 'Stable gateway identifier: 1–64 of A–Z a–z 0–9 . _ : -', example: 'gw-0001', pattern: DEVICE_ID_PATTERN.source, minLength: 1, maxLength: 64 })

@@ -37,6 +37,15 @@ export class DeviceRecord {
 
   @Column({ name: 'claimed_at', type: 'timestamptz', nullable: true })
   claimedAt!: Date | null;
+
+  @Column({ name: 're_registration_until', type: 'timestamptz', nullable: true })
+  reRegistrationUntil!: Date | null;
+
+  @Column({ name: 'visible_since', type: 'timestamptz', nullable: true })
+  visibleSince!: Date | null;
+
+  @Column({ name: 'last_released_at', type: 'timestamptz', nullable: true })
+  lastReleasedAt!: Date | null;
 }
 
 @Entity({ name: 'device_refresh_tokens' })
@@ -66,4 +75,19 @@ export class DeviceRefreshTokenRecord {
 
   @Column({ name: 'revoked_at', type: 'timestamptz', nullable: true })
   revokedAt!: Date | null;
+}
+
+@Entity({ name: 'registration_allowlist' })
+export class RegistrationAllowlistRecord {
+  @PrimaryColumn({ name: 'device_id', type: 'varchar', length: 64 })
+  deviceId!: string;
+
+  @Column({ name: 'hardware_id', type: 'varchar', length: 128 })
+  hardwareId!: string;
+
+  @Column({ name: 'imported_by', type: 'uuid' })
+  importedBy!: string;
+
+  @Column({ name: 'imported_at', type: 'timestamptz' })
+  importedAt!: Date;
 }

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { Sql } from '../../../shared/database/sql.js';
 import { Device, type DeviceState } from '../domain/device.js';
-import { DeviceRepository, type StoredRefreshToken } from '../domain/device.repository.js';
+import { DeviceRepository } from '../domain/device.repository.js';
 
 interface DeviceRow {
   device_id: string;
@@ -16,10 +16,12 @@ interface DeviceRow {
   last_seen_at: Date | null;
   owner_id: string | null;
   claimed_at: Date | null;
+  re_registration_until: Date | null;
+  visible_since: Date | null;
 }
 
 const DEVICE_COLUMNS =
-  'device_id, hardware_id, firmware_version, claim_code_hash, secret_hash, token_version, registered_at, credentials_issued_at, credentials_used_at, last_seen_at, owner_id, claimed_at';
+  'device_id, hardware_id, firmware_version, claim_code_hash, secret_hash, token_version, registered_at, credentials_issued_at, credentials_used_at, last_seen_at, owner_id, claimed_at, re_registration_until, visible_since';
 
 function toDomain(row: DeviceRow): Device {
   return Device.restore({
@@ -35,6 +37,8 @@ function toDomain(row: DeviceRow): Device {
     lastSeenAt: row.last_seen_at,
     ownerId: row.owner_id,
     claimedAt: row.claimed_at,
+    reRegistrationUntil: row.re_registration_until,
+    visibleSince: row.visible_since,
   });
 }
 
@@ -52,6 +56,8 @@ function toParams(state: DeviceState): unknown[] {
     state.lastSeenAt,
     state.ownerId,
     state.claimedAt,
+    state.reRegistrationUntil,
+    state.visibleSince,
   ];
 }
 
@@ -68,7 +74,7 @@ export class TypeOrmDeviceRepository extends DeviceRepository {
 
   async insertIfAbsent(device: Device): Promise<boolean> {
     const rows = await this.sql.rows(
-      `INSERT INTO devices (${DEVICE_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
+      `INSERT INTO devices (${DEVICE_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)
        ON CONFLICT (device_id) DO NOTHING RETURNING device_id`,
       toParams(device.toState()),
     );
@@ -84,9 +90,19 @@ export class TypeOrmDeviceRepository extends DeviceRepository {
         const state = device.toState();
         await tx.rows(
           `UPDATE devices SET hardware_id = $2, firmware_version = $3, claim_code_hash = $4, secret_hash = $5,
-             token_version = $6, credentials_issued_at = $7, credentials_used_at = $8
+             token_version = $6, credentials_issued_at = $7, credentials_used_at = $8, re_registration_until = $9
            WHERE device_id = $1`,
-          [state.deviceId, state.hardwareId, state.firmwareVersion, state.claimCodeHash, state.secretHash, state.tokenVersion, state.credentialsIssuedAt, state.credentialsUsedAt],
+          [
+            state.deviceId,
+            state.hardwareId,
+            state.firmwareVersion,
+            state.claimCodeHash,
+            state.secretHash,
+            state.tokenVersion,
+            state.credentialsIssuedAt,
+            state.credentialsUsedAt,
+            state.reRegistrationUntil,
+          ],
         );
       }
       return device;
@@ -97,34 +113,31 @@ export class TypeOrmDeviceRepository extends DeviceRepository {
     await this.sql.rows('UPDATE devices SET credentials_used_at = $2 WHERE device_id = $1 AND credentials_used_at IS NULL', [deviceId, now]);
   }
 
-  async insertRefreshToken(token: { deviceId: string; tokenVersion: number; tokenHash: string; expiresAt: Date }): Promise<void> {
-    await this.sql.rows(
-      `INSERT INTO device_refresh_tokens (device_id, token_version, token_hash, issued_at, expires_at) VALUES ($1, $2, $3, now(), $4)`,
-      [token.deviceId, token.tokenVersion, token.tokenHash, token.expiresAt],
+  async claimIfUnowned(deviceId: string, ownerId: string, now: Date): Promise<{ ownerId: string; claimedAt: Date } | null> {
+    // A new owner sees history from the last release on; a first owner sees it all.
+    const rows = await this.sql.rows<{ owner_id: string; claimed_at: Date }>(
+      `UPDATE devices
+         SET claimed_at = CASE WHEN owner_id = $2 THEN claimed_at ELSE $3 END,
+             visible_since = CASE WHEN owner_id = $2 THEN visible_since ELSE last_released_at END,
+             owner_id = $2
+       WHERE device_id = $1 AND (owner_id IS NULL OR owner_id = $2)
+       RETURNING owner_id, claimed_at`,
+      [deviceId, ownerId, now],
     );
+    return rows[0] ? { ownerId: rows[0].owner_id, claimedAt: rows[0].claimed_at } : null;
   }
 
-  async findRefreshToken(tokenHash: string): Promise<StoredRefreshToken | null> {
-    const rows: Array<{ id: string; device_id: string; token_version: number; expires_at: Date; rotated_at: Date | null; revoked_at: Date | null }> =
-      await this.sql.rows(
-        'SELECT id, device_id, token_version, expires_at, rotated_at, revoked_at FROM device_refresh_tokens WHERE token_hash = $1',
-        [tokenHash],
-      );
-    const row = rows[0];
-    return row
-      ? { id: row.id, deviceId: row.device_id, tokenVersion: row.token_version, expiresAt: row.expires_at, rotatedAt: row.rotated_at, revokedAt: row.revoked_at }
-      : null;
-  }
-
-  async rotateRefreshToken(id: string, now: Date): Promise<boolean> {
+  async releaseIfOwnedBy(deviceId: string, ownerId: string, now: Date): Promise<boolean> {
     const rows = await this.sql.rows(
-      'UPDATE device_refresh_tokens SET rotated_at = $2 WHERE id = $1 AND rotated_at IS NULL AND revoked_at IS NULL RETURNING id',
-      [id, now],
+      `UPDATE devices SET owner_id = NULL, claimed_at = NULL, visible_since = NULL, re_registration_until = NULL, last_released_at = $3
+       WHERE device_id = $1 AND owner_id = $2 RETURNING device_id`,
+      [deviceId, ownerId, now],
     );
     return rows.length === 1;
   }
 
-  async revokeRefreshTokens(deviceId: string, now: Date): Promise<void> {
-    await this.sql.rows('UPDATE device_refresh_tokens SET revoked_at = $2 WHERE device_id = $1 AND revoked_at IS NULL', [deviceId, now]);
+  async listOwnedBy(ownerId: string): Promise<Device[]> {
+    const rows = await this.sql.rows<DeviceRow>(`SELECT ${DEVICE_COLUMNS} FROM devices WHERE owner_id = $1 ORDER BY claimed_at DESC, device_id`, [ownerId]);
+    return rows.map(toDomain);
   }
 }

@@ -1,0 +1,31 @@
+import { ExtractJwt, type StrategyOptionsWithoutRequest } from 'passport-jwt';
+import { ACCESS_TOKEN_TYPE, TOKEN_ISSUER } from '../modules/devices/application/device-tokens.js';
+import { UnauthorizedError } from '../shared/domain-error.js';
+
+/** What passport-jwt hands to validate() with `complete: true`. */
+export interface CompleteToken {
+  header: { typ?: string };
+  payload: Record<string, unknown>;
+}
+
+/** Verification shared by both kinds of access token: bearer header, HS256 only, issuer, audience, expiry. */
+export function accessTokenOptions(secret: string, audience: string): StrategyOptionsWithoutRequest {
+  return {
+    jwtFromRequest: ExtractJwt.fromAuthHeaderAsBearerToken(),
+    secretOrKey: secret,
+    algorithms: ['HS256'],
+    audience,
+    issuer: TOKEN_ISSUER,
+    ignoreExpiration: false,
+    jsonWebTokenOptions: { complete: true, clockTolerance: 5 },
+  };
+}
+
+/** The subject and token version of an access token, after checking its type header. */
+export function subjectOf(token: CompleteToken): { sub: string; tv: number } {
+  const { header, payload } = token;
+  if (header.typ !== ACCESS_TOKEN_TYPE || typeof payload.sub !== 'string' || typeof payload.tv !== 'number') {
+    throw new UnauthorizedError('The token is not an access token of this kind.');
+  }
+  return { sub: payload.sub, tv: payload.tv };
+}

@@ -1,0 +1,22 @@
+import { Injectable } from '@nestjs/common';
+import { PassportStrategy } from '@nestjs/passport';
+import { Strategy } from 'passport-jwt';
+import { Secrets } from '../config/secrets.js';
+import { AccountsService, CustomerPrincipal } from '../modules/accounts/application/accounts.service.js';
+import { CUSTOMER_TOKEN_AUDIENCE } from '../modules/accounts/application/user-tokens.js';
+import { accessTokenOptions, subjectOf, type CompleteToken } from './access-token.js';
+
+/** Customer access tokens: their own key and audience; role and verification come from the database. */
+@Injectable()
+export class CustomerJwtStrategy extends PassportStrategy(Strategy, 'customer-jwt') {
+  constructor(
+    secrets: Secrets,
+    private readonly accounts: AccountsService,
+  ) {
+    super(accessTokenOptions(secrets.customerJwtSecret, CUSTOMER_TOKEN_AUDIENCE));
+  }
+
+  validate(token: CompleteToken): Promise<CustomerPrincipal> {
+    return this.accounts.authenticate(subjectOf(token));
+  }
+}

@@ -1,0 +1,41 @@
+import { Module, type OnApplicationBootstrap } from '@nestjs/common';
+import { JwtModule } from '@nestjs/jwt';
+import { Env } from '../../config/env.js';
+import { Secrets } from '../../config/secrets.js';
+import { RefreshTokenStore, SqlRefreshTokenStore } from '../../shared/auth-tokens/refresh-token-store.js';
+import { Sql } from '../../shared/database/sql.js';
+import { AccountsService } from './application/accounts.service.js';
+import { Mailer } from './application/mailer.js';
+import { UserTokens } from './application/user-tokens.js';
+import { UserRepository } from './domain/user.repository.js';
+import { AuthController } from './http/auth.controller.js';
+import { LogMailer, SmtpMailer } from './infrastructure/smtp-mailer.js';
+import { TypeOrmUserRepository } from './infrastructure/typeorm-user.repository.js';
+
+@Module({
+  imports: [
+    JwtModule.registerAsync({
+      inject: [Secrets],
+      useFactory: (secrets: Secrets) => ({ secret: secrets.customerJwtSecret, signOptions: { algorithm: 'HS256' }, verifyOptions: { algorithms: ['HS256'] } }),
+    }),
+  ],
+  controllers: [AuthController],
+  providers: [
+    AccountsService,
+    UserTokens,
+    { provide: RefreshTokenStore, inject: [Sql], useFactory: (sql: Sql) => new SqlRefreshTokenStore(sql, 'user_refresh_tokens', 'user_id') },
+    { provide: UserRepository, useClass: TypeOrmUserRepository },
+    { provide: Mailer, inject: [Env], useFactory: (env: Env) => (env.SMTP_URL ? new SmtpMailer(env.SMTP_URL, env.MAIL_FROM) : new LogMailer()) },
+  ],
+  exports: [AccountsService],
+})
+export class AccountsModule implements OnApplicationBootstrap {
+  constructor(
+    private readonly accounts: AccountsService,
+    private readonly env: Env,
+  ) {}
+
+  async onApplicationBootstrap(): Promise<void> {
+    if (this.env.ADMIN_EMAIL && this.env.ADMIN_PASSWORD) await this.accounts.ensureAdmin(this.env.ADMIN_EMAIL, this.env.ADMIN_PASSWORD);
+  }
+}

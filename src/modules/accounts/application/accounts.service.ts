@@ -1,0 +1,163 @@
+import { randomUUID } from 'node:crypto';
+import { Injectable, Logger } from '@nestjs/common';
+import { Clock } from '../../../config/config.module.js';
+import { Env } from '../../../config/env.js';
+import { SecretHasher } from '../../../shared/crypto/secret-hasher.js';
+import { UnauthorizedError } from '../../../shared/domain-error.js';
+import { FailureLimiter, type FailureBucket } from '../../../shared/rate-limit/failure-limiter.js';
+import type { TokenPair } from '../../devices/application/device-tokens.js';
+import { EmailTakenError, InvalidLoginError, InvalidVerificationTokenError } from '../domain/accounts.errors.js';
+import { User, type Role } from '../domain/user.js';
+import { UserRepository } from '../domain/user.repository.js';
+import { Mailer } from './mailer.js';
+import { UserTokens, type CustomerTokenClaims } from './user-tokens.js';
+
+const VERIFICATION_TTL_MS = 24 * 3600 * 1000;
+
+/** Who a valid customer access token belongs to, as the database says now. */
+export class CustomerPrincipal {
+  constructor(
+    readonly userId: string,
+    readonly role: Role,
+    readonly emailVerified: boolean,
+  ) {}
+
+  get isAdmin(): boolean {
+    return this.role === 'admin';
+  }
+}
+
+@Injectable()
+export class AccountsService {
+  private readonly logger = new Logger(AccountsService.name);
+
+  constructor(
+    private readonly users: UserRepository,
+    private readonly tokens: UserTokens,
+    private readonly mailer: Mailer,
+    private readonly hasher: SecretHasher,
+    private readonly limiter: FailureLimiter,
+    private readonly clock: Clock,
+    private readonly env: Env,
+  ) {}
+
+  async signup(email: string, password: string): Promise<User> {
+    const now = this.clock.now();
+    const user = User.create({
+      id: randomUUID(),
+      email: User.normalizeEmail(email),
+      passwordHash: await this.hasher.hashLowEntropy(password),
+      role: 'customer',
+      verified: false,
+      now,
+    });
+    if (!(await this.users.insertIfEmailFree(user))) throw new EmailTakenError();
+    await this.sendVerification(user, now);
+    return user;
+  }
+
+  async verifyEmail(token: string): Promise<User> {
+    const now = this.clock.now();
+    const userId = await this.users.consumeVerificationToken(this.hasher.hmac(token), now);
+    const user = userId ? await this.users.findById(userId) : null;
+    if (!user) throw new InvalidVerificationTokenError();
+    user.verifyEmail(now);
+    await this.users.save(user);
+    return user;
+  }
+
+  /** Sends a new link; limited per account, since each call sends a mail. Verified accounts get none. */
+  async resendVerification(userId: string): Promise<void> {
+    const buckets: FailureBucket[] = [{ key: `resend:user:${userId}`, limit: this.env.RESEND_VERIFICATION_MAX_PER_HOUR, windowSec: 3600 }];
+    await this.limiter.refuseWhileLimited(buckets);
+    await this.limiter.recordFailure(buckets);
+    const user = await this.users.findById(userId);
+    if (!user || user.emailVerified) return;
+    await this.sendVerification(user, this.clock.now());
+  }
+
+  async login(email: string, password: string, clientAddress: string): Promise<TokenPair> {
+    const normalized = User.normalizeEmail(email);
+    const buckets = this.loginBuckets(normalized, clientAddress);
+    await this.limiter.refuseWhileLimited(buckets);
+    const user = await this.users.findByEmail(normalized);
+    // argon2 runs for unknown e-mails too (on a dummy hash), so both failures take as long.
+    const passwordMatches = await this.hasher.verifyLowEntropy(password, user?.passwordHash);
+    if (!user || !passwordMatches) {
+      await this.limiter.recordFailure(buckets);
+      throw new InvalidLoginError();
+    }
+    return this.tokens.issue(user, this.clock.now());
+  }
+
+  async refresh(refreshToken: string, clientAddress: string): Promise<TokenPair> {
+    const buckets: FailureBucket[] = [
+      { key: `user-refresh:address:${clientAddress}`, limit: this.env.LOGIN_MAX_FAILURES_PER_ADDRESS, windowSec: this.env.LOGIN_FAILURE_WINDOW_SEC },
+    ];
+    await this.limiter.refuseWhileLimited(buckets);
+    const now = this.clock.now();
+    const userId = await this.limiter.countingFailures(buckets, () =>
+      this.tokens.rotate(refreshToken, now, {
+        currentTokenVersion: async (id) => (await this.users.findById(id))?.tokenVersion ?? null,
+        revokeAllTokens: (id) => this.revokeAllTokens(id),
+      }),
+    );
+    return this.tokens.issue(await this.getUser(userId), now);
+  }
+
+  async logout(refreshToken: string): Promise<void> {
+    await this.tokens.revoke(refreshToken, this.clock.now());
+  }
+
+  async getUser(userId: string): Promise<User> {
+    const user = await this.users.findById(userId);
+    if (!user) throw new UnauthorizedError('The account no longer exists.');
+    return user;
+  }
+
+  async authenticate(claims: Pick<CustomerTokenClaims, 'sub' | 'tv'>): Promise<CustomerPrincipal> {
+    const user = await this.users.findById(claims.sub);
+    if (!user || user.tokenVersion !== claims.tv) throw new UnauthorizedError('The token was revoked.');
+    return new CustomerPrincipal(user.id, user.role, user.emailVerified);
+  }
+
+  /** ADMIN_EMAIL + ADMIN_PASSWORD at start: creates the administrator, or resets its password and role. */
+  async ensureAdmin(email: string, password: string): Promise<void> {
+    const admin = User.create({
+      id: randomUUID(),
+      email: User.normalizeEmail(email),
+      passwordHash: await this.hasher.hashLowEntropy(password),
+      role: 'admin',
+      verified: true,
+      now: this.clock.now(),
+    });
+    await this.users.upsertAdmin(admin);
+    this.logger.log(`Administrator account ${admin.email} is ready`);
+  }
+
+  private async revokeAllTokens(userId: string): Promise<void> {
+    const user = await this.users.findById(userId);
+    if (!user) return;
+    user.revokeTokens();
+    await this.users.save(user);
+  }
+
+  private async sendVerification(user: User, now: Date): Promise<void> {
+    const token = SecretHasher.randomToken();
+    await this.users.insertVerificationToken({ userId: user.id, tokenHash: this.hasher.hmac(token), expiresAt: new Date(now.getTime() + VERIFICATION_TTL_MS) });
+    const link = `${this.env.PUBLIC_BASE_URL.replace(/\/$/, '')}/verify-email?token=${encodeURIComponent(token)}`;
+    await this.mailer.send({
+      to: user.email,
+      subject: 'Confirm your e-mail address',
+      text: `Confirm your e-mail address for Device Cloud by opening this link within 24 hours:\n\n${link}\n\nIf you did not sign up, ignore this message.`,
+    });
+  }
+
+  private loginBuckets(email: string, clientAddress: string): FailureBucket[] {
+    const windowSec = this.env.LOGIN_FAILURE_WINDOW_SEC;
+    return [
+      { key: `user-login:email:${email}`, limit: this.env.LOGIN_MAX_FAILURES_PER_DEVICE, windowSec },
+      { key: `user-login:address:${clientAddress}`, limit: this.env.LOGIN_MAX_FAILURES_PER_ADDRESS, windowSec },
+    ];
+  }
+}

@@ -1,0 +1,10 @@
+export interface Mail {
+  to: string;
+  subject: string;
+  text: string;
+}
+
+/** Sends mail: over SMTP when SMTP_URL is set, else into the log for local development. */
+export abstract class Mailer {
+  abstract send(mail: Mail): Promise<void>;
+}

@@ -1,0 +1,16 @@
+import type { User } from './user.js';
+
+
+export abstract class UserRepository {
+  abstract findById(id: string): Promise<User | null>;
+  abstract findByEmail(email: string): Promise<User | null>;
+  /** Inserts unless the e-mail is taken; false when it was. */
+  abstract insertIfEmailFree(user: User): Promise<boolean>;
+  /** Creates the administrator or makes the existing account one, with the given password, verified. */
+  abstract upsertAdmin(user: User): Promise<void>;
+  abstract save(user: User): Promise<void>;
+
+  abstract insertVerificationToken(token: { userId: string; tokenHash: string; expiresAt: Date }): Promise<void>;
+  /** Marks the token used if it is live; returns its user id, or null when unknown, used or expired. */
+  abstract consumeVerificationToken(tokenHash: string, now: Date): Promise<string | null>;
+}

@@ -1,0 +1,47 @@
+import { ApiProperty } from '@nestjs/swagger';
+import { Transform } from 'class-transformer';
+import { IsEmail, IsString, Length, MaxLength } from 'class-validator';
+
+/** Addresses are compared trimmed and lower-cased; validation sees the trimmed form. */
+const trimmed = Transform(({ value }: { value: unknown }) => (typeof value === 'string' ? value.trim() : value));
+
+export class SignupRequest {
+  @ApiProperty({ example: 'ada@example.com', maxLength: 254, format: 'email' })
+  @trimmed
+  @IsString()
+  @MaxLength(254)
+  @IsEmail({}, { message: 'email must be an e-mail address' })
+  email!: string;
+
+  @ApiProperty({ description: '10–128 characters.', example: 'correct horse battery', minLength: 10, maxLength: 128 })
+  @IsString()
+  @Length(10, 128)
+  password!: string;
+}
+
+export class LoginRequest {
+  @ApiProperty({ example: 'ada@example.com', maxLength: 254 })
+  @trimmed
+  @IsString()
+  @Length(1, 254)
+  email!: string;
+
+  @ApiProperty({ example: 'correct horse battery', minLength: 1, maxLength: 128 })
+  @IsString()
+  @Length(1, 128)
+  password!: string;
+}
+
+export class VerifyEmailRequest {
+  @ApiProperty({ description: 'The token from the verification link.', example: 'm3Q2x0c1Vb7nWq9Lk4Jh8Gf6Ds5Az2Xc1Vb7nWq9Lk4' , minLength: 1, maxLength: 256 })
+  @IsString()
+  @Length(1, 256)
+  token!: string;
+}
+
+export class UserRefreshRequest {
+  @ApiProperty({ example: 'ucr_3N5c0mY0t8d7Jq2Lk1Vx9Zb6Wf4Hs2Ra8Tg1Pe7Uu0', minLength: 1, maxLength: 256 })
+  @IsString()
+  @Length(1, 256)
+  refreshToken!: string;
+}

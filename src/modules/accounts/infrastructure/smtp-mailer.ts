@@ -1,0 +1,31 @@
+import { Logger } from '@nestjs/common';
+import nodemailer, { type Transporter } from 'nodemailer';
+import { Mailer, type Mail } from '../application/mailer.js';
+
+export class SmtpMailer extends Mailer {
+  private readonly transport: Transporter;
+
+  constructor(
+    smtpUrl: string,
+    private readonly from: string,
+  ) {
+    super();
+    this.transport = nodemailer.createTransport(smtpUrl);
+  }
+
+  async send(mail: Mail): Promise<void> {
+    await this.transport.sendMail({ from: this.from, to: mail.to, subject: mail.subject, text: mail.text });
+  }
+}
+
+/**
+ * Without SMTP the mail goes to the log, so a developer can follow the verification link.
+ * This is the one place a token is logged, and only when no SMTP server is configured.
+ */
+export class LogMailer extends Mailer {
+  private readonly logger = new Logger('Mail');
+
+  async send(mail: Mail): Promise<void> {
+    this.logger.log({ to: mail.to, subject: mail.subject, text: mail.text }, 'Mail not sent (no SMTP_URL); content follows');
+  }
+}

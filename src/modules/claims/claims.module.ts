@@ -1,0 +1,13 @@
+import { Module } from '@nestjs/common';
+import { DevicesModule } from '../devices/devices.module.js';
+import { ClaimsService } from './application/claims.service.js';
+import { ClaimAudit } from './domain/claim-audit.js';
+import { ClaimsController } from './http/claims.controller.js';
+import { SqlClaimAudit } from './infrastructure/sql-claim-audit.js';
+
+@Module({
+  imports: [DevicesModule],
+  controllers: [ClaimsController],
+  providers: [ClaimsService, { provide: ClaimAudit, useClass: SqlClaimAudit }],
+})
+export class ClaimsModule {}

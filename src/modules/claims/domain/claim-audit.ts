@@ -1,0 +1,25 @@
+/** What the audit table records as the outcome of an attempt. */
+export type ClaimOutcome =
+  | 'CLAIMED'
+  | 'ALREADY_OWNED'
+  | 'RELEASED'
+  | 'RE_REGISTRATION_OPENED'
+  | 'EMAIL_NOT_VERIFIED'
+  | 'RATE_LIMITED'
+  | 'INVALID_CLAIM'
+  | 'DEVICE_ALREADY_CLAIMED'
+  | 'CLAIM_CODE_REQUIRED'
+  | 'DEVICE_SECRET_REQUIRED';
+
+export interface ClaimAuditEntry {
+  userId: string;
+  deviceId: string;
+  action: 'claim' | 'release' | 're-registration';
+  outcome: ClaimOutcome;
+  clientAddress: string;
+  at: Date;
+}
+
+export abstract class ClaimAudit {
+  abstract record(entry: ClaimAuditEntry): Promise<void>;
+}

@@ -1,0 +1,71 @@
+import { Body, Controller, Delete, Get, HttpCode, Post } from '@nestjs/common';
+import { ApiBody, ApiOperation, ApiParam, ApiResponse, ApiTags } from '@nestjs/swagger';
+import { CurrentCustomer, CustomerAuth } from '../../../auth/auth.decorators.js';
+import { ApiProblems } from '../../../shared/http/api-problems.decorator.js';
+import { ClientAddress } from '../../../shared/http/client-address.decorator.js';
+import { DeviceIdParam } from '../../devices/http/device-id.param.js';
+import type { CustomerPrincipal } from '../../accounts/application/accounts.service.js';
+import { ClaimsService } from '../application/claims.service.js';
+import { ClaimDeviceRequest } from './claims.requests.js';
+import { ClaimResponse, OwnedDeviceListResponse, OwnedDeviceResponse, ReRegistrationResponse } from './claims.responses.js';
+
+@ApiTags('claims')
+@Controller('user/devices')
+export class ClaimsController {
+  constructor(private readonly claims: ClaimsService) {}
+
+  @Post('claim')
+  @HttpCode(200)
+  @CustomerAuth()
+  @ApiOperation({
+    operationId: 'claimDevice',
+    summary: 'Claim ownership of a gateway',
+    description:
+      'With the claim code from the gateway label, or for devices registered before claim codes with the device secret. Claiming a device you already own answers 200 again with the original claimedAt.',
+  })
+  @ApiBody({ type: ClaimDeviceRequest })
+  @ApiResponse({ status: 200, type: ClaimResponse, description: 'Claimed, or already yours.' })
+  @ApiProblems(400, 401, 403, 409, 413, 415, 429)
+  async claim(@CurrentCustomer() customer: CustomerPrincipal, @Body() body: ClaimDeviceRequest, @ClientAddress() address: string): Promise<ClaimResponse> {
+    return ClaimResponse.from(await this.claims.claim(customer, body, address));
+  }
+
+  @Get()
+  @CustomerAuth()
+  @ApiOperation({ operationId: 'listMyDevices', summary: 'The devices you own' })
+  @ApiResponse({ status: 200, type: OwnedDeviceListResponse, description: 'Your devices, most recently claimed first.' })
+  async list(@CurrentCustomer() customer: CustomerPrincipal): Promise<OwnedDeviceListResponse> {
+    return { items: (await this.claims.listDevices(customer)).map(OwnedDeviceResponse.from) };
+  }
+
+  @Delete(':deviceId')
+  @HttpCode(204)
+  @CustomerAuth()
+  @ApiOperation({ operationId: 'releaseDevice', summary: 'Give up ownership; the device can be claimed again with its code' })
+  @ApiParam({ name: 'deviceId', example: 'gw-0001' })
+  @ApiResponse({ status: 204, description: 'Released.' })
+  @ApiProblems(400, 404)
+  async release(@CurrentCustomer() customer: CustomerPrincipal, @DeviceIdParam() deviceId: string, @ClientAddress() address: string): Promise<void> {
+    await this.claims.release(customer, deviceId, address);
+  }
+
+  @Post(':deviceId/re-registration')
+  @HttpCode(200)
+  @CustomerAuth()
+  @ApiOperation({
+    operationId: 'openReRegistration',
+    summary: 'Let a factory-reset gateway register again',
+    description: 'Owner or admin. Within the window one registration with the same deviceId and hardwareId replaces its secret and claim code and voids every old token; ownership and history stay.',
+  })
+  @ApiParam({ name: 'deviceId', example: 'gw-0001' })
+  @ApiResponse({ status: 200, type: ReRegistrationResponse, description: 'Window open.' })
+  @ApiProblems(400, 404)
+  async openReRegistration(
+    @CurrentCustomer() customer: CustomerPrincipal,
+    @DeviceIdParam() deviceId: string,
+    @ClientAddress() address: string,
+  ): Promise<ReRegistrationResponse> {
+    const openUntil = await this.claims.openReRegistration(customer, deviceId, address);
+    return { deviceId, openUntil: openUntil.toISOString() };
+  }
+}

@@ -1,0 +1,23 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { IsOptional, IsString, Length, Matches, ValidateIf } from 'class-validator';
+import { DEVICE_ID_PATTERN } from '../../devices/http/register-device.request.js';
+
+export class ClaimDeviceRequest {
+  @ApiProperty({ example: 'gw-0001', pattern: DEVICE_ID_PATTERN.source, minLength: 1, maxLength: 64 })
+  @IsString()
+  @Length(1, 64)
+  @Matches(DEVICE_ID_PATTERN, { message: 'deviceId must be 1–64 characters of A–Z a–z 0–9 . _ : -' })
+  deviceId!: string;
+
+  @ApiPropertyOptional({ description: 'The code from the gateway label (case-insensitive). Required unless the device predates claim codes.', example: 'QUICK-AMBER-FALCON', minLength: 1, maxLength: 64 })
+  @ValidateIf((request: ClaimDeviceRequest) => request.claimCode !== undefined || request.deviceSecret === undefined)
+  @IsString({ message: 'claimCode or deviceSecret is required' })
+  @Length(1, 64)
+  claimCode?: string;
+
+  @ApiPropertyOptional({ description: 'Legacy mode only: the device secret of a device registered without a claim code.', example: 'q7w4Yx0bW7b0R2mCw0w5m1cN1x6f3j8Hh2kP9sT4uVw', minLength: 1, maxLength: 128 })
+  @IsOptional()
+  @IsString()
+  @Length(1, 128)
+  deviceSecret?: string;
+}

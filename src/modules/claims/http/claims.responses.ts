@@ -1,0 +1,58 @@
+import { ApiProperty } from '@nestjs/swagger';
+import type { Device } from '../../devices/domain/device.js';
+import type { Ownership } from '../application/claims.service.js';
+
+export class ClaimResponse {
+  @ApiProperty({ example: 'gw-0001' })
+  deviceId!: string;
+
+  @ApiProperty({ format: 'uuid', example: '3f0b6a8e-2a52-4f7e-9a35-8c0d7c5e1b2a' })
+  ownerId!: string;
+
+  @ApiProperty({ format: 'date-time', example: '2026-11-21T16:00:00.000Z', description: 'When this owner claimed it; unchanged by repeated claims.' })
+  claimedAt!: string;
+
+  static from(ownership: Ownership): ClaimResponse {
+    return { deviceId: ownership.deviceId, ownerId: ownership.ownerId, claimedAt: ownership.claimedAt.toISOString() };
+  }
+}
+
+export class OwnedDeviceResponse {
+  @ApiProperty({ example: 'gw-0001' })
+  deviceId!: string;
+
+  @ApiProperty({ example: 'esp32s3-7c:df:a1:0b:22:c4' })
+  hardwareId!: string;
+
+  @ApiProperty({ example: '0.1.4' })
+  firmwareVersion!: string;
+
+  @ApiProperty({ format: 'date-time', example: '2026-11-21T16:00:00.000Z' })
+  claimedAt!: string;
+
+  @ApiProperty({ type: 'string', format: 'date-time', nullable: true, example: '2026-11-21T16:05:00.000Z' })
+  lastSeenAt!: string | null;
+
+  static from(device: Device): OwnedDeviceResponse {
+    return {
+      deviceId: device.deviceId,
+      hardwareId: device.hardwareId,
+      firmwareVersion: device.firmwareVersion.value,
+      claimedAt: (device.claimedAt ?? device.registeredAt).toISOString(),
+      lastSeenAt: device.lastSeenAt?.toISOString() ?? null,
+    };
+  }
+}
+
+export class OwnedDeviceListResponse {
+  @ApiProperty({ type: [OwnedDeviceResponse] })
+  items!: OwnedDeviceResponse[];
+}
+
+export class ReRegistrationResponse {
+  @ApiProperty({ example: 'gw-0001' })
+  deviceId!: string;
+
+  @ApiProperty({ format: 'date-time', example: '2026-11-22T16:00:00.000Z', description: 'The device may register again with the same deviceId and hardwareId until then.' })
+  openUntil!: string;
+}

@@ -1,0 +1,34 @@
+import { ValidationFailedError, type FieldError } from '../../../shared/domain-error.js';
+import { DEVICE_ID_PATTERN } from './device-id.js';
+
+export interface AllowlistEntry {
+  deviceId: string;
+  hardwareId: string;
+}
+
+/** Port: the deviceId/hardwareId pairs an administrator allowed to register (REGISTRATION_MODE=allowlist). */
+export abstract class RegistrationAllowlist {
+  abstract allows(entry: AllowlistEntry): Promise<boolean>;
+  /** Adds the pairs (a pair already present is replaced); returns how many were stored. */
+  abstract importEntries(entries: AllowlistEntry[], importedBy: string, now: Date): Promise<number>;
+}
+
+/** Reads `deviceId,hardwareId` lines (header first); every bad line is named in one error. */
+export function parseAllowlistCsv(text: string): AllowlistEntry[] {
+  const lines = text.split(/\r?\n/).map((line) => line.trim());
+  const [header, ...rows] = lines;
+  const problems: FieldError[] = [];
+  if (header?.replaceAll(' ', '').toLowerCase() !== 'deviceid,hardwareid') problems.push({ field: 'csv', message: 'the first line must be the header deviceId,hardwareId' });
+  const entries: AllowlistEntry[] = [];
+  rows.forEach((line, index) => {
+    if (line === '') return;
+    const [deviceId, hardwareId, ...extra] = line.split(',').map((cell) => cell.trim());
+    if (extra.length > 0 || !DEVICE_ID_PATTERN.test(deviceId ?? '') || !hardwareId || hardwareId.length > 128) {
+      problems.push({ field: `csv.line${index + 2}`, message: 'expected deviceId (1–64 of A–Z a–z 0–9 . _ : -) and hardwareId (1–128 characters)' });
+      return;
+    }
+    entries.push({ deviceId, hardwareId });
+  });
+  if (problems.length > 0) throw new ValidationFailedError(problems.slice(0, 50));
+  return entries;
+}

@@ -1,0 +1,30 @@
+import { Body, Controller, HttpCode, Post } from '@nestjs/common';
+import { ApiBody, ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
+import { AdminAuth, CurrentCustomer } from '../../../auth/auth.decorators.js';
+import { ApiProblems } from '../../../shared/http/api-problems.decorator.js';
+import type { CustomerPrincipal } from '../../accounts/application/accounts.service.js';
+import { DevicesService } from '../application/devices.service.js';
+import { parseAllowlistCsv } from '../domain/registration-allowlist.js';
+import { ImportAllowlistRequest, ImportAllowlistResponse } from './allowlist.request.js';
+
+@ApiTags('admin')
+@Controller('admin/devices')
+export class AdminDevicesController {
+  constructor(private readonly devices: DevicesService) {}
+
+  @Post('allowlist')
+  @HttpCode(200)
+  @AdminAuth()
+  @ApiOperation({
+    operationId: 'importRegistrationAllowlist',
+    summary: 'Allow deviceId/hardwareId pairs to register (REGISTRATION_MODE=allowlist)',
+    description: 'Send `entries` as JSON, or `csv` with the header `deviceId,hardwareId`. A deviceId already listed takes the new hardwareId.',
+  })
+  @ApiBody({ type: ImportAllowlistRequest })
+  @ApiResponse({ status: 200, type: ImportAllowlistResponse, description: 'Stored.' })
+  @ApiProblems(400, 413, 415)
+  async importAllowlist(@CurrentCustomer() admin: CustomerPrincipal, @Body() body: ImportAllowlistRequest): Promise<ImportAllowlistResponse> {
+    const entries = [...(body.entries ?? []), ...(body.csv !== undefined ? parseAllowlistCsv(body.csv) : [])];
+    return { imported: await this.devices.importAllowlist(entries, admin.userId) };
+  }
+}
