@@ -37,8 +37,8 @@ export class ValidationFailedError extends DomainError {
 }
 
 export class RateLimitedError extends DomainError {
-  constructor(retryAfterSec: number) {
-    super('RATE_LIMITED', 'rate-limited', 'Too many failed attempts. Try again later.', { retryAfterSec });
+  constructor(retryAfterSec: number, message = 'Too many attempts. Try again later.') {
+    super('RATE_LIMITED', 'rate-limited', message, { retryAfterSec });
   }
 }
 

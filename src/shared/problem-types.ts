@@ -24,6 +24,7 @@ export const PROBLEM_TITLES: Record<string, string> = {
   REGISTRATION_NOT_ALLOWED: 'The device is not allowed to register',
   RATE_LIMITED: 'Too many requests',
   SERVICE_UNAVAILABLE: 'The service is temporarily unavailable',
+  MAIL_UNAVAILABLE: 'The mail server is temporarily unavailable',
   INTERNAL_ERROR: 'Internal error',
 };
 

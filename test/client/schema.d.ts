@@ -429,12 +429,12 @@ export interface components {
         };
         RegisterDeviceResponse: {
             /**
-             * @description Device access token (JWT) for Authorization: Bearer.
+             * @description Access token (JWT) for Authorization: Bearer.
              * @example eyJhbGciOiJIUzI1NiIsInR5cCI6ImF0K2p3dCJ9…
              */
             accessToken: string;
             /**
-             * @description Opaque, single-use refresh token.
+             * @description Opaque, single-use refresh token (dcr_ for devices, ucr_ for customers).
              * @example dcr_3N5c0mY0t8d7Jq2Lk1Vx9Zb6Wf4Hs2Ra8Tg1Pe7Uu0
              */
             refreshToken: string;
@@ -468,12 +468,12 @@ export interface components {
         };
         TokenResponse: {
             /**
-             * @description Device access token (JWT) for Authorization: Bearer.
+             * @description Access token (JWT) for Authorization: Bearer.
              * @example eyJhbGciOiJIUzI1NiIsInR5cCI6ImF0K2p3dCJ9…
              */
             accessToken: string;
             /**
-             * @description Opaque, single-use refresh token.
+             * @description Opaque, single-use refresh token (dcr_ for devices, ucr_ for customers).
              * @example dcr_3N5c0mY0t8d7Jq2Lk1Vx9Zb6Wf4Hs2Ra8Tg1Pe7Uu0
              */
             refreshToken: string;
@@ -1263,6 +1263,15 @@ export interface operations {
             };
             /** @description Too many failed attempts; see Retry-After. */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                };
+            };
+            /** @description Temporarily unavailable; see Retry-After. */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -30,7 +30,22 @@ export interface TestApp {
  */
 export async function createTestApp(overrides: Record<string, string> = {}): Promise<TestApp> {
   const database = await createTestDatabase();
-  await runMigrations(database.url);
+  const app = await startTestApp(database.url, overrides);
+  return {
+    ...app,
+    close: async () => {
+      await app.close();
+      await database.drop();
+    },
+  };
+}
+
+/**
+ * Starts the application on an existing test database and leaves the database in place on close:
+ * for tests about what a restart does with data an earlier instance left.
+ */
+export async function startTestApp(databaseUrl: string, overrides: Record<string, string> = {}): Promise<TestApp> {
+  await runMigrations(databaseUrl);
   const dataDir = mkdtempSync(join(tmpdir(), 'dcs-test-data-'));
   const env = loadEnv({
     NODE_ENV: 'test',
@@ -40,11 +55,11 @@ export async function createTestApp(overrides: Record<string, string> = {}): Pro
     ...overrides,
   });
   const secrets = resolveSecrets(env);
-  const app = await createApp({ env, secrets, databaseUrl: database.url });
+  const app = await createApp({ env, secrets, databaseUrl });
   await app.listen({ port: 0, host: '127.0.0.1' });
   const address = app.getHttpServer().address();
   const baseUrl = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
-  const db = new pg.Pool({ connectionString: database.url, max: 3 });
+  const db = new pg.Pool({ connectionString: databaseUrl, max: 3 });
   return {
     app,
     baseUrl,
@@ -54,7 +69,6 @@ export async function createTestApp(overrides: Record<string, string> = {}): Pro
     close: async () => {
       await app.close();
       await db.end();
-      await database.drop();
       rmSync(dataDir, { recursive: true, force: true });
     },
   };

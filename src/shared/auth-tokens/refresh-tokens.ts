@@ -51,11 +51,13 @@ export class RefreshTokens {
     if (!stored) throw new InvalidRefreshTokenError();
     const currentVersion = await subject.currentTokenVersion(stored.subjectId);
     if (currentVersion === null) throw new InvalidRefreshTokenError();
+    // A dead token (revoked, expired, from an earlier version) is refused and nothing more: a
+    // replay of an old stolen token must not be a way to log the owner out again and again.
+    if (stored.revokedAt || stored.tokenVersion !== currentVersion || stored.expiresAt <= now) throw new InvalidRefreshTokenError();
     if (stored.rotatedAt) {
       await this.voidAll(stored.subjectId, subject, now);
       throw new InvalidRefreshTokenError();
     }
-    if (stored.revokedAt || stored.tokenVersion !== currentVersion || stored.expiresAt <= now) throw new InvalidRefreshTokenError();
     if (!(await this.store.markRotated(stored.id, now))) {
       // A concurrent request rotated it first: the same token was presented twice.
       await this.voidAll(stored.subjectId, subject, now);

@@ -17,6 +17,13 @@ export abstract class FailureLimiter {
   /** Seconds until every given bucket admits attempts again; 0 when none is blocked. */
   abstract retryAfterSec(buckets: FailureBucket[]): Promise<number>;
   abstract recordFailure(buckets: FailureBucket[]): Promise<void>;
+  /**
+   * In one step: 0 and every bucket counts one more attempt, or the seconds to wait when a
+   * bucket is full (then nothing is counted).
+   */
+  abstract acquire(buckets: FailureBucket[]): Promise<number>;
+  /** Takes back an attempt counted by acquire (it did not fail). */
+  abstract refund(buckets: FailureBucket[]): Promise<void>;
 
   /** Throws RATE_LIMITED (with Retry-After) while any of the buckets is full. */
   async refuseWhileLimited(buckets: FailureBucket[]): Promise<void> {
@@ -24,12 +31,20 @@ export abstract class FailureLimiter {
     if (wait > 0) throw new RateLimitedError(wait);
   }
 
-  /** Runs a credential check; a domain error from it (a failed check) counts against the buckets. */
-  async countingFailures<T>(buckets: FailureBucket[], check: () => Promise<T>): Promise<T> {
+  /**
+   * Runs a credential check as a counted attempt: it is counted before the check starts, so a
+   * burst of parallel guesses cannot all slip under the limit, and refunded unless the check fails
+   * with an error that `isFailure` accepts (by default any domain error).
+   */
+  async guard<T>(buckets: FailureBucket[], check: () => Promise<T>, isFailure: (error: unknown) => boolean = (error) => error instanceof DomainError): Promise<T> {
+    const wait = await this.acquire(buckets);
+    if (wait > 0) throw new RateLimitedError(wait);
     try {
-      return await check();
+      const result = await check();
+      await this.refund(buckets);
+      return result;
     } catch (error) {
-      if (error instanceof DomainError) await this.recordFailure(buckets);
+      if (!isFailure(error)) await this.refund(buckets);
       throw error;
     }
   }
@@ -50,7 +65,30 @@ export class InMemoryFailureLimiter extends FailureLimiter {
   }
 
   async retryAfterSec(buckets: FailureBucket[]): Promise<number> {
+    return this.waitSec(buckets, this.now());
+  }
+
+  async recordFailure(buckets: FailureBucket[]): Promise<void> {
+    this.count(buckets, this.now());
+  }
+
+  /** Check and count without yielding in between, so concurrent attempts cannot interleave. */
+  async acquire(buckets: FailureBucket[]): Promise<number> {
     const now = this.now();
+    const wait = this.waitSec(buckets, now);
+    if (wait === 0) this.count(buckets, now);
+    return wait;
+  }
+
+  async refund(buckets: FailureBucket[]): Promise<void> {
+    const now = this.now();
+    for (const bucket of buckets) {
+      const window = this.windows.get(bucket.key);
+      if (window && window.resetsAt > now && window.count > 0) window.count -= 1;
+    }
+  }
+
+  private waitSec(buckets: FailureBucket[], now: number): number {
     let wait = 0;
     for (const bucket of buckets) {
       const window = this.windows.get(bucket.key);
@@ -61,8 +99,7 @@ export class InMemoryFailureLimiter extends FailureLimiter {
     return wait;
   }
 
-  async recordFailure(buckets: FailureBucket[]): Promise<void> {
-    const now = this.now();
+  private count(buckets: FailureBucket[], now: number): void {
     for (const bucket of buckets) {
       const window = this.windows.get(bucket.key);
       if (window && window.resetsAt > now) {

@@ -3,13 +3,13 @@ import { Injectable, Logger } from '@nestjs/common';
 import { Clock } from '../../../config/config.module.js';
 import { Env } from '../../../config/env.js';
 import { SecretHasher } from '../../../shared/crypto/secret-hasher.js';
-import { UnauthorizedError } from '../../../shared/domain-error.js';
+import { RateLimitedError, UnauthorizedError } from '../../../shared/domain-error.js';
 import { FailureLimiter, type FailureBucket } from '../../../shared/rate-limit/failure-limiter.js';
 import type { TokenPair } from '../../devices/application/device-tokens.js';
 import { EmailTakenError, InvalidLoginError, InvalidVerificationTokenError } from '../domain/accounts.errors.js';
 import { User, type Role } from '../domain/user.js';
 import { UserRepository } from '../domain/user.repository.js';
-import { Mailer } from './mailer.js';
+import { MailUnavailableError, Mailer } from './mailer.js';
 import { UserTokens, type CustomerTokenClaims } from './user-tokens.js';
 
 const VERIFICATION_TTL_MS = 24 * 3600 * 1000;
@@ -52,7 +52,11 @@ export class AccountsService {
       now,
     });
     if (!(await this.users.insertIfEmailFree(user))) throw new EmailTakenError();
-    await this.sendVerification(user, now);
+    // The account exists either way; a mail that could not go out is sent again on request.
+    await this.sendVerification(user, now).catch((error: unknown) => {
+      if (!(error instanceof MailUnavailableError)) throw error;
+      this.logger.warn({ userId: user.id }, 'Verification mail not sent at signup');
+    });
     return user;
   }
 
@@ -69,8 +73,9 @@ export class AccountsService {
   /** Sends a new link; limited per account, since each call sends a mail. Verified accounts get none. */
   async resendVerification(userId: string): Promise<void> {
     const buckets: FailureBucket[] = [{ key: `resend:user:${userId}`, limit: this.env.RESEND_VERIFICATION_MAX_PER_HOUR, windowSec: 3600 }];
-    await this.limiter.refuseWhileLimited(buckets);
-    await this.limiter.recordFailure(buckets);
+    // Every request counts, sent or not: each may cost a mail.
+    const wait = await this.limiter.acquire(buckets);
+    if (wait > 0) throw new RateLimitedError(wait, 'Too many verification mails requested. Try again later.');
     const user = await this.users.findById(userId);
     if (!user || user.emailVerified) return;
     await this.sendVerification(user, this.clock.now());
@@ -78,25 +83,21 @@ export class AccountsService {
 
   async login(email: string, password: string, clientAddress: string): Promise<TokenPair> {
     const normalized = User.normalizeEmail(email);
-    const buckets = this.loginBuckets(normalized, clientAddress);
-    await this.limiter.refuseWhileLimited(buckets);
-    const user = await this.users.findByEmail(normalized);
-    // argon2 runs for unknown e-mails too (on a dummy hash), so both failures take as long.
-    const passwordMatches = await this.hasher.verifyLowEntropy(password, user?.passwordHash);
-    if (!user || !passwordMatches) {
-      await this.limiter.recordFailure(buckets);
-      throw new InvalidLoginError();
-    }
-    return this.tokens.issue(user, this.clock.now());
+    return this.limiter.guard(this.loginBuckets(normalized, clientAddress), async () => {
+      const user = await this.users.findByEmail(normalized);
+      // argon2 runs for unknown e-mails too (on a dummy hash), so both failures take as long.
+      const passwordMatches = await this.hasher.verifyLowEntropy(password, user?.passwordHash);
+      if (!user || !passwordMatches) throw new InvalidLoginError();
+      return this.tokens.issue(user, this.clock.now());
+    });
   }
 
   async refresh(refreshToken: string, clientAddress: string): Promise<TokenPair> {
     const buckets: FailureBucket[] = [
       { key: `user-refresh:address:${clientAddress}`, limit: this.env.LOGIN_MAX_FAILURES_PER_ADDRESS, windowSec: this.env.LOGIN_FAILURE_WINDOW_SEC },
     ];
-    await this.limiter.refuseWhileLimited(buckets);
     const now = this.clock.now();
-    const userId = await this.limiter.countingFailures(buckets, () =>
+    const userId = await this.limiter.guard(buckets, () =>
       this.tokens.rotate(refreshToken, now, {
         currentTokenVersion: async (id) => (await this.users.findById(id))?.tokenVersion ?? null,
         revokeAllTokens: (id) => this.revokeAllTokens(id),
@@ -121,18 +122,25 @@ export class AccountsService {
     return new CustomerPrincipal(user.id, user.role, user.emailVerified);
   }
 
-  /** ADMIN_EMAIL + ADMIN_PASSWORD at start: creates the administrator, or resets its password and role. */
+  /**
+   * ADMIN_EMAIL + ADMIN_PASSWORD at start: creates the administrator, or makes the account with
+   * that address one. An account that already is the administrator with this password is left
+   * alone, so restarts keep its sessions.
+   */
   async ensureAdmin(email: string, password: string): Promise<void> {
-    const admin = User.create({
-      id: randomUUID(),
-      email: User.normalizeEmail(email),
-      passwordHash: await this.hasher.hashLowEntropy(password),
-      role: 'admin',
-      verified: true,
-      now: this.clock.now(),
-    });
-    await this.users.upsertAdmin(admin);
-    this.logger.log(`Administrator account ${admin.email} is ready`);
+    const normalized = User.normalizeEmail(email);
+    const now = this.clock.now();
+    const existing = await this.users.findByEmail(normalized);
+    if (!existing) {
+      const admin = User.create({ id: randomUUID(), email: normalized, passwordHash: await this.hasher.hashLowEntropy(password), role: 'admin', verified: true, now });
+      if (await this.users.insertIfEmailFree(admin)) this.logger.log(`Administrator account ${normalized} created`);
+      return;
+    }
+    if (existing.isAdmin && existing.emailVerified && (await this.hasher.verifyLowEntropy(password, existing.passwordHash))) return;
+    existing.promoteToAdmin(await this.hasher.hashLowEntropy(password), now);
+    await this.users.save(existing);
+    await this.tokens.revokeAllOf(existing.id, now);
+    this.logger.log(`Account ${normalized} is now the administrator; its earlier sessions were revoked`);
   }
 
   private async revokeAllTokens(userId: string): Promise<void> {

@@ -1,3 +1,5 @@
+import { DomainError } from '../../../shared/domain-error.js';
+
 export interface Mail {
   to: string;
   subject: string;
@@ -7,4 +9,10 @@ export interface Mail {
 /** Sends mail: over SMTP when SMTP_URL is set, else into the log for local development. */
 export abstract class Mailer {
   abstract send(mail: Mail): Promise<void>;
+}
+
+export class MailUnavailableError extends DomainError {
+  constructor() {
+    super('MAIL_UNAVAILABLE', 'unavailable', 'The mail server could not be reached. Try again later.', { retryAfterSec: 60 });
+  }
 }

@@ -48,4 +48,8 @@ export class UserTokens {
   revoke(refreshToken: string, now: Date): Promise<void> {
     return this.refreshTokens.revoke(refreshToken, now);
   }
+
+  revokeAllOf(userId: string, now: Date): Promise<void> {
+    return this.refreshTokens.revokeAllOf(userId, now);
+  }
 }

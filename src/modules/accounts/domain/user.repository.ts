@@ -6,8 +6,6 @@ export abstract class UserRepository {
   abstract findByEmail(email: string): Promise<User | null>;
   /** Inserts unless the e-mail is taken; false when it was. */
   abstract insertIfEmailFree(user: User): Promise<boolean>;
-  /** Creates the administrator or makes the existing account one, with the given password, verified. */
-  abstract upsertAdmin(user: User): Promise<void>;
   abstract save(user: User): Promise<void>;
 
   abstract insertVerificationToken(token: { userId: string; tokenHash: string; expiresAt: Date }): Promise<void>;

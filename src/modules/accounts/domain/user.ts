@@ -61,6 +61,21 @@ export class User {
     if (!this.state.emailVerifiedAt) this.state = { ...this.state, emailVerifiedAt: now };
   }
 
+  /**
+   * ADMIN_EMAIL names this account: it becomes a verified administrator with the configured
+   * password, and every token issued before is void — whoever signed up with that address
+   * first must not keep a session that is now an administrator's.
+   */
+  promoteToAdmin(passwordHash: string, now: Date): void {
+    this.state = {
+      ...this.state,
+      role: 'admin',
+      passwordHash,
+      emailVerifiedAt: this.state.emailVerifiedAt ?? now,
+      tokenVersion: this.state.tokenVersion + 1,
+    };
+  }
+
   /** Voids every token issued so far (refresh-token reuse). */
   revokeTokens(): void {
     this.state = { ...this.state, tokenVersion: this.state.tokenVersion + 1 };

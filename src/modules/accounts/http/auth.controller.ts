@@ -40,7 +40,7 @@ export class AuthController {
   @CustomerAuth()
   @ApiOperation({ operationId: 'resendVerification', summary: 'Send the verification link again' })
   @ApiResponse({ status: 202, description: 'A new link is on its way (none when already verified).' })
-  @ApiProblems(429)
+  @ApiProblems(429, 503)
   async resendVerification(@CurrentCustomer() customer: CustomerPrincipal): Promise<void> {
     await this.accounts.resendVerification(customer.userId);
   }

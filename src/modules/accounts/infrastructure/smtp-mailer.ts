@@ -1,8 +1,9 @@
 import { Logger } from '@nestjs/common';
 import nodemailer, { type Transporter } from 'nodemailer';
-import { Mailer, type Mail } from '../application/mailer.js';
+import { MailUnavailableError, Mailer, type Mail } from '../application/mailer.js';
 
 export class SmtpMailer extends Mailer {
+  private readonly logger = new Logger('Mail');
   private readonly transport: Transporter;
 
   constructor(
@@ -14,7 +15,12 @@ export class SmtpMailer extends Mailer {
   }
 
   async send(mail: Mail): Promise<void> {
-    await this.transport.sendMail({ from: this.from, to: mail.to, subject: mail.subject, text: mail.text });
+    try {
+      await this.transport.sendMail({ from: this.from, to: mail.to, subject: mail.subject, text: mail.text });
+    } catch (error) {
+      this.logger.warn({ code: (error as { code?: unknown }).code }, 'SMTP delivery failed');
+      throw new MailUnavailableError();
+    }
   }
 }
 

@@ -56,25 +56,23 @@ export class TypeOrmUserRepository extends UserRepository {
     return rows.length === 1;
   }
 
-  async upsertAdmin(user: User): Promise<void> {
-    await this.sql.rows(
-      `INSERT INTO users (${USER_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7)
-       ON CONFLICT (email) DO UPDATE SET password_hash = EXCLUDED.password_hash, role = 'admin',
-         email_verified_at = COALESCE(users.email_verified_at, EXCLUDED.email_verified_at)`,
-      toParams(user),
-    );
-  }
-
   async save(user: User): Promise<void> {
     const state = user.toState();
-    await this.sql.rows('UPDATE users SET email = $2, password_hash = $3, role = $4, email_verified_at = $5, token_version = $6 WHERE id = $1', [
+    // Token version and verification only move forward, so a concurrent save of an older copy
+    // cannot undo a revocation or a verification.
+    await this.sql.rows(
+      `UPDATE users SET email = $2, password_hash = $3, role = $4,
+         email_verified_at = COALESCE(users.email_verified_at, $5), token_version = GREATEST(users.token_version, $6)
+       WHERE id = $1`,
+      [
       state.id,
       state.email,
       state.passwordHash,
       state.role,
       state.emailVerifiedAt,
       state.tokenVersion,
-    ]);
+      ],
+    );
   }
 
   async insertVerificationToken(token: { userId: string; tokenHash: string; expiresAt: Date }): Promise<void> {

@@ -1,4 +1,5 @@
-import { Column, Entity, Index, PrimaryColumn, PrimaryGeneratedColumn } from 'typeorm';
+import { Column, Entity, Index, PrimaryColumn } from 'typeorm';
+import { RefreshTokenColumns } from '../../../shared/auth-tokens/refresh-token.columns.js';
 
 @Entity({ name: 'users' })
 export class UserRecord {
@@ -42,29 +43,8 @@ export class EmailVerificationTokenRecord {
 
 @Entity({ name: 'user_refresh_tokens' })
 @Index('user_refresh_tokens_user_idx', ['userId'])
-export class UserRefreshTokenRecord {
-  @PrimaryGeneratedColumn('uuid')
-  id!: string;
-
+@Index('user_refresh_tokens_hash_key', ['tokenHash'], { unique: true })
+export class UserRefreshTokenRecord extends RefreshTokenColumns {
   @Column({ name: 'user_id', type: 'uuid' })
   userId!: string;
-
-  @Index('user_refresh_tokens_hash_key', { unique: true })
-  @Column({ name: 'token_hash', type: 'varchar', length: 64 })
-  tokenHash!: string;
-
-  @Column({ name: 'token_version', type: 'integer' })
-  tokenVersion!: number;
-
-  @Column({ name: 'issued_at', type: 'timestamptz' })
-  issuedAt!: Date;
-
-  @Column({ name: 'expires_at', type: 'timestamptz' })
-  expiresAt!: Date;
-
-  @Column({ name: 'rotated_at', type: 'timestamptz', nullable: true })
-  rotatedAt!: Date | null;
-
-  @Column({ name: 'revoked_at', type: 'timestamptz', nullable: true })
-  revokedAt!: Date | null;
 }

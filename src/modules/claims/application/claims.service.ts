@@ -1,4 +1,4 @@
-import { Injectable } from '@nestjs/common';
+import { Injectable, Logger } from '@nestjs/common';
 import { Clock } from '../../../config/config.module.js';
 import { Env } from '../../../config/env.js';
 import { SecretHasher } from '../../../shared/crypto/secret-hasher.js';
@@ -23,8 +23,20 @@ export interface Ownership {
   claimedAt: Date;
 }
 
+const CLAIM_OUTCOMES = new Set<string>([
+  'RATE_LIMITED',
+  'INVALID_CLAIM',
+  'DEVICE_ALREADY_CLAIMED',
+  'EMAIL_NOT_VERIFIED',
+  'CLAIM_CODE_REQUIRED',
+  'DEVICE_SECRET_REQUIRED',
+  'NOT_FOUND',
+]);
+
 @Injectable()
 export class ClaimsService {
+  private readonly logger = new Logger(ClaimsService.name);
+
   constructor(
     private readonly devices: DevicesService,
     private readonly audit: ClaimAudit,
@@ -41,19 +53,27 @@ export class ClaimsService {
    */
   async claim(customer: CustomerPrincipal, command: ClaimCommand, clientAddress: string): Promise<Ownership> {
     const attempt = { userId: customer.userId, deviceId: command.deviceId, action: 'claim' as const, clientAddress };
-    return this.audited(attempt, async () => {
+    return this.audited(attempt, async (note) => {
       if (this.env.EMAIL_VERIFICATION_REQUIRED && !customer.emailVerified) throw new EmailNotVerifiedError();
-      const buckets = this.claimBuckets(command.deviceId, customer.userId);
-      await this.limiter.refuseWhileLimited(buckets);
-
-      const device = await this.devices.findDevice(command.deviceId);
-      if (!device) return this.failProof(buckets);
-      if (device.ownerId !== null && device.ownerId !== customer.userId) throw new DeviceAlreadyClaimedError();
-      if (!(await this.proofMatches(device, command))) return this.failProof(buckets);
-
-      const ownership = await this.devices.claimFor(device.deviceId, customer.userId, this.clock.now());
-      if (!ownership) throw new DeviceAlreadyClaimedError();
-      return { deviceId: device.deviceId, ...ownership };
+      // Only wrong proofs count against the limits; they are counted before the (slow) check.
+      return this.limiter.guard(
+        this.claimBuckets(command.deviceId, customer.userId),
+        async () => {
+          const device = await this.devices.findDevice(command.deviceId);
+          if (!device) {
+            // Hash anyway, so an unknown id answers as slowly as a wrong code.
+            await this.hasher.verifyLowEntropy(command.claimCode ?? command.deviceSecret ?? '', null);
+            throw new InvalidClaimError();
+          }
+          if (device.ownerId !== null && device.ownerId !== customer.userId) throw new DeviceAlreadyClaimedError();
+          if (!(await this.proofMatches(device, command))) throw new InvalidClaimError();
+          if (device.ownerId === customer.userId) note('ALREADY_OWNED');
+          const ownership = await this.devices.claimFor(device.deviceId, customer.userId, this.clock.now());
+          if (!ownership) throw new DeviceAlreadyClaimedError();
+          return { deviceId: device.deviceId, ...ownership };
+        },
+        (error) => error instanceof InvalidClaimError,
+      );
     });
   }
 
@@ -88,22 +108,20 @@ export class ClaimsService {
     return this.devices.secretMatches(device, command.deviceSecret);
   }
 
-  private async failProof(buckets: FailureBucket[]): Promise<never> {
-    await this.limiter.recordFailure(buckets);
-    throw new InvalidClaimError();
-  }
-
   /** Runs one attempt and records its outcome, success or failure, in the audit table. */
-  private async audited<T>(attempt: Omit<ClaimAuditEntry, 'outcome' | 'at'>, work: () => Promise<T>): Promise<T> {
+  private async audited<T>(attempt: Omit<ClaimAuditEntry, 'outcome' | 'at'>, work: (note: (outcome: ClaimOutcome) => void) => Promise<T>): Promise<T> {
     let outcome: ClaimOutcome = attempt.action === 'claim' ? 'CLAIMED' : attempt.action === 'release' ? 'RELEASED' : 'RE_REGISTRATION_OPENED';
     try {
-      return await work();
+      return await work((noted) => (outcome = noted));
     } catch (error) {
       const code = (error as { code?: unknown }).code;
-      outcome = (typeof code === 'string' ? code : 'ERROR') as ClaimOutcome;
+      outcome = typeof code === 'string' && CLAIM_OUTCOMES.has(code) ? (code as ClaimOutcome) : 'ERROR';
       throw error;
     } finally {
-      await this.audit.record({ ...attempt, outcome, at: this.clock.now() });
+      // The audit must not change the answer: a failed write is logged, the outcome stands.
+      await this.audit.record({ ...attempt, outcome, at: this.clock.now() }).catch((error: unknown) => {
+        this.logger.error({ code: (error as { code?: unknown }).code, deviceId: attempt.deviceId, outcome }, 'Claim audit write failed');
+      });
     }
   }
 

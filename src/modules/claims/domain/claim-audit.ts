@@ -9,7 +9,9 @@ export type ClaimOutcome =
   | 'INVALID_CLAIM'
   | 'DEVICE_ALREADY_CLAIMED'
   | 'CLAIM_CODE_REQUIRED'
-  | 'DEVICE_SECRET_REQUIRED';
+  | 'DEVICE_SECRET_REQUIRED'
+  | 'NOT_FOUND'
+  | 'ERROR';
 
 export interface ClaimAuditEntry {
   userId: string;

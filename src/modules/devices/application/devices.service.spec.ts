@@ -1,5 +1,5 @@
+import { FixedClock } from '../../../config/fixed-clock.js';
 import { JwtService } from '@nestjs/jwt';
-import { Clock } from '../../../config/config.module.js';
 import { loadEnv } from '../../../config/env.js';
 import { SecretHasher } from '../../../shared/crypto/secret-hasher.js';
 import { RateLimitedError, UnauthorizedError } from '../../../shared/domain-error.js';
@@ -19,20 +19,6 @@ class NoAllowlist extends RegistrationAllowlist {
   }
   async importEntries(): Promise<number> {
     return 0;
-  }
-}
-
-class FixedClock extends Clock {
-  constructor(private current: Date) {
-    super();
-  }
-
-  now(): Date {
-    return this.current;
-  }
-
-  advanceSec(seconds: number): void {
-    this.current = new Date(this.current.getTime() + seconds * 1000);
   }
 }
 

@@ -92,42 +92,36 @@ export class DevicesService {
 
   /** The id is taken: either a lost-response retry of the same gateway (new credentials) or a 409. */
   private async retryRegistration(command: RegisterDeviceCommand, claimCode: ClaimCode | null, secretHash: string, clientAddress: string): Promise<Device> {
-    const buckets = this.credentialBuckets('register', command.deviceId, clientAddress);
-    await this.limiter.refuseWhileLimited(buckets);
-    const existing = await this.devices.findById(command.deviceId);
-    if (!existing) throw new DeviceAlreadyRegisteredError();
-    // argon2 runs before taking the row lock; under the lock we only re-check what it saw.
-    const claimCodeMatches =
-      existing.claimCodeHash === null ? claimCode === null : claimCode !== null && (await this.hasher.verifyLowEntropy(claimCode.value, existing.claimCodeHash));
-    let accepted = false;
-    const now = this.clock.now();
-    const device = await this.devices.updateLocked(command.deviceId, (current) => {
-      accepted =
-        current.claimCodeHash === existing.claimCodeHash &&
-        current.acceptsRegistrationRetry({ hardwareId: command.hardwareId, claimCodeMatches, now, windowSec: this.env.REGISTRATION_RETRY_WINDOW_SEC });
-      if (accepted) current.replaceCredentials(secretHash, now);
-      return accepted;
+    return this.limiter.guard(this.credentialBuckets('register', command.deviceId, clientAddress), async () => {
+      const existing = await this.devices.findById(command.deviceId);
+      if (!existing) throw new DeviceAlreadyRegisteredError();
+      // argon2 runs before taking the row lock; under the lock we only re-check what it saw.
+      const claimCodeMatches =
+        existing.claimCodeHash === null ? claimCode === null : claimCode !== null && (await this.hasher.verifyLowEntropy(claimCode.value, existing.claimCodeHash));
+      let accepted = false;
+      const now = this.clock.now();
+      const device = await this.devices.updateLocked(command.deviceId, (current) => {
+        accepted =
+          current.claimCodeHash === existing.claimCodeHash &&
+          current.acceptsRegistrationRetry({ hardwareId: command.hardwareId, claimCodeMatches, now, windowSec: this.env.REGISTRATION_RETRY_WINDOW_SEC });
+        if (accepted) current.replaceCredentials(secretHash, now);
+        return accepted;
+      });
+      if (!device || !accepted) throw new DeviceAlreadyRegisteredError();
+      return device;
     });
-    if (!device || !accepted) {
-      await this.limiter.recordFailure(buckets);
-      throw new DeviceAlreadyRegisteredError();
-    }
-    return device;
   }
 
   async login(deviceId: string, deviceSecret: string, clientAddress: string): Promise<TokenPair> {
-    const buckets = this.credentialBuckets('login', deviceId, clientAddress);
-    await this.limiter.refuseWhileLimited(buckets);
-    const device = await this.devices.findById(deviceId);
-    // Compare even when the device is unknown, so both failures take the same time.
-    const secretMatches = this.hasher.hmacMatches(deviceSecret, device?.secretHash);
-    if (!device || !secretMatches) {
-      await this.limiter.recordFailure(buckets);
-      throw new InvalidCredentialsError();
-    }
-    const now = this.clock.now();
-    if (!device.credentialsUsedAt) await this.devices.markCredentialsUsed(deviceId, now);
-    return this.tokens.issue(device, now);
+    return this.limiter.guard(this.credentialBuckets('login', deviceId, clientAddress), async () => {
+      const device = await this.devices.findById(deviceId);
+      // Compare even when the device is unknown, so both failures take the same time.
+      const secretMatches = this.hasher.hmacMatches(deviceSecret, device?.secretHash);
+      if (!device || !secretMatches) throw new InvalidCredentialsError();
+      const now = this.clock.now();
+      if (!device.credentialsUsedAt) await this.devices.markCredentialsUsed(deviceId, now);
+      return this.tokens.issue(device, now);
+    });
   }
 
   /**
@@ -139,9 +133,8 @@ export class DevicesService {
     const buckets: FailureBucket[] = [
       { key: `refresh:address:${clientAddress}`, limit: this.env.LOGIN_MAX_FAILURES_PER_ADDRESS, windowSec: this.env.LOGIN_FAILURE_WINDOW_SEC },
     ];
-    await this.limiter.refuseWhileLimited(buckets);
     const now = this.clock.now();
-    const deviceId = await this.limiter.countingFailures(buckets, () =>
+    const deviceId = await this.limiter.guard(buckets, () =>
       this.tokens.rotate(refreshToken, now, {
         currentTokenVersion: async (id) => (await this.devices.findById(id))?.tokenVersion ?? null,
         revokeAllTokens: async (id) => {

@@ -1,6 +1,9 @@
 import { ValidationFailedError, type FieldError } from '../../../shared/domain-error.js';
 import { DEVICE_ID_PATTERN } from './device-id.js';
 
+/** Entries one import may carry, JSON and CSV together. */
+export const MAX_ALLOWLIST_IMPORT = 5000;
+
 export interface AllowlistEntry {
   deviceId: string;
   hardwareId: string;
@@ -11,6 +14,13 @@ export abstract class RegistrationAllowlist {
   abstract allows(entry: AllowlistEntry): Promise<boolean>;
   /** Adds the pairs (a pair already present is replaced); returns how many were stored. */
   abstract importEntries(entries: AllowlistEntry[], importedBy: string, now: Date): Promise<number>;
+}
+
+/** The entries of one import, JSON and CSV together, within the per-import bound. */
+export function combineImport(entries: AllowlistEntry[], csv: string | undefined): AllowlistEntry[] {
+  const all = [...entries, ...(csv === undefined ? [] : parseAllowlistCsv(csv))];
+  if (all.length > MAX_ALLOWLIST_IMPORT) throw new ValidationFailedError([{ field: 'entries', message: `at most ${MAX_ALLOWLIST_IMPORT} devices per import` }]);
+  return all;
 }
 
 /** Reads `deviceId,hardwareId` lines (header first); every bad line is named in one error. */
@@ -29,6 +39,7 @@ export function parseAllowlistCsv(text: string): AllowlistEntry[] {
     }
     entries.push({ deviceId, hardwareId });
   });
+  if (entries.length > MAX_ALLOWLIST_IMPORT) problems.push({ field: 'csv', message: `at most ${MAX_ALLOWLIST_IMPORT} devices per import` });
   if (problems.length > 0) throw new ValidationFailedError(problems.slice(0, 50));
   return entries;
 }

@@ -4,7 +4,7 @@ import { AdminAuth, CurrentCustomer } from '../../../auth/auth.decorators.js';
 import { ApiProblems } from '../../../shared/http/api-problems.decorator.js';
 import type { CustomerPrincipal } from '../../accounts/application/accounts.service.js';
 import { DevicesService } from '../application/devices.service.js';
-import { parseAllowlistCsv } from '../domain/registration-allowlist.js';
+import { combineImport } from '../domain/registration-allowlist.js';
 import { ImportAllowlistRequest, ImportAllowlistResponse } from './allowlist.request.js';
 
 @ApiTags('admin')
@@ -24,7 +24,6 @@ export class AdminDevicesController {
   @ApiResponse({ status: 200, type: ImportAllowlistResponse, description: 'Stored.' })
   @ApiProblems(400, 413, 415)
   async importAllowlist(@CurrentCustomer() admin: CustomerPrincipal, @Body() body: ImportAllowlistRequest): Promise<ImportAllowlistResponse> {
-    const entries = [...(body.entries ?? []), ...(body.csv !== undefined ? parseAllowlistCsv(body.csv) : [])];
-    return { imported: await this.devices.importAllowlist(entries, admin.userId) };
+    return { imported: await this.devices.importAllowlist(combineImport(body.entries ?? [], body.csv), admin.userId) };
   }
 }

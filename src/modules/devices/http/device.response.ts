@@ -36,10 +36,10 @@ export class DeviceConfigResponse {
 }
 
 export class TokenResponse {
-  @ApiProperty({ description: 'Device access token (JWT) for Authorization: Bearer.', example: 'eyJhbGciOiJIUzI1NiIsInR5cCI6ImF0K2p3dCJ9…' })
+  @ApiProperty({ description: 'Access token (JWT) for Authorization: Bearer.', example: 'eyJhbGciOiJIUzI1NiIsInR5cCI6ImF0K2p3dCJ9…' })
   accessToken!: string;
 
-  @ApiProperty({ description: 'Opaque, single-use refresh token.', example: 'dcr_3N5c0mY0t8d7Jq2Lk1Vx9Zb6Wf4Hs2Ra8Tg1Pe7Uu0' })
+  @ApiProperty({ description: 'Opaque, single-use refresh token (dcr_ for devices, ucr_ for customers).', example: 'dcr_3N5c0mY0t8d7Jq2Lk1Vx9Zb6Wf4Hs2Ra8Tg1Pe7Uu0' })
   refreshToken!: string;
 
   @ApiProperty({ enum: ['Bearer'], example: 'Bearer' })

@@ -1,4 +1,5 @@
-import { Column, Entity, Index, PrimaryColumn, PrimaryGeneratedColumn } from 'typeorm';
+import { Column, Entity, Index, PrimaryColumn } from 'typeorm';
+import { RefreshTokenColumns } from '../../../shared/auth-tokens/refresh-token.columns.js';
 
 @Entity({ name: 'devices' })
 export class DeviceRecord {
@@ -50,31 +51,10 @@ export class DeviceRecord {
 
 @Entity({ name: 'device_refresh_tokens' })
 @Index('device_refresh_tokens_device_idx', ['deviceId'])
-export class DeviceRefreshTokenRecord {
-  @PrimaryGeneratedColumn('uuid')
-  id!: string;
-
+@Index('device_refresh_tokens_hash_key', ['tokenHash'], { unique: true })
+export class DeviceRefreshTokenRecord extends RefreshTokenColumns {
   @Column({ name: 'device_id', type: 'varchar', length: 64 })
   deviceId!: string;
-
-  @Index('device_refresh_tokens_hash_key', { unique: true })
-  @Column({ name: 'token_hash', type: 'varchar', length: 64 })
-  tokenHash!: string;
-
-  @Column({ name: 'token_version', type: 'integer' })
-  tokenVersion!: number;
-
-  @Column({ name: 'issued_at', type: 'timestamptz' })
-  issuedAt!: Date;
-
-  @Column({ name: 'expires_at', type: 'timestamptz' })
-  expiresAt!: Date;
-
-  @Column({ name: 'rotated_at', type: 'timestamptz', nullable: true })
-  rotatedAt!: Date | null;
-
-  @Column({ name: 'revoked_at', type: 'timestamptz', nullable: true })
-  revokedAt!: Date | null;
 }
 
 @Entity({ name: 'registration_allowlist' })

@@ -1,0 +1,469 @@
+import { FixedClock } from '../../../config/fixed-clock.js';
+import { Logger } from '@nestjs/common';
+import { JwtService } from '@nestjs/jwt';
+import { loadEnv } from '../../../config/env.js';
+import { InMemoryRefreshTokenStore } from '../../../shared/auth-tokens/in-memory-refresh-token.store.js';
+import { InvalidRefreshTokenError } from '../../../shared/auth-tokens/refresh-tokens.js';
+import { SecretHasher } from '../../../shared/crypto/secret-hasher.js';
+import { RateLimitedError, UnauthorizedError } from '../../../shared/domain-error.js';
+import { InMemoryFailureLimiter } from '../../../shared/rate-limit/failure-limiter.js';
+import { TOKEN_ISSUER } from '../../devices/application/device-tokens.js';
+import { EmailTakenError, InvalidLoginError, InvalidVerificationTokenError } from '../domain/accounts.errors.js';
+import { User } from '../domain/user.js';
+import { AccountsService, CustomerPrincipal } from './accounts.service.js';
+import { InMemoryUserRepository } from './in-memory-user.repository.js';
+import { MailUnavailableError, Mailer, type Mail } from './mailer.js';
+import { CUSTOMER_TOKEN_AUDIENCE, UserTokens, type CustomerTokenClaims } from './user-tokens.js';
+
+class RecordingMailer extends Mailer {
+  readonly sent: Mail[] = [];
+  /** While set, every send fails with it and nothing is recorded. */
+  failure: Error | null = null;
+
+  async send(mail: Mail): Promise<void> {
+    if (this.failure) throw this.failure;
+    this.sent.push(mail);
+  }
+
+  /** The token of the verification link in the last mail to this address. */
+  lastTokenTo(to: string): string {
+    const mail = this.sent.filter((sent) => sent.to === to).at(-1);
+    const match = mail?.text.match(/https:\/\/dash\.example\/verify-email\?token=(\S+)/);
+    if (!match?.[1]) throw new Error(`no verification link was mailed to ${to}`);
+    return decodeURIComponent(match[1]);
+  }
+}
+
+const START = new Date('2026-11-21T12:00:00.000Z');
+const ADDRESS = '203.0.113.7';
+const EMAIL = 'ada@example.com';
+const PASSWORD = 'correct horse battery staple';
+const VERIFICATION_TTL_SEC = 24 * 3600;
+
+function setUp(envSource: Record<string, string> = {}) {
+  const env = loadEnv({ PUBLIC_BASE_URL: 'https://dash.example', ...envSource });
+  const clock = new FixedClock(START);
+  const users = new InMemoryUserRepository();
+  const mailer = new RecordingMailer();
+  const hasher = new SecretHasher('p'.repeat(32));
+  const jwt = new JwtService({ secret: 'c'.repeat(32) });
+  const refreshTokens = new InMemoryRefreshTokenStore();
+  const limiter = new InMemoryFailureLimiter(() => clock.now().getTime());
+  const tokens = new UserTokens(jwt, env, refreshTokens, hasher);
+  const service = new AccountsService(users, tokens, mailer, hasher, limiter, clock, env);
+  const stored = async (userId: string) => {
+    const user = await users.findById(userId);
+    if (!user) throw new Error(`${userId} is not stored`);
+    return user;
+  };
+  const verifyAccessToken = (token: string) =>
+    jwt.verifyAsync<CustomerTokenClaims & { aud: string; iss: string; exp: number; iat: number }>(token, {
+      audience: CUSTOMER_TOKEN_AUDIENCE,
+      issuer: TOKEN_ISSUER,
+      algorithms: ['HS256'],
+    });
+  return { env, clock, users, mailer, hasher, refreshTokens, service, stored, verifyAccessToken };
+}
+
+describe('AccountsService', () => {
+  beforeAll(() => Logger.overrideLogger(false));
+
+  describe('signup', () => {
+    it('stores an unverified customer under the normalised e-mail with an argon2id hash of the password', async () => {
+      const { service, hasher, stored } = setUp();
+
+      const user = await service.signup('  Ada@Example.COM ', PASSWORD);
+
+      const saved = await stored(user.id);
+      expect(saved.toState()).toMatchObject({ email: EMAIL, role: 'customer', emailVerifiedAt: null, tokenVersion: 1, createdAt: START });
+      expect(saved.passwordHash).toMatch(/^\$argon2id\$/);
+      expect(saved.passwordHash).not.toContain(PASSWORD);
+      expect(await hasher.verifyLowEntropy(PASSWORD, saved.passwordHash)).toBe(true);
+      expect(await hasher.verifyLowEntropy(`${PASSWORD}!`, saved.passwordHash)).toBe(false);
+    });
+
+    it('mails a verification link under PUBLIC_BASE_URL and stores only the HMAC of its token', async () => {
+      const { service, mailer, users, hasher } = setUp();
+
+      await service.signup('Ada@Example.com', PASSWORD);
+
+      expect(mailer.sent).toHaveLength(1);
+      expect(mailer.sent[0]).toMatchObject({ to: EMAIL, subject: 'Confirm your e-mail address' });
+      expect(mailer.sent[0]?.text).toMatch(/https:\/\/dash\.example\/verify-email\?token=[A-Za-z0-9_-]{43}(\s|$)/);
+      const token = mailer.lastTokenTo(EMAIL);
+      expect(users.verificationTokenHashes()).toEqual([hasher.hmac(token)]);
+    });
+
+    it('builds the link without a double slash when PUBLIC_BASE_URL ends with one', async () => {
+      const { service, mailer } = setUp({ PUBLIC_BASE_URL: 'https://dash.example/' });
+
+      await service.signup(EMAIL, PASSWORD);
+
+      expect(mailer.sent[0]?.text).toContain('https://dash.example/verify-email?token=');
+    });
+
+    it.each([EMAIL, 'ADA@EXAMPLE.COM', ' Ada@example.com '])('refuses %j once the address has an account, storing and mailing nothing', async (again) => {
+      const { service, users, mailer } = setUp();
+      await service.signup(EMAIL, PASSWORD);
+
+      await expect(service.signup(again, 'another password')).rejects.toBeInstanceOf(EmailTakenError);
+      await expect(service.signup(again, 'another password')).rejects.toMatchObject({ code: 'EMAIL_TAKEN', kind: 'conflict' });
+
+      expect(users.all()).toHaveLength(1);
+      expect(mailer.sent).toHaveLength(1);
+    });
+
+    it('keeps the account when the mail server is unavailable, so the link can be sent again later', async () => {
+      const { service, mailer, users } = setUp();
+      mailer.failure = new MailUnavailableError();
+
+      const user = await service.signup(EMAIL, PASSWORD);
+
+      expect(users.all()).toMatchObject([{ id: user.id, email: EMAIL, emailVerifiedAt: null }]);
+      expect(mailer.sent).toEqual([]);
+      mailer.failure = null;
+      await service.resendVerification(user.id);
+      await expect(service.verifyEmail(mailer.lastTokenTo(EMAIL))).resolves.toMatchObject({ emailVerified: true });
+    });
+
+    it('passes on any other mailer failure', async () => {
+      const { service, mailer } = setUp();
+      mailer.failure = new Error('template missing');
+
+      await expect(service.signup(EMAIL, PASSWORD)).rejects.toThrow('template missing');
+    });
+  });
+
+  describe('verifyEmail', () => {
+    it('verifies the account with the mailed token, as of now', async () => {
+      const { service, mailer, clock, stored } = setUp();
+      const user = await service.signup(EMAIL, PASSWORD);
+      clock.advanceSec(60);
+
+      const verified = await service.verifyEmail(mailer.lastTokenTo(EMAIL));
+
+      expect(verified.id).toBe(user.id);
+      expect(verified.emailVerified).toBe(true);
+      expect((await stored(user.id)).toState().emailVerifiedAt).toEqual(clock.now());
+    });
+
+    it('refuses the same token a second time', async () => {
+      const { service, mailer } = setUp();
+      await service.signup(EMAIL, PASSWORD);
+      const token = mailer.lastTokenTo(EMAIL);
+      await service.verifyEmail(token);
+
+      await expect(service.verifyEmail(token)).rejects.toBeInstanceOf(InvalidVerificationTokenError);
+      await expect(service.verifyEmail(token)).rejects.toMatchObject({ code: 'INVALID_TOKEN', kind: 'invalid' });
+    });
+
+    it('accepts a token a second before it expires', async () => {
+      const { service, mailer, clock } = setUp();
+      await service.signup(EMAIL, PASSWORD);
+      clock.advanceSec(VERIFICATION_TTL_SEC - 1);
+
+      await expect(service.verifyEmail(mailer.lastTokenTo(EMAIL))).resolves.toMatchObject({ emailVerified: true });
+    });
+
+    it('refuses a token older than 24 hours and leaves the account unverified', async () => {
+      const { service, mailer, clock, stored } = setUp();
+      const user = await service.signup(EMAIL, PASSWORD);
+      clock.advanceSec(VERIFICATION_TTL_SEC + 1);
+
+      await expect(service.verifyEmail(mailer.lastTokenTo(EMAIL))).rejects.toBeInstanceOf(InvalidVerificationTokenError);
+      expect((await stored(user.id)).emailVerified).toBe(false);
+    });
+
+    it('refuses an unknown token', async () => {
+      const { service } = setUp();
+      await service.signup(EMAIL, PASSWORD);
+
+      await expect(service.verifyEmail('not-a-token')).rejects.toBeInstanceOf(InvalidVerificationTokenError);
+    });
+  });
+
+  describe('resendVerification', () => {
+    it('mails a new link whose token verifies the account', async () => {
+      const { service, mailer, stored } = setUp();
+      const user = await service.signup(EMAIL, PASSWORD);
+      const first = mailer.lastTokenTo(EMAIL);
+
+      await service.resendVerification(user.id);
+
+      expect(mailer.sent).toHaveLength(2);
+      const second = mailer.lastTokenTo(EMAIL);
+      expect(second).not.toBe(first);
+      await service.verifyEmail(second);
+      expect((await stored(user.id)).emailVerified).toBe(true);
+    });
+
+    it('sends RESEND_VERIFICATION_MAX_PER_HOUR mails an hour, then is rate limited until the hour ends', async () => {
+      const { service, mailer, env, clock } = setUp();
+      const user = await service.signup(EMAIL, PASSWORD);
+      for (let i = 0; i < env.RESEND_VERIFICATION_MAX_PER_HOUR; i++) await service.resendVerification(user.id);
+      expect(mailer.sent).toHaveLength(1 + env.RESEND_VERIFICATION_MAX_PER_HOUR);
+
+      await expect(service.resendVerification(user.id)).rejects.toBeInstanceOf(RateLimitedError);
+      await expect(service.resendVerification(user.id)).rejects.toMatchObject({ code: 'RATE_LIMITED', details: { retryAfterSec: 3600 } });
+      expect(mailer.sent).toHaveLength(1 + env.RESEND_VERIFICATION_MAX_PER_HOUR);
+
+      const other = await service.signup('grace@example.com', PASSWORD);
+      await expect(service.resendVerification(other.id)).resolves.toBeUndefined();
+
+      clock.advanceSec(3600);
+      await service.resendVerification(user.id);
+      expect(mailer.sent.filter((mail) => mail.to === EMAIL)).toHaveLength(2 + env.RESEND_VERIFICATION_MAX_PER_HOUR);
+    });
+
+    it('answers MAIL_UNAVAILABLE when the mail server cannot take the mail', async () => {
+      const { service, mailer } = setUp();
+      const user = await service.signup(EMAIL, PASSWORD);
+      mailer.failure = new MailUnavailableError();
+
+      await expect(service.resendVerification(user.id)).rejects.toMatchObject({ code: 'MAIL_UNAVAILABLE', kind: 'unavailable' });
+    });
+
+    it('sends nothing to a verified account', async () => {
+      const { service, mailer } = setUp();
+      const user = await service.signup(EMAIL, PASSWORD);
+      await service.verifyEmail(mailer.lastTokenTo(EMAIL));
+
+      await service.resendVerification(user.id);
+
+      expect(mailer.sent).toHaveLength(1);
+    });
+  });
+
+  describe('login', () => {
+    it('issues a customer token pair for the right password, whatever the case of the e-mail', async () => {
+      const { service, verifyAccessToken, env } = setUp();
+      const user = await service.signup(EMAIL, PASSWORD);
+
+      const tokens = await service.login(' ADA@example.com', PASSWORD, ADDRESS);
+
+      expect(tokens).toMatchObject({ tokenType: 'Bearer', expiresIn: env.CUSTOMER_ACCESS_TOKEN_TTL_SEC });
+      const claims = await verifyAccessToken(tokens.accessToken);
+      expect(claims).toMatchObject({ sub: user.id, tv: 1, role: 'customer', aud: CUSTOMER_TOKEN_AUDIENCE, iss: TOKEN_ISSUER });
+      expect(claims.exp - claims.iat).toBe(env.CUSTOMER_ACCESS_TOKEN_TTL_SEC);
+      expect(tokens.refreshToken).toMatch(/^ucr_[A-Za-z0-9_-]{43}$/);
+    });
+
+    it('answers a wrong password and an unknown e-mail alike', async () => {
+      const { service } = setUp();
+      await service.signup(EMAIL, PASSWORD);
+
+      const wrongPassword = await service.login(EMAIL, 'wrong password', ADDRESS).catch((error: unknown) => error);
+      const unknownEmail = await service.login('nobody@example.com', PASSWORD, ADDRESS).catch((error: unknown) => error);
+
+      expect(wrongPassword).toBeInstanceOf(InvalidLoginError);
+      expect(unknownEmail).toBeInstanceOf(InvalidLoginError);
+      expect(wrongPassword).toMatchObject({ code: 'INVALID_CREDENTIALS', kind: 'unauthorized' });
+      expect(unknownEmail).toEqual(wrongPassword);
+      expect((unknownEmail as InvalidLoginError).message).toBe((wrongPassword as InvalidLoginError).message);
+    });
+
+    it('blocks an e-mail after LOGIN_MAX_FAILURES_PER_DEVICE failures in any case, even with the right password, until the window ends', async () => {
+      const { service, env, clock } = setUp();
+      await service.signup(EMAIL, PASSWORD);
+      await service.signup('grace@example.com', PASSWORD);
+      for (let i = 0; i < env.LOGIN_MAX_FAILURES_PER_DEVICE; i++) {
+        const spelling = i % 2 === 0 ? EMAIL : EMAIL.toUpperCase();
+        await expect(service.login(spelling, 'wrong password', `198.51.100.${i}`)).rejects.toBeInstanceOf(InvalidLoginError);
+      }
+
+      await expect(service.login(EMAIL, PASSWORD, ADDRESS)).rejects.toBeInstanceOf(RateLimitedError);
+      await expect(service.login(EMAIL, PASSWORD, ADDRESS)).rejects.toMatchObject({ code: 'RATE_LIMITED', details: { retryAfterSec: env.LOGIN_FAILURE_WINDOW_SEC } });
+      await expect(service.login('grace@example.com', PASSWORD, ADDRESS)).resolves.toMatchObject({ tokenType: 'Bearer' });
+
+      clock.advanceSec(env.LOGIN_FAILURE_WINDOW_SEC);
+      await expect(service.login(EMAIL, PASSWORD, ADDRESS)).resolves.toMatchObject({ tokenType: 'Bearer' });
+    });
+  });
+
+  describe('refresh', () => {
+    it('rotates: the new pair works, the presented token is marked rotated', async () => {
+      const { service, clock, refreshTokens, verifyAccessToken } = setUp();
+      const user = await service.signup(EMAIL, PASSWORD);
+      const first = await service.login(EMAIL, PASSWORD, ADDRESS);
+      clock.advanceSec(10);
+
+      const second = await service.refresh(first.refreshToken, ADDRESS);
+
+      expect(second.refreshToken).not.toBe(first.refreshToken);
+      expect(second.refreshToken).toMatch(/^ucr_/);
+      expect(await verifyAccessToken(second.accessToken)).toMatchObject({ sub: user.id, tv: 1 });
+      expect(refreshTokens.of(user.id).map((token) => token.rotatedAt)).toEqual([clock.now(), null]);
+      await expect(service.refresh(second.refreshToken, ADDRESS)).resolves.toMatchObject({ tokenType: 'Bearer' });
+    });
+
+    it('treats reuse of a rotated token as theft: bumps the token version and voids every token of the user', async () => {
+      const { service, stored, refreshTokens, verifyAccessToken } = setUp();
+      const user = await service.signup(EMAIL, PASSWORD);
+      const first = await service.login(EMAIL, PASSWORD, ADDRESS);
+      const second = await service.refresh(first.refreshToken, ADDRESS);
+
+      await expect(service.refresh(first.refreshToken, ADDRESS)).rejects.toBeInstanceOf(InvalidRefreshTokenError);
+
+      expect((await stored(user.id)).tokenVersion).toBe(2);
+      expect(refreshTokens.of(user.id).every((token) => token.revokedAt !== null)).toBe(true);
+      await expect(service.refresh(second.refreshToken, ADDRESS)).rejects.toMatchObject({ code: 'INVALID_TOKEN' });
+      await expect(service.authenticate({ sub: user.id, tv: 1 })).rejects.toBeInstanceOf(UnauthorizedError);
+      const fresh = await service.login(EMAIL, PASSWORD, ADDRESS);
+      expect(await verifyAccessToken(fresh.accessToken)).toMatchObject({ tv: 2 });
+      await expect(service.refresh(fresh.refreshToken, ADDRESS)).resolves.toMatchObject({ tokenType: 'Bearer' });
+    });
+
+    it('refuses an unknown token, and rate limits an address after LOGIN_MAX_FAILURES_PER_ADDRESS of them', async () => {
+      const { service, env } = setUp();
+      await service.signup(EMAIL, PASSWORD);
+      const { refreshToken } = await service.login(EMAIL, PASSWORD, ADDRESS);
+      for (let i = 0; i < env.LOGIN_MAX_FAILURES_PER_ADDRESS; i++) {
+        await expect(service.refresh(`ucr_guess-${i}`, '192.0.2.66')).rejects.toMatchObject({ name: 'InvalidRefreshTokenError', code: 'INVALID_TOKEN' });
+      }
+
+      await expect(service.refresh(refreshToken, '192.0.2.66')).rejects.toBeInstanceOf(RateLimitedError);
+      await expect(service.refresh(refreshToken, ADDRESS)).resolves.toMatchObject({ tokenType: 'Bearer' });
+    });
+  });
+
+  describe('logout', () => {
+    it('voids the presented refresh token only', async () => {
+      const { service } = setUp();
+      await service.signup(EMAIL, PASSWORD);
+      const laptop = await service.login(EMAIL, PASSWORD, ADDRESS);
+      const phone = await service.login(EMAIL, PASSWORD, ADDRESS);
+
+      await service.logout(laptop.refreshToken);
+
+      await expect(service.refresh(laptop.refreshToken, ADDRESS)).rejects.toBeInstanceOf(InvalidRefreshTokenError);
+      await expect(service.refresh(phone.refreshToken, ADDRESS)).resolves.toMatchObject({ tokenType: 'Bearer' });
+    });
+
+    it('accepts an unknown or already revoked token', async () => {
+      const { service } = setUp();
+      await service.signup(EMAIL, PASSWORD);
+      const { refreshToken } = await service.login(EMAIL, PASSWORD, ADDRESS);
+      await service.logout(refreshToken);
+
+      await expect(service.logout(refreshToken)).resolves.toBeUndefined();
+      await expect(service.logout('ucr_unknown')).resolves.toBeUndefined();
+    });
+  });
+
+  describe('authenticate', () => {
+    it('accepts the current token version', async () => {
+      const { service } = setUp();
+      const user = await service.signup(EMAIL, PASSWORD);
+
+      await expect(service.authenticate({ sub: user.id, tv: 1 })).resolves.toEqual(new CustomerPrincipal(user.id, 'customer', false));
+    });
+
+    it('refuses another token version and an account that does not exist', async () => {
+      const { service, users, stored } = setUp();
+      const user = await service.signup(EMAIL, PASSWORD);
+      const revoked = await stored(user.id);
+      revoked.revokeTokens();
+      await users.save(revoked);
+
+      await expect(service.authenticate({ sub: user.id, tv: 1 })).rejects.toBeInstanceOf(UnauthorizedError);
+      await expect(service.authenticate({ sub: user.id, tv: 3 })).rejects.toMatchObject({ code: 'UNAUTHORIZED' });
+      await expect(service.authenticate({ sub: '00000000-0000-4000-8000-000000000000', tv: 1 })).rejects.toBeInstanceOf(UnauthorizedError);
+      await expect(service.authenticate({ sub: user.id, tv: 2 })).resolves.toMatchObject({ userId: user.id });
+    });
+
+    it('reads the role and verification state from the account, not from the token', async () => {
+      const { service, mailer, users, stored, verifyAccessToken } = setUp();
+      const user = await service.signup(EMAIL, PASSWORD);
+      const claims = await verifyAccessToken((await service.login(EMAIL, PASSWORD, ADDRESS)).accessToken);
+      expect(claims.role).toBe('customer');
+      await expect(service.authenticate(claims)).resolves.toEqual(new CustomerPrincipal(user.id, 'customer', false));
+
+      await service.verifyEmail(mailer.lastTokenTo(EMAIL));
+      await users.save(User.restore({ ...(await stored(user.id)).toState(), role: 'admin' }));
+
+      const principal = await service.authenticate(claims);
+      expect(principal).toEqual(new CustomerPrincipal(user.id, 'admin', true));
+      expect(principal.isAdmin).toBe(true);
+    });
+  });
+
+  describe('ensureAdmin', () => {
+    it('creates a verified administrator who can log in', async () => {
+      const { service, users, hasher, verifyAccessToken } = setUp();
+
+      await service.ensureAdmin(' Root@Example.com ', 'admin password 1');
+
+      const [admin] = users.all();
+      expect(users.all()).toHaveLength(1);
+      expect(admin).toMatchObject({ email: 'root@example.com', role: 'admin', emailVerifiedAt: START, tokenVersion: 1 });
+      expect(admin?.passwordHash).toMatch(/^\$argon2id\$/);
+      expect(await hasher.verifyLowEntropy('admin password 1', admin?.passwordHash)).toBe(true);
+      const tokens = await service.login('root@example.com', 'admin password 1', ADDRESS);
+      expect(await verifyAccessToken(tokens.accessToken)).toMatchObject({ sub: admin?.id, role: 'admin' });
+    });
+
+    it('leaves the administrator and its sessions alone on a restart with the same password', async () => {
+      const { service, users, refreshTokens } = setUp();
+      await service.ensureAdmin(EMAIL, 'admin password 1');
+      const before = users.all();
+      const session = await service.login(EMAIL, 'admin password 1', ADDRESS);
+
+      await service.ensureAdmin(EMAIL, 'admin password 1');
+
+      expect(users.all()).toEqual(before);
+      expect(refreshTokens.of(before[0]?.id ?? '').map((token) => token.revokedAt)).toEqual([null]);
+      await expect(service.authenticate({ sub: before[0]?.id ?? '', tv: 1 })).resolves.toMatchObject({ role: 'admin' });
+      await expect(service.refresh(session.refreshToken, ADDRESS)).resolves.toMatchObject({ tokenType: 'Bearer' });
+    });
+
+    it('makes an existing unverified customer with that e-mail the verified administrator, voiding its sessions', async () => {
+      const { service, users, clock, stored, refreshTokens } = setUp();
+      const customer = await service.signup(EMAIL, PASSWORD);
+      const session = await service.login(EMAIL, PASSWORD, ADDRESS);
+      clock.advanceSec(60);
+
+      await service.ensureAdmin('ADA@example.com', 'admin password 1');
+
+      expect(users.all()).toHaveLength(1);
+      expect((await stored(customer.id)).toState()).toMatchObject({
+        id: customer.id,
+        email: EMAIL,
+        role: 'admin',
+        emailVerifiedAt: clock.now(),
+        createdAt: START,
+        tokenVersion: 2,
+      });
+      expect(refreshTokens.of(customer.id).map((token) => token.revokedAt)).toEqual([clock.now()]);
+      await expect(service.authenticate({ sub: customer.id, tv: 1 })).rejects.toBeInstanceOf(UnauthorizedError);
+      await expect(service.refresh(session.refreshToken, ADDRESS)).rejects.toBeInstanceOf(InvalidRefreshTokenError);
+      await expect(service.login(EMAIL, PASSWORD, ADDRESS)).rejects.toBeInstanceOf(InvalidLoginError);
+      await expect(service.login(EMAIL, 'admin password 1', ADDRESS)).resolves.toMatchObject({ tokenType: 'Bearer' });
+    });
+
+    it('keeps the first verification time of a verified customer', async () => {
+      const { service, mailer, clock, stored } = setUp();
+      const customer = await service.signup(EMAIL, PASSWORD);
+      clock.advanceSec(30);
+      await service.verifyEmail(mailer.lastTokenTo(EMAIL));
+      const verifiedAt = clock.now();
+      clock.advanceSec(60);
+
+      await service.ensureAdmin(EMAIL, 'admin password 1');
+
+      expect((await stored(customer.id)).toState()).toMatchObject({ role: 'admin', emailVerifiedAt: verifiedAt });
+    });
+
+    it('sets a changed ADMIN_PASSWORD on the next start and voids the sessions of the old one', async () => {
+      const { service, users } = setUp();
+      await service.ensureAdmin(EMAIL, 'admin password 1');
+      const session = await service.login(EMAIL, 'admin password 1', ADDRESS);
+
+      await service.ensureAdmin(EMAIL, 'admin password 2');
+
+      expect(users.all()).toMatchObject([{ role: 'admin', tokenVersion: 2 }]);
+      await expect(service.refresh(session.refreshToken, ADDRESS)).rejects.toBeInstanceOf(InvalidRefreshTokenError);
+      await expect(service.login(EMAIL, 'admin password 1', ADDRESS)).rejects.toBeInstanceOf(InvalidLoginError);
+      await expect(service.login(EMAIL, 'admin password 2', ADDRESS)).resolves.toMatchObject({ tokenType: 'Bearer' });
+    });
+  });
+});

@@ -1,0 +1,65 @@
+import { User, type UserState } from '../domain/user.js';
+import { UserRepository } from '../domain/user.repository.js';
+
+interface VerificationToken {
+  userId: string;
+  expiresAt: Date;
+  usedAt: Date | null;
+}
+
+/**
+ * UserRepository for unit tests. Stores copies of the state, as a database would, keeps the e-mail
+ * unique like the users_email_key index, and consumes a verification token at most once.
+ */
+export class InMemoryUserRepository extends UserRepository {
+  private readonly users = new Map<string, UserState>();
+  private readonly verificationTokens = new Map<string, VerificationToken>();
+
+  async findById(id: string): Promise<User | null> {
+    const state = this.users.get(id);
+    return state ? User.restore(state) : null;
+  }
+
+  async findByEmail(email: string): Promise<User | null> {
+    const state = this.byEmail(email);
+    return state ? User.restore(state) : null;
+  }
+
+  async insertIfEmailFree(user: User): Promise<boolean> {
+    if (this.byEmail(user.email)) return false;
+    this.users.set(user.id, user.toState());
+    return true;
+  }
+
+  async save(user: User): Promise<void> {
+    const state = user.toState();
+    const existing = this.users.get(state.id);
+    if (existing) this.users.set(state.id, { ...state, createdAt: existing.createdAt });
+  }
+
+  async insertVerificationToken(token: { userId: string; tokenHash: string; expiresAt: Date }): Promise<void> {
+    if (this.verificationTokens.has(token.tokenHash)) throw new Error('duplicate verification token hash');
+    this.verificationTokens.set(token.tokenHash, { userId: token.userId, expiresAt: token.expiresAt, usedAt: null });
+  }
+
+  async consumeVerificationToken(tokenHash: string, now: Date): Promise<string | null> {
+    const token = this.verificationTokens.get(tokenHash);
+    if (!token || token.usedAt !== null || token.expiresAt <= now) return null;
+    token.usedAt = now;
+    return token.userId;
+  }
+
+  /** Hashes of the stored verification tokens, for assertions. */
+  verificationTokenHashes(): string[] {
+    return [...this.verificationTokens.keys()];
+  }
+
+  /** Every stored account, for assertions. */
+  all(): UserState[] {
+    return [...this.users.values()].map((state) => ({ ...state }));
+  }
+
+  private byEmail(email: string): UserState | undefined {
+    return [...this.users.values()].find((state) => state.email === email);
+  }
+}

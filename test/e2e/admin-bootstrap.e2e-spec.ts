@@ -1,0 +1,47 @@
+import { startTestApp, type TestApp } from '../support/create-test-app.js';
+import { customerAuth, loginCustomer, signUp } from '../support/customers.js';
+import { createTestDatabase } from '../support/postgres.js';
+
+/** Same keys for both instances, as production has: tokens of the first stay verifiable. */
+const keys = { DEVICE_JWT_SECRET: 'd'.repeat(40), CUSTOMER_JWT_SECRET: 'c'.repeat(40), SECRET_PEPPER: 'p'.repeat(40) };
+const admin = { ADMIN_EMAIL: 'Root@Example.com', ADMIN_PASSWORD: 'admin-password-1' };
+
+describe('ADMIN_EMAIL naming an account that already exists', () => {
+  let database: { url: string; drop: () => Promise<void> };
+  let running: TestApp | undefined;
+
+  beforeAll(async () => {
+    database = await createTestDatabase();
+  });
+  afterAll(async () => {
+    await running?.close();
+    await database.drop();
+  });
+
+  it('makes it the administrator and revokes the sessions of whoever signed up with that address', async () => {
+    running = await startTestApp(database.url, keys);
+    const squatter = await signUp(running.api, { email: 'root@example.com', password: 'squatter-password' });
+    const tokens = await loginCustomer(running.api, squatter.email, 'squatter-password');
+    await running.close();
+
+    running = await startTestApp(database.url, { ...keys, ...admin });
+    const oldAccess = await running.api.GET('/api/v1/users/me', { headers: customerAuth(tokens.accessToken) });
+    expect(oldAccess.response.status).toBe(401);
+    const oldRefresh = await running.api.POST('/api/v1/auth/refresh', { body: { refreshToken: tokens.refreshToken } });
+    expect(oldRefresh.response.status).toBe(401);
+    const oldPassword = await running.api.POST('/api/v1/auth/login', { body: { email: squatter.email, password: 'squatter-password' } });
+    expect(oldPassword.response.status).toBe(401);
+
+    const adminTokens = await loginCustomer(running.api, admin.ADMIN_EMAIL, admin.ADMIN_PASSWORD);
+    const me = await running.api.GET('/api/v1/users/me', { headers: customerAuth(adminTokens.accessToken) });
+    expect(me.data).toMatchObject({ userId: squatter.userId, email: 'root@example.com', role: 'admin', emailVerified: true });
+  });
+
+  it('keeps the administrator sessions across a restart with the same password', async () => {
+    const tokens = await loginCustomer(running!.api, admin.ADMIN_EMAIL, admin.ADMIN_PASSWORD);
+    await running!.close();
+    running = await startTestApp(database.url, { ...keys, ...admin });
+    const me = await running.api.GET('/api/v1/users/me', { headers: customerAuth(tokens.accessToken) });
+    expect(me.response.status).toBe(200);
+  });
+});
