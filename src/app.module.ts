@@ -1,4 +1,5 @@
 import { Module, type DynamicModule } from '@nestjs/common';
+import { ScheduleModule } from '@nestjs/schedule';
 import { LoggerModule } from 'nestjs-pino';
 import { AuthModule } from './auth/auth.module.js';
 import { ConfigModule } from './config/config.module.js';
@@ -7,7 +8,9 @@ import type { Secrets } from './config/secrets.js';
 import { HealthModule } from './health/health.module.js';
 import { AccountsModule } from './modules/accounts/accounts.module.js';
 import { ClaimsModule } from './modules/claims/claims.module.js';
+import { DashboardModule } from './modules/dashboard/dashboard.module.js';
 import { DevicesModule } from './modules/devices/devices.module.js';
+import { TelemetryModule } from './modules/telemetry/telemetry.module.js';
 import { DatabaseModule } from './shared/database/database.module.js';
 import { loggerOptions } from './shared/logging.js';
 import { RateLimitModule } from './shared/rate-limit/rate-limit.module.js';
@@ -25,6 +28,7 @@ export class AppModule {
       module: AppModule,
       imports: [
         ConfigModule.register(env, secrets),
+        ScheduleModule.forRoot(),
         LoggerModule.forRoot(loggerOptions(env)),
         DatabaseModule.register({ url: databaseUrl, poolSize: env.DB_POOL_SIZE }),
         RateLimitModule,
@@ -33,6 +37,8 @@ export class AppModule {
         DevicesModule,
         AccountsModule,
         ClaimsModule,
+        TelemetryModule,
+        DashboardModule,
       ],
     };
   }

@@ -7,6 +7,7 @@ import { AppModule, type AppSettings } from './app.module.js';
 import type { Env } from './config/env.js';
 import type { FastifyRequest } from 'fastify';
 import { DomainError } from './shared/domain-error.js';
+import { useJsonBodyParser } from './shared/http/json-body-parser.js';
 import { ProblemResponse } from './shared/http/problem.response.js';
 import { requestIdOf } from './shared/logging.js';
 import { ProblemDetailsFilter } from './shared/problem-details.filter.js';
@@ -83,6 +84,7 @@ export async function createApp(settings: AppSettings): Promise<NestFastifyAppli
   });
   app.useLogger(app.get(Logger));
   app.setGlobalPrefix(API_PREFIX, { exclude: openApiPrefixExclusions });
+  useJsonBodyParser(app, settings.env.BODY_LIMIT_BYTES);
   app.useGlobalPipes(new AppValidationPipe());
   app.useGlobalFilters(new ProblemDetailsFilter(app.get(HttpAdapterHost)));
   const fastify = app.getHttpAdapter().getInstance();

@@ -106,6 +106,9 @@ export class Env {
   @Transform(toInt) @IsInt() @Min(1) @Max(86_400)
   CLAIM_FAILURE_WINDOW_SEC = 900;
 
+  @Transform(toInt) @IsInt() @Min(1) @Max(3650)
+  TELEMETRY_RETENTION_DAYS = 365;
+
   @Transform(toInt) @IsInt() @Min(1024) @Max(16 * 1024 * 1024)
   BODY_LIMIT_BYTES = 256 * 1024;
 

@@ -348,6 +348,80 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/telemetry": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Upload a batch of 1–500 measurements (up to 1 MiB)
+         * @description Idempotent on (device, batteryId, ts): a batch retried after a lost response stores nothing twice. Answered after the records are committed. A record more than 5 minutes in the future or older than the retention window is rejected on its own.
+         */
+        post: operations["ingestTelemetry"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/dashboard/devices": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Devices you can see (yours; every device for administrators) */
+        get: operations["listDashboardDevices"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/dashboard/devices/{deviceId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One visible device with its latest metrics */
+        get: operations["getDashboardDevice"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/dashboard/devices/{deviceId}/telemetry/history": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Telemetry trends of a visible device
+         * @description Aggregated per bucket in PostgreSQL (avg, min, max, count), or the raw records with `bucket=raw`. A device you cannot see is a 404, as if it did not exist.
+         */
+        get: operations["getTelemetryHistory"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -661,6 +735,156 @@ export interface components {
              * @example 2026-11-22T16:00:00.000Z
              */
             openUntil: string;
+        };
+        TelemetryRecordRequest: {
+            /**
+             * Format: date-time
+             * @description When the gateway measured it (ISO 8601 with zone; the gateway clock).
+             * @example 2026-11-21T12:00:00Z
+             */
+            ts: string;
+            /**
+             * @description Which battery or sensor on the gateway.
+             * @default main
+             * @example pack-1
+             */
+            batteryId: string;
+            /**
+             * @description 1–64 finite numbers. Well-known: voltage (V), current (A, negative = discharge), power (W), soc (%), soh (%), temperature (°C), cellVoltageMin/cellVoltageMax (V), cycleCount, rssi (dBm), uptime (s), freeHeap (bytes).
+             * @example {
+             *       "voltage": 52.1,
+             *       "current": -3.4,
+             *       "soc": 81.5,
+             *       "temperature": 24.2
+             *     }
+             */
+            metrics: {
+                [key: string]: number;
+            };
+        };
+        IngestTelemetryRequest: {
+            records: components["schemas"]["TelemetryRecordRequest"][];
+        };
+        RejectedRecordResponse: {
+            /**
+             * @description Position of the record in the batch.
+             * @example 3
+             */
+            index: number;
+            /**
+             * @example TS_IN_FUTURE
+             * @enum {string}
+             */
+            code: "TS_IN_FUTURE" | "TS_BEYOND_RETENTION";
+        };
+        IngestTelemetryResponse: {
+            /**
+             * @description Records stored by this request.
+             * @example 49
+             */
+            accepted: number;
+            /**
+             * @description Records already stored (a retried batch); the first stored value wins.
+             * @example 0
+             */
+            duplicates: number;
+            /** @description Records refused on their own; the rest were stored. */
+            rejected: components["schemas"]["RejectedRecordResponse"][];
+        };
+        DeviceOwnerResponse: {
+            /** Format: uuid */
+            userId: string;
+            /** @example ada@example.com */
+            email: string;
+        };
+        LatestMetricResponse: {
+            /** @example main */
+            batteryId: string;
+            /** @example voltage */
+            metric: string;
+            /**
+             * Format: date-time
+             * @example 2026-11-21T12:00:00.000Z
+             */
+            ts: string;
+            /** @example 52.1 */
+            value: number;
+        };
+        DashboardDeviceResponse: {
+            /** @example gw-0001 */
+            deviceId: string;
+            /** @example esp32s3-7c:df:a1:0b:22:c4 */
+            hardwareId: string;
+            /** @example 0.1.4 */
+            firmwareVersion: string;
+            /** @description Administrators only: who owns the device (null: nobody). */
+            owner?: components["schemas"]["DeviceOwnerResponse"] | null;
+            /** Format: date-time */
+            claimedAt: string | null;
+            /** Format: date-time */
+            lastSeenAt: string | null;
+            /** @description Seen within three telemetry intervals. */
+            online: boolean;
+            /** @description Latest value of every metric per battery. */
+            latestMetrics: components["schemas"]["LatestMetricResponse"][];
+        };
+        DashboardDeviceListResponse: {
+            items: components["schemas"]["DashboardDeviceResponse"][];
+            /** @description Pass as `cursor` for the next page; null on the last page. */
+            nextCursor: string | null;
+        };
+        SeriesPointResponse: {
+            /**
+             * Format: date-time
+             * @description Start of the bucket (buckets are aligned to the Unix epoch).
+             */
+            ts: string;
+            avg: number;
+            min: number;
+            max: number;
+            /** @description Records in the bucket. */
+            count: number;
+        };
+        SeriesResponse: {
+            /** @example voltage */
+            metric: string;
+            /** @example main */
+            batteryId: string;
+            /** @description Ascending by ts; empty buckets are omitted. */
+            points: components["schemas"]["SeriesPointResponse"][];
+        };
+        RawRecordResponse: {
+            /** Format: date-time */
+            ts: string;
+            /** @example main */
+            batteryId: string;
+            /**
+             * @example {
+             *       "voltage": 52.1
+             *     }
+             */
+            metrics: {
+                [key: string]: number;
+            };
+        };
+        TelemetryHistoryResponse: {
+            /** @example gw-0001 */
+            deviceId: string;
+            /** Format: date-time */
+            from: string;
+            /** Format: date-time */
+            to: string;
+            /**
+             * @description Seconds per bucket; null in raw mode.
+             * @example 300
+             */
+            bucketSec: number | null;
+            /** @description One series per (metric, batteryId); empty in raw mode. */
+            series: components["schemas"]["SeriesResponse"][];
+            /** @description Raw mode only: the records, ascending by ts. */
+            records?: components["schemas"]["RawRecordResponse"][];
+            /** @description Raw mode: pass as `cursor` for the next page. Null when there is no more. */
+            nextCursor: string | null;
         };
         FieldErrorResponse: {
             /** @example claimCode */
@@ -1682,6 +1906,230 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ReRegistrationResponse"];
+                };
+            };
+            /** @description Invalid request (problem document; `errors` names each field). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked bearer token. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                };
+            };
+            /** @description Not found. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                };
+            };
+        };
+    };
+    ingestTelemetry: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["IngestTelemetryRequest"];
+            };
+        };
+        responses: {
+            /** @description Stored. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["IngestTelemetryResponse"];
+                };
+            };
+            /** @description Invalid request (problem document; `errors` names each field). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked bearer token. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                };
+            };
+            /** @description Body too large. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                };
+            };
+            /** @description Unsupported content type. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                };
+            };
+            /** @description Temporarily unavailable; see Retry-After. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                };
+            };
+        };
+    };
+    listDashboardDevices: {
+        parameters: {
+            query?: {
+                limit?: number;
+                /** @description nextCursor of the previous page. */
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of devices, by deviceId. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DashboardDeviceListResponse"];
+                };
+            };
+            /** @description Invalid request (problem document; `errors` names each field). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked bearer token. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                };
+            };
+        };
+    };
+    getDashboardDevice: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                deviceId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The device. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DashboardDeviceResponse"];
+                };
+            };
+            /** @description Invalid request (problem document; `errors` names each field). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked bearer token. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                };
+            };
+            /** @description Not found. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                };
+            };
+        };
+    };
+    getTelemetryHistory: {
+        parameters: {
+            query?: {
+                /** @description Inclusive start, ISO 8601 with zone. Default: 24 h before `to`. */
+                from?: string;
+                /** @description Exclusive end, ISO 8601 with zone. Default: now. At most 366 days after `from`. */
+                to?: string;
+                /** @description Comma-separated metric names. Default: every metric reported in the range. */
+                metrics?: string;
+                /** @description Only this battery. Default: all. */
+                batteryId?: string;
+                /** @description Seconds per bucket (≥ 1), `auto` (smallest of 60, 300, 900, 3600, 21600, 86400 s keeping ≤ 500 points per series) or `raw` (the records, paginated). */
+                bucket?: string;
+                /** @description Raw mode: records per page. */
+                limit?: number;
+                /** @description Raw mode: nextCursor of the previous page. */
+                cursor?: string;
+            };
+            header?: never;
+            path: {
+                deviceId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The series. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TelemetryHistoryResponse"];
                 };
             };
             /** @description Invalid request (problem document; `errors` names each field). */

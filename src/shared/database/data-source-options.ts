@@ -4,6 +4,7 @@ import { ClaimAuditRecord } from '../../modules/claims/infrastructure/claim-audi
 import { DeviceRecord, DeviceRefreshTokenRecord, RegistrationAllowlistRecord } from '../../modules/devices/infrastructure/device.record.js';
 import { DeviceIdentity1763740000000 } from './migrations/1763740000000-device-identity.js';
 import { AccountsAndClaims1763750000000 } from './migrations/1763750000000-accounts-and-claims.js';
+import { Telemetry1763760000000 } from './migrations/1763760000000-telemetry.js';
 
 export const ENTITIES = [
   DeviceRecord,
@@ -14,7 +15,8 @@ export const ENTITIES = [
   UserRefreshTokenRecord,
   ClaimAuditRecord,
 ];
-export const MIGRATIONS = [DeviceIdentity1763740000000, AccountsAndClaims1763750000000];
+/** Telemetry tables are partitioned and written with set-based SQL; they have no entity (see the migration). */
+export const MIGRATIONS = [DeviceIdentity1763740000000, AccountsAndClaims1763750000000, Telemetry1763760000000];
 
 export interface DatabaseSettings {
   url: string;

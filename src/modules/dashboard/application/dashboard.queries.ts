@@ -1,0 +1,118 @@
+import { Injectable } from '@nestjs/common';
+import { Sql } from '../../../shared/database/sql.js';
+
+export interface Viewer {
+  userId: string;
+  isAdmin: boolean;
+}
+
+export interface DeviceSummaryRow {
+  device_id: string;
+  hardware_id: string;
+  firmware_version: string;
+  owner_id: string | null;
+  owner_email: string | null;
+  claimed_at: Date | null;
+  last_seen_at: Date | null;
+  visible_since: Date | null;
+  latest: Array<{ batteryId: string; metric: string; ts: string; value: number }> | null;
+}
+
+export interface SeriesPointRow {
+  battery_id: string;
+  metric: string;
+  bucket: Date;
+  avg: number;
+  min: number;
+  max: number;
+  count: number;
+}
+
+export interface RawRecordRow {
+  battery_id: string;
+  ts: Date;
+  metrics: Record<string, number>;
+}
+
+/** Who sees a device: its owner, or any administrator. */
+const VISIBLE = '($2::boolean OR d.owner_id = $3::uuid)';
+
+const SUMMARY_COLUMNS = `
+  d.device_id, d.hardware_id, d.firmware_version, d.owner_id, u.email AS owner_email, d.claimed_at, d.last_seen_at, d.visible_since,
+  (SELECT json_agg(json_build_object('batteryId', l.battery_id, 'metric', l.metric, 'ts', l.ts, 'value', l.value) ORDER BY l.battery_id, l.metric)
+     FROM device_latest_metrics l WHERE l.device_id = d.device_id) AS latest`;
+
+/**
+ * The dashboard's read side: response-shaped rows straight from SQL written for each screen.
+ * Aggregation runs in PostgreSQL; history is clipped to what the viewer may see.
+ */
+@Injectable()
+export class DashboardQueries {
+  constructor(private readonly sql: Sql) {}
+
+  async device(viewer: Viewer, deviceId: string): Promise<DeviceSummaryRow | null> {
+    const rows = await this.sql.rows<DeviceSummaryRow>(
+      `SELECT ${SUMMARY_COLUMNS} FROM devices d LEFT JOIN users u ON u.id = d.owner_id WHERE d.device_id = $1 AND ${VISIBLE}`,
+      [deviceId, viewer.isAdmin, viewer.userId],
+    );
+    return rows[0] ?? null;
+  }
+
+  /** Keyset pagination on deviceId: stable while devices are added. */
+  devices(viewer: Viewer, limit: number, after: string | undefined): Promise<DeviceSummaryRow[]> {
+    return this.sql.rows<DeviceSummaryRow>(
+      `SELECT ${SUMMARY_COLUMNS} FROM devices d LEFT JOIN users u ON u.id = d.owner_id
+        WHERE ($1::text IS NULL OR d.device_id > $1) AND ${VISIBLE}
+        ORDER BY d.device_id LIMIT $4`,
+      [after ?? null, viewer.isAdmin, viewer.userId, limit],
+    );
+  }
+
+  /**
+   * Buckets of [from, to): the 5-minute rollup answers the aligned inner span, raw records the
+   * edges; both are merged per bucket, so the result equals aggregating the raw records.
+   */
+  series(query: {
+    deviceId: string;
+    from: Date;
+    to: Date;
+    bucketSec: number;
+    inner: { from: Date; to: Date } | null;
+    metrics: string[] | null;
+    batteryId: string | null;
+  }): Promise<SeriesPointRow[]> {
+    const inner = query.inner ?? { from: query.to, to: query.to };
+    return this.sql.rows<SeriesPointRow>(
+      `WITH parts AS (
+         SELECT r.battery_id, r.metric, r.bucket AS at, r.count, r.sum, r.min, r.max
+           FROM telemetry_rollup_5m r
+          WHERE r.device_id = $1 AND r.bucket >= $4 AND r.bucket < $5
+            AND ($7::text[] IS NULL OR r.metric = ANY($7)) AND ($8::text IS NULL OR r.battery_id = $8)
+         UNION ALL
+         SELECT t.battery_id, m.key, t.ts, 1, v.value, v.value, v.value
+           FROM (VALUES ($2::timestamptz, $4::timestamptz), ($5::timestamptz, $3::timestamptz)) AS edge (lo, hi)
+           JOIN telemetry t ON t.device_id = $1 AND t.ts >= edge.lo AND t.ts < edge.hi
+           CROSS JOIN LATERAL jsonb_each_text(t.metrics) AS m (key, value)
+           CROSS JOIN LATERAL (SELECT m.value::float8 AS value) AS v
+          WHERE ($7::text[] IS NULL OR m.key = ANY($7)) AND ($8::text IS NULL OR t.battery_id = $8)
+       )
+       SELECT battery_id, metric, date_bin(make_interval(secs => $6), at, TIMESTAMPTZ '1970-01-01 00:00:00+00') AS bucket,
+              sum(sum) / sum(count) AS avg, min(min) AS min, max(max) AS max, sum(count)::int AS count
+         FROM parts
+        GROUP BY battery_id, metric, 3
+        ORDER BY metric, battery_id, 3`,
+      [query.deviceId, query.from, query.to, inner.from, inner.to, query.bucketSec, query.metrics, query.batteryId],
+    );
+  }
+
+  /** The records themselves, ascending, keyset-paginated on (ts, batteryId). */
+  raw(query: { deviceId: string; from: Date; to: Date; batteryId: string | null; limit: number; after: { ts: Date; batteryId: string } | null }): Promise<RawRecordRow[]> {
+    return this.sql.rows<RawRecordRow>(
+      `SELECT battery_id, ts, metrics FROM telemetry
+        WHERE device_id = $1 AND ts >= $2 AND ts < $3 AND ($4::text IS NULL OR battery_id = $4)
+          AND ($5::timestamptz IS NULL OR (ts, battery_id) > ($5, $6::text))
+        ORDER BY ts, battery_id LIMIT $7`,
+      [query.deviceId, query.from, query.to, query.batteryId, query.after?.ts ?? null, query.after?.batteryId ?? '', query.limit],
+    );
+  }
+}

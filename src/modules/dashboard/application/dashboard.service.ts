@@ -1,0 +1,134 @@
+import { Injectable } from '@nestjs/common';
+import { Clock } from '../../../config/config.module.js';
+import { NotFoundError, ValidationFailedError } from '../../../shared/domain-error.js';
+import { FLEET_DEFAULT_CONFIG } from '../../devices/domain/device-config.js';
+import { DEVICE_ID_PATTERN } from '../../devices/domain/device-id.js';
+import { autoBucketSec, MAX_POINTS_EXPLICIT, parseBucket, resolveRange, rollupSpan } from '../../telemetry/domain/history-query.js';
+import { METRIC_NAME } from '../../telemetry/domain/telemetry-record.js';
+import { DashboardQueries, type DeviceSummaryRow, type RawRecordRow, type SeriesPointRow, type Viewer } from './dashboard.queries.js';
+
+export interface HistoryParams {
+  from?: string;
+  to?: string;
+  metrics?: string;
+  batteryId?: string;
+  bucket?: string;
+  limit?: number;
+  cursor?: string;
+}
+
+export interface Series {
+  metric: string;
+  batteryId: string;
+  points: Array<{ ts: Date; avg: number; min: number; max: number; count: number }>;
+}
+
+export type History =
+  | { kind: 'buckets'; deviceId: string; from: Date; to: Date; bucketSec: number; series: Series[] }
+  | { kind: 'raw'; deviceId: string; from: Date; to: Date; records: RawRecordRow[]; nextCursor: string | null };
+
+const BATTERY_ID = /^[A-Za-z0-9._:-]{1,64}$/;
+
+@Injectable()
+export class DashboardService {
+  constructor(
+    private readonly queries: DashboardQueries,
+    private readonly clock: Clock,
+  ) {}
+
+  /** A device the viewer may not see answers exactly like one that does not exist. */
+  async device(viewer: Viewer, deviceId: string): Promise<DeviceSummaryRow> {
+    const device = await this.queries.device(viewer, deviceId);
+    if (!device) throw new NotFoundError('No visible device has this id.');
+    return device;
+  }
+
+  async devices(viewer: Viewer, limit: number, cursor: string | undefined): Promise<{ items: DeviceSummaryRow[]; nextCursor: string | null }> {
+    const after = cursor === undefined ? undefined : decodeCursor(cursor, (value) => DEVICE_ID_PATTERN.test(value));
+    const rows = await this.queries.devices(viewer, limit + 1, after);
+    const items = rows.slice(0, limit);
+    return { items, nextCursor: rows.length > limit ? encodeCursor(items[items.length - 1].device_id) : null };
+  }
+
+  /** Online: seen within three telemetry intervals. */
+  isOnline(device: DeviceSummaryRow): boolean {
+    const horizon = 3 * FLEET_DEFAULT_CONFIG.telemetryIntervalSec * 1000;
+    return device.last_seen_at !== null && this.clock.now().getTime() - device.last_seen_at.getTime() <= horizon;
+  }
+
+  async history(viewer: Viewer, deviceId: string, params: HistoryParams): Promise<History> {
+    const range = resolveRange(params.from, params.to, this.clock.now());
+    const bucket = parseBucket(params.bucket);
+    const metrics = params.metrics === undefined ? null : parseMetrics(params.metrics);
+    if (params.batteryId !== undefined && !BATTERY_ID.test(params.batteryId)) {
+      throw new ValidationFailedError([{ field: 'batteryId', message: 'batteryId must be 1–64 characters of A–Z a–z 0–9 . _ : -' }]);
+    }
+    const device = await this.device(viewer, deviceId);
+    // A later owner sees nothing from before the release that preceded their claim.
+    const visibleFrom = !viewer.isAdmin && device.visible_since && device.visible_since > range.from ? device.visible_since : range.from;
+    const effective = { from: visibleFrom < range.to ? visibleFrom : range.to, to: range.to };
+    const batteryId = params.batteryId ?? null;
+
+    if (bucket.kind === 'raw') {
+      const limit = params.limit ?? 1000;
+      const after = params.cursor === undefined ? null : decodeRawCursor(params.cursor);
+      const rows = await this.queries.raw({ deviceId, ...effective, batteryId, limit: limit + 1, after });
+      const records = rows.slice(0, limit);
+      const last = records[records.length - 1];
+      return { kind: 'raw', deviceId, ...range, records, nextCursor: rows.length > limit ? encodeCursor(`${last.ts.toISOString()}|${last.battery_id}`) : null };
+    }
+
+    const bucketSec = bucket.kind === 'auto' ? autoBucketSec(range.from.getTime(), range.to.getTime()) : bucket.seconds;
+    if ((range.to.getTime() - range.from.getTime()) / 1000 / bucketSec > MAX_POINTS_EXPLICIT) {
+      throw new ValidationFailedError([{ field: 'bucket', message: `bucket is too small for the range: at most ${MAX_POINTS_EXPLICIT} points per series` }]);
+    }
+    const rows = effective.from < effective.to
+      ? await this.queries.series({ deviceId, ...effective, bucketSec, inner: rollupSpan(effective, bucketSec), metrics, batteryId })
+      : [];
+    return { kind: 'buckets', deviceId, ...range, bucketSec, series: toSeries(rows) };
+  }
+}
+
+function parseMetrics(raw: string): string[] {
+  const names = raw.split(',').map((name) => name.trim()).filter(Boolean);
+  if (names.length === 0 || names.length > 64 || names.some((name) => !METRIC_NAME.test(name))) {
+    throw new ValidationFailedError([{ field: 'metrics', message: 'metrics must be 1–64 comma-separated metric names' }]);
+  }
+  return names;
+}
+
+function toSeries(rows: SeriesPointRow[]): Series[] {
+  const series = new Map<string, Series>();
+  for (const row of rows) {
+    const key = `${row.metric}\u0000${row.battery_id}`;
+    let entry = series.get(key);
+    if (!entry) {
+      entry = { metric: row.metric, batteryId: row.battery_id, points: [] };
+      series.set(key, entry);
+    }
+    entry.points.push({ ts: row.bucket, avg: row.avg, min: row.min, max: row.max, count: row.count });
+  }
+  return [...series.values()];
+}
+
+function encodeCursor(value: string): string {
+  return Buffer.from(value, 'utf8').toString('base64url');
+}
+
+function decodeCursor(cursor: string, valid: (value: string) => boolean): string {
+  const value = /^[A-Za-z0-9_-]{1,200}$/.test(cursor) ? Buffer.from(cursor, 'base64url').toString('utf8') : '';
+  if (!valid(value)) throw new ValidationFailedError([{ field: 'cursor', message: 'cursor is not one this service returned' }]);
+  return value;
+}
+
+function decodeRawCursor(cursor: string): { ts: Date; batteryId: string } {
+  let parsed: { ts: Date; batteryId: string } | null = null;
+  decodeCursor(cursor, (value) => {
+    const [ts, batteryId] = value.split('|');
+    const date = new Date(ts ?? '');
+    if (Number.isNaN(date.getTime()) || !BATTERY_ID.test(batteryId ?? '')) return false;
+    parsed = { ts: date, batteryId };
+    return true;
+  });
+  return parsed!;
+}

@@ -1,0 +1,56 @@
+import { Controller, Get, Query } from '@nestjs/common';
+import { ApiOperation, ApiParam, ApiResponse, ApiTags } from '@nestjs/swagger';
+import { CurrentCustomer, CustomerAuth } from '../../../auth/auth.decorators.js';
+import { ApiProblems } from '../../../shared/http/api-problems.decorator.js';
+import type { CustomerPrincipal } from '../../accounts/application/accounts.service.js';
+import { DeviceIdParam } from '../../devices/http/device-id.param.js';
+import type { Viewer } from '../application/dashboard.queries.js';
+import { DashboardService } from '../application/dashboard.service.js';
+import { DashboardDeviceListResponse, DashboardDeviceResponse, ListDevicesQuery, TelemetryHistoryQuery, TelemetryHistoryResponse } from './dashboard.dto.js';
+
+const viewerOf = (customer: CustomerPrincipal): Viewer => ({ userId: customer.userId, isAdmin: customer.isAdmin });
+
+@ApiTags('dashboard')
+@Controller('dashboard/devices')
+export class DashboardController {
+  constructor(private readonly dashboard: DashboardService) {}
+
+  @Get()
+  @CustomerAuth()
+  @ApiOperation({ operationId: 'listDashboardDevices', summary: 'Devices you can see (yours; every device for administrators)' })
+  @ApiResponse({ status: 200, type: DashboardDeviceListResponse, description: 'A page of devices, by deviceId.' })
+  @ApiProblems(400)
+  async list(@CurrentCustomer() customer: CustomerPrincipal, @Query() query: ListDevicesQuery): Promise<DashboardDeviceListResponse> {
+    const page = await this.dashboard.devices(viewerOf(customer), query.limit ?? 50, query.cursor);
+    return { items: page.items.map((row) => DashboardDeviceResponse.from(row, this.dashboard.isOnline(row), customer.isAdmin)), nextCursor: page.nextCursor };
+  }
+
+  @Get(':deviceId')
+  @CustomerAuth()
+  @ApiOperation({ operationId: 'getDashboardDevice', summary: 'One visible device with its latest metrics' })
+  @ApiParam({ name: 'deviceId', example: 'gw-0001' })
+  @ApiResponse({ status: 200, type: DashboardDeviceResponse, description: 'The device.' })
+  @ApiProblems(400, 404)
+  async get(@CurrentCustomer() customer: CustomerPrincipal, @DeviceIdParam() deviceId: string): Promise<DashboardDeviceResponse> {
+    const row = await this.dashboard.device(viewerOf(customer), deviceId);
+    return DashboardDeviceResponse.from(row, this.dashboard.isOnline(row), customer.isAdmin);
+  }
+
+  @Get(':deviceId/telemetry/history')
+  @CustomerAuth()
+  @ApiOperation({
+    operationId: 'getTelemetryHistory',
+    summary: 'Telemetry trends of a visible device',
+    description: 'Aggregated per bucket in PostgreSQL (avg, min, max, count), or the raw records with `bucket=raw`. A device you cannot see is a 404, as if it did not exist.',
+  })
+  @ApiParam({ name: 'deviceId', example: 'gw-0001' })
+  @ApiResponse({ status: 200, type: TelemetryHistoryResponse, description: 'The series.' })
+  @ApiProblems(400, 404)
+  async history(
+    @CurrentCustomer() customer: CustomerPrincipal,
+    @DeviceIdParam() deviceId: string,
+    @Query() query: TelemetryHistoryQuery,
+  ): Promise<TelemetryHistoryResponse> {
+    return TelemetryHistoryResponse.from(await this.dashboard.history(viewerOf(customer), deviceId, query));
+  }
+}

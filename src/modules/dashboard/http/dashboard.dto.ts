@@ -1,0 +1,218 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { Type } from 'class-transformer';
+import { IsInt, IsOptional, IsString, Max, MaxLength, Min } from 'class-validator';
+import type { DeviceSummaryRow } from '../application/dashboard.queries.js';
+import type { History } from '../application/dashboard.service.js';
+
+export class ListDevicesQuery {
+  @ApiPropertyOptional({ minimum: 1, maximum: 100, default: 50 })
+  @IsOptional()
+  @Type(() => Number)
+  @IsInt()
+  @Min(1)
+  @Max(100)
+  limit?: number;
+
+  @ApiPropertyOptional({ description: 'nextCursor of the previous page.' })
+  @IsOptional()
+  @IsString()
+  @MaxLength(200)
+  cursor?: string;
+}
+
+export class TelemetryHistoryQuery {
+  @ApiPropertyOptional({ description: 'Inclusive start, ISO 8601 with zone. Default: 24 h before `to`.', example: '2026-11-20T12:00:00Z' })
+  @IsOptional()
+  @IsString()
+  @MaxLength(40)
+  from?: string;
+
+  @ApiPropertyOptional({ description: 'Exclusive end, ISO 8601 with zone. Default: now. At most 366 days after `from`.', example: '2026-11-21T12:00:00Z' })
+  @IsOptional()
+  @IsString()
+  @MaxLength(40)
+  to?: string;
+
+  @ApiPropertyOptional({ description: 'Comma-separated metric names. Default: every metric reported in the range.', example: 'voltage,soc' })
+  @IsOptional()
+  @IsString()
+  @MaxLength(2700)
+  metrics?: string;
+
+  @ApiPropertyOptional({ description: 'Only this battery. Default: all.', example: 'main' })
+  @IsOptional()
+  @IsString()
+  @MaxLength(64)
+  batteryId?: string;
+
+  @ApiPropertyOptional({
+    description: 'Seconds per bucket (≥ 1), `auto` (smallest of 60, 300, 900, 3600, 21600, 86400 s keeping ≤ 500 points per series) or `raw` (the records, paginated).',
+    example: 'auto',
+    default: 'auto',
+  })
+  @IsOptional()
+  @IsString()
+  @MaxLength(12)
+  bucket?: string;
+
+  @ApiPropertyOptional({ description: 'Raw mode: records per page.', minimum: 1, maximum: 1000, default: 1000 })
+  @IsOptional()
+  @Type(() => Number)
+  @IsInt()
+  @Min(1)
+  @Max(1000)
+  limit?: number;
+
+  @ApiPropertyOptional({ description: 'Raw mode: nextCursor of the previous page.' })
+  @IsOptional()
+  @IsString()
+  @MaxLength(200)
+  cursor?: string;
+}
+
+export class LatestMetricResponse {
+  @ApiProperty({ example: 'main' })
+  batteryId!: string;
+
+  @ApiProperty({ example: 'voltage' })
+  metric!: string;
+
+  @ApiProperty({ format: 'date-time', example: '2026-11-21T12:00:00.000Z' })
+  ts!: string;
+
+  @ApiProperty({ example: 52.1 })
+  value!: number;
+}
+
+export class DeviceOwnerResponse {
+  @ApiProperty({ format: 'uuid' })
+  userId!: string;
+
+  @ApiProperty({ example: 'ada@example.com' })
+  email!: string;
+}
+
+export class DashboardDeviceResponse {
+  @ApiProperty({ example: 'gw-0001' })
+  deviceId!: string;
+
+  @ApiProperty({ example: 'esp32s3-7c:df:a1:0b:22:c4' })
+  hardwareId!: string;
+
+  @ApiProperty({ example: '0.1.4' })
+  firmwareVersion!: string;
+
+  @ApiPropertyOptional({ type: DeviceOwnerResponse, nullable: true, description: 'Administrators only: who owns the device (null: nobody).' })
+  owner?: DeviceOwnerResponse | null;
+
+  @ApiProperty({ type: 'string', format: 'date-time', nullable: true })
+  claimedAt!: string | null;
+
+  @ApiProperty({ type: 'string', format: 'date-time', nullable: true })
+  lastSeenAt!: string | null;
+
+  @ApiProperty({ description: 'Seen within three telemetry intervals.' })
+  online!: boolean;
+
+  @ApiProperty({ type: [LatestMetricResponse], description: 'Latest value of every metric per battery.' })
+  latestMetrics!: LatestMetricResponse[];
+
+  static from(row: DeviceSummaryRow, online: boolean, forAdmin: boolean): DashboardDeviceResponse {
+    return {
+      deviceId: row.device_id,
+      hardwareId: row.hardware_id,
+      firmwareVersion: row.firmware_version,
+      ...(forAdmin ? { owner: row.owner_id && row.owner_email ? { userId: row.owner_id, email: row.owner_email } : null } : {}),
+      claimedAt: row.claimed_at?.toISOString() ?? null,
+      lastSeenAt: row.last_seen_at?.toISOString() ?? null,
+      online,
+      latestMetrics: (row.latest ?? []).map((latest) => ({ batteryId: latest.batteryId, metric: latest.metric, ts: new Date(latest.ts).toISOString(), value: latest.value })),
+    };
+  }
+}
+
+export class DashboardDeviceListResponse {
+  @ApiProperty({ type: [DashboardDeviceResponse] })
+  items!: DashboardDeviceResponse[];
+
+  @ApiProperty({ type: 'string', nullable: true, description: 'Pass as `cursor` for the next page; null on the last page.' })
+  nextCursor!: string | null;
+}
+
+export class SeriesPointResponse {
+  @ApiProperty({ format: 'date-time', description: 'Start of the bucket (buckets are aligned to the Unix epoch).' })
+  ts!: string;
+
+  @ApiProperty() avg!: number;
+  @ApiProperty() min!: number;
+  @ApiProperty() max!: number;
+  @ApiProperty({ description: 'Records in the bucket.' }) count!: number;
+}
+
+export class SeriesResponse {
+  @ApiProperty({ example: 'voltage' })
+  metric!: string;
+
+  @ApiProperty({ example: 'main' })
+  batteryId!: string;
+
+  @ApiProperty({ type: [SeriesPointResponse], description: 'Ascending by ts; empty buckets are omitted.' })
+  points!: SeriesPointResponse[];
+}
+
+export class RawRecordResponse {
+  @ApiProperty({ format: 'date-time' })
+  ts!: string;
+
+  @ApiProperty({ example: 'main' })
+  batteryId!: string;
+
+  @ApiProperty({ type: 'object', additionalProperties: { type: 'number' }, example: { voltage: 52.1 } })
+  metrics!: Record<string, number>;
+}
+
+export class TelemetryHistoryResponse {
+  @ApiProperty({ example: 'gw-0001' })
+  deviceId!: string;
+
+  @ApiProperty({ format: 'date-time' })
+  from!: string;
+
+  @ApiProperty({ format: 'date-time' })
+  to!: string;
+
+  @ApiProperty({ type: 'integer', nullable: true, description: 'Seconds per bucket; null in raw mode.', example: 300 })
+  bucketSec!: number | null;
+
+  @ApiProperty({ type: [SeriesResponse], description: 'One series per (metric, batteryId); empty in raw mode.' })
+  series!: SeriesResponse[];
+
+  @ApiPropertyOptional({ type: [RawRecordResponse], description: 'Raw mode only: the records, ascending by ts.' })
+  records?: RawRecordResponse[];
+
+  @ApiProperty({ type: 'string', nullable: true, description: 'Raw mode: pass as `cursor` for the next page. Null when there is no more.' })
+  nextCursor!: string | null;
+
+  static from(history: History): TelemetryHistoryResponse {
+    const base = { deviceId: history.deviceId, from: history.from.toISOString(), to: history.to.toISOString() };
+    if (history.kind === 'raw') {
+      return {
+        ...base,
+        bucketSec: null,
+        series: [],
+        records: history.records.map((record) => ({ ts: record.ts.toISOString(), batteryId: record.battery_id, metrics: record.metrics })),
+        nextCursor: history.nextCursor,
+      };
+    }
+    return {
+      ...base,
+      bucketSec: history.bucketSec,
+      series: history.series.map((series) => ({
+        metric: series.metric,
+        batteryId: series.batteryId,
+        points: series.points.map((point) => ({ ts: point.ts.toISOString(), avg: point.avg, min: point.min, max: point.max, count: point.count })),
+      })),
+      nextCursor: null,
+    };
+  }
+}

@@ -1,0 +1,28 @@
+import { Injectable } from '@nestjs/common';
+import { Clock } from '../../../config/config.module.js';
+import { Env } from '../../../config/env.js';
+import { admit, type Rejection, type TelemetryRecord } from '../domain/telemetry-record.js';
+import { TelemetryStore } from '../infrastructure/telemetry-store.js';
+
+export interface IngestResult {
+  accepted: number;
+  duplicates: number;
+  rejected: Rejection[];
+}
+
+@Injectable()
+export class TelemetryService {
+  constructor(
+    private readonly store: TelemetryStore,
+    private readonly clock: Clock,
+    private readonly env: Env,
+  ) {}
+
+  /** Answers only after the records are committed; a retried batch is counted as duplicates. */
+  async ingest(deviceId: string, records: TelemetryRecord[]): Promise<IngestResult> {
+    const now = this.clock.now();
+    const { accepted, rejected } = admit(records, now, this.env.TELEMETRY_RETENTION_DAYS);
+    const inserted = accepted.length > 0 ? await this.store.ingest(deviceId, accepted, now) : 0;
+    return { accepted: inserted, duplicates: accepted.length - inserted, rejected };
+  }
+}

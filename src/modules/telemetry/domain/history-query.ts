@@ -1,0 +1,60 @@
+import { ValidationFailedError } from '../../../shared/domain-error.js';
+
+export const AUTO_BUCKETS_SEC = [60, 300, 900, 3600, 21_600, 86_400];
+export const MAX_POINTS_AUTO = 500;
+/** An explicit bucket may ask for more points than auto would, but not without bound. */
+export const MAX_POINTS_EXPLICIT = 5000;
+export const MAX_RANGE_DAYS = 366;
+export const ROLLUP_SEC = 300;
+
+export type BucketChoice = { kind: 'raw' } | { kind: 'seconds'; seconds: number } | { kind: 'auto' };
+
+/** The smallest standard bucket that keeps every series at ≤ 500 points. */
+export function autoBucketSec(fromMs: number, toMs: number): number {
+  const rangeSec = (toMs - fromMs) / 1000;
+  return AUTO_BUCKETS_SEC.find((bucket) => Math.ceil(rangeSec / bucket) <= MAX_POINTS_AUTO) ?? AUTO_BUCKETS_SEC[AUTO_BUCKETS_SEC.length - 1];
+}
+
+export function parseBucket(raw: string | undefined): BucketChoice {
+  if (raw === undefined || raw === 'auto') return { kind: 'auto' };
+  if (raw === 'raw') return { kind: 'raw' };
+  if (/^\d{1,9}$/.test(raw) && Number(raw) >= 1) return { kind: 'seconds', seconds: Number(raw) };
+  throw new ValidationFailedError([{ field: 'bucket', message: 'bucket must be a number of seconds (≥ 1), auto or raw' }]);
+}
+
+export interface HistoryRange {
+  from: Date;
+  to: Date;
+}
+
+/** from inclusive, to exclusive; default the last 24 hours; at most 366 days. */
+export function resolveRange(from: string | undefined, to: string | undefined, now: Date): HistoryRange {
+  const end = to === undefined ? now : parseInstant(to, 'to');
+  const start = from === undefined ? new Date(end.getTime() - 86_400_000) : parseInstant(from, 'from');
+  if (start >= end) throw new ValidationFailedError([{ field: 'from', message: 'from must be before to' }]);
+  if (end.getTime() - start.getTime() > MAX_RANGE_DAYS * 86_400_000) throw new ValidationFailedError([{ field: 'to', message: `the range may span at most ${MAX_RANGE_DAYS} days` }]);
+  return { from: start, to: end };
+}
+
+const ISO_INSTANT = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,6})?)?(Z|[+-]\d{2}:\d{2})$/;
+
+export function parseInstant(value: string, field: string): Date {
+  const date = new Date(value);
+  if (!ISO_INSTANT.test(value) || Number.isNaN(date.getTime())) {
+    throw new ValidationFailedError([{ field, message: `${field} must be an ISO 8601 date-time with a time zone, e.g. 2026-11-21T12:00:00Z` }]);
+  }
+  return date;
+}
+
+/**
+ * Rollups answer a bucket exactly only where their 5-minute slots lie wholly inside the range and
+ * the bucket is a whole number of slots (buckets and slots are both aligned to the Unix epoch).
+ * Returns the aligned inner span, or null when raw records must answer everything.
+ */
+export function rollupSpan(range: HistoryRange, bucketSec: number): HistoryRange | null {
+  if (bucketSec % ROLLUP_SEC !== 0) return null;
+  const slotMs = ROLLUP_SEC * 1000;
+  const innerFrom = Math.ceil(range.from.getTime() / slotMs) * slotMs;
+  const innerTo = Math.floor(range.to.getTime() / slotMs) * slotMs;
+  return innerTo > innerFrom ? { from: new Date(innerFrom), to: new Date(innerTo) } : null;
+}

@@ -1,0 +1,51 @@
+import type { FieldError } from '../../../shared/domain-error.js';
+
+export const METRIC_NAME = /^[a-z][a-zA-Z0-9_]{0,39}$/;
+export const MAX_METRICS_PER_RECORD = 64;
+export const DEFAULT_BATTERY_ID = 'main';
+/** Gateway clocks drift; a little ahead of ours is tolerated, more is a broken clock. */
+export const MAX_CLOCK_AHEAD_MS = 5 * 60 * 1000;
+
+export interface TelemetryRecord {
+  ts: Date;
+  batteryId: string;
+  metrics: Record<string, number>;
+}
+
+export type RejectionCode = 'TS_IN_FUTURE' | 'TS_BEYOND_RETENTION';
+
+export interface Rejection {
+  index: number;
+  code: RejectionCode;
+}
+
+/** Shape rules of the metrics object: 1–64 finite numbers under well-formed names. */
+export function metricsProblems(metrics: unknown, field: string): FieldError[] {
+  if (metrics === null || typeof metrics !== 'object' || Array.isArray(metrics)) return [{ field, message: 'metrics must be an object of numbers' }];
+  const entries = Object.entries(metrics);
+  if (entries.length < 1 || entries.length > MAX_METRICS_PER_RECORD) return [{ field, message: `metrics must hold 1–${MAX_METRICS_PER_RECORD} values` }];
+  const problems: FieldError[] = [];
+  for (const [name, value] of entries) {
+    if (!METRIC_NAME.test(name)) problems.push({ field: `${field}.${name.slice(0, 40)}`, message: 'metric names match ^[a-z][a-zA-Z0-9_]{0,39}$' });
+    else if (typeof value !== 'number' || !Number.isFinite(value)) problems.push({ field: `${field}.${name}`, message: 'metric values must be finite numbers' });
+  }
+  return problems;
+}
+
+/**
+ * Splits a batch into records to store and records rejected on their own: a timestamp more than
+ * five minutes ahead of the server clock, or older than the retention window.
+ */
+export function admit(records: TelemetryRecord[], now: Date, retentionDays: number): { accepted: Array<TelemetryRecord & { index: number }>; rejected: Rejection[] } {
+  const latest = now.getTime() + MAX_CLOCK_AHEAD_MS;
+  const earliest = now.getTime() - retentionDays * 86_400_000;
+  const accepted: Array<TelemetryRecord & { index: number }> = [];
+  const rejected: Rejection[] = [];
+  records.forEach((record, index) => {
+    const at = record.ts.getTime();
+    if (at > latest) rejected.push({ index, code: 'TS_IN_FUTURE' });
+    else if (at < earliest) rejected.push({ index, code: 'TS_BEYOND_RETENTION' });
+    else accepted.push({ ...record, index });
+  });
+  return { accepted, rejected };
+}

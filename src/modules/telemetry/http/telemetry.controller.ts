@@ -1,0 +1,35 @@
+import { Body, Controller, HttpCode, Post } from '@nestjs/common';
+import { RouteConfig } from '@nestjs/platform-fastify';
+import { ApiBody, ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
+import { CurrentDevice, DeviceAuth } from '../../../auth/auth.decorators.js';
+import { ApiProblems } from '../../../shared/http/api-problems.decorator.js';
+import type { DevicePrincipal } from '../../devices/application/devices.service.js';
+import { TelemetryService } from '../application/telemetry.service.js';
+import { DEFAULT_BATTERY_ID } from '../domain/telemetry-record.js';
+import { IngestTelemetryRequest, IngestTelemetryResponse } from './ingest-telemetry.request.js';
+
+@ApiTags('telemetry')
+@Controller('telemetry')
+export class TelemetryController {
+  constructor(private readonly telemetry: TelemetryService) {}
+
+  @Post()
+  @HttpCode(200)
+  @DeviceAuth()
+  @RouteConfig({ bodyLimit: 1024 * 1024 })
+  @ApiOperation({
+    operationId: 'ingestTelemetry',
+    summary: 'Upload a batch of 1–500 measurements (up to 1 MiB)',
+    description:
+      'Idempotent on (device, batteryId, ts): a batch retried after a lost response stores nothing twice. Answered after the records are committed. A record more than 5 minutes in the future or older than the retention window is rejected on its own.',
+  })
+  @ApiBody({ type: IngestTelemetryRequest })
+  @ApiResponse({ status: 200, type: IngestTelemetryResponse, description: 'Stored.' })
+  @ApiProblems(400, 413, 415, 503)
+  async ingest(@CurrentDevice() device: DevicePrincipal, @Body() body: IngestTelemetryRequest): Promise<IngestTelemetryResponse> {
+    return this.telemetry.ingest(
+      device.deviceId,
+      body.records.map((record) => ({ ts: new Date(record.ts), batteryId: record.batteryId ?? DEFAULT_BATTERY_ID, metrics: record.metrics })),
+    );
+  }
+}

@@ -1,0 +1,62 @@
+import { Injectable, Logger } from '@nestjs/common';
+import { Sql } from '../../../shared/database/sql.js';
+
+/** Arbitrary constant: the advisory lock that lets one instance at a time maintain partitions. */
+const PARTITION_LOCK = 7_221_950_002;
+
+function monthStart(date: Date): Date {
+  return new Date(Date.UTC(date.getUTCFullYear(), date.getUTCMonth(), 1));
+}
+
+function addMonths(date: Date, months: number): Date {
+  return new Date(Date.UTC(date.getUTCFullYear(), date.getUTCMonth() + months, 1));
+}
+
+export function partitionName(month: Date): string {
+  return `telemetry_y${month.getUTCFullYear()}m${String(month.getUTCMonth() + 1).padStart(2, '0')}`;
+}
+
+/**
+ * Monthly partitions of `telemetry`: every month from the retention cut-off to two months ahead
+ * exists, and months wholly older than the cut-off are dropped (retention without DELETE).
+ */
+@Injectable()
+export class TelemetryPartitions {
+  private readonly logger = new Logger(TelemetryPartitions.name);
+
+  constructor(private readonly sql: Sql) {}
+
+  async maintain(now: Date, retentionDays: number): Promise<{ created: string[]; dropped: string[] }> {
+    return this.sql.transaction(async (tx) => {
+      const [{ locked }] = await tx.rows<{ locked: boolean }>('SELECT pg_try_advisory_xact_lock($1) AS locked', [PARTITION_LOCK]);
+      if (!locked) return { created: [], dropped: [] };
+      const cutoff = new Date(now.getTime() - retentionDays * 86_400_000);
+      const existing = await tx.rows<{ name: string; upper: Date }>(
+        `SELECT c.relname AS name,
+                (regexp_match(pg_get_expr(c.relpartbound, c.oid), 'TO \\(''([^'']+)''\\)'))[1]::timestamptz AS upper
+           FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
+          WHERE i.inhparent = 'telemetry'::regclass`,
+      );
+      const dropped: string[] = [];
+      for (const partition of existing) {
+        if (partition.upper <= cutoff) {
+          await tx.rows(`DROP TABLE ${partition.name}`);
+          dropped.push(partition.name);
+        }
+      }
+      await tx.rows('DELETE FROM telemetry_rollup_5m WHERE bucket < $1', [cutoff]);
+      const names = new Set(existing.map((partition) => partition.name));
+      const created: string[] = [];
+      for (let month = monthStart(cutoff); month <= addMonths(monthStart(now), 2); month = addMonths(month, 1)) {
+        const name = partitionName(month);
+        if (names.has(name)) continue;
+        await tx.rows(
+          `CREATE TABLE IF NOT EXISTS ${name} PARTITION OF telemetry FOR VALUES FROM ('${month.toISOString()}') TO ('${addMonths(month, 1).toISOString()}')`,
+        );
+        created.push(name);
+      }
+      if (created.length > 0 || dropped.length > 0) this.logger.log({ created, dropped }, 'Telemetry partitions maintained');
+      return { created, dropped };
+    });
+  }
+}
