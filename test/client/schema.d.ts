@@ -744,11 +744,10 @@ export interface components {
              */
             ts: string;
             /**
-             * @description Which battery or sensor on the gateway.
-             * @default main
+             * @description Which battery or sensor on the gateway (1–64 of A–Z a–z 0–9 . _ : -); "main" when absent.
              * @example pack-1
              */
-            batteryId: string;
+            batteryId?: string;
             /**
              * @description 1–64 finite numbers. Well-known: voltage (V), current (A, negative = discharge), power (W), soc (%), soh (%), temperature (°C), cellVoltageMin/cellVoltageMax (V), cycleCount, rssi (dBm), uptime (s), freeHeap (bytes).
              * @example {

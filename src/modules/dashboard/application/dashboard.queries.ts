@@ -40,7 +40,8 @@ const VISIBLE = '($2::boolean OR d.owner_id = $3::uuid)';
 const SUMMARY_COLUMNS = `
   d.device_id, d.hardware_id, d.firmware_version, d.owner_id, u.email AS owner_email, d.claimed_at, d.last_seen_at, d.visible_since,
   (SELECT json_agg(json_build_object('batteryId', l.battery_id, 'metric', l.metric, 'ts', l.ts, 'value', l.value) ORDER BY l.battery_id, l.metric)
-     FROM device_latest_metrics l WHERE l.device_id = d.device_id) AS latest`;
+     FROM device_latest_metrics l
+    WHERE l.device_id = d.device_id AND ($2::boolean OR d.visible_since IS NULL OR l.ts >= d.visible_since)) AS latest`;
 
 /**
  * The dashboard's read side: response-shaped rows straight from SQL written for each screen.

@@ -4,7 +4,7 @@ import { NotFoundError, ValidationFailedError } from '../../../shared/domain-err
 import { FLEET_DEFAULT_CONFIG } from '../../devices/domain/device-config.js';
 import { DEVICE_ID_PATTERN } from '../../devices/domain/device-id.js';
 import { autoBucketSec, MAX_POINTS_EXPLICIT, parseBucket, resolveRange, rollupSpan } from '../../telemetry/domain/history-query.js';
-import { METRIC_NAME } from '../../telemetry/domain/telemetry-record.js';
+import { BATTERY_ID_PATTERN, METRIC_NAME } from '../../telemetry/domain/telemetry-record.js';
 import { DashboardQueries, type DeviceSummaryRow, type RawRecordRow, type SeriesPointRow, type Viewer } from './dashboard.queries.js';
 
 export interface HistoryParams {
@@ -27,7 +27,6 @@ export type History =
   | { kind: 'buckets'; deviceId: string; from: Date; to: Date; bucketSec: number; series: Series[] }
   | { kind: 'raw'; deviceId: string; from: Date; to: Date; records: RawRecordRow[]; nextCursor: string | null };
 
-const BATTERY_ID = /^[A-Za-z0-9._:-]{1,64}$/;
 
 @Injectable()
 export class DashboardService {
@@ -60,7 +59,7 @@ export class DashboardService {
     const range = resolveRange(params.from, params.to, this.clock.now());
     const bucket = parseBucket(params.bucket);
     const metrics = params.metrics === undefined ? null : parseMetrics(params.metrics);
-    if (params.batteryId !== undefined && !BATTERY_ID.test(params.batteryId)) {
+    if (params.batteryId !== undefined && !BATTERY_ID_PATTERN.test(params.batteryId)) {
       throw new ValidationFailedError([{ field: 'batteryId', message: 'batteryId must be 1–64 characters of A–Z a–z 0–9 . _ : -' }]);
     }
     const device = await this.device(viewer, deviceId);
@@ -126,7 +125,7 @@ function decodeRawCursor(cursor: string): { ts: Date; batteryId: string } {
   decodeCursor(cursor, (value) => {
     const [ts, batteryId] = value.split('|');
     const date = new Date(ts ?? '');
-    if (Number.isNaN(date.getTime()) || !BATTERY_ID.test(batteryId ?? '')) return false;
+    if (Number.isNaN(date.getTime()) || !BATTERY_ID_PATTERN.test(batteryId ?? '')) return false;
     parsed = { ts: date, batteryId };
     return true;
   });

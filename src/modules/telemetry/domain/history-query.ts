@@ -1,4 +1,5 @@
 import { ValidationFailedError } from '../../../shared/domain-error.js';
+import { parseIsoInstant } from './telemetry-record.js';
 
 export const AUTO_BUCKETS_SEC = [60, 300, 900, 3600, 21_600, 86_400];
 export const MAX_POINTS_AUTO = 500;
@@ -36,11 +37,9 @@ export function resolveRange(from: string | undefined, to: string | undefined, n
   return { from: start, to: end };
 }
 
-const ISO_INSTANT = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,6})?)?(Z|[+-]\d{2}:\d{2})$/;
-
 export function parseInstant(value: string, field: string): Date {
-  const date = new Date(value);
-  if (!ISO_INSTANT.test(value) || Number.isNaN(date.getTime())) {
+  const date = parseIsoInstant(value);
+  if (!date) {
     throw new ValidationFailedError([{ field, message: `${field} must be an ISO 8601 date-time with a time zone, e.g. 2026-11-21T12:00:00Z` }]);
   }
   return date;

@@ -1,9 +1,20 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
-import { ArrayMaxSize, ArrayMinSize, IsArray, IsOptional, IsString, Length, Matches, ValidateNested, registerDecorator } from 'class-validator';
-import { MAX_METRICS_PER_RECORD, metricsProblems } from '../domain/telemetry-record.js';
+import { ArrayMaxSize, ArrayMinSize, IsArray, IsOptional, IsString, Matches, MaxLength, ValidateNested, registerDecorator } from 'class-validator';
+import { BATTERY_ID_PATTERN, MAX_METRICS_PER_RECORD, metricsProblems, parseIsoInstant } from '../domain/telemetry-record.js';
 
-const ISO_DATE_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,6})?(Z|[+-]\d{2}:\d{2})$/;
+function IsInstant(): PropertyDecorator {
+  return (target, propertyName) =>
+    registerDecorator({
+      name: 'isInstant',
+      target: target.constructor,
+      propertyName: String(propertyName),
+      validator: {
+        validate: (value: unknown) => typeof value === 'string' && parseIsoInstant(value) !== null,
+        defaultMessage: () => 'ts must be a real ISO 8601 date-time with a time zone, e.g. 2026-11-21T12:00:00Z',
+      },
+    });
+}
 
 function IsMetrics(): PropertyDecorator {
   return (target, propertyName) =>
@@ -21,13 +32,14 @@ function IsMetrics(): PropertyDecorator {
 export class TelemetryRecordRequest {
   @ApiProperty({ description: 'When the gateway measured it (ISO 8601 with zone; the gateway clock).', example: '2026-11-21T12:00:00Z', format: 'date-time' })
   @IsString()
-  @Matches(ISO_DATE_TIME, { message: 'ts must be an ISO 8601 date-time with a time zone' })
+  @MaxLength(40)
+  @IsInstant()
   ts!: string;
 
-  @ApiPropertyOptional({ description: 'Which battery or sensor on the gateway.', default: 'main', example: 'pack-1', minLength: 1, maxLength: 64 })
+  @ApiPropertyOptional({ description: 'Which battery or sensor on the gateway (1–64 of A–Z a–z 0–9 . _ : -); "main" when absent.', example: 'pack-1', pattern: BATTERY_ID_PATTERN.source, minLength: 1, maxLength: 64 })
   @IsOptional()
   @IsString()
-  @Length(1, 64)
+  @Matches(BATTERY_ID_PATTERN, { message: 'batteryId must be 1–64 characters of A–Z a–z 0–9 . _ : -' })
   batteryId?: string;
 
   @ApiProperty({

@@ -44,7 +44,6 @@ export class TelemetryPartitions {
           dropped.push(partition.name);
         }
       }
-      await tx.rows('DELETE FROM telemetry_rollup_5m WHERE bucket < $1', [cutoff]);
       const names = new Set(existing.map((partition) => partition.name));
       const created: string[] = [];
       for (let month = monthStart(cutoff); month <= addMonths(monthStart(now), 2); month = addMonths(month, 1)) {
@@ -55,6 +54,12 @@ export class TelemetryPartitions {
         );
         created.push(name);
       }
+      // Rollup slots go with the raw months they summarise: below the oldest month kept.
+      await tx.rows(
+        `DELETE FROM telemetry_rollup_5m WHERE bucket < (
+           SELECT min((regexp_match(pg_get_expr(c.relpartbound, c.oid), 'FROM \\(''([^'']+)''\\)'))[1]::timestamptz)
+             FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid WHERE i.inhparent = 'telemetry'::regclass)`,
+      );
       if (created.length > 0 || dropped.length > 0) this.logger.log({ created, dropped }, 'Telemetry partitions maintained');
       return { created, dropped };
     });

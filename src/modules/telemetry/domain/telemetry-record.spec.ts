@@ -1,0 +1,105 @@
+import { admit, metricsProblems, type TelemetryRecord } from './telemetry-record.js';
+
+const NOW = new Date('2026-11-21T12:00:00.000Z');
+const MINUTE = 60_000;
+const DAY = 86_400_000;
+
+const aRecord = (offsetMs: number, metrics: Record<string, number> = { voltage: 52.1 }): TelemetryRecord => ({
+  ts: new Date(NOW.getTime() + offsetMs),
+  batteryId: 'main',
+  metrics,
+});
+
+describe('metricsProblems', () => {
+  it('1 to 64 finite numbers under well-formed names: no problem', () => {
+    expect(metricsProblems({ voltage: 52.1, current: -3.4, soc: 0, cellTemp_3: 1e308, a: -0.5 }, 'metrics')).toEqual([]);
+    expect(metricsProblems(Object.fromEntries(Array.from({ length: 64 }, (_, i) => [`m${i}`, i])), 'metrics')).toEqual([]);
+    expect(metricsProblems({ [`m${'x'.repeat(39)}`]: 1 }, 'metrics')).toEqual([]);
+  });
+
+  it.each([
+    ['null', null],
+    ['an array', [1, 2]],
+    ['a string', '{"voltage":1}'],
+    ['a number', 1],
+    ['undefined', undefined],
+  ])('%s: one problem on the field itself', (_name, value) => {
+    expect(metricsProblems(value, 'records.0.metrics')).toEqual([{ field: 'records.0.metrics', message: expect.any(String) }]);
+  });
+
+  it('no metric, or 65: one problem on the field itself', () => {
+    expect(metricsProblems({}, 'metrics')).toEqual([{ field: 'metrics', message: expect.stringContaining('1–64') }]);
+    expect(metricsProblems(Object.fromEntries(Array.from({ length: 65 }, (_, i) => [`m${i}`, i])), 'metrics')).toEqual([
+      { field: 'metrics', message: expect.stringContaining('1–64') },
+    ]);
+  });
+
+  it.each(['Voltage', '1abc', 'a-b', '_a', 'a b', 'ä', '', `m${'x'.repeat(40)}`])('the name %p: a problem naming it', (name) => {
+    expect(metricsProblems({ voltage: 1, [name]: 2 }, 'metrics')).toEqual([{ field: `metrics.${name.slice(0, 40)}`, message: expect.any(String) }]);
+  });
+
+  it.each([
+    ['NaN', Number.NaN],
+    ['Infinity', Number.POSITIVE_INFINITY],
+    ['-Infinity', Number.NEGATIVE_INFINITY],
+    ['a numeric string', '1.5'],
+    ['null', null],
+    ['a boolean', true],
+    ['an object', { v: 1 }],
+  ])('the value %s: a problem naming the metric', (_name, value) => {
+    expect(metricsProblems({ soc: 80, voltage: value }, 'metrics')).toEqual([{ field: 'metrics.voltage', message: expect.any(String) }]);
+  });
+
+  it('every bad entry is reported', () => {
+    expect(metricsProblems({ Bad: 1, good: 2, worse: Number.NaN }, 'm').map((problem) => problem.field)).toEqual(['m.Bad', 'm.worse']);
+  });
+});
+
+describe('admit: records refused on their own, by the server clock', () => {
+  const retentionDays = 30;
+
+  it('keeps the order and the index of each record; accepted records are unchanged', () => {
+    const records = [aRecord(-MINUTE), aRecord(-2 * MINUTE, { soc: 1 }), aRecord(0)];
+
+    const { accepted, rejected } = admit(records, NOW, retentionDays);
+
+    expect(rejected).toEqual([]);
+    expect(accepted).toEqual(records.map((record, index) => ({ ...record, index })));
+  });
+
+  it('up to 5 minutes ahead is accepted; 1 ms more is TS_IN_FUTURE', () => {
+    const { accepted, rejected } = admit([aRecord(5 * MINUTE), aRecord(5 * MINUTE + 1)], NOW, retentionDays);
+
+    expect(accepted.map((record) => record.index)).toEqual([0]);
+    expect(rejected).toEqual([{ index: 1, code: 'TS_IN_FUTURE' }]);
+  });
+
+  it('exactly the retention window old is accepted; 1 ms older is TS_BEYOND_RETENTION', () => {
+    const { accepted, rejected } = admit([aRecord(-retentionDays * DAY - 1), aRecord(-retentionDays * DAY)], NOW, retentionDays);
+
+    expect(accepted.map((record) => record.index)).toEqual([1]);
+    expect(rejected).toEqual([{ index: 0, code: 'TS_BEYOND_RETENTION' }]);
+  });
+
+  it('a mixed batch: rejections by index, in order, the rest accepted', () => {
+    const records = [aRecord(-MINUTE), aRecord(DAY), aRecord(-29 * DAY), aRecord(-31 * DAY), aRecord(6 * MINUTE), aRecord(-1)];
+
+    const { accepted, rejected } = admit(records, NOW, retentionDays);
+
+    expect(accepted.map((record) => record.index)).toEqual([0, 2, 5]);
+    expect(rejected).toEqual([
+      { index: 1, code: 'TS_IN_FUTURE' },
+      { index: 3, code: 'TS_BEYOND_RETENTION' },
+      { index: 4, code: 'TS_IN_FUTURE' },
+    ]);
+  });
+
+  it('the retention window follows its setting', () => {
+    expect(admit([aRecord(-100 * DAY)], NOW, 365).rejected).toEqual([]);
+    expect(admit([aRecord(-100 * DAY)], NOW, 99).rejected).toEqual([{ index: 0, code: 'TS_BEYOND_RETENTION' }]);
+  });
+
+  it('an empty batch: nothing either way', () => {
+    expect(admit([], NOW, retentionDays)).toEqual({ accepted: [], rejected: [] });
+  });
+});
