@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { Clock } from '../../../config/config.module.js';
 import { Env } from '../../../config/env.js';
 import { admit, type Rejection, type TelemetryRecord } from '../domain/telemetry-record.js';
-import { TelemetryStore } from '../infrastructure/telemetry-store.js';
+import { TelemetryWriter } from '../infrastructure/telemetry-writer.js';
 
 export interface IngestResult {
   accepted: number;
@@ -13,7 +13,7 @@ export interface IngestResult {
 @Injectable()
 export class TelemetryService {
   constructor(
-    private readonly store: TelemetryStore,
+    private readonly writer: TelemetryWriter,
     private readonly clock: Clock,
     private readonly env: Env,
   ) {}
@@ -22,7 +22,7 @@ export class TelemetryService {
   async ingest(deviceId: string, records: TelemetryRecord[]): Promise<IngestResult> {
     const now = this.clock.now();
     const { accepted, rejected } = admit(records, now, this.env.TELEMETRY_RETENTION_DAYS);
-    const inserted = accepted.length > 0 ? await this.store.ingest(deviceId, accepted, now) : 0;
+    const inserted = accepted.length > 0 ? await this.writer.write(deviceId, accepted, now) : 0;
     return { accepted: inserted, duplicates: accepted.length - inserted, rejected };
   }
 }

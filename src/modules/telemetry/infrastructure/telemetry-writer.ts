@@ -1,0 +1,135 @@
+import { Injectable } from '@nestjs/common';
+import { Sql } from '../../../shared/database/sql.js';
+import type { TelemetryRecord } from '../domain/telemetry-record.js';
+
+/**
+ * The ingest statement for records of any number of devices: unnest into the partitioned table
+ * (first stored value wins on (device, ts, battery)), and only the rows actually inserted feed
+ * the 5-minute rollup, the latest value per metric and lastSeenAt. Locks are taken in a fixed
+ * order (ORDER BY) so concurrent writers queue instead of deadlocking.
+ */
+export const INGEST_SQL = `
+WITH input AS (
+  SELECT * FROM unnest($1::text[], $2::text[], $3::timestamptz[], $4::jsonb[]) AS r (device_id, battery_id, ts, metrics)
+), inserted AS (
+  INSERT INTO telemetry (device_id, battery_id, ts, metrics)
+  SELECT device_id, battery_id, ts, metrics FROM input
+  ON CONFLICT DO NOTHING
+  RETURNING device_id, battery_id, ts, metrics
+), metric_values AS (
+  SELECT i.device_id, i.battery_id, m.key AS metric, i.ts, m.value::float8 AS value
+  FROM inserted i CROSS JOIN LATERAL jsonb_each_text(i.metrics) AS m (key, value)
+), rollup AS (
+  INSERT INTO telemetry_rollup_5m AS r (device_id, battery_id, metric, bucket, count, sum, min, max)
+  SELECT device_id, battery_id, metric, date_bin('5 minutes', ts, TIMESTAMPTZ '1970-01-01 00:00:00+00') AS bucket,
+         count(*), sum(value), min(value), max(value)
+  FROM metric_values GROUP BY device_id, battery_id, metric, bucket ORDER BY device_id, bucket, battery_id, metric
+  ON CONFLICT (device_id, bucket, battery_id, metric) DO UPDATE
+    SET count = r.count + EXCLUDED.count, sum = r.sum + EXCLUDED.sum,
+        min = LEAST(r.min, EXCLUDED.min), max = GREATEST(r.max, EXCLUDED.max)
+), latest AS (
+  INSERT INTO device_latest_metrics AS l (device_id, battery_id, metric, ts, value)
+  SELECT DISTINCT ON (device_id, battery_id, metric) device_id, battery_id, metric, ts, value
+  FROM metric_values ORDER BY device_id, battery_id, metric, ts DESC
+  ON CONFLICT (device_id, battery_id, metric) DO UPDATE SET ts = EXCLUDED.ts, value = EXCLUDED.value WHERE EXCLUDED.ts > l.ts
+), seen AS (
+  UPDATE devices SET last_seen_at = $5 WHERE device_id = ANY($1::text[])
+)
+SELECT device_id, battery_id, ts FROM inserted`;
+
+interface Pending {
+  deviceId: string;
+  records: TelemetryRecord[];
+  now: Date;
+  resolve: (inserted: number) => void;
+  reject: (error: unknown) => void;
+}
+
+/** Records one flush may carry: enough to amortise a commit, small enough to stay quick. */
+const MAX_RECORDS_PER_FLUSH = 5000;
+const DEADLOCK = '40P01';
+
+const keyOf = (deviceId: string, batteryId: string, ts: Date) => `${deviceId}\u0000${batteryId}\u0000${ts.getTime()}`;
+
+/**
+ * Group commit: while one ingest statement runs, the batches that arrive meanwhile wait and go
+ * out together in the next one — one round trip and one commit for many requests, no added delay
+ * when the service is idle. Each request is answered after the commit that holds its records.
+ */
+@Injectable()
+export class TelemetryWriter {
+  private readonly queue: Pending[] = [];
+  private flushing = false;
+
+  constructor(private readonly sql: Sql) {}
+
+  /** Stores the records; resolves with how many were new, once they are committed. */
+  write(deviceId: string, records: TelemetryRecord[], now: Date): Promise<number> {
+    return new Promise((resolve, reject) => {
+      this.queue.push({ deviceId, records, now, resolve, reject });
+      if (!this.flushing) void this.flush();
+    });
+  }
+
+  private async flush(): Promise<void> {
+    this.flushing = true;
+    try {
+      while (this.queue.length > 0) {
+        const batch = this.takeBatch();
+        try {
+          const inserted = await this.store(batch);
+          for (const pending of batch) pending.resolve(this.claim(pending, inserted));
+        } catch (error) {
+          for (const pending of batch) pending.reject(error);
+        }
+      }
+    } finally {
+      this.flushing = false;
+    }
+  }
+
+  private takeBatch(): Pending[] {
+    const batch: Pending[] = [];
+    let records = 0;
+    while (this.queue.length > 0 && (batch.length === 0 || records + this.queue[0].records.length <= MAX_RECORDS_PER_FLUSH)) {
+      const next = this.queue.shift()!;
+      records += next.records.length;
+      batch.push(next);
+    }
+    return batch;
+  }
+
+  private async store(batch: Pending[]): Promise<Set<string>> {
+    const deviceIds: string[] = [];
+    const batteryIds: string[] = [];
+    const timestamps: Date[] = [];
+    const metrics: string[] = [];
+    for (const pending of batch) {
+      for (const record of pending.records) {
+        deviceIds.push(pending.deviceId);
+        batteryIds.push(record.batteryId);
+        timestamps.push(record.ts);
+        metrics.push(JSON.stringify(record.metrics));
+      }
+    }
+    const now = batch[batch.length - 1].now;
+    const run = () => this.sql.rows<{ device_id: string; battery_id: string; ts: Date }>(INGEST_SQL, [deviceIds, batteryIds, timestamps, metrics, now], 'telemetry_ingest');
+    // Another instance writing the same rollup rows may deadlock with us; PostgreSQL aborts one
+    // side, which then simply runs again.
+    const rows = await run().catch((error: unknown) => {
+      if ((error as { code?: unknown }).code === DEADLOCK) return run();
+      throw error;
+    });
+    return new Set(rows.map((row) => keyOf(row.device_id, row.battery_id, row.ts)));
+  }
+
+  /** How many of this request's records were inserted; a key counts once, for its first claimant. */
+  private claim(pending: Pending, inserted: Set<string>): number {
+    let count = 0;
+    for (const record of pending.records) {
+      const key = keyOf(pending.deviceId, record.batteryId, record.ts);
+      if (inserted.delete(key)) count += 1;
+    }
+    return count;
+  }
+}
