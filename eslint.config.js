@@ -13,7 +13,7 @@ const nodeGlobals = {
 };
 
 export default defineConfig(
-  globalIgnores(['dist/', 'node_modules/', 'coverage/', 'test/client/', '.data/', 'test-output/']),
+  globalIgnores(['dist/', 'node_modules/', 'coverage/', 'test/client/', '.data/', '.data-bench/', 'test-output/']),
   js.configs.recommended,
   tseslint.configs.recommended,
   {

@@ -1,0 +1,401 @@
+/**
+ * The baseline: a minimal hand-written Fastify 5 + pg server doing exactly the service's work per
+ * benchmarked request — same token checks (HS256, issuer, audience, typ at+jwt, token version read
+ * from the database on every request), same body rules as a JSON schema, same SQL text and prepared
+ * statement names (bench/baseline-sql.ts), same pool size, reply after the commit — and nothing
+ * else: no Nest, no class-validator, no request logging, no request ids.
+ *
+ * Routes: POST /api/v1/telemetry, GET /api/v1/dashboard/devices/:deviceId/telemetry/history
+ * (buckets; raw mode is not benchmarked and answers 400 here), POST /api/v1/device/login,
+ * POST /api/v1/auth/login, GET /health.
+ */
+import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import * as argon2 from 'argon2';
+import Fastify, { type FastifyError, type FastifyRequest } from 'fastify';
+import jwt, { type JwtPayload } from 'jsonwebtoken';
+import pg from 'pg';
+import { autoBucketSec, MAX_POINTS_EXPLICIT, parseBucket, resolveRange, rollupSpan } from '../src/modules/telemetry/domain/history-query.js';
+import { admit, BATTERY_ID_PATTERN, DEFAULT_BATTERY_ID, METRIC_NAME, parseIsoInstant, type TelemetryRecord } from '../src/modules/telemetry/domain/telemetry-record.js';
+import { DomainError } from '../src/shared/domain-error.js';
+import * as SQL from './baseline-sql.js';
+
+const env = (name: string, fallback?: string): string => {
+  const value = process.env[name] ?? fallback;
+  if (value === undefined) throw new Error(`${name} is required`);
+  return value;
+};
+
+const config = {
+  port: Number(env('PORT', '3191')),
+  host: env('HOST', '127.0.0.1'),
+  databaseUrl: env('DATABASE_URL'),
+  poolSize: Number(env('DB_POOL_SIZE', '10')),
+  deviceJwtSecret: env('DEVICE_JWT_SECRET'),
+  customerJwtSecret: env('CUSTOMER_JWT_SECRET'),
+  pepper: env('SECRET_PEPPER'),
+  retentionDays: Number(env('TELEMETRY_RETENTION_DAYS', '365')),
+  deviceTokenTtlSec: 3600,
+  customerTokenTtlSec: 900,
+  refreshTtlDays: 30,
+};
+
+const ISSUER = 'device-cloud';
+const ACCESS_TOKEN_TYPE = 'at+jwt';
+const DEVICE_AUDIENCE = 'device-cloud:device';
+const CUSTOMER_AUDIENCE = 'device-cloud:customer';
+const DEVICE_ID = '^[A-Za-z0-9._:-]{1,64}$';
+const NO_NUL = '^[^\\u0000]*$';
+
+// The pool as TypeORM builds it from src/shared/database/data-source-options.ts.
+const pool = new pg.Pool({
+  connectionString: config.databaseUrl,
+  max: config.poolSize,
+  connectionTimeoutMillis: 5000,
+  application_name: 'bench-baseline',
+  statement_timeout: 10_000,
+  idle_in_transaction_session_timeout: 30_000,
+  idleTimeoutMillis: 30_000,
+});
+pool.on('error', (error) => process.stderr.write(`pool error: ${error.message}\n`));
+
+class HttpError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+  ) {
+    super(code);
+  }
+}
+
+const unauthorized = () => new HttpError(401, 'UNAUTHORIZED');
+
+interface DeviceRow {
+  device_id: string;
+  secret_hash: string;
+  token_version: number;
+  credentials_used_at: Date | null;
+}
+
+interface UserRow {
+  id: string;
+  password_hash: string;
+  role: 'customer' | 'admin';
+  token_version: number;
+}
+
+interface SummaryRow {
+  device_id: string;
+  visible_since: Date | null;
+}
+
+interface SeriesRow {
+  battery_id: string;
+  metric: string;
+  bucket: Date;
+  avg: number;
+  min: number;
+  max: number;
+  count: number;
+}
+
+/** passport-jwt's fromAuthHeaderAsBearerToken, then jsonwebtoken with the service's options. */
+function verifyAccessToken(request: FastifyRequest, secret: string, audience: string): { sub: string; tv: number } {
+  const match = /^(\S+)\s+(\S+)$/.exec(request.headers.authorization ?? '');
+  if (!match || match[1].toLowerCase() !== 'bearer') throw unauthorized();
+  let token: jwt.Jwt;
+  try {
+    token = jwt.verify(match[2], secret, { algorithms: ['HS256'], audience, issuer: ISSUER, clockTolerance: 5, complete: true });
+  } catch {
+    throw unauthorized();
+  }
+  const payload = token.payload as JwtPayload;
+  if (token.header.typ !== ACCESS_TOKEN_TYPE || typeof payload.sub !== 'string' || typeof payload.tv !== 'number') throw unauthorized();
+  return { sub: payload.sub, tv: payload.tv };
+}
+
+async function authenticateDevice(request: FastifyRequest): Promise<string> {
+  const { sub, tv } = verifyAccessToken(request, config.deviceJwtSecret, DEVICE_AUDIENCE);
+  const { rows } = await pool.query<DeviceRow>({ name: SQL.DEVICE_BY_ID_NAME, text: SQL.DEVICE_BY_ID_SQL, values: [sub] });
+  const device = rows[0];
+  if (!device || device.token_version !== tv) throw unauthorized();
+  if (!device.credentials_used_at) await pool.query(SQL.MARK_CREDENTIALS_USED_SQL, [sub, new Date()]);
+  return device.device_id;
+}
+
+async function authenticateCustomer(request: FastifyRequest): Promise<{ userId: string; isAdmin: boolean }> {
+  const { sub, tv } = verifyAccessToken(request, config.customerJwtSecret, CUSTOMER_AUDIENCE);
+  const { rows } = await pool.query<UserRow>({ name: SQL.USER_BY_ID_NAME, text: SQL.USER_BY_ID_SQL, values: [sub] });
+  const user = rows[0];
+  if (!user || user.token_version !== tv) throw unauthorized();
+  return { userId: user.id, isAdmin: user.role === 'admin' };
+}
+
+const hmac = (value: string) => createHmac('sha256', config.pepper).update(value, 'utf8').digest('hex');
+
+function hmacMatches(value: string, stored: string | undefined): boolean {
+  const presented = Buffer.from(hmac(value), 'hex');
+  const expected = Buffer.from(stored ?? '', 'hex');
+  if (expected.length !== presented.length) {
+    timingSafeEqual(presented, presented);
+    return false;
+  }
+  return timingSafeEqual(presented, expected);
+}
+
+/** At most two argon2 operations at once, as in src/shared/crypto/secret-hasher.ts. */
+let argonActive = 0;
+const argonWaiting: Array<() => void> = [];
+async function withArgonSlot<T>(work: () => Promise<T>): Promise<T> {
+  if (argonActive >= 2) await new Promise<void>((resolve) => argonWaiting.push(resolve));
+  argonActive += 1;
+  try {
+    return await work();
+  } finally {
+    argonActive -= 1;
+    argonWaiting.shift()?.();
+  }
+}
+const dummyPasswordHash = argon2.hash(randomBytes(16).toString('hex'), { type: argon2.argon2id });
+
+async function issueTokens(kind: 'device' | 'customer', subject: string, tokenVersion: number, extraClaims: Record<string, unknown>, now: Date) {
+  const device = kind === 'device';
+  const expiresIn = device ? config.deviceTokenTtlSec : config.customerTokenTtlSec;
+  const accessToken = jwt.sign({ sub: subject, tv: tokenVersion, ...extraClaims }, device ? config.deviceJwtSecret : config.customerJwtSecret, {
+    audience: device ? DEVICE_AUDIENCE : CUSTOMER_AUDIENCE,
+    issuer: ISSUER,
+    expiresIn,
+    algorithm: 'HS256',
+    header: { alg: 'HS256', typ: ACCESS_TOKEN_TYPE },
+  });
+  const refreshToken = (device ? 'dcr_' : 'ucr_') + randomBytes(32).toString('base64url');
+  await pool.query(device ? SQL.INSERT_DEVICE_REFRESH_TOKEN_SQL : SQL.INSERT_USER_REFRESH_TOKEN_SQL, [
+    subject,
+    tokenVersion,
+    hmac(refreshToken),
+    now,
+    new Date(now.getTime() + config.refreshTtlDays * 86_400_000),
+  ]);
+  return { accessToken, refreshToken, tokenType: 'Bearer', expiresIn };
+}
+
+const app = Fastify({
+  logger: false,
+  bodyLimit: 256 * 1024,
+  keepAliveTimeout: 10_000,
+  requestTimeout: 30_000,
+  connectionTimeout: 30_000,
+  forceCloseConnections: 'idle',
+  return503OnClosing: true,
+  onProtoPoisoning: 'error',
+  onConstructorPoisoning: 'error',
+  // Unknown properties are refused (the service's forbidNonWhitelisted), never silently dropped or coerced.
+  ajv: { customOptions: { removeAdditional: false, coerceTypes: false, useDefaults: false } },
+});
+
+app.setErrorHandler((error: FastifyError | HttpError | DomainError, _request, reply) => {
+  const status = error instanceof HttpError ? error.status : error instanceof DomainError ? 400 : 'validation' in error && error.validation ? 400 : (error as FastifyError).statusCode ?? 500;
+  if (status >= 500) process.stderr.write(`baseline error: ${error.stack ?? error.message}\n`);
+  void reply.status(status).type('application/problem+json').send({ status, code: error instanceof HttpError || error instanceof DomainError ? error.code : 'ERROR' });
+});
+
+interface IngestBody {
+  records: Array<{ ts: string; batteryId?: string; metrics: Record<string, number> }>;
+}
+
+app.post<{ Body: IngestBody }>(
+  '/api/v1/telemetry',
+  {
+    bodyLimit: 1024 * 1024,
+    // Auth before validation, as the service's guard runs before its validation pipe.
+    preValidation: async (request) => {
+      (request as FastifyRequest & { deviceId?: string }).deviceId = await authenticateDevice(request);
+    },
+    schema: {
+      body: {
+        type: 'object',
+        additionalProperties: false,
+        required: ['records'],
+        properties: {
+          records: {
+            type: 'array',
+            minItems: 1,
+            maxItems: 500,
+            items: {
+              type: 'object',
+              additionalProperties: false,
+              required: ['ts', 'metrics'],
+              properties: {
+                // Whether ts names a real instant is checked in the handler, with the service's parseIsoInstant.
+                ts: { type: 'string', maxLength: 40 },
+                batteryId: { type: 'string', pattern: BATTERY_ID_PATTERN.source },
+                metrics: {
+                  type: 'object',
+                  minProperties: 1,
+                  maxProperties: 64,
+                  propertyNames: { pattern: METRIC_NAME.source },
+                  additionalProperties: { type: 'number' },
+                },
+              },
+            },
+          },
+        },
+      },
+    },
+  },
+  async (request) => {
+    const deviceId = (request as FastifyRequest & { deviceId: string }).deviceId;
+    const now = new Date();
+    const records: TelemetryRecord[] = request.body.records.map((record) => {
+      const ts = parseIsoInstant(record.ts);
+      if (!ts) throw new HttpError(400, 'VALIDATION_FAILED');
+      return { ts, batteryId: record.batteryId ?? DEFAULT_BATTERY_ID, metrics: record.metrics };
+    });
+    const { accepted, rejected } = admit(records, now, config.retentionDays);
+    let inserted = 0;
+    if (accepted.length > 0) {
+      const { rows } = await pool.query<{ device_id: string }>({
+        name: SQL.INGEST_NAME,
+        text: SQL.INGEST_SQL,
+        values: [accepted.map(() => deviceId), accepted.map((r) => r.batteryId), accepted.map((r) => r.ts), accepted.map((r) => JSON.stringify(r.metrics)), now],
+      });
+      inserted = rows.length;
+    }
+    return { accepted: inserted, duplicates: accepted.length - inserted, rejected };
+  },
+);
+
+interface HistoryQuery {
+  from?: string;
+  to?: string;
+  metrics?: string;
+  batteryId?: string;
+  bucket?: string;
+  limit?: string;
+  cursor?: string;
+}
+
+function parseMetrics(raw: string): string[] {
+  const names = raw.split(',').map((name) => name.trim()).filter(Boolean);
+  if (names.length === 0 || names.length > 64 || names.some((name) => !METRIC_NAME.test(name))) throw new HttpError(400, 'VALIDATION_FAILED');
+  return names;
+}
+
+app.get<{ Params: { deviceId: string }; Querystring: HistoryQuery }>(
+  '/api/v1/dashboard/devices/:deviceId/telemetry/history',
+  {
+    preValidation: async (request) => {
+      (request as FastifyRequest & { viewer?: unknown }).viewer = await authenticateCustomer(request);
+    },
+    schema: {
+      params: { type: 'object', properties: { deviceId: { type: 'string', pattern: DEVICE_ID } } },
+      querystring: {
+        type: 'object',
+        additionalProperties: false,
+        properties: {
+          from: { type: 'string', maxLength: 40, pattern: NO_NUL },
+          to: { type: 'string', maxLength: 40, pattern: NO_NUL },
+          metrics: { type: 'string', maxLength: 2700, pattern: NO_NUL },
+          batteryId: { type: 'string', maxLength: 64, pattern: NO_NUL },
+          bucket: { type: 'string', maxLength: 12, pattern: NO_NUL },
+          limit: { type: 'string', pattern: '^(1000|[1-9][0-9]{0,2})$' },
+          cursor: { type: 'string', maxLength: 200, pattern: NO_NUL },
+        },
+      },
+    },
+  },
+  async (request) => {
+    const viewer = (request as FastifyRequest & { viewer: { userId: string; isAdmin: boolean } }).viewer;
+    const { deviceId } = request.params;
+    const query = request.query;
+    const range = resolveRange(query.from, query.to, new Date());
+    const bucket = parseBucket(query.bucket);
+    const metrics = query.metrics === undefined ? null : parseMetrics(query.metrics);
+    if (query.batteryId !== undefined && !BATTERY_ID_PATTERN.test(query.batteryId)) throw new HttpError(400, 'VALIDATION_FAILED');
+    const { rows: devices } = await pool.query<SummaryRow>(SQL.DEVICE_SUMMARY_SQL, [deviceId, viewer.isAdmin, viewer.userId]);
+    const device = devices[0];
+    if (!device) throw new HttpError(404, 'NOT_FOUND');
+    const visibleFrom = !viewer.isAdmin && device.visible_since && device.visible_since > range.from ? device.visible_since : range.from;
+    const effective = { from: visibleFrom < range.to ? visibleFrom : range.to, to: range.to };
+    if (bucket.kind === 'raw') throw new HttpError(400, 'RAW_NOT_IN_BASELINE');
+    const bucketSec = bucket.kind === 'auto' ? autoBucketSec(range.from.getTime(), range.to.getTime()) : bucket.seconds;
+    if ((range.to.getTime() - range.from.getTime()) / 1000 / bucketSec > MAX_POINTS_EXPLICIT) throw new HttpError(400, 'VALIDATION_FAILED');
+    let rows: SeriesRow[] = [];
+    if (effective.from < effective.to) {
+      const inner = rollupSpan(effective, bucketSec) ?? { from: effective.to, to: effective.to };
+      rows = (
+        await pool.query<SeriesRow>(SQL.SERIES_SQL, [deviceId, effective.from, effective.to, inner.from, inner.to, bucketSec, metrics, query.batteryId ?? null])
+      ).rows;
+    }
+    const series = new Map<string, { metric: string; batteryId: string; points: Array<{ ts: string; avg: number; min: number; max: number; count: number }> }>();
+    for (const row of rows) {
+      const key = `${row.metric}\u0000${row.battery_id}`;
+      let entry = series.get(key);
+      if (!entry) {
+        entry = { metric: row.metric, batteryId: row.battery_id, points: [] };
+        series.set(key, entry);
+      }
+      entry.points.push({ ts: row.bucket.toISOString(), avg: row.avg, min: row.min, max: row.max, count: row.count });
+    }
+    return { deviceId, from: range.from.toISOString(), to: range.to.toISOString(), bucketSec, series: [...series.values()], nextCursor: null };
+  },
+);
+
+app.post<{ Body: { deviceId: string; deviceSecret: string } }>(
+  '/api/v1/device/login',
+  {
+    schema: {
+      body: {
+        type: 'object',
+        additionalProperties: false,
+        required: ['deviceId', 'deviceSecret'],
+        properties: { deviceId: { type: 'string', pattern: DEVICE_ID }, deviceSecret: { type: 'string', minLength: 1, maxLength: 128, pattern: NO_NUL } },
+      },
+    },
+  },
+  async (request) => {
+    const { deviceId, deviceSecret } = request.body;
+    const { rows } = await pool.query<DeviceRow>({ name: SQL.DEVICE_BY_ID_NAME, text: SQL.DEVICE_BY_ID_SQL, values: [deviceId] });
+    const device = rows[0];
+    const secretMatches = hmacMatches(deviceSecret, device?.secret_hash);
+    if (!device || !secretMatches) throw new HttpError(401, 'INVALID_CREDENTIALS');
+    const now = new Date();
+    if (!device.credentials_used_at) await pool.query(SQL.MARK_CREDENTIALS_USED_SQL, [deviceId, now]);
+    return issueTokens('device', device.device_id, device.token_version, {}, now);
+  },
+);
+
+app.post<{ Body: { email: string; password: string } }>(
+  '/api/v1/auth/login',
+  {
+    schema: {
+      body: {
+        type: 'object',
+        additionalProperties: false,
+        required: ['email', 'password'],
+        properties: { email: { type: 'string', minLength: 1, maxLength: 254, pattern: NO_NUL }, password: { type: 'string', minLength: 1, maxLength: 128, pattern: NO_NUL } },
+      },
+    },
+  },
+  async (request) => {
+    const email = request.body.email.trim().toLowerCase();
+    const { rows } = await pool.query<UserRow>(SQL.USER_BY_EMAIL_SQL, [email]);
+    const user = rows[0];
+    const dummy = await dummyPasswordHash;
+    const passwordMatches = await withArgonSlot(async () => (await argon2.verify(user?.password_hash ?? dummy, request.body.password).catch(() => false)) && Boolean(user));
+    if (!user || !passwordMatches) throw new HttpError(401, 'INVALID_CREDENTIALS');
+    return issueTokens('customer', user.id, user.token_version, { role: user.role }, new Date());
+  },
+);
+
+app.get('/health', async () => ({ status: 'ok' }));
+
+async function shutdown(): Promise<void> {
+  await app.close();
+  await pool.end();
+  process.exit(0);
+}
+process.on('SIGTERM', () => void shutdown());
+process.on('SIGINT', () => void shutdown());
+
+await app.listen({ port: config.port, host: config.host });
+process.stdout.write(`baseline listening on http://${config.host}:${config.port}\n`);

@@ -1,0 +1,88 @@
+/**
+ * The statements the service runs on the benchmarked paths, copied from src so the baseline sends
+ * PostgreSQL the very same text. bench/sql-parity.ts checks before every run that src still sends
+ * exactly these (it captures them from the compiled service classes), so a change in src cannot
+ * make the comparison silently unfair.
+ */
+
+/** src/modules/telemetry/infrastructure/telemetry-writer.ts (prepared as telemetry_ingest); the baseline sends one request's records per statement. */
+export const INGEST_SQL = `
+WITH input AS (
+  SELECT * FROM unnest($1::text[], $2::text[], $3::timestamptz[], $4::jsonb[]) AS r (device_id, battery_id, ts, metrics)
+), inserted AS (
+  INSERT INTO telemetry (device_id, battery_id, ts, metrics)
+  SELECT device_id, battery_id, ts, metrics FROM input
+  ON CONFLICT DO NOTHING
+  RETURNING device_id, battery_id, ts, metrics
+), metric_values AS (
+  SELECT i.device_id, i.battery_id, m.key AS metric, i.ts, m.value::float8 AS value
+  FROM inserted i CROSS JOIN LATERAL jsonb_each_text(i.metrics) AS m (key, value)
+), rollup AS (
+  INSERT INTO telemetry_rollup_5m AS r (device_id, battery_id, metric, bucket, count, sum, min, max)
+  SELECT device_id, battery_id, metric, date_bin('5 minutes', ts, TIMESTAMPTZ '1970-01-01 00:00:00+00') AS bucket,
+         count(*), sum(value), min(value), max(value)
+  FROM metric_values GROUP BY device_id, battery_id, metric, bucket ORDER BY device_id, bucket, battery_id, metric
+  ON CONFLICT (device_id, bucket, battery_id, metric) DO UPDATE
+    SET count = r.count + EXCLUDED.count, sum = r.sum + EXCLUDED.sum,
+        min = LEAST(r.min, EXCLUDED.min), max = GREATEST(r.max, EXCLUDED.max)
+), latest AS (
+  INSERT INTO device_latest_metrics AS l (device_id, battery_id, metric, ts, value)
+  SELECT DISTINCT ON (device_id, battery_id, metric) device_id, battery_id, metric, ts, value
+  FROM metric_values ORDER BY device_id, battery_id, metric, ts DESC
+  ON CONFLICT (device_id, battery_id, metric) DO UPDATE SET ts = EXCLUDED.ts, value = EXCLUDED.value WHERE EXCLUDED.ts > l.ts
+), seen AS (
+  UPDATE devices SET last_seen_at = $5 WHERE device_id = ANY($1::text[])
+)
+SELECT device_id, battery_id, ts FROM inserted`;
+
+export const INGEST_NAME = 'telemetry_ingest';
+
+const DEVICE_COLUMNS =
+  'device_id, hardware_id, firmware_version, claim_code_hash, secret_hash, token_version, registered_at, credentials_issued_at, credentials_used_at, last_seen_at, owner_id, claimed_at, re_registration_until, visible_since';
+
+/** src/modules/devices/infrastructure/typeorm-device.repository.ts: findById, markCredentialsUsed. */
+export const DEVICE_BY_ID_SQL = `SELECT ${DEVICE_COLUMNS} FROM devices WHERE device_id = $1`;
+export const DEVICE_BY_ID_NAME = 'device_by_id';
+export const MARK_CREDENTIALS_USED_SQL = 'UPDATE devices SET credentials_used_at = $2 WHERE device_id = $1 AND credentials_used_at IS NULL';
+
+const USER_COLUMNS = 'id, email, password_hash, role, email_verified_at, token_version, created_at';
+
+/** src/modules/accounts/infrastructure/typeorm-user.repository.ts: findById, findByEmail. */
+export const USER_BY_ID_SQL = `SELECT ${USER_COLUMNS} FROM users WHERE id = $1`;
+export const USER_BY_ID_NAME = 'user_by_id';
+export const USER_BY_EMAIL_SQL = `SELECT ${USER_COLUMNS} FROM users WHERE email = $1`;
+
+/** src/shared/auth-tokens/refresh-token-store.ts: insert, for devices and for users. */
+export const INSERT_DEVICE_REFRESH_TOKEN_SQL =
+  'INSERT INTO device_refresh_tokens (device_id, token_version, token_hash, issued_at, expires_at) VALUES ($1, $2, $3, $4, $5)';
+export const INSERT_USER_REFRESH_TOKEN_SQL = 'INSERT INTO user_refresh_tokens (user_id, token_version, token_hash, issued_at, expires_at) VALUES ($1, $2, $3, $4, $5)';
+
+/** src/modules/dashboard/application/dashboard.queries.ts: device() and series(). */
+const VISIBLE = '($2::boolean OR d.owner_id = $3::uuid)';
+
+const SUMMARY_COLUMNS = `
+  d.device_id, d.hardware_id, d.firmware_version, d.owner_id, u.email AS owner_email, d.claimed_at, d.last_seen_at, d.visible_since,
+  (SELECT json_agg(json_build_object('batteryId', l.battery_id, 'metric', l.metric, 'ts', l.ts, 'value', l.value) ORDER BY l.battery_id, l.metric)
+     FROM device_latest_metrics l
+    WHERE l.device_id = d.device_id AND ($2::boolean OR d.visible_since IS NULL OR l.ts >= d.visible_since)) AS latest`;
+
+export const DEVICE_SUMMARY_SQL = `SELECT ${SUMMARY_COLUMNS} FROM devices d LEFT JOIN users u ON u.id = d.owner_id WHERE d.device_id = $1 AND ${VISIBLE}`;
+
+export const SERIES_SQL = `WITH parts AS (
+         SELECT r.battery_id, r.metric, r.bucket AS at, r.count, r.sum, r.min, r.max
+           FROM telemetry_rollup_5m r
+          WHERE r.device_id = $1 AND r.bucket >= $4 AND r.bucket < $5
+            AND ($7::text[] IS NULL OR r.metric = ANY($7)) AND ($8::text IS NULL OR r.battery_id = $8)
+         UNION ALL
+         SELECT t.battery_id, m.key, t.ts, 1, v.value, v.value, v.value
+           FROM (VALUES ($2::timestamptz, $4::timestamptz), ($5::timestamptz, $3::timestamptz)) AS edge (lo, hi)
+           JOIN telemetry t ON t.device_id = $1 AND t.ts >= edge.lo AND t.ts < edge.hi
+           CROSS JOIN LATERAL jsonb_each_text(t.metrics) AS m (key, value)
+           CROSS JOIN LATERAL (SELECT m.value::float8 AS value) AS v
+          WHERE ($7::text[] IS NULL OR m.key = ANY($7)) AND ($8::text IS NULL OR t.battery_id = $8)
+       )
+       SELECT battery_id, metric, date_bin(make_interval(secs => $6), at, TIMESTAMPTZ '1970-01-01 00:00:00+00') AS bucket,
+              sum(sum) / sum(count) AS avg, min(min) AS min, max(max) AS max, sum(count)::int AS count
+         FROM parts
+        GROUP BY battery_id, metric, 3
+        ORDER BY metric, battery_id, 3`;

@@ -1,0 +1,94 @@
+import { createHmac } from 'node:crypto';
+import jwt from 'jsonwebtoken';
+
+/**
+ * Everything the orchestrator, the baseline and the service must agree on: fixed keys (the
+ * bench signs device and customer tokens itself), ports on 127.0.0.1, and the seeded identities.
+ */
+export const BENCH_SECRETS = {
+  deviceJwtSecret: 'bench-device-jwt-secret-4f1c9a7e2b6d8053c1e7',
+  customerJwtSecret: 'bench-customer-jwt-secret-9b3e5a1d7c2f4086e2a9',
+  pepper: 'bench-secret-pepper-6d2a8f0c4e1b7395a3c5',
+};
+
+export const HOST = '127.0.0.1';
+export const PG_PORT = 54339;
+export const SERVICE_PORT = 3190;
+export const BASELINE_PORT = 3191;
+export const DATABASE = 'device_cloud_bench';
+/** The service's default DB_POOL_SIZE; the baseline opens the same number of connections. */
+export const POOL_SIZE = 10;
+export const DEVICES_PER_CUSTOMER = 10;
+export const CUSTOMER_PASSWORD = 'bench-password-0123';
+export const BATTERY_ID = 'main';
+/** Seeded metrics per record; ingest requests send the same four. */
+export const METRICS = ['voltage', 'current', 'soc', 'temperature'] as const;
+
+/** Claims as the service issues them (src/modules/devices/application/device-tokens.ts). */
+const AUDIENCE = { device: 'device-cloud:device', customer: 'device-cloud:customer' } as const;
+const ISSUER = 'device-cloud';
+const ACCESS_TOKEN_TYPE = 'at+jwt';
+
+export interface DeviceFixture {
+  index: number;
+  deviceId: string;
+  secret: string;
+  secretHash: string;
+  ownerIndex: number;
+}
+
+export interface CustomerFixture {
+  index: number;
+  userId: string;
+  email: string;
+}
+
+export function deviceId(index: number): string {
+  return `bench-${String(index).padStart(5, '0')}`;
+}
+
+export function hmac(value: string): string {
+  return createHmac('sha256', BENCH_SECRETS.pepper).update(value, 'utf8').digest('hex');
+}
+
+export function customerCount(devices: number): number {
+  return Math.max(1, Math.ceil(devices / DEVICES_PER_CUSTOMER));
+}
+
+export function devicesOf(count: number): DeviceFixture[] {
+  return Array.from({ length: count }, (_, index) => {
+    const secret = `bench-device-secret-${index}`;
+    return { index, deviceId: deviceId(index), secret, secretHash: hmac(secret), ownerIndex: Math.floor(index / DEVICES_PER_CUSTOMER) };
+  });
+}
+
+export function customersOf(devices: number): CustomerFixture[] {
+  return Array.from({ length: customerCount(devices) }, (_, index) => ({
+    index,
+    // Fixed ids, so a reused database and a new run agree without asking it.
+    userId: `00000000-0000-4000-8000-${String(index).padStart(12, '0')}`,
+    email: `bench-customer-${index}@example.com`,
+  }));
+}
+
+const TOKEN_TTL_SEC = 6 * 3600;
+
+export function deviceAccessToken(device: DeviceFixture): string {
+  return jwt.sign({ sub: device.deviceId, tv: 1 }, BENCH_SECRETS.deviceJwtSecret, {
+    audience: AUDIENCE.device,
+    issuer: ISSUER,
+    expiresIn: TOKEN_TTL_SEC,
+    algorithm: 'HS256',
+    header: { alg: 'HS256', typ: ACCESS_TOKEN_TYPE },
+  });
+}
+
+export function customerAccessToken(customer: CustomerFixture): string {
+  return jwt.sign({ sub: customer.userId, tv: 1, role: 'customer' }, BENCH_SECRETS.customerJwtSecret, {
+    audience: AUDIENCE.customer,
+    issuer: ISSUER,
+    expiresIn: TOKEN_TTL_SEC,
+    algorithm: 'HS256',
+    header: { alg: 'HS256', typ: ACCESS_TOKEN_TYPE },
+  });
+}

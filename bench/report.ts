@@ -1,0 +1,241 @@
+import type { RunResult, Target } from './measure.js';
+import type { BenchOptions } from './options.js';
+import type { MachineInfo } from './proc-stats.js';
+import type { Variant } from './scenarios.js';
+import type { SeedInfo } from './seed.js';
+
+export interface RunInfo {
+  startedAt: Date;
+  finishedAt: Date;
+  options: BenchOptions;
+  machine: MachineInfo;
+  postgresVersion: string;
+  poolSize: number;
+  seed: SeedInfo;
+  /** Whether VmHWM could be reset per run (else peak RSS is sampled every 200 ms). */
+  peakRssExact: boolean;
+}
+
+interface LoadAggregate {
+  name: string;
+  rps: number;
+  p50Ms: number;
+  p99Ms: number;
+  non2xx: number;
+  errors: number;
+  unexpectedBodies: number;
+}
+
+interface Aggregate {
+  rounds: number;
+  loads: LoadAggregate[];
+  serverCpu: number;
+  postgresCpu: number;
+  loadGeneratorCpu: number;
+  peakRssMb: number;
+  integrity?: { ok: boolean; acknowledged: number; stored: number; committedUnanswered: number; duplicates: number; rejected: number };
+}
+
+export function median(values: number[]): number {
+  if (values.length === 0) return Number.NaN;
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
+}
+
+function aggregate(runs: RunResult[]): Aggregate | undefined {
+  if (runs.length === 0) return undefined;
+  const loads = runs[0].loads.map((load, index) => {
+    const of = (pick: (run: RunResult) => number) => runs.map(pick);
+    return {
+      name: load.name,
+      rps: median(of((run) => run.loads[index].rps)),
+      p50Ms: median(of((run) => run.loads[index].p50Ms)),
+      p99Ms: median(of((run) => run.loads[index].p99Ms)),
+      non2xx: of((run) => run.loads[index].non2xx).reduce((a, b) => a + b, 0),
+      errors: of((run) => run.loads[index].errors).reduce((a, b) => a + b, 0),
+      unexpectedBodies: of((run) => run.loads[index].unexpectedBodies).reduce((a, b) => a + b, 0),
+    };
+  });
+  const checks = runs.flatMap((run) => run.loads.flatMap((load) => (load.integrity ? [load.integrity] : [])));
+  return {
+    rounds: runs.length,
+    loads,
+    serverCpu: median(runs.map((run) => run.serverCpuUsPerRequest)),
+    postgresCpu: median(runs.map((run) => run.postgresCpuUsPerRequest)),
+    loadGeneratorCpu: median(runs.map((run) => run.loadGeneratorCpuUsPerRequest)),
+    peakRssMb: Math.max(...runs.map((run) => run.peakRssMb)),
+    integrity:
+      checks.length === 0
+        ? undefined
+        : {
+            ok: checks.every((check) => check.ok),
+            acknowledged: checks.reduce((sum, check) => sum + check.acknowledged, 0),
+            stored: checks.reduce((sum, check) => sum + check.stored, 0),
+            committedUnanswered: checks.reduce((sum, check) => sum + check.committedUnanswered, 0),
+            duplicates: checks.reduce((sum, check) => sum + check.duplicates, 0),
+            rejected: checks.reduce((sum, check) => sum + check.rejected, 0),
+          },
+  };
+}
+
+const int = (value: number) => (Number.isFinite(value) ? Math.round(value).toLocaleString('en-US') : '–');
+const ms = (value: number) => (Number.isFinite(value) ? String(Math.round(value * 10) / 10) : '–');
+const pct = (share: number) => `${(share * 100).toFixed(1)} %`;
+const ratio = (service: number | undefined, baseline: number | undefined) =>
+  service !== undefined && baseline !== undefined && Number.isFinite(service) && Number.isFinite(baseline) && baseline !== 0 ? (service / baseline).toFixed(2) : '–';
+
+function integrityText(aggregate: Aggregate | undefined): string {
+  const check = aggregate?.integrity;
+  if (!check) return '–';
+  const detail = `${int(check.stored)} stored = ${int(check.acknowledged)} acknowledged + ${int(check.committedUnanswered)} committed but cut off at stop`;
+  return `${check.ok ? 'yes' : '**NO**'}: ${detail}${check.duplicates || check.rejected ? `; ${check.duplicates} duplicates, ${check.rejected} rejected` : ''}`;
+}
+
+export interface VariantSummary {
+  variant: Variant;
+  baseline?: Aggregate;
+  service?: Aggregate;
+}
+
+export function summarize(variants: Variant[], runs: RunResult[]): VariantSummary[] {
+  const of = (variant: Variant, target: Target) => aggregate(runs.filter((run) => run.variant === variant.id && run.target === target));
+  return variants.map((variant) => ({ variant, baseline: of(variant, 'baseline'), service: of(variant, 'service') }));
+}
+
+function variantTable(summary: VariantSummary): string {
+  const { baseline, service } = summary;
+  const rows: string[] = [];
+  const row = (label: string, b: string, s: string, r = '') => rows.push(`| ${label} | ${b} | ${s} | ${r} |`);
+  const loadNames = (service ?? baseline)?.loads.map((load) => load.name) ?? [];
+  loadNames.forEach((name, index) => {
+    const b = baseline?.loads[index];
+    const s = service?.loads[index];
+    row(`${name} req/s`, int(b?.rps ?? NaN), int(s?.rps ?? NaN), ratio(s?.rps, b?.rps));
+    row(`${name} p50 ms`, ms(b?.p50Ms ?? NaN), ms(s?.p50Ms ?? NaN), ratio(s?.p50Ms, b?.p50Ms));
+    row(`${name} p99 ms`, ms(b?.p99Ms ?? NaN), ms(s?.p99Ms ?? NaN), ratio(s?.p99Ms, b?.p99Ms));
+    row(`${name} non-2xx / errors (all rounds)`, b ? `${b.non2xx} / ${b.errors}` : '–', s ? `${s.non2xx} / ${s.errors}` : '–');
+    if ((b?.unexpectedBodies ?? 0) + (s?.unexpectedBodies ?? 0) > 0) row(`${name} unexpected 2xx bodies`, String(b?.unexpectedBodies ?? 0), String(s?.unexpectedBodies ?? 0));
+  });
+  row('server CPU µs/request', int(baseline?.serverCpu ?? NaN), int(service?.serverCpu ?? NaN), ratio(service?.serverCpu, baseline?.serverCpu));
+  row('PostgreSQL CPU µs/request', int(baseline?.postgresCpu ?? NaN), int(service?.postgresCpu ?? NaN), ratio(service?.postgresCpu, baseline?.postgresCpu));
+  row('load generator CPU µs/request', int(baseline?.loadGeneratorCpu ?? NaN), int(service?.loadGeneratorCpu ?? NaN));
+  row('peak RSS MB (max of rounds)', int(baseline?.peakRssMb ?? NaN), int(service?.peakRssMb ?? NaN), ratio(service?.peakRssMb, baseline?.peakRssMb));
+  if (baseline?.integrity || service?.integrity) row('stored = acknowledged (all rounds)', integrityText(baseline), integrityText(service));
+  return [`| ${summary.variant.id} | baseline | service | service ÷ baseline |`, '| --- | ---: | ---: | ---: |', ...rows].join('\n');
+}
+
+export interface TargetCheck {
+  target: string;
+  measured: string;
+  met: boolean | undefined;
+  note?: string;
+}
+
+export function checkTargets(summaries: VariantSummary[], info: RunInfo): TargetCheck[] {
+  const find = (id: string) => summaries.find((summary) => summary.variant.id === id);
+  const checks: TargetCheck[] = [];
+  const s1 = find('S1-c50');
+  if (s1?.service && s1.baseline) {
+    const r = s1.service.loads[0].rps / s1.baseline.loads[0].rps;
+    checks.push({ target: 'S1 throughput ≥ 0.85 × baseline (50 connections)', measured: `${r.toFixed(2)} × (${int(s1.service.loads[0].rps)} vs ${int(s1.baseline.loads[0].rps)} req/s)`, met: r >= 0.85 });
+    checks.push({ target: 'S1 p99 ≤ 20 ms (50 connections)', measured: `${ms(s1.service.loads[0].p99Ms)} ms (baseline ${ms(s1.baseline.loads[0].p99Ms)} ms)`, met: s1.service.loads[0].p99Ms <= 20 });
+  }
+  const s2 = find('S2-c50');
+  if (s2?.service && s2.baseline) {
+    const r = s2.service.loads[0].rps / s2.baseline.loads[0].rps;
+    checks.push({ target: 'S2 throughput ≥ 0.9 × baseline', measured: `${r.toFixed(2)} × (${int(s2.service.loads[0].rps)} vs ${int(s2.baseline.loads[0].rps)} req/s)`, met: r >= 0.9 });
+  }
+  const fullData = info.seed.devices >= 1000 && info.seed.days >= 30;
+  for (const [label, limit] of [
+    ['24h', 20],
+    ['7d', 30],
+    ['30d', 40],
+  ] as const) {
+    const s3 = find(`S3-${label}-c4`);
+    if (s3?.service) {
+      checks.push({
+        target: `S3 ${label} p99 ≤ ${limit} ms at 4 connections (full data)`,
+        measured: `${ms(s3.service.loads[0].p99Ms)} ms (baseline ${ms(s3.baseline?.loads[0].p99Ms ?? NaN)} ms)`,
+        met: s3.service.loads[0].p99Ms <= limit,
+        note: fullData ? undefined : `measured on ${info.seed.devices} devices × ${info.seed.days} days, not the full data set`,
+      });
+    }
+  }
+  const s1Rss = summaries.filter((summary) => summary.variant.scenario === 'S1' && summary.service).map((summary) => summary.service!.peakRssMb);
+  if (s1Rss.length > 0) {
+    const peak = Math.max(...s1Rss);
+    checks.push({ target: 'Service RSS ≤ 200 MB under S1', measured: `${int(peak)} MB peak`, met: peak <= 200 });
+  }
+  const all = summaries.flatMap((summary) => [summary.baseline, summary.service]).filter((aggregate): aggregate is Aggregate => aggregate !== undefined);
+  if (all.length > 0) {
+    const non2xx = all.reduce((sum, aggregate) => sum + aggregate.loads.reduce((s, load) => s + load.non2xx, 0), 0);
+    const errors = all.reduce((sum, aggregate) => sum + aggregate.loads.reduce((s, load) => s + load.errors, 0), 0);
+    checks.push({ target: 'non-2xx = 0 (every run, both servers)', measured: `${non2xx} non-2xx, ${errors} connection errors/timeouts`, met: non2xx === 0 && errors === 0 });
+    const integrity = all.map((aggregate) => aggregate.integrity).filter((check) => check !== undefined);
+    if (integrity.length > 0) {
+      checks.push({
+        target: 'stored records = acknowledged records (every ingest run)',
+        measured: integrity.every((check) => check.ok) ? 'equal in every run' : 'MISMATCH in at least one run (see tables)',
+        met: integrity.every((check) => check.ok),
+      });
+    }
+  }
+  return checks;
+}
+
+function roundsTable(runs: RunResult[]): string {
+  const lines = [
+    '| variant | round | server | req/s | p50 ms | p99 ms | non-2xx | server µs/req | PostgreSQL µs/req | peak RSS MB | other CPU | stored = acked |',
+    '| --- | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |',
+  ];
+  for (const run of runs) {
+    const main = run.loads[0];
+    const integrity = main.integrity ? (main.integrity.ok ? `yes (${int(main.integrity.stored)})` : `NO (${int(main.integrity.stored)} vs ${int(main.integrity.acknowledged)})`) : '–';
+    lines.push(
+      `| ${run.variant} | ${run.round} | ${run.target} | ${int(main.rps)} | ${ms(main.p50Ms)} | ${ms(main.p99Ms)} | ${run.loads.reduce((s, l) => s + l.non2xx, 0)} | ${int(run.serverCpuUsPerRequest)} | ${int(run.postgresCpuUsPerRequest)} | ${int(run.peakRssMb)} | ${pct(run.otherCpuShare)} | ${integrity} |`,
+    );
+  }
+  return lines.join('\n');
+}
+
+/** A warning when other processes used a noticeable share of the CPUs during measured runs. */
+function disturbance(runs: RunResult[]): string[] {
+  const disturbed = runs.filter((run) => run.otherCpuShare > 0.05);
+  if (disturbed.length === 0) return [`- Other processes used at most ${pct(Math.max(0, ...runs.map((run) => run.otherCpuShare)))} of the CPUs during measured runs.`, ''];
+  return [
+    `- **Warning:** in ${disturbed.length} of ${runs.length} measured runs other processes used more than 5 % of the CPUs (up to ${pct(Math.max(...disturbed.map((run) => run.otherCpuShare)))}; see the last column of "Every run"). Those figures are disturbed; run again on a quiet machine.`,
+    '',
+  ];
+}
+
+export function renderReport(info: RunInfo, summaries: VariantSummary[], runs: RunResult[]): string {
+  const { machine, options, seed } = info;
+  const minutes = Math.round((info.finishedAt.getTime() - info.startedAt.getTime()) / 6000) / 10;
+  const targets = checkTargets(summaries, info);
+  return [
+    `# Benchmark run ${info.startedAt.toISOString()}`,
+    '',
+    `- Machine: ${machine.cpus} CPUs (${machine.cpuModel}), ${machine.memGiB} GiB RAM, Linux ${machine.kernel}, Node ${machine.node}, ${info.postgresVersion}. Load generator, server and PostgreSQL share the CPUs.`,
+    `- Run: profile ${options.profile}, scenarios ${options.scenarios.join(', ')}, ${options.rounds} round(s) of baseline then service per variant, ${options.warmupSec} s warm-up + ${options.durationSec} s measured per run; ${minutes} min in all.`,
+    `- Data: ${seed.devices} devices × ${seed.days} days at one record per 10 s, 4 metrics: ${int(seed.records)} records, ${int(seed.rollupRows)} rollup rows, ending ${seed.t0}. ${
+      seed.reused ? `Reused from an earlier seeding (reset in ${seed.cleanupSeconds} s); it was seeded in ${seed.seconds.total} s` : `Seeded in ${seed.seconds.total} s`
+    } (history + rollup ${seed.seconds.telemetryAndRollup} s, indexes ${seed.seconds.indexes} s, VACUUM ANALYZE ${seed.seconds.vacuumAnalyze} s). Telemetry heap ${int(seed.bytes.telemetryHeap / 2 ** 20)} MB (${int(seed.bytes.telemetryHeap / Math.max(1, seed.records))} B/record), its indexes ${int(seed.bytes.telemetryIndexes / 2 ** 20)} MB, rollup with indexes ${int(seed.bytes.rollupTotal / 2 ** 20)} MB.`,
+    `- Both servers: pool of ${info.poolSize} connections; service with NODE_ENV=production, LOG_LEVEL=warn. Medians over rounds; non-2xx and integrity summed over rounds; peak RSS ${info.peakRssExact ? 'is VmHWM reset at the start of each measured run' : 'is sampled every 200 ms'}.`,
+    '',
+    ...disturbance(runs),
+    '## Targets',
+    '',
+    '| target | measured | met |',
+    '| --- | --- | --- |',
+    ...targets.map((check) => `| ${check.target} | ${check.measured}${check.note ? ` (${check.note})` : ''} | ${check.met === undefined ? '–' : check.met ? 'yes' : '**no**'} |`),
+    '',
+    '## Results',
+    '',
+    ...summaries.flatMap((summary) => [`### ${summary.variant.title}`, '', variantTable(summary), '']),
+    '## Every run',
+    '',
+    roundsTable(runs),
+    '',
+  ].join('\n');
+}

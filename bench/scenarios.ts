@@ -1,0 +1,71 @@
+import type { ScenarioId } from './options.js';
+import { customerLoginWorkload, deviceLoginWorkload, historyWorkload, ingestWorkload, type Fleet, type IngestClock, type Workload } from './workloads.js';
+
+/** One stream of requests inside a variant; several run at once in S5. */
+export interface LoadSpec {
+  name: string;
+  connections: number;
+  /** autocannon overallRate (requests per second over all connections); unset: as fast as answered. */
+  overallRate?: number;
+  workload(fleet: Fleet, clock: IngestClock): Workload;
+}
+
+export interface Variant {
+  id: string;
+  scenario: ScenarioId;
+  title: string;
+  /** The first load is the one the variant is about: its req/s and latency head the table. */
+  loads: LoadSpec[];
+}
+
+const HOUR = 3_600_000;
+const ingest = (recordsPerRequest: number) => (fleet: Fleet, clock: IngestClock) => ingestWorkload(fleet, clock, recordsPerRequest);
+
+const S1: Variant[] = [
+  { id: 'S1-c50', scenario: 'S1', title: 'S1 ingest, 1 record per request, 50 connections', loads: [{ name: 'ingest', connections: 50, workload: ingest(1) }] },
+  {
+    id: 'S1-r1000',
+    scenario: 'S1',
+    title: 'S1 ingest, 1 record per request, fixed 1,000 req/s (50 connections)',
+    loads: [{ name: 'ingest', connections: 50, overallRate: 1000, workload: ingest(1) }],
+  },
+];
+
+const S2: Variant[] = [{ id: 'S2-c50', scenario: 'S2', title: 'S2 ingest, 50-record batches, 50 connections', loads: [{ name: 'ingest', connections: 50, workload: ingest(50) }] }];
+
+const S3: Variant[] = [
+  ['24h', 24 * HOUR],
+  ['7d', 7 * 24 * HOUR],
+  ['30d', 30 * 24 * HOUR],
+].flatMap(([label, rangeMs]) =>
+  [4, 16].map((connections) => ({
+    id: `S3-${label}-c${connections}`,
+    scenario: 'S3' as const,
+    title: `S3 history ${label}, bucket auto, random devices, ${connections} connections`,
+    loads: [{ name: 'history', connections, workload: (fleet: Fleet) => historyWorkload(fleet, rangeMs as number) }],
+  })),
+);
+
+/**
+ * S4, config and OTA polling, comes with the configuration and OTA issue: add its variants here
+ * (device-token GETs of the config and the OTA check, e.g. 50 connections and a fixed rate), a
+ * workload in workloads.ts, the same routes in baseline-server.ts with the statements copied into
+ * baseline-sql.ts (and checked in sql-parity.ts), then allow 'S4' in options.ts.
+ */
+const S4: Variant[] = [];
+
+/** Logins at fixed, modest rates while S1's 50 connections keep the server saturated. */
+const S5: Variant[] = [
+  {
+    id: 'S5-logins',
+    scenario: 'S5',
+    title: 'S5 device logins (20/s) and customer logins (2/s) while S1 runs at 50 connections',
+    loads: [
+      { name: 'ingest', connections: 50, workload: ingest(1) },
+      { name: 'device login', connections: 2, overallRate: 20, workload: (fleet) => deviceLoginWorkload(fleet) },
+      { name: 'customer login', connections: 1, overallRate: 2, workload: (fleet) => customerLoginWorkload(fleet) },
+    ],
+  },
+];
+
+export const VARIANTS: Record<ScenarioId, Variant[]> = { S1, S2, S3, S4, S5 };

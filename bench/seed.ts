@@ -1,0 +1,281 @@
+import 'reflect-metadata';
+import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import * as argon2 from 'argon2';
+import pg from 'pg';
+import { DataSource } from 'typeorm';
+import { TelemetryPartitions } from '../src/modules/telemetry/infrastructure/telemetry-partitions.js';
+import { dataSourceOptions, MIGRATIONS } from '../src/shared/database/data-source-options.js';
+import { runMigrations } from '../src/shared/database/migrate.js';
+import { Sql } from '../src/shared/database/sql.js';
+import { BATTERY_ID, CUSTOMER_PASSWORD, customersOf, devicesOf } from './fixtures.js';
+
+export interface SeedPlan {
+  devices: number;
+  days: number;
+}
+
+export interface SeedInfo extends SeedPlan {
+  /** End of the seeded history (exclusive), aligned to 5 minutes; ingest writes from here on. */
+  t0: string;
+  records: number;
+  rollupRows: number;
+  migrations: string[];
+  seconds: { telemetryAndRollup: number; indexes: number; vacuumAnalyze: number; total: number };
+  bytes: { telemetryHeap: number; telemetryIndexes: number; rollupTotal: number };
+  /** This run reused a database seeded earlier (rows ingested by earlier runs were deleted). */
+  reused?: boolean;
+  cleanupSeconds?: number;
+}
+
+const SAMPLE_SEC = 10;
+const SLOT_SEC = 300;
+const RETENTION_DAYS = 365;
+const WORKERS = 2;
+
+type Log = (message: string) => void;
+
+async function connect(url: string): Promise<pg.Client> {
+  const client = new pg.Client({ connectionString: url, application_name: 'bench-seed' });
+  await client.connect();
+  // Session settings for bulk work only; the benchmark itself runs on the server's defaults.
+  await client.query("SET work_mem = '512MB'");
+  await client.query("SET maintenance_work_mem = '2GB'");
+  await client.query('SET max_parallel_maintenance_workers = 2');
+  await client.query('SET synchronous_commit = off');
+  return client;
+}
+
+const seconds = (since: number) => Math.round((Date.now() - since) / 100) / 10;
+
+/** The partitions the service would have made at start, made by the service's own code. */
+async function createPartitions(url: string, now: Date): Promise<void> {
+  const dataSource = new DataSource(dataSourceOptions({ url, poolSize: 1 }));
+  await dataSource.initialize();
+  try {
+    await new TelemetryPartitions(new Sql(dataSource)).maintain(now, RETENTION_DAYS);
+  } finally {
+    await dataSource.destroy();
+  }
+}
+
+async function insertIdentities(client: pg.Client, plan: SeedPlan, start: Date): Promise<void> {
+  const customers = customersOf(plan.devices);
+  // One argon2id hash (the service's parameters) serves every customer: each login still verifies in full.
+  const passwordHash = await argon2.hash(CUSTOMER_PASSWORD, { type: argon2.argon2id });
+  await client.query(
+    `INSERT INTO users (id, email, password_hash, role, email_verified_at, token_version, created_at)
+     SELECT id, email, $3, 'customer', $4, 1, $4 FROM unnest($1::uuid[], $2::text[]) AS c (id, email)`,
+    [customers.map((c) => c.userId), customers.map((c) => c.email), passwordHash, start],
+  );
+  const devices = devicesOf(plan.devices);
+  const registered = new Date(start.getTime() - 86_400_000);
+  await client.query(
+    `INSERT INTO devices (device_id, hardware_id, firmware_version, claim_code_hash, secret_hash, token_version, registered_at,
+                          credentials_issued_at, credentials_used_at, last_seen_at, owner_id, claimed_at)
+     SELECT device_id, 'hw-' || device_id, '0.1.4', NULL, secret_hash, 1, $4, $4, $4, NULL, owner_id, $4
+       FROM unnest($1::text[], $2::text[], $3::uuid[]) AS d (device_id, secret_hash, owner_id)`,
+    [devices.map((d) => d.deviceId), devices.map((d) => d.secretHash), devices.map((d) => customers[d.ownerIndex].userId), registered],
+  );
+}
+
+interface SavedIndex {
+  drop: string;
+  create: string;
+}
+
+/** The primary keys and indexes of the seeded tables, to drop before loading and rebuild after. */
+async function indexesOf(client: pg.Client, table: string): Promise<SavedIndex[]> {
+  const constraints = await client.query<{ name: string; def: string }>(
+    `SELECT conname AS name, pg_get_constraintdef(oid) AS def FROM pg_constraint WHERE conrelid = $1::regclass AND contype IN ('p', 'u')`,
+    [table],
+  );
+  const indexes = await client.query<{ name: string; def: string }>(
+    `SELECT i.relname AS name, pg_get_indexdef(i.oid) AS def
+       FROM pg_index x JOIN pg_class i ON i.oid = x.indexrelid
+      WHERE x.indrelid = $1::regclass AND NOT EXISTS (SELECT 1 FROM pg_constraint c WHERE c.conindid = i.oid)`,
+    [table],
+  );
+  return [
+    ...constraints.rows.map((c) => ({ drop: `ALTER TABLE ${table} DROP CONSTRAINT ${c.name}`, create: `ALTER TABLE ${table} ADD CONSTRAINT ${c.name} ${c.def}` })),
+    ...indexes.rows.map((i) => ({ drop: `DROP INDEX ${i.name}`, create: i.def })),
+  ];
+}
+
+/**
+ * One chunk of history for every device, in time order, and its 5-minute rollup aggregated from
+ * exactly the rows inserted (as the service's ingest statement does). Chunks are whole 5-minute
+ * slots, so no rollup slot spans two chunks.
+ */
+const CHUNK_SQL = `
+WITH inserted AS (
+  INSERT INTO telemetry (device_id, battery_id, ts, metrics, received_at)
+  SELECT d.device_id, '${BATTERY_ID}', t.ts,
+         jsonb_build_object(
+           'voltage', round((52.0 + 1.2 * sin(x.e / 5400.0 + d.n) + 0.05 * random())::numeric, 3),
+           'current', round((12.0 * sin(x.e / 3600.0 + 0.7 * d.n) + 0.3 * random())::numeric, 2),
+           'soc', round((55.0 + 40.0 * sin(x.e / 43200.0 + d.n))::numeric, 1),
+           'temperature', round((23.0 + 5.0 * sin(x.e / 13751.0 + d.n) + 0.2 * random())::numeric, 2)),
+         t.ts + interval '2 seconds'
+    FROM generate_series($1::timestamptz, $2::timestamptz - interval '${SAMPLE_SEC} seconds', interval '${SAMPLE_SEC} seconds') AS t (ts)
+   CROSS JOIN LATERAL (SELECT extract(epoch FROM t.ts)::float8 AS e) AS x
+   CROSS JOIN (SELECT device_id, row_number() OVER (ORDER BY device_id)::float8 AS n FROM devices) AS d
+   ORDER BY t.ts, d.device_id
+  RETURNING device_id, battery_id, ts, metrics
+)
+INSERT INTO telemetry_rollup_5m (device_id, battery_id, metric, bucket, count, sum, min, max)
+SELECT device_id, battery_id, m.key, date_bin('5 minutes', ts, TIMESTAMPTZ '1970-01-01 00:00:00+00') AS bucket,
+       count(*), sum(m.value::float8), min(m.value::float8), max(m.value::float8)
+  FROM inserted CROSS JOIN LATERAL jsonb_each_text(inserted.metrics) AS m (key, value)
+ GROUP BY device_id, battery_id, m.key, bucket
+ ORDER BY bucket, device_id, battery_id, m.key`;
+
+/** The latest value per metric as ingest leaves it: from each device's last record before t0. */
+const LATEST_SQL = `
+INSERT INTO device_latest_metrics (device_id, battery_id, metric, ts, value)
+SELECT t.device_id, t.battery_id, m.key, t.ts, m.value::float8
+  FROM devices d
+  CROSS JOIN LATERAL (SELECT * FROM telemetry t WHERE t.device_id = d.device_id AND t.ts < $1 ORDER BY t.ts DESC LIMIT 1) AS t
+  CROSS JOIN LATERAL jsonb_each_text(t.metrics) AS m (key, value)`;
+
+async function loadHistory(url: string, start: Date, t0: Date, plan: SeedPlan, log: Log): Promise<void> {
+  // About a million records per statement; whole 5-minute slots, at most a day.
+  const chunkSec = Math.max(SLOT_SEC, Math.min(86_400, Math.floor(1_000_000 / plan.devices) * SAMPLE_SEC));
+  const alignedChunkSec = chunkSec - (chunkSec % SLOT_SEC);
+  const chunks: Array<[Date, Date]> = [];
+  for (let from = start.getTime(); from < t0.getTime(); from += alignedChunkSec * 1000) {
+    chunks.push([new Date(from), new Date(Math.min(from + alignedChunkSec * 1000, t0.getTime()))]);
+  }
+  const began = Date.now();
+  let done = 0;
+  let next = 0;
+  const worker = async () => {
+    const client = await connect(url);
+    try {
+      while (next < chunks.length) {
+        const [from, to] = chunks[next++];
+        await client.query(CHUNK_SQL, [from, to]);
+        done += 1;
+        if (done % Math.max(1, Math.floor(chunks.length / 10)) === 0 || done === chunks.length) {
+          const records = Math.round(((done * alignedChunkSec) / SAMPLE_SEC) * plan.devices);
+          log(`  seeded ${done}/${chunks.length} chunks, ~${(records / 1e6).toFixed(1)} M records, ${Math.round(records / Math.max(1, (Date.now() - began) / 1000))} records/s`);
+        }
+      }
+    } finally {
+      await client.end();
+    }
+  };
+  await Promise.all(Array.from({ length: WORKERS }, worker));
+}
+
+async function sizes(client: pg.Client): Promise<SeedInfo['bytes']> {
+  const { rows } = await client.query<{ heap: string; indexes: string; rollup: string }>(
+    `SELECT (SELECT coalesce(sum(pg_relation_size(inhrelid)), 0) FROM pg_inherits WHERE inhparent = 'telemetry'::regclass) AS heap,
+            (SELECT coalesce(sum(pg_indexes_size(inhrelid)), 0) FROM pg_inherits WHERE inhparent = 'telemetry'::regclass) AS indexes,
+            pg_total_relation_size('telemetry_rollup_5m') AS rollup`,
+  );
+  return { telemetryHeap: Number(rows[0].heap), telemetryIndexes: Number(rows[0].indexes), rollupTotal: Number(rows[0].rollup) };
+}
+
+async function seedFresh(serverUrl: string, database: string, plan: SeedPlan, log: Log): Promise<SeedInfo> {
+  const began = Date.now();
+  const admin = new pg.Client({ connectionString: `${serverUrl}/postgres` });
+  await admin.connect();
+  try {
+    await admin.query(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`);
+    await admin.query(`CREATE DATABASE ${database}`);
+  } finally {
+    await admin.end();
+  }
+  const url = `${serverUrl}/${database}`;
+  await runMigrations(url);
+  const now = new Date();
+  const t0 = new Date(Math.floor(now.getTime() / (SLOT_SEC * 1000)) * SLOT_SEC * 1000);
+  const start = new Date(t0.getTime() - plan.days * 86_400_000);
+  await createPartitions(url, now);
+
+  const client = await connect(url);
+  try {
+    await insertIdentities(client, plan, start);
+    const saved = [...(await indexesOf(client, 'telemetry')), ...(await indexesOf(client, 'telemetry_rollup_5m'))];
+    for (const index of saved) await client.query(index.drop);
+
+    log(`Seeding ${plan.devices} devices x ${plan.days} days (${((plan.devices * plan.days * 86_400) / SAMPLE_SEC / 1e6).toFixed(1)} M records) in time order…`);
+    const loadBegan = Date.now();
+    await loadHistory(url, start, t0, plan, log);
+    const telemetryAndRollup = seconds(loadBegan);
+
+    log('Building indexes…');
+    const indexBegan = Date.now();
+    for (const index of saved) await client.query(index.create);
+    const indexes = seconds(indexBegan);
+
+    await client.query(LATEST_SQL, [t0]);
+    await client.query('UPDATE devices SET last_seen_at = $1', [new Date(t0.getTime() - SAMPLE_SEC * 1000)]);
+
+    log('VACUUM ANALYZE…');
+    const vacuumBegan = Date.now();
+    await client.query('VACUUM (ANALYZE) telemetry, telemetry_rollup_5m, device_latest_metrics, devices, users');
+    await client.query('CHECKPOINT');
+    const vacuumAnalyze = seconds(vacuumBegan);
+
+    const counts = await client.query<{ records: string; rollup: string }>(
+      'SELECT (SELECT count(*) FROM telemetry) AS records, (SELECT count(*) FROM telemetry_rollup_5m) AS rollup',
+    );
+    return {
+      ...plan,
+      t0: t0.toISOString(),
+      records: Number(counts.rows[0].records),
+      rollupRows: Number(counts.rows[0].rollup),
+      migrations: MIGRATIONS.map((migration) => migration.name),
+      seconds: { telemetryAndRollup, indexes, vacuumAnalyze, total: seconds(began) },
+      bytes: await sizes(client),
+    };
+  } finally {
+    await client.end();
+  }
+}
+
+/** Takes a database seeded earlier back to its seeded state: drops what earlier runs ingested. */
+async function resetReused(url: string, info: SeedInfo, log: Log): Promise<number> {
+  const began = Date.now();
+  const client = await connect(url);
+  try {
+    const t0 = new Date(info.t0);
+    log('Reusing the seeded database; removing rows ingested by earlier runs…');
+    await client.query('DELETE FROM telemetry WHERE ts >= $1', [t0]);
+    await client.query('DELETE FROM telemetry_rollup_5m WHERE bucket >= $1', [t0]);
+    await client.query('DELETE FROM device_latest_metrics');
+    await client.query(LATEST_SQL, [t0]);
+    await client.query('UPDATE devices SET last_seen_at = $1', [new Date(t0.getTime() - SAMPLE_SEC * 1000)]);
+    await client.query('DELETE FROM device_refresh_tokens');
+    await client.query('DELETE FROM user_refresh_tokens');
+    await client.query('VACUUM (ANALYZE) telemetry, telemetry_rollup_5m, device_latest_metrics, devices, device_refresh_tokens, user_refresh_tokens');
+    await client.query('CHECKPOINT');
+  } finally {
+    await client.end();
+  }
+  return seconds(began);
+}
+
+/**
+ * A database holding the plan's history: the one seeded by an earlier run when it matches (same
+ * plan and migrations, seeding completed), else a freshly seeded one.
+ */
+export async function prepareData(serverUrl: string, database: string, dataDir: string, plan: SeedPlan, reseed: boolean, log: Log): Promise<SeedInfo> {
+  const marker = join(dataDir, 'seed.json');
+  const current = MIGRATIONS.map((migration) => migration.name);
+  if (!reseed && existsSync(marker)) {
+    const info = JSON.parse(readFileSync(marker, 'utf8')) as SeedInfo;
+    const sameMigrations = JSON.stringify(info.migrations) === JSON.stringify(current);
+    if (info.devices === plan.devices && info.days === plan.days && sameMigrations) {
+      const cleanupSeconds = await resetReused(`${serverUrl}/${database}`, info, log);
+      return { ...info, reused: true, cleanupSeconds };
+    }
+    log('The seeded database does not match this plan or the migrations changed: seeding again.');
+  }
+  rmSync(marker, { force: true });
+  const info = await seedFresh(serverUrl, database, plan, log);
+  writeFileSync(marker, JSON.stringify(info, null, 2));
+  return info;
+}

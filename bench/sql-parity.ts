@@ -1,0 +1,69 @@
+import 'reflect-metadata';
+import { DashboardQueries } from '../src/modules/dashboard/application/dashboard.queries.js';
+import { TypeOrmUserRepository } from '../src/modules/accounts/infrastructure/typeorm-user.repository.js';
+import { TypeOrmDeviceRepository } from '../src/modules/devices/infrastructure/typeorm-device.repository.js';
+import { TelemetryWriter } from '../src/modules/telemetry/infrastructure/telemetry-writer.js';
+import { SqlRefreshTokenStore } from '../src/shared/auth-tokens/refresh-token-store.js';
+import type { Sql, SqlRunner } from '../src/shared/database/sql.js';
+import * as baseline from './baseline-sql.js';
+
+interface Captured {
+  text: string;
+  name: string | undefined;
+}
+
+/** Stands in for the service's Sql and records what it is asked to run. */
+class CapturingSql implements SqlRunner {
+  readonly calls: Captured[] = [];
+
+  async rows<T>(text: string, _values: unknown[] = [], name?: string): Promise<T[]> {
+    this.calls.push({ text, name });
+    return (text.includes('AS inserted') ? [{ inserted: 0 }] : []) as T[];
+  }
+}
+
+async function capture(run: (sql: CapturingSql) => Promise<unknown>): Promise<Captured> {
+  const sql = new CapturingSql();
+  await run(sql);
+  if (sql.calls.length !== 1) throw new Error(`expected one statement, captured ${sql.calls.length}`);
+  return sql.calls[0];
+}
+
+/**
+ * Checks that the service still sends exactly the statements the baseline copied: same text, and
+ * the same prepared-statement name where the service names one. Throws naming every difference.
+ */
+export async function checkSqlParity(): Promise<void> {
+  const now = new Date();
+  const asSql = (sql: CapturingSql) => sql as unknown as Sql;
+  const expectations: Array<[string, Captured, string, string | undefined]> = [
+    ['telemetry ingest', await capture((sql) => new TelemetryWriter(asSql(sql)).write('d', [{ ts: now, batteryId: 'main', metrics: { soc: 1 } }], now)), baseline.INGEST_SQL, baseline.INGEST_NAME],
+    ['device by id', await capture((sql) => new TypeOrmDeviceRepository(asSql(sql)).findById('d')), baseline.DEVICE_BY_ID_SQL, baseline.DEVICE_BY_ID_NAME],
+    ['mark credentials used', await capture((sql) => new TypeOrmDeviceRepository(asSql(sql)).markCredentialsUsed('d', now)), baseline.MARK_CREDENTIALS_USED_SQL, undefined],
+    ['user by id', await capture((sql) => new TypeOrmUserRepository(asSql(sql)).findById('u')), baseline.USER_BY_ID_SQL, baseline.USER_BY_ID_NAME],
+    ['user by email', await capture((sql) => new TypeOrmUserRepository(asSql(sql)).findByEmail('e')), baseline.USER_BY_EMAIL_SQL, undefined],
+    [
+      'device refresh token',
+      await capture((sql) => new SqlRefreshTokenStore(sql, 'device_refresh_tokens', 'device_id').insert({ subjectId: 'd', tokenVersion: 1, tokenHash: 'h', issuedAt: now, expiresAt: now })),
+      baseline.INSERT_DEVICE_REFRESH_TOKEN_SQL,
+      undefined,
+    ],
+    [
+      'user refresh token',
+      await capture((sql) => new SqlRefreshTokenStore(sql, 'user_refresh_tokens', 'user_id').insert({ subjectId: 'u', tokenVersion: 1, tokenHash: 'h', issuedAt: now, expiresAt: now })),
+      baseline.INSERT_USER_REFRESH_TOKEN_SQL,
+      undefined,
+    ],
+    ['dashboard device', await capture((sql) => new DashboardQueries(asSql(sql)).device({ userId: 'u', isAdmin: false }, 'd')), baseline.DEVICE_SUMMARY_SQL, undefined],
+    [
+      'history series',
+      await capture((sql) => new DashboardQueries(asSql(sql)).series({ deviceId: 'd', from: now, to: now, bucketSec: 300, inner: null, metrics: null, batteryId: null })),
+      baseline.SERIES_SQL,
+      undefined,
+    ],
+  ];
+  const problems = expectations
+    .filter(([, captured, text, name]) => captured.text !== text || captured.name !== name)
+    .map(([label]) => `${label}: the service's statement differs from bench/baseline-sql.ts; copy it again`);
+  if (problems.length > 0) throw new Error(`SQL parity check failed:\n  ${problems.join('\n  ')}`);
+}

@@ -1,0 +1,228 @@
+import type autocannon from 'autocannon';
+import type pg from 'pg';
+import { BATTERY_ID, CUSTOMER_PASSWORD, customerAccessToken, deviceAccessToken, type CustomerFixture, type DeviceFixture } from './fixtures.js';
+
+/** What a workload learned from the responses, beyond autocannon's own counters. */
+export interface Integrity {
+  /** Records the service said it stored (sum of `accepted` over 2xx responses). */
+  acknowledged: number;
+  /** Records of this run found in the database afterwards. */
+  stored: number;
+  /** Of the requests still in flight when the run stopped (autocannon drops them), records that were committed anyway. */
+  committedUnanswered: number;
+  duplicates: number;
+  rejected: number;
+  /** stored = acknowledged + committedUnanswered, and no duplicates or rejections. */
+  ok: boolean;
+}
+
+export interface Workload {
+  request: autocannon.Request;
+  /** Called once the run is over: checks what the database holds against what was acknowledged. */
+  settle?(pool: pg.Pool): Promise<Integrity>;
+  /** 2xx responses whose body was not what the scenario expects (e.g. an empty history). */
+  unexpectedBodies(): number;
+}
+
+export interface Fleet {
+  devices: DeviceFixture[];
+  customers: CustomerFixture[];
+  deviceTokens: string[];
+  customerTokens: string[];
+  /** End of the seeded history. */
+  t0: number;
+}
+
+export function fleetOf(devices: DeviceFixture[], customers: CustomerFixture[], t0: Date): Fleet {
+  return {
+    devices,
+    customers,
+    deviceTokens: devices.map(deviceAccessToken),
+    customerTokens: customers.map(customerAccessToken),
+    t0: t0.getTime(),
+  };
+}
+
+const pick = (count: number) => Math.floor(Math.random() * count);
+const round = (value: number, digits: number) => Math.round(value * 10 ** digits) / 10 ** digits;
+
+/**
+ * Timestamps for ingest: each device's records follow the wall clock, 1 ms apart at least, and
+ * never repeat across the whole run (baseline and service runs included), so no request is a
+ * duplicate and every run owns a time window of its own.
+ */
+export class IngestClock {
+  private readonly last: Float64Array;
+  private floor = 0;
+  private highest = 0;
+
+  constructor(devices: number) {
+    this.last = new Float64Array(devices);
+  }
+
+  /** Starts a run: everything it sends lies at or after the returned instant. */
+  startWindow(): number {
+    this.floor = Math.max(Date.now(), this.highest + 1);
+    return this.floor;
+  }
+
+  next(device: number, records: number): number {
+    const base = Math.max(Date.now(), this.last[device] + 1, this.floor);
+    this.last[device] = base + records - 1;
+    this.highest = Math.max(this.highest, this.last[device]);
+    return base;
+  }
+
+  get latest(): number {
+    return this.highest;
+  }
+}
+
+interface Pending {
+  device: number;
+  base: number;
+  records: number;
+}
+
+interface IngestResponse {
+  accepted: number;
+  duplicates: number;
+  rejected: unknown[];
+}
+
+/** POST /api/v1/telemetry for a random device, `recordsPerRequest` records with the four seeded metrics. */
+export function ingestWorkload(fleet: Fleet, clock: IngestClock, recordsPerRequest: number): Workload {
+  const from = clock.startWindow();
+  const inFlight = new Set<Pending>();
+  let acknowledged = 0;
+  let duplicates = 0;
+  let rejected = 0;
+  let unexpected = 0;
+
+  const request: autocannon.Request = {
+    method: 'POST',
+    path: '/api/v1/telemetry',
+    setupRequest: (req, context) => {
+      const device = pick(fleet.devices.length);
+      const base = clock.next(device, recordsPerRequest);
+      const records = [];
+      for (let k = 0; k < recordsPerRequest; k++) {
+        records.push({
+          ts: new Date(base + k).toISOString(),
+          batteryId: BATTERY_ID,
+          metrics: { voltage: round(50 + Math.random() * 4, 3), current: round(Math.random() * 24 - 12, 2), soc: round(Math.random() * 100, 1), temperature: round(18 + Math.random() * 10, 2) },
+        });
+      }
+      const pending: Pending = { device, base, records: recordsPerRequest };
+      (context as { pending?: Pending }).pending = pending;
+      inFlight.add(pending);
+      return { ...req, headers: { 'content-type': 'application/json', authorization: `Bearer ${fleet.deviceTokens[device]}` }, body: JSON.stringify({ records }) };
+    },
+    onResponse: (status, body, context) => {
+      const pending = (context as { pending?: Pending }).pending;
+      if (pending) inFlight.delete(pending);
+      if (status < 200 || status >= 300) return;
+      try {
+        const parsed = JSON.parse(body) as IngestResponse;
+        acknowledged += parsed.accepted;
+        duplicates += parsed.duplicates;
+        rejected += parsed.rejected.length;
+      } catch {
+        unexpected += 1;
+      }
+    },
+  };
+
+  return {
+    request,
+    unexpectedBodies: () => unexpected,
+    async settle(pool) {
+      const ids = fleet.devices.map((device) => device.deviceId);
+      const countStored = async () =>
+        (
+          await pool.query<{ n: number }>('SELECT count(*)::int AS n FROM telemetry WHERE device_id = ANY($1::text[]) AND ts >= $2 AND ts <= $3', [
+            ids,
+            new Date(from),
+            new Date(clock.latest),
+          ])
+        ).rows[0].n;
+      // Requests cut off at the end may still be committing: wait until the count stops moving.
+      let stored = await countStored();
+      for (let waited = 0; waited < 10_000; waited += 300) {
+        await new Promise((resolve) => setTimeout(resolve, 300));
+        const again = await countStored();
+        if (again === stored) break;
+        stored = again;
+      }
+      const keys = [...inFlight].flatMap((pending) => Array.from({ length: pending.records }, (_, k) => [fleet.devices[pending.device].deviceId, new Date(pending.base + k)] as const));
+      const committedUnanswered =
+        keys.length === 0
+          ? 0
+          : (
+              await pool.query<{ n: number }>(
+                `SELECT count(*)::int AS n FROM telemetry t JOIN unnest($1::text[], $2::timestamptz[]) AS k (device_id, ts)
+                   ON t.device_id = k.device_id AND t.ts = k.ts AND t.battery_id = $3`,
+                [keys.map((key) => key[0]), keys.map((key) => key[1]), BATTERY_ID],
+              )
+            ).rows[0].n;
+      return { acknowledged, stored, committedUnanswered, duplicates, rejected, ok: stored === acknowledged + committedUnanswered && duplicates === 0 && rejected === 0 };
+    },
+  };
+}
+
+/** GET …/telemetry/history for a random device, as its owner: [to − range, to) with `to` in the last hour of the seeded history, bucket auto. */
+export function historyWorkload(fleet: Fleet, rangeMs: number): Workload {
+  let unexpected = 0;
+  const request: autocannon.Request = {
+    method: 'GET',
+    setupRequest: (req) => {
+      const device = fleet.devices[pick(fleet.devices.length)];
+      // Unaligned ends, as "the last 24 hours" from a dashboard: the raw edges are read too.
+      const to = fleet.t0 - pick(3_600_000);
+      const from = to - rangeMs;
+      return {
+        ...req,
+        path: `/api/v1/dashboard/devices/${device.deviceId}/telemetry/history?from=${new Date(from).toISOString()}&to=${new Date(to).toISOString()}&bucket=auto`,
+        headers: { authorization: `Bearer ${fleet.customerTokens[device.ownerIndex]}` },
+      };
+    },
+    onResponse: (status, body) => {
+      if (status >= 200 && status < 300 && !body.includes('"points":[{')) unexpected += 1;
+    },
+  };
+  return { request, unexpectedBodies: () => unexpected };
+}
+
+/** POST /api/v1/device/login with a random device's id and secret. */
+export function deviceLoginWorkload(fleet: Fleet): Workload {
+  let unexpected = 0;
+  const request: autocannon.Request = {
+    method: 'POST',
+    path: '/api/v1/device/login',
+    setupRequest: (req) => {
+      const device = fleet.devices[pick(fleet.devices.length)];
+      return { ...req, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ deviceId: device.deviceId, deviceSecret: device.secret }) };
+    },
+    onResponse: (status, body) => {
+      if (status >= 200 && status < 300 && !body.includes('"accessToken"')) unexpected += 1;
+    },
+  };
+  return { request, unexpectedBodies: () => unexpected };
+}
+
+/** POST /api/v1/auth/login with a random customer's e-mail and password (argon2id verify). */
+export function customerLoginWorkload(fleet: Fleet): Workload {
+  let unexpected = 0;
+  const request: autocannon.Request = {
+    method: 'POST',
+    path: '/api/v1/auth/login',
+    setupRequest: (req) => {
+      const customer = fleet.customers[pick(fleet.customers.length)];
+      return { ...req, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: customer.email, password: CUSTOMER_PASSWORD }) };
+    },
+    onResponse: (status, body) => {
+      if (status >= 200 && status < 300 && !body.includes('"accessToken"')) unexpected += 1;
+    },
+  };
+  return { request, unexpectedBodies: () => unexpected };
+}
