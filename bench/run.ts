@@ -28,6 +28,8 @@ const outputDir = join(root, 'test-output', 'bench');
 const log = (message: string) => process.stdout.write(`${message}\n`);
 
 let cleanup: (() => Promise<void>) | undefined;
+/** Writes the report of the runs finished so far; set once the servers are up. */
+let writePartialReport: ((reason: string) => void) | undefined;
 
 async function main(): Promise<void> {
   const argv = process.argv.slice(2);
@@ -75,6 +77,8 @@ async function main(): Promise<void> {
 
     const databaseUrl = postgres.url(DATABASE);
     pool = new pg.Pool({ connectionString: databaseUrl, max: 2, application_name: 'bench-orchestrator' });
+    // PostgreSQL stopping under idle connections must not crash the orchestrator before its cleanup.
+    pool.on('error', () => undefined);
     const postgresVersion = `PostgreSQL ${(await pool.query<{ server_version: string }>('SHOW server_version')).rows[0].server_version}`;
 
     const common = {
@@ -105,6 +109,7 @@ async function main(): Promise<void> {
     servers.push(service);
     log(`Servers up: baseline pid ${baseline.pid} on ${baseline.url}, service pid ${service.pid} on ${service.url}; PostgreSQL postmaster pid ${postmasterPid}.`);
 
+    const peakRssExact = resetPeakRss(service.pid);
     const devices = devicesOf(options.devices);
     const context = {
       fleet: fleetOf(devices, customersOf(options.devices), new Date(seed.t0)),
@@ -115,6 +120,13 @@ async function main(): Promise<void> {
       durationSec: options.durationSec,
     };
     const runs: RunResult[] = [];
+    const infoNow = (): RunInfo => ({ startedAt, finishedAt: new Date(), options, machine: machineInfo(), postgresVersion, poolSize: POOL_SIZE, seed, peakRssExact });
+    writePartialReport = (reason) => {
+      if (runs.length === 0) return;
+      const report = `> **Incomplete run** (${reason}): ${runs.length} of ${variants.length * options.rounds * 2} runs finished.\n\n${renderReport(infoNow(), summarize(variants, runs), runs)}`;
+      writeFileSync(join(outputDir, 'last-run.md'), report);
+      log(`Partial report of ${runs.length} runs written to ${join(outputDir, 'last-run.md')}`);
+    };
     const targets: Array<[Target, ServerProcess]> = [
       ['baseline', baseline],
       ['service', service],
@@ -139,22 +151,15 @@ async function main(): Promise<void> {
       }
     }
 
-    const info: RunInfo = {
-      startedAt,
-      finishedAt: new Date(),
-      options,
-      machine: machineInfo(),
-      postgresVersion,
-      poolSize: POOL_SIZE,
-      seed,
-      peakRssExact: resetPeakRss(service.pid),
-    };
+    writePartialReport = undefined;
+    const info = infoNow();
     const report = renderReport(info, summarize(variants, runs), runs);
     writeFileSync(join(outputDir, 'last-run.md'), report);
     writeFileSync(join(outputDir, 'last-run.json'), JSON.stringify({ info, runs }, null, 2));
     log(`\n${report}`);
     log(`Report written to ${join(outputDir, 'last-run.md')}`);
   } finally {
+    writePartialReport?.('stopped by an error');
     await cleanup();
   }
 }
@@ -162,6 +167,11 @@ async function main(): Promise<void> {
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   process.on(signal, () => {
     log(`\n${signal}: stopping the servers and PostgreSQL…`);
+    try {
+      writePartialReport?.(`stopped by ${signal}`);
+    } catch {
+      // the report is a courtesy; stopping matters more
+    }
     killAllChildrenNow();
     void (cleanup?.() ?? Promise.resolve()).finally(() => process.exit(130));
   });
