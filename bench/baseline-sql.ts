@@ -38,12 +38,13 @@ SELECT device_id, battery_id, ts FROM inserted`;
 export const INGEST_NAME = 'telemetry_ingest';
 
 const DEVICE_COLUMNS =
-  'device_id, hardware_id, firmware_version, claim_code_hash, secret_hash, token_version, registered_at, credentials_issued_at, credentials_used_at, last_seen_at, owner_id, claimed_at, re_registration_until, visible_since';
+  'device_id, hardware_id, firmware_version, claim_code_hash, secret_hash, token_version, registered_at, credentials_issued_at, credentials_used_at, last_seen_at, owner_id, claimed_at, re_registration_until, visible_since, config_overrides, config_revision, config_updated_at, applied_config_version, config_applied_at';
 
 /** src/modules/devices/infrastructure/typeorm-device.repository.ts: findById, markCredentialsUsed. */
 export const DEVICE_BY_ID_SQL = `SELECT ${DEVICE_COLUMNS} FROM devices WHERE device_id = $1`;
 export const DEVICE_BY_ID_NAME = 'device_by_id';
 export const MARK_CREDENTIALS_USED_SQL = 'UPDATE devices SET credentials_used_at = $2 WHERE device_id = $1 AND credentials_used_at IS NULL';
+export const MARK_CREDENTIALS_USED_NAME = 'device_mark_used';
 
 const USER_COLUMNS = 'id, email, password_hash, role, email_verified_at, token_version, created_at';
 

@@ -57,8 +57,8 @@ async function main(): Promise<void> {
   const servers: ServerProcess[] = [];
   let pool: pg.Pool | undefined;
   cleanup = async () => {
-    killAllChildrenNow();
     await Promise.allSettled(servers.map((server) => server.stop()));
+    killAllChildrenNow();
     await pool?.end().catch(() => undefined);
     await postgres?.stop().catch(() => undefined);
     postgres = undefined;

@@ -36,7 +36,9 @@ async function waitUntilReady(url: string, child: ChildProcess, name: string, ti
 /** Starts `node <script>` with the given environment, its output in <logDir>/<name>.log, and waits for readyUrl. */
 export async function startServer(options: { name: string; script: string; env: Record<string, string>; url: string; readyPath: string; logDir: string }): Promise<ServerProcess> {
   const log = createWriteStream(join(options.logDir, `${options.name}.log`));
-  const child = spawn(process.execPath, [options.script], {
+  // BENCH_NODE_ARGS, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof", profiles the servers under load.
+  const nodeArgs = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
+  const child = spawn(process.execPath, [...nodeArgs, options.script], {
     env: { PATH: process.env.PATH ?? '', ...options.env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

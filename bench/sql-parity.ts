@@ -1,4 +1,5 @@
 import 'reflect-metadata';
+import { ChangeFeed } from '../src/shared/database/change-feed.js';
 import { DashboardQueries } from '../src/modules/dashboard/application/dashboard.queries.js';
 import { TypeOrmUserRepository } from '../src/modules/accounts/infrastructure/typeorm-user.repository.js';
 import { TypeOrmDeviceRepository } from '../src/modules/devices/infrastructure/typeorm-device.repository.js';
@@ -38,8 +39,8 @@ export async function checkSqlParity(): Promise<void> {
   const asSql = (sql: CapturingSql) => sql as unknown as Sql;
   const expectations: Array<[string, Captured, string, string | undefined]> = [
     ['telemetry ingest', await capture((sql) => new TelemetryWriter(asSql(sql)).write('d', [{ ts: now, batteryId: 'main', metrics: { soc: 1 } }], now)), baseline.INGEST_SQL, baseline.INGEST_NAME],
-    ['device by id', await capture((sql) => new TypeOrmDeviceRepository(asSql(sql)).findById('d')), baseline.DEVICE_BY_ID_SQL, baseline.DEVICE_BY_ID_NAME],
-    ['mark credentials used', await capture((sql) => new TypeOrmDeviceRepository(asSql(sql)).markCredentialsUsed('d', now)), baseline.MARK_CREDENTIALS_USED_SQL, undefined],
+    ['device by id', await capture((sql) => new TypeOrmDeviceRepository(asSql(sql), new ChangeFeed('postgres://unused')).findById('d')), baseline.DEVICE_BY_ID_SQL, baseline.DEVICE_BY_ID_NAME],
+    ['mark credentials used', await capture((sql) => new TypeOrmDeviceRepository(asSql(sql), new ChangeFeed('postgres://unused')).markCredentialsUsed('d', now)), baseline.MARK_CREDENTIALS_USED_SQL, baseline.MARK_CREDENTIALS_USED_NAME],
     ['user by id', await capture((sql) => new TypeOrmUserRepository(asSql(sql)).findById('u')), baseline.USER_BY_ID_SQL, baseline.USER_BY_ID_NAME],
     ['user by email', await capture((sql) => new TypeOrmUserRepository(asSql(sql)).findByEmail('e')), baseline.USER_BY_EMAIL_SQL, undefined],
     [

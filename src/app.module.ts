@@ -10,6 +10,7 @@ import { AccountsModule } from './modules/accounts/accounts.module.js';
 import { ClaimsModule } from './modules/claims/claims.module.js';
 import { DashboardModule } from './modules/dashboard/dashboard.module.js';
 import { DevicesModule } from './modules/devices/devices.module.js';
+import { OtaModule } from './modules/ota/ota.module.js';
 import { TelemetryModule } from './modules/telemetry/telemetry.module.js';
 import { DatabaseModule } from './shared/database/database.module.js';
 import { loggerOptions } from './shared/logging.js';
@@ -38,6 +39,7 @@ export class AppModule {
         AccountsModule,
         ClaimsModule,
         TelemetryModule,
+        OtaModule,
         DashboardModule,
       ],
     };

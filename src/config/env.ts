@@ -109,6 +109,10 @@ export class Env {
   @Transform(toInt) @IsInt() @Min(1) @Max(3650)
   TELEMETRY_RETENTION_DAYS = 365;
 
+  /** A device that started a download or install and reported nothing for this long counts as stalled. */
+  @Transform(toInt) @IsInt() @Min(60) @Max(7 * 86_400)
+  OTA_STALL_TIMEOUT_SEC = 3600;
+
   @Transform(toInt) @IsInt() @Min(1024) @Max(16 * 1024 * 1024)
   BODY_LIMIT_BYTES = 256 * 1024;
 

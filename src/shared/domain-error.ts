@@ -4,6 +4,7 @@ export type ErrorKind =
   | 'forbidden'
   | 'not-found'
   | 'conflict'
+  | 'precondition-failed'
   | 'too-large'
   | 'unsupported-media-type'
   | 'rate-limited'

@@ -21,6 +21,7 @@ const STATUS_OF_KIND: Record<ErrorKind, number> = {
   forbidden: 403,
   'not-found': 404,
   conflict: 409,
+  'precondition-failed': 412,
   'too-large': 413,
   'unsupported-media-type': 415,
   'rate-limited': 429,

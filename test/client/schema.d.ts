@@ -132,6 +132,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/device/config": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The configuration this gateway should run
+         * @description Fleet defaults merged with the device's overrides; the same document as the register response. Poll with If-None-Match: while nothing changed the answer is a 304 without a body (and costs the service no database query).
+         */
+        get: operations["getDeviceConfig"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/device/config/applied": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Confirm the configuration version the gateway applied
+         * @description Idempotent; the dashboard shows the highest version confirmed and when. A version newer than the device's configuration is a 400 (CONFIG_VERSION_UNKNOWN).
+         */
+        post: operations["confirmDeviceConfig"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/admin/devices/allowlist": {
         parameters: {
             query?: never;
@@ -150,6 +190,27 @@ export interface paths {
         options?: never;
         head?: never;
         patch?: never;
+        trace?: never;
+    };
+    "/api/v1/admin/config/defaults": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Fleet configuration defaults */
+        get: operations["getConfigDefaults"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Change fleet configuration defaults
+         * @description Every device without an override of a changed key gets a new configuration version. Send If-Match with the ETag you read to avoid overwriting a change you have not seen (412 otherwise).
+         */
+        patch: operations["updateConfigDefaults"];
         trace?: never;
     };
     "/api/v1/auth/signup": {
@@ -368,6 +429,101 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/ota/latest": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The firmware this gateway should install next, if any
+         * @description The highest live release for the gateway's hardware (or any), on its channel, newer than what it runs (numeric order; never a downgrade), whose minFromVersion it meets and whose staged rollout includes it. Poll with If-None-Match: unchanged answers are a 304 without a body and cost no database query.
+         */
+        get: operations["getLatestFirmware"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/ota/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Report 1–100 OTA runtime events
+         * @description Idempotent on (device, ts, type): a batch retried after a lost response stores nothing twice. download_progress events less than 30 s after a stored one of the same download are coalesced. install_succeeded and boot_confirmed set the device's firmwareVersion to toVersion, rolled_back sets it back to fromVersion. Answered after the commit.
+         */
+        post: operations["reportOtaEvents"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/admin/firmware": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Firmware releases, newest first */
+        get: operations["listFirmware"];
+        put?: never;
+        /**
+         * Publish a firmware release
+         * @description A second release with the same version, hardwareId and channel is a 409.
+         */
+        post: operations["publishFirmware"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/admin/firmware/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /** Change a release's rollout percent, pause or revoke it */
+        patch: operations["changeFirmware"];
+        trace?: never;
+    };
+    "/api/v1/admin/firmware/{id}/status": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Where the devices stand with a release */
+        get: operations["getFirmwareStatus"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/dashboard/devices": {
         parameters: {
             query?: never;
@@ -414,6 +570,47 @@ export interface paths {
          * @description Aggregated per bucket in PostgreSQL (avg, min, max, count), or the raw records with `bucket=raw`. A device you cannot see is a 404, as if it did not exist.
          */
         get: operations["getTelemetryHistory"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/dashboard/devices/{deviceId}/config": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A visible device's configuration, overrides and applied version */
+        get: operations["getDashboardDeviceConfig"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Set or clear a visible device's configuration overrides
+         * @description A value overrides the fleet default, null goes back to it; unknown keys and out-of-range values are a 400 and change nothing. The device's configuration version grows when something changed. Send If-Match with the ETag you read: a stale one is a 412.
+         */
+        patch: operations["updateDashboardDeviceConfig"];
+        trace?: never;
+    };
+    "/api/v1/dashboard/devices/{deviceId}/ota/history": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * OTA runtime events of a visible device, newest first
+         * @description Keyset-paginated on (ts, id): events that arrive while you page never make an item repeat or go missing. A later owner sees events from the release that preceded their claim on.
+         */
+        get: operations["getOtaHistory"];
         put?: never;
         post?: never;
         delete?: never;
@@ -491,12 +688,20 @@ export interface components {
              */
             otaCheckIntervalSec: number;
             /**
+             * @description Release channel; beta gateways also receive stable releases.
              * @example stable
              * @enum {string}
              */
             otaChannel: "stable" | "beta";
             /**
+             * @description How much the gateway logs locally.
+             * @example warn
+             * @enum {string}
+             */
+            logLevel: "error" | "warn" | "info" | "debug";
+            /**
              * Format: date-time
+             * @description Last change of the fleet defaults or of this device's overrides.
              * @example 2026-11-21T16:00:00.000Z
              */
             updatedAt: string;
@@ -594,6 +799,13 @@ export interface components {
              */
             claimCode: string;
         };
+        ConfirmAppliedConfigRequest: {
+            /**
+             * @description The configuration version the gateway now runs.
+             * @example 3
+             */
+            version: number;
+        };
         AllowlistEntryRequest: {
             /** @example gw-0001 */
             deviceId: string;
@@ -615,6 +827,49 @@ export interface components {
              * @example 2
              */
             imported: number;
+        };
+        ConfigDefaultsResponse: {
+            /**
+             * @description Grows with every change of the defaults.
+             * @example 2
+             */
+            revision: number;
+            /** @description Seconds between telemetry samples. */
+            telemetryIntervalSec: number;
+            /** @description Records per telemetry upload (the ingest accepts up to 500). */
+            uploadBatchSize: number;
+            /** @description Seconds between OTA checks. */
+            otaCheckIntervalSec: number;
+            /**
+             * @description Release channel: beta gateways also receive stable releases.
+             * @enum {string}
+             */
+            otaChannel: "stable" | "beta";
+            /**
+             * @description How much the gateway logs locally.
+             * @enum {string}
+             */
+            logLevel: "error" | "warn" | "info" | "debug";
+            /** Format: date-time */
+            updatedAt: string;
+        };
+        ConfigDefaultsPatchRequest: {
+            /** @description Seconds between telemetry samples. */
+            telemetryIntervalSec?: number;
+            /** @description Records per telemetry upload (the ingest accepts up to 500). */
+            uploadBatchSize?: number;
+            /** @description Seconds between OTA checks. */
+            otaCheckIntervalSec?: number;
+            /**
+             * @description Release channel: beta gateways also receive stable releases.
+             * @enum {string}
+             */
+            otaChannel?: "stable" | "beta";
+            /**
+             * @description How much the gateway logs locally.
+             * @enum {string}
+             */
+            logLevel?: "error" | "warn" | "info" | "debug";
         };
         SignupRequest: {
             /**
@@ -790,6 +1045,179 @@ export interface components {
             /** @description Records refused on their own; the rest were stored. */
             rejected: components["schemas"]["RejectedRecordResponse"][];
         };
+        FirmwareOfferResponse: {
+            /** @example 0.1.10 */
+            version: string;
+            /**
+             * @description Where the gateway downloads the image (the service never fetches it).
+             * @example https://firmware.example.com/gw/0.1.10.bin
+             */
+            url: string;
+            /**
+             * @description SHA-256 of the image, lower-case hex; verify before installing.
+             * @example 9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08
+             */
+            sha256: string;
+            /**
+             * @description Bytes.
+             * @example 1572864
+             */
+            size: number;
+            releaseNotes: string | null;
+            /** Format: date-time */
+            publishedAt: string;
+        };
+        LatestFirmwareResponse: {
+            /** @description Whether `firmware` is newer than what the gateway runs. */
+            updateAvailable: boolean;
+            /**
+             * @description The version the service believes the gateway runs.
+             * @example 0.1.9
+             */
+            currentVersion: string;
+            /** @description The release to install; null when there is none. */
+            firmware: components["schemas"]["FirmwareOfferResponse"] | null;
+        };
+        OtaEventRequest: {
+            /**
+             * Format: date-time
+             * @description When it happened (gateway clock, ISO 8601 with zone).
+             * @example 2026-11-21T12:00:00Z
+             */
+            ts: string;
+            /**
+             * @example download_started
+             * @enum {string}
+             */
+            type: "check" | "download_started" | "download_progress" | "download_completed" | "download_failed" | "verify_failed" | "install_started" | "install_succeeded" | "install_failed" | "rolled_back" | "boot_confirmed";
+            /**
+             * @description The version the update started from (after rolled_back: the version running again).
+             * @example 0.1.10
+             */
+            fromVersion?: string;
+            /**
+             * @description The version the update goes to; names the release the event is about.
+             * @example 0.1.10
+             */
+            toVersion?: string;
+            progressPct?: number;
+            /** @example E_SHA_MISMATCH */
+            errorCode?: string;
+            message?: string;
+        };
+        IngestOtaEventsRequest: {
+            events: components["schemas"]["OtaEventRequest"][];
+        };
+        RejectedEventResponse: {
+            /** @example 0 */
+            index: number;
+            /** @enum {string} */
+            code: "TS_IN_FUTURE";
+        };
+        IngestOtaEventsResponse: {
+            /** @description Events stored by this request. */
+            accepted: number;
+            /** @description Events stored before (a retried batch). */
+            duplicates: number;
+            /** @description download_progress events folded into a stored one less than 30 s earlier. */
+            coalesced: number;
+            /** @description Events refused on their own (ts more than 5 minutes ahead). */
+            rejected: components["schemas"]["RejectedEventResponse"][];
+        };
+        PublishFirmwareRequest: {
+            /**
+             * @description Dotted numeric version.
+             * @example 0.1.10
+             */
+            version: string;
+            /** @description Only for this hardware; absent: for every hardware. */
+            hardwareId?: string;
+            /**
+             * @default stable
+             * @enum {string}
+             */
+            channel?: "stable" | "beta";
+            /**
+             * @description https only; the service never fetches it.
+             * @example https://firmware.example.com/gw/0.1.10.bin
+             */
+            url: string;
+            /** @description SHA-256 of the image, 64 hex digits. */
+            sha256: string;
+            /** @description Bytes. */
+            size: number;
+            releaseNotes?: string;
+            /**
+             * @description Share of devices offered the release (staged rollout).
+             * @default 100
+             */
+            rolloutPercent?: number;
+            /**
+             * @description Only devices running at least this version are offered the release.
+             * @example 0.1.10
+             */
+            minFromVersion?: string;
+            /** @description Pause the release by itself when more than this share of the devices that finished it (at least 10) failed or rolled back. */
+            maxFailurePercent?: number;
+        };
+        FirmwareReleaseResponse: {
+            /** Format: uuid */
+            id: string;
+            /** @example 0.1.10 */
+            version: string;
+            hardwareId: string | null;
+            /** @enum {string} */
+            channel: "stable" | "beta";
+            url: string;
+            sha256: string;
+            size: number;
+            releaseNotes: string | null;
+            rolloutPercent: number;
+            minFromVersion: string | null;
+            maxFailurePercent: number | null;
+            paused: boolean;
+            /** @description Paused by itself because too many devices failed it. */
+            autoPaused: boolean;
+            revoked: boolean;
+            /** Format: date-time */
+            publishedAt: string;
+            /** Format: date-time */
+            updatedAt: string;
+        };
+        FirmwareReleaseListResponse: {
+            /** @description Newest first. */
+            items: components["schemas"]["FirmwareReleaseResponse"][];
+            nextCursor: string | null;
+        };
+        ChangeFirmwareRequest: {
+            rolloutPercent?: number;
+            /** @description A paused release is offered to nobody; false resumes it (also after an automatic pause). */
+            paused?: boolean;
+            /** @description A revoked release is never offered again unless un-revoked. */
+            revoked?: boolean;
+        };
+        ReleaseCountsResponse: {
+            /** @description Devices offered the release by GET /ota/latest. */
+            offered: number;
+            /** @description Downloading (and not stalled). */
+            downloading: number;
+            /** @description Installing (and not stalled). */
+            installing: number;
+            /** @description Installed and still running it (or newer). */
+            installed: number;
+            /** @description Download, verification or install failed. */
+            failed: number;
+            /** @description Rolled back, reported or seen (it now runs an older version). */
+            rolledBack: number;
+            /** @description Started a download or install and silent for OTA_STALL_TIMEOUT_SEC. */
+            stalled: number;
+        };
+        FirmwareReleaseStatusResponse: {
+            release: components["schemas"]["FirmwareReleaseResponse"];
+            devices: components["schemas"]["ReleaseCountsResponse"];
+            /** @description The release paused itself: the failure share exceeded maxFailurePercent. */
+            autoPaused: boolean;
+        };
         DeviceOwnerResponse: {
             /** Format: uuid */
             userId: string;
@@ -809,6 +1237,28 @@ export interface components {
             /** @example 52.1 */
             value: number;
         };
+        ConfigSyncResponse: {
+            /**
+             * @description The configuration version the device should run (GET /device/config).
+             * @example 3
+             */
+            desiredVersion: number;
+            /**
+             * @description The highest version the gateway confirmed (POST /device/config/applied); null: never confirmed.
+             * @example 2
+             */
+            appliedVersion: number | null;
+            /**
+             * Format: date-time
+             * @description When the gateway confirmed appliedVersion.
+             */
+            appliedAt: string | null;
+            /**
+             * @description in_sync when the applied version is the desired one.
+             * @enum {string}
+             */
+            status: "in_sync" | "pending";
+        };
         DashboardDeviceResponse: {
             /** @example gw-0001 */
             deviceId: string;
@@ -826,6 +1276,8 @@ export interface components {
             online: boolean;
             /** @description Latest value of every metric per battery. */
             latestMetrics: components["schemas"]["LatestMetricResponse"][];
+            /** @description Whether the gateway runs the configuration it should. */
+            config: components["schemas"]["ConfigSyncResponse"];
         };
         DashboardDeviceListResponse: {
             items: components["schemas"]["DashboardDeviceResponse"][];
@@ -883,6 +1335,83 @@ export interface components {
             /** @description Raw mode only: the records, ascending by ts. */
             records?: components["schemas"]["RawRecordResponse"][];
             /** @description Raw mode: pass as `cursor` for the next page. Null when there is no more. */
+            nextCursor: string | null;
+        };
+        ConfigOverridesResponse: {
+            /** @description Seconds between telemetry samples. */
+            telemetryIntervalSec?: number;
+            /** @description Records per telemetry upload (the ingest accepts up to 500). */
+            uploadBatchSize?: number;
+            /** @description Seconds between OTA checks. */
+            otaCheckIntervalSec?: number;
+            /**
+             * @description Release channel: beta gateways also receive stable releases.
+             * @enum {string}
+             */
+            otaChannel?: "stable" | "beta";
+            /**
+             * @description How much the gateway logs locally.
+             * @enum {string}
+             */
+            logLevel?: "error" | "warn" | "info" | "debug";
+        };
+        DashboardDeviceConfigResponse: {
+            /** @example gw-0001 */
+            deviceId: string;
+            /** @description The configuration the device should run: fleet defaults merged with its overrides. */
+            config: components["schemas"]["DeviceConfigResponse"];
+            /** @description The keys this device overrides (absent keys follow the fleet defaults). */
+            overrides: components["schemas"]["ConfigOverridesResponse"];
+            /** @description The highest version the gateway confirmed applying. */
+            appliedVersion: number | null;
+            /** Format: date-time */
+            appliedAt: string | null;
+            /** @enum {string} */
+            status: "in_sync" | "pending";
+        };
+        ConfigOverridesPatchRequest: {
+            /** @description Seconds between telemetry samples. */
+            telemetryIntervalSec?: number | null;
+            /** @description Records per telemetry upload (the ingest accepts up to 500). */
+            uploadBatchSize?: number | null;
+            /** @description Seconds between OTA checks. */
+            otaCheckIntervalSec?: number | null;
+            /**
+             * @description Release channel: beta gateways also receive stable releases.
+             * @enum {string|null}
+             */
+            otaChannel?: "stable" | "beta" | null;
+            /**
+             * @description How much the gateway logs locally.
+             * @enum {string|null}
+             */
+            logLevel?: "error" | "warn" | "info" | "debug" | null;
+        };
+        OtaHistoryItemResponse: {
+            /** @example 42 */
+            id: string;
+            /**
+             * Format: date-time
+             * @description Gateway time of the event.
+             */
+            ts: string;
+            /**
+             * Format: date-time
+             * @description When the service received it.
+             */
+            receivedAt: string;
+            /** @enum {string} */
+            type: "check" | "download_started" | "download_progress" | "download_completed" | "download_failed" | "verify_failed" | "install_started" | "install_succeeded" | "install_failed" | "rolled_back" | "boot_confirmed";
+            fromVersion: string | null;
+            toVersion: string | null;
+            progressPct: number | null;
+            errorCode: string | null;
+            message: string | null;
+        };
+        OtaHistoryResponse: {
+            /** @description Newest first. */
+            items: components["schemas"]["OtaHistoryItemResponse"][];
+            /** @description Pass as `cursor` for older events; null on the last page. */
             nextCursor: string | null;
         };
         FieldErrorResponse: {
@@ -1279,6 +1808,112 @@ export interface operations {
             };
         };
     };
+    getDeviceConfig: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The ETag of the configuration the gateway holds. */
+                "If-None-Match"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The configuration, with its ETag. */
+            200: {
+                headers: {
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeviceConfigResponse"];
+                };
+            };
+            /** @description Unchanged since the ETag in If-None-Match. */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /**
+             * @description Missing, invalid or revoked credentials.
+             *
+             *     Missing, invalid, expired or revoked bearer token.
+             */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                };
+            };
+        };
+    };
+    confirmDeviceConfig: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ConfirmAppliedConfigRequest"];
+            };
+        };
+        responses: {
+            /** @description Recorded. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Invalid request (problem document; `errors` names each field). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                };
+            };
+            /**
+             * @description Missing, invalid or revoked credentials.
+             *
+             *     Missing, invalid, expired or revoked bearer token.
+             */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                };
+            };
+            /** @description Body too large. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                };
+            };
+            /** @description Unsupported content type. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                };
+            };
+        };
+    };
     importRegistrationAllowlist: {
         parameters: {
             query?: never;
@@ -1321,6 +1956,140 @@ export interface operations {
             };
             /** @description The account is not an administrator. */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                };
+            };
+            /** @description Body too large. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                };
+            };
+            /** @description Unsupported content type. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                };
+            };
+        };
+    };
+    getConfigDefaults: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The defaults, with their ETag. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConfigDefaultsResponse"];
+                };
+            };
+            /**
+             * @description Missing, invalid or revoked credentials.
+             *
+             *     Missing, invalid, expired or revoked bearer token.
+             */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                };
+            };
+            /**
+             * @description Authenticated but not allowed.
+             *
+             *     The account is not an administrator.
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                };
+            };
+        };
+    };
+    updateConfigDefaults: {
+        parameters: {
+            query?: never;
+            header?: {
+                "If-Match"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ConfigDefaultsPatchRequest"];
+            };
+        };
+        responses: {
+            /** @description The defaults after the change. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConfigDefaultsResponse"];
+                };
+            };
+            /** @description Invalid request (problem document; `errors` names each field). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                };
+            };
+            /**
+             * @description Missing, invalid or revoked credentials.
+             *
+             *     Missing, invalid, expired or revoked bearer token.
+             */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                };
+            };
+            /**
+             * @description Authenticated but not allowed.
+             *
+             *     The account is not an administrator.
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                };
+            };
+            /** @description If-Match names a version that is no longer current (problem PRECONDITION_FAILED). */
+            412: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2005,6 +2774,417 @@ export interface operations {
             };
         };
     };
+    getLatestFirmware: {
+        parameters: {
+            query?: never;
+            header?: {
+                "If-None-Match"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The answer, with its ETag. */
+            200: {
+                headers: {
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LatestFirmwareResponse"];
+                };
+            };
+            /** @description Unchanged since the ETag in If-None-Match. */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /**
+             * @description Missing, invalid or revoked credentials.
+             *
+             *     Missing, invalid, expired or revoked bearer token.
+             */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                };
+            };
+        };
+    };
+    reportOtaEvents: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["IngestOtaEventsRequest"];
+            };
+        };
+        responses: {
+            /** @description Stored. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["IngestOtaEventsResponse"];
+                };
+            };
+            /** @description Invalid request (problem document; `errors` names each field). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                };
+            };
+            /**
+             * @description Missing, invalid or revoked credentials.
+             *
+             *     Missing, invalid, expired or revoked bearer token.
+             */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                };
+            };
+            /** @description Body too large. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                };
+            };
+            /** @description Unsupported content type. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                };
+            };
+        };
+    };
+    listFirmware: {
+        parameters: {
+            query?: {
+                channel?: "stable" | "beta";
+                hardwareId?: string;
+                /** @description Only this version. */
+                version?: string;
+                /** @description Include revoked releases. */
+                includeRevoked?: "true" | "false";
+                limit?: number;
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of releases. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FirmwareReleaseListResponse"];
+                };
+            };
+            /** @description Invalid request (problem document; `errors` names each field). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                };
+            };
+            /**
+             * @description Missing, invalid or revoked credentials.
+             *
+             *     Missing, invalid, expired or revoked bearer token.
+             */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                };
+            };
+            /**
+             * @description Authenticated but not allowed.
+             *
+             *     The account is not an administrator.
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                };
+            };
+        };
+    };
+    publishFirmware: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PublishFirmwareRequest"];
+            };
+        };
+        responses: {
+            /** @description Published. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FirmwareReleaseResponse"];
+                };
+            };
+            /** @description Invalid request (problem document; `errors` names each field). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                };
+            };
+            /**
+             * @description Missing, invalid or revoked credentials.
+             *
+             *     Missing, invalid, expired or revoked bearer token.
+             */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                };
+            };
+            /**
+             * @description Authenticated but not allowed.
+             *
+             *     The account is not an administrator.
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                };
+            };
+            /** @description Conflicts with the current state. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                };
+            };
+            /** @description Body too large. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                };
+            };
+            /** @description Unsupported content type. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                };
+            };
+        };
+    };
+    changeFirmware: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ChangeFirmwareRequest"];
+            };
+        };
+        responses: {
+            /** @description The release after the change. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FirmwareReleaseResponse"];
+                };
+            };
+            /** @description Invalid request (problem document; `errors` names each field). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                };
+            };
+            /**
+             * @description Missing, invalid or revoked credentials.
+             *
+             *     Missing, invalid, expired or revoked bearer token.
+             */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                };
+            };
+            /**
+             * @description Authenticated but not allowed.
+             *
+             *     The account is not an administrator.
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                };
+            };
+            /** @description Not found. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                };
+            };
+            /** @description Body too large. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                };
+            };
+            /** @description Unsupported content type. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                };
+            };
+        };
+    };
+    getFirmwareStatus: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Counts per state, and whether the release paused itself. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FirmwareReleaseStatusResponse"];
+                };
+            };
+            /** @description Invalid request (problem document; `errors` names each field). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                };
+            };
+            /**
+             * @description Missing, invalid or revoked credentials.
+             *
+             *     Missing, invalid, expired or revoked bearer token.
+             */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                };
+            };
+            /**
+             * @description Authenticated but not allowed.
+             *
+             *     The account is not an administrator.
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                };
+            };
+            /** @description Not found. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                };
+            };
+        };
+    };
     listDashboardDevices: {
         parameters: {
             query?: {
@@ -2141,6 +3321,208 @@ export interface operations {
                 };
             };
             /** @description Missing, invalid, expired or revoked bearer token. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                };
+            };
+            /** @description Not found. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                };
+            };
+        };
+    };
+    getDashboardDeviceConfig: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                deviceId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The configuration, with its ETag (for If-Match). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DashboardDeviceConfigResponse"];
+                };
+            };
+            /** @description Invalid request (problem document; `errors` names each field). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                };
+            };
+            /**
+             * @description Missing, invalid or revoked credentials.
+             *
+             *     Missing, invalid, expired or revoked bearer token.
+             */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                };
+            };
+            /** @description Not found. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                };
+            };
+        };
+    };
+    updateDashboardDeviceConfig: {
+        parameters: {
+            query?: never;
+            header?: {
+                "If-Match"?: string;
+            };
+            path: {
+                deviceId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ConfigOverridesPatchRequest"];
+            };
+        };
+        responses: {
+            /** @description The device's resulting configuration. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DashboardDeviceConfigResponse"];
+                };
+            };
+            /** @description Invalid request (problem document; `errors` names each field). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                };
+            };
+            /**
+             * @description Missing, invalid or revoked credentials.
+             *
+             *     Missing, invalid, expired or revoked bearer token.
+             */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                };
+            };
+            /** @description Not found. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                };
+            };
+            /** @description If-Match names a version that is no longer current (problem PRECONDITION_FAILED). */
+            412: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                };
+            };
+            /** @description Body too large. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                };
+            };
+            /** @description Unsupported content type. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                };
+            };
+        };
+    };
+    getOtaHistory: {
+        parameters: {
+            query?: {
+                /** @description Inclusive. */
+                from?: string;
+                /** @description Exclusive. */
+                to?: string;
+                /** @description Comma-separated event types (check, download_started, download_progress, download_completed, download_failed, verify_failed, install_started, install_succeeded, install_failed, rolled_back, boot_confirmed). */
+                type?: string;
+                limit?: number;
+                /** @description nextCursor of the previous page. */
+                cursor?: string;
+            };
+            header?: never;
+            path: {
+                deviceId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of events. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OtaHistoryResponse"];
+                };
+            };
+            /** @description Invalid request (problem document; `errors` names each field). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                };
+            };
+            /**
+             * @description Missing, invalid or revoked credentials.
+             *
+             *     Missing, invalid, expired or revoked bearer token.
+             */
             401: {
                 headers: {
                     [name: string]: unknown;

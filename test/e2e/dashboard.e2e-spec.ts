@@ -99,6 +99,7 @@ describe('dashboard', () => {
           lastSeenAt: null,
           online: false,
           latestMetrics: [],
+          config: { desiredVersion: 1, appliedVersion: null, appliedAt: null, status: 'pending' },
         });
       }
       expect((await listDevices(auth(b))).data!.items.map((item) => item.deviceId)).toEqual(bDevices.map((device) => device.deviceId).sort());

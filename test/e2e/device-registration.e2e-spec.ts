@@ -48,6 +48,7 @@ describe('POST /api/v1/device/register', () => {
           uploadBatchSize: expect.any(Number),
           otaCheckIntervalSec: expect.any(Number),
           otaChannel: expect.stringMatching(/^(stable|beta)$/),
+          logLevel: expect.stringMatching(/^(error|warn|info|debug)$/),
           updatedAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$/),
         },
       });

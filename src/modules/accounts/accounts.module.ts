@@ -1,5 +1,6 @@
 import { Module, type OnApplicationBootstrap } from '@nestjs/common';
 import { JwtModule } from '@nestjs/jwt';
+import { hmacKey } from '../../auth/access-token.js';
 import { Env } from '../../config/env.js';
 import { Secrets } from '../../config/secrets.js';
 import { RefreshTokenStore, SqlRefreshTokenStore } from '../../shared/auth-tokens/refresh-token-store.js';
@@ -16,7 +17,7 @@ import { TypeOrmUserRepository } from './infrastructure/typeorm-user.repository.
   imports: [
     JwtModule.registerAsync({
       inject: [Secrets],
-      useFactory: (secrets: Secrets) => ({ secret: secrets.customerJwtSecret, signOptions: { algorithm: 'HS256' }, verifyOptions: { algorithms: ['HS256'] } }),
+      useFactory: (secrets: Secrets) => ({ secret: hmacKey(secrets.customerJwtSecret), signOptions: { algorithm: 'HS256' }, verifyOptions: { algorithms: ['HS256'] } }),
     }),
   ],
   controllers: [AuthController],

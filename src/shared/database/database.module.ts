@@ -1,6 +1,7 @@
 import { Global, Module, type DynamicModule } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { dataSourceOptions, type DatabaseSettings } from './data-source-options.js';
+import { ChangeFeed } from './change-feed.js';
 import { Sql } from './sql.js';
 
 @Global()
@@ -17,8 +18,8 @@ export class DatabaseModule {
           retryDelay: 2000,
         }),
       ],
-      providers: [Sql],
-      exports: [Sql],
+      providers: [Sql, { provide: ChangeFeed, useFactory: () => new ChangeFeed(settings.url) }],
+      exports: [Sql, ChangeFeed],
     };
   }
 }

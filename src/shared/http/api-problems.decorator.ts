@@ -7,6 +7,7 @@ const DESCRIPTIONS: Record<number, string> = {
   403: 'Authenticated but not allowed.',
   404: 'Not found.',
   409: 'Conflicts with the current state.',
+  412: 'If-Match names a version that is no longer current (problem PRECONDITION_FAILED).',
   413: 'Body too large.',
   415: 'Unsupported content type.',
   429: 'Too many failed attempts; see Retry-After.',

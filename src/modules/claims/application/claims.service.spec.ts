@@ -1,3 +1,6 @@
+import { ChangeFeed } from '../../../shared/database/change-feed.js';
+import { DeviceSnapshots } from '../../devices/application/device-snapshots.js';
+import { InMemoryFleetDefaultsStore } from '../../devices/application/fleet-defaults.js';
 import { FixedClock } from '../../../config/fixed-clock.js';
 import { JwtService } from '@nestjs/jwt';
 import { loadEnv } from '../../../config/env.js';
@@ -51,7 +54,7 @@ function setUp(envSource: Record<string, string> = {}) {
   const hasher = new SecretHasher('x'.repeat(32));
   const limiter = new InMemoryFailureLimiter(() => clock.now().getTime());
   const tokens = new DeviceTokens(new JwtService({ secret: 'y'.repeat(32) }), new InMemoryRefreshTokenStore(), hasher, env);
-  const devices = new DevicesService(repository, new NoAllowlist(), tokens, hasher, limiter, clock, env);
+  const devices = new DevicesService(repository, new NoAllowlist(), tokens, hasher, limiter, clock, env, new DeviceSnapshots(repository, new ChangeFeed('postgres://unused')), new InMemoryFleetDefaultsStore());
   const audit = new RecordingClaimAudit();
   const service = new ClaimsService(devices, audit, hasher, limiter, clock, env);
   const register = async (overrides: Partial<RegisterDeviceCommand> = {}) =>

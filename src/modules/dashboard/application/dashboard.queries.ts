@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import type { ConfigOverrides } from '../../devices/domain/device-config.js';
 import { Sql } from '../../../shared/database/sql.js';
 
 export interface Viewer {
@@ -15,6 +16,10 @@ export interface DeviceSummaryRow {
   claimed_at: Date | null;
   last_seen_at: Date | null;
   visible_since: Date | null;
+  config_overrides: ConfigOverrides;
+  config_revision: number;
+  applied_config_version: number | null;
+  config_applied_at: Date | null;
   latest: Array<{ batteryId: string; metric: string; ts: string; value: number }> | null;
 }
 
@@ -39,6 +44,7 @@ const VISIBLE = '($2::boolean OR d.owner_id = $3::uuid)';
 
 const SUMMARY_COLUMNS = `
   d.device_id, d.hardware_id, d.firmware_version, d.owner_id, u.email AS owner_email, d.claimed_at, d.last_seen_at, d.visible_since,
+  d.config_overrides, d.config_revision, d.applied_config_version, d.config_applied_at,
   (SELECT json_agg(json_build_object('batteryId', l.battery_id, 'metric', l.metric, 'ts', l.ts, 'value', l.value) ORDER BY l.battery_id, l.metric)
      FROM device_latest_metrics l
     WHERE l.device_id = d.device_id AND ($2::boolean OR d.visible_since IS NULL OR l.ts >= d.visible_since)) AS latest`;

@@ -1,7 +1,9 @@
 import { Injectable } from '@nestjs/common';
 import { Clock } from '../../../config/config.module.js';
 import { NotFoundError, ValidationFailedError } from '../../../shared/domain-error.js';
-import { FLEET_DEFAULT_CONFIG } from '../../devices/domain/device-config.js';
+import { decodeCursor, decodeTimeCursor, encodeCursor, encodeTimeCursor } from '../../../shared/http/cursor.js';
+import { FleetDefaultsStore } from '../../devices/application/fleet-defaults.js';
+import type { FleetDefaults } from '../../devices/domain/device-config.js';
 import { DEVICE_ID_PATTERN } from '../../devices/domain/device-id.js';
 import { autoBucketSec, MAX_POINTS_EXPLICIT, parseBucket, resolveRange, rollupSpan } from '../../telemetry/domain/history-query.js';
 import { BATTERY_ID_PATTERN, METRIC_NAME } from '../../telemetry/domain/telemetry-record.js';
@@ -33,7 +35,13 @@ export class DashboardService {
   constructor(
     private readonly queries: DashboardQueries,
     private readonly clock: Clock,
+    private readonly defaults: FleetDefaultsStore,
   ) {}
+
+  /** Fleet defaults, for the per-device figures that depend on them (online horizon, desired config version). */
+  fleetDefaults(): Promise<FleetDefaults> {
+    return this.defaults.current();
+  }
 
   /** A device the viewer may not see answers exactly like one that does not exist. */
   async device(viewer: Viewer, deviceId: string): Promise<DeviceSummaryRow> {
@@ -49,10 +57,10 @@ export class DashboardService {
     return { items, nextCursor: rows.length > limit ? encodeCursor(items[items.length - 1].device_id) : null };
   }
 
-  /** Online: seen within three telemetry intervals. */
-  isOnline(device: DeviceSummaryRow): boolean {
-    const horizon = 3 * FLEET_DEFAULT_CONFIG.telemetryIntervalSec * 1000;
-    return device.last_seen_at !== null && this.clock.now().getTime() - device.last_seen_at.getTime() <= horizon;
+  /** Online: seen within three of the device's telemetry intervals. */
+  isOnline(device: DeviceSummaryRow, defaults: FleetDefaults): boolean {
+    const intervalSec = device.config_overrides.telemetryIntervalSec ?? defaults.settings.telemetryIntervalSec;
+    return device.last_seen_at !== null && this.clock.now().getTime() - device.last_seen_at.getTime() <= 3 * intervalSec * 1000;
   }
 
   async history(viewer: Viewer, deviceId: string, params: HistoryParams): Promise<History> {
@@ -74,7 +82,7 @@ export class DashboardService {
       const rows = await this.queries.raw({ deviceId, ...effective, batteryId, limit: limit + 1, after });
       const records = rows.slice(0, limit);
       const last = records[records.length - 1];
-      return { kind: 'raw', deviceId, ...range, records, nextCursor: rows.length > limit ? encodeCursor(`${last.ts.toISOString()}|${last.battery_id}`) : null };
+      return { kind: 'raw', deviceId, ...range, records, nextCursor: rows.length > limit ? encodeTimeCursor(last.ts, last.battery_id) : null };
     }
 
     const bucketSec = bucket.kind === 'auto' ? autoBucketSec(range.from.getTime(), range.to.getTime()) : bucket.seconds;
@@ -110,24 +118,7 @@ function toSeries(rows: SeriesPointRow[]): Series[] {
   return [...series.values()];
 }
 
-function encodeCursor(value: string): string {
-  return Buffer.from(value, 'utf8').toString('base64url');
-}
-
-function decodeCursor(cursor: string, valid: (value: string) => boolean): string {
-  const value = /^[A-Za-z0-9_-]{1,200}$/.test(cursor) ? Buffer.from(cursor, 'base64url').toString('utf8') : '';
-  if (!valid(value)) throw new ValidationFailedError([{ field: 'cursor', message: 'cursor is not one this service returned' }]);
-  return value;
-}
-
 function decodeRawCursor(cursor: string): { ts: Date; batteryId: string } {
-  let parsed: { ts: Date; batteryId: string } | null = null;
-  decodeCursor(cursor, (value) => {
-    const [ts, batteryId] = value.split('|');
-    const date = new Date(ts ?? '');
-    if (Number.isNaN(date.getTime()) || !BATTERY_ID_PATTERN.test(batteryId ?? '')) return false;
-    parsed = { ts: date, batteryId };
-    return true;
-  });
-  return parsed!;
+  const { ts, key } = decodeTimeCursor(cursor, (key) => BATTERY_ID_PATTERN.test(key));
+  return { ts, batteryId: key };
 }

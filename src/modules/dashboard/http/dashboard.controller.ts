@@ -22,7 +22,8 @@ export class DashboardController {
   @ApiProblems(400)
   async list(@CurrentCustomer() customer: CustomerPrincipal, @Query() query: ListDevicesQuery): Promise<DashboardDeviceListResponse> {
     const page = await this.dashboard.devices(viewerOf(customer), query.limit ?? 50, query.cursor);
-    return { items: page.items.map((row) => DashboardDeviceResponse.from(row, this.dashboard.isOnline(row), customer.isAdmin)), nextCursor: page.nextCursor };
+    const defaults = await this.dashboard.fleetDefaults();
+    return { items: page.items.map((row) => DashboardDeviceResponse.from(row, this.dashboard.isOnline(row, defaults), customer.isAdmin, defaults)), nextCursor: page.nextCursor };
   }
 
   @Get(':deviceId')
@@ -33,7 +34,8 @@ export class DashboardController {
   @ApiProblems(400, 404)
   async get(@CurrentCustomer() customer: CustomerPrincipal, @DeviceIdParam() deviceId: string): Promise<DashboardDeviceResponse> {
     const row = await this.dashboard.device(viewerOf(customer), deviceId);
-    return DashboardDeviceResponse.from(row, this.dashboard.isOnline(row), customer.isAdmin);
+    const defaults = await this.dashboard.fleetDefaults();
+    return DashboardDeviceResponse.from(row, this.dashboard.isOnline(row, defaults), customer.isAdmin, defaults);
   }
 
   @Get(':deviceId/telemetry/history')

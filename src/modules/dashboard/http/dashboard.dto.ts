@@ -3,6 +3,7 @@ import { Type } from 'class-transformer';
 import { IsInt, IsOptional, IsString, Max, MaxLength, Min } from 'class-validator';
 import type { DeviceSummaryRow } from '../application/dashboard.queries.js';
 import type { History } from '../application/dashboard.service.js';
+import type { FleetDefaults } from '../../devices/domain/device-config.js';
 
 export class ListDevicesQuery {
   @ApiPropertyOptional({ minimum: 1, maximum: 100, default: 50 })
@@ -92,6 +93,30 @@ export class DeviceOwnerResponse {
   email!: string;
 }
 
+export class ConfigSyncResponse {
+  @ApiProperty({ description: 'The configuration version the device should run (GET /device/config).', example: 3 })
+  desiredVersion!: number;
+
+  @ApiProperty({ type: 'integer', nullable: true, description: 'The highest version the gateway confirmed (POST /device/config/applied); null: never confirmed.', example: 2 })
+  appliedVersion!: number | null;
+
+  @ApiProperty({ type: 'string', format: 'date-time', nullable: true, description: 'When the gateway confirmed appliedVersion.' })
+  appliedAt!: string | null;
+
+  @ApiProperty({ enum: ['in_sync', 'pending'], description: 'in_sync when the applied version is the desired one.' })
+  status!: 'in_sync' | 'pending';
+
+  static from(row: DeviceSummaryRow, defaults: FleetDefaults): ConfigSyncResponse {
+    const desiredVersion = defaults.revision + row.config_revision;
+    return {
+      desiredVersion,
+      appliedVersion: row.applied_config_version,
+      appliedAt: row.config_applied_at?.toISOString() ?? null,
+      status: row.applied_config_version === desiredVersion ? 'in_sync' : 'pending',
+    };
+  }
+}
+
 export class DashboardDeviceResponse {
   @ApiProperty({ example: 'gw-0001' })
   deviceId!: string;
@@ -117,7 +142,10 @@ export class DashboardDeviceResponse {
   @ApiProperty({ type: [LatestMetricResponse], description: 'Latest value of every metric per battery.' })
   latestMetrics!: LatestMetricResponse[];
 
-  static from(row: DeviceSummaryRow, online: boolean, forAdmin: boolean): DashboardDeviceResponse {
+  @ApiProperty({ type: ConfigSyncResponse, description: 'Whether the gateway runs the configuration it should.' })
+  config!: ConfigSyncResponse;
+
+  static from(row: DeviceSummaryRow, online: boolean, forAdmin: boolean, defaults: FleetDefaults): DashboardDeviceResponse {
     return {
       deviceId: row.device_id,
       hardwareId: row.hardware_id,
@@ -127,6 +155,7 @@ export class DashboardDeviceResponse {
       lastSeenAt: row.last_seen_at?.toISOString() ?? null,
       online,
       latestMetrics: (row.latest ?? []).map((latest) => ({ batteryId: latest.batteryId, metric: latest.metric, ts: new Date(latest.ts).toISOString(), value: latest.value })),
+      config: ConfigSyncResponse.from(row, defaults),
     };
   }
 }

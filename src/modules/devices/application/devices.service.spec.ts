@@ -1,10 +1,13 @@
+import { ChangeFeed } from '../../../shared/database/change-feed.js';
+import { DeviceSnapshots } from './device-snapshots.js';
+import { InMemoryFleetDefaultsStore } from './fleet-defaults.js';
 import { FixedClock } from '../../../config/fixed-clock.js';
 import { JwtService } from '@nestjs/jwt';
 import { loadEnv } from '../../../config/env.js';
 import { SecretHasher } from '../../../shared/crypto/secret-hasher.js';
 import { RateLimitedError, UnauthorizedError } from '../../../shared/domain-error.js';
 import { InMemoryFailureLimiter } from '../../../shared/rate-limit/failure-limiter.js';
-import { FLEET_DEFAULT_CONFIG } from '../domain/device-config.js';
+import { INITIAL_FLEET_DEFAULTS } from '../domain/device-config.js';
 import { ClaimCodeRequiredError, DeviceAlreadyRegisteredError, InvalidCredentialsError } from '../domain/device.errors.js';
 import { ACCESS_TOKEN_TYPE, DEVICE_TOKEN_AUDIENCE, DeviceTokens, TOKEN_ISSUER, type DeviceTokenClaims } from './device-tokens.js';
 import { DevicePrincipal, DevicesService, type RegisterDeviceCommand } from './devices.service.js';
@@ -35,7 +38,7 @@ function setUp() {
   const jwt = new JwtService({ secret: 'y'.repeat(32) });
   const refreshTokens = new InMemoryRefreshTokenStore();
   const tokens = new DeviceTokens(jwt, refreshTokens, hasher, env);
-  const service = new DevicesService(repository, new NoAllowlist(), tokens, hasher, limiter, clock, env);
+  const service = new DevicesService(repository, new NoAllowlist(), tokens, hasher, limiter, clock, env, new DeviceSnapshots(repository, new ChangeFeed('postgres://unused')), new InMemoryFleetDefaultsStore());
   const stored = async (deviceId: string) => {
     const device = await repository.findById(deviceId);
     if (!device) throw new Error(`${deviceId} is not stored`);
@@ -80,7 +83,7 @@ describe('DevicesService', () => {
       expect(device.claimCodeHash).toMatch(/^\$argon2id\$/);
       expect(await hasher.verifyLowEntropy(CLAIM_CODE, device.claimCodeHash)).toBe(true);
       expect(await hasher.verifyLowEntropy('QUICK-AMBER-FALCOM', device.claimCodeHash)).toBe(false);
-      expect(registration.config).toEqual({ ...FLEET_DEFAULT_CONFIG, updatedAt: START });
+      expect(registration.config).toEqual({ ...INITIAL_FLEET_DEFAULTS, version: 1, updatedAt: START });
       expect(registration.tokens).toMatchObject({ tokenType: 'Bearer', expiresIn: 3600 });
       const claims = await verifyAccessToken(registration.tokens.accessToken);
       expect(claims).toMatchObject({ sub: 'gw-0001', tv: 1, aud: DEVICE_TOKEN_AUDIENCE, iss: TOKEN_ISSUER });

@@ -6,7 +6,7 @@ import { UnauthorizedError } from '../../../shared/domain-error.js';
 import { FailureLimiter, type FailureBucket } from '../../../shared/rate-limit/failure-limiter.js';
 import { ClaimCode } from '../domain/claim-code.js';
 import { Device } from '../domain/device.js';
-import { FLEET_DEFAULT_CONFIG, type DeviceConfig } from '../domain/device-config.js';
+import { effectiveConfig, type DeviceConfig } from '../domain/device-config.js';
 import {
   ClaimCodeAlreadySetError,
   ClaimCodeRequiredError,
@@ -17,7 +17,9 @@ import {
 import { DeviceRepository } from '../domain/device.repository.js';
 import { FirmwareVersion } from '../domain/firmware-version.js';
 import { RegistrationAllowlist, type AllowlistEntry } from '../domain/registration-allowlist.js';
+import { DeviceSnapshots } from './device-snapshots.js';
 import { DeviceTokens, type DeviceTokenClaims, type TokenPair } from './device-tokens.js';
+import { FleetDefaultsStore } from './fleet-defaults.js';
 
 export interface RegisterDeviceCommand {
   deviceId: string;
@@ -48,6 +50,8 @@ export class DevicesService {
     private readonly limiter: FailureLimiter,
     private readonly clock: Clock,
     private readonly env: Env,
+    private readonly snapshots: DeviceSnapshots,
+    private readonly defaults: FleetDefaultsStore,
   ) {}
 
   async register(command: RegisterDeviceCommand, clientAddress: string): Promise<Registration> {
@@ -65,14 +69,14 @@ export class DevicesService {
       const now = this.clock.now();
       const fresh = Device.create({ deviceId: command.deviceId, hardwareId: command.hardwareId, firmwareVersion: firmware, claimCodeHash, secretHash, now });
       if (await this.devices.insertIfAbsent(fresh)) {
-        return { device: fresh, deviceSecret, tokens: await this.tokens.issue(fresh, now), config: this.configOf(fresh) };
+        return { device: fresh, deviceSecret, tokens: await this.tokens.issue(fresh, now), config: await this.configOf(fresh) };
       }
     }
     const device =
       (await this.reRegister(command, firmware, claimCode, secretHash)) ?? (await this.retryRegistration(command, claimCode, secretHash, clientAddress));
     const now = this.clock.now();
     await this.tokens.revokeAllOf(device.deviceId, now);
-    return { device, deviceSecret, tokens: await this.tokens.issue(device, now), config: this.configOf(device) };
+    return { device, deviceSecret, tokens: await this.tokens.issue(device, now), config: await this.configOf(device) };
   }
 
   /** A factory-reset gateway inside the window its owner opened: new secret and claim code, same ownership. */
@@ -151,8 +155,9 @@ export class DevicesService {
   }
 
   /** Checks a verified access token against the device's current credentials (guard). */
+  /** Every device-token request: from memory while the device is unchanged (DeviceSnapshots). */
   async authenticate(claims: DeviceTokenClaims): Promise<DevicePrincipal> {
-    const device = await this.devices.findById(claims.sub);
+    const device = await this.snapshots.get(claims.sub);
     if (!device || device.tokenVersion !== claims.tv) throw new UnauthorizedError('The device token was revoked.');
     if (!device.credentialsUsedAt) await this.devices.markCredentialsUsed(device.deviceId, this.clock.now());
     return new DevicePrincipal(device.deviceId);
@@ -172,8 +177,8 @@ export class DevicesService {
     if (!stored) throw new ClaimCodeAlreadySetError();
   }
 
-  configOf(device: Device): DeviceConfig {
-    return { ...FLEET_DEFAULT_CONFIG, updatedAt: device.registeredAt };
+  async configOf(device: Device): Promise<DeviceConfig> {
+    return effectiveConfig(await this.defaults.current(), device.config, device.registeredAt);
   }
 
   // Ownership, for the claims module: the devices table is this module's.

@@ -1,20 +1,116 @@
-/**
- * The configuration a gateway runs with. Fleet defaults until per-device overrides exist; the
- * register response and GET /device/config serve the same document.
- */
-export interface DeviceConfig {
-  version: number;
+import { ValidationFailedError, type FieldError } from '../../../shared/domain-error.js';
+
+export type OtaChannel = 'stable' | 'beta';
+export type LogLevel = 'error' | 'warn' | 'info' | 'debug';
+
+/** The settings a gateway runs with; fleet defaults hold every key, a device overrides some. */
+export interface ConfigSettings {
   telemetryIntervalSec: number;
   uploadBatchSize: number;
   otaCheckIntervalSec: number;
-  otaChannel: 'stable' | 'beta';
-  updatedAt: Date;
+  otaChannel: OtaChannel;
+  logLevel: LogLevel;
 }
 
-export const FLEET_DEFAULT_CONFIG: Omit<DeviceConfig, 'updatedAt'> = {
-  version: 1,
+export type ConfigKey = keyof ConfigSettings;
+export type ConfigOverrides = Partial<ConfigSettings>;
+/** A change: a value sets the key, null goes back to the fleet default (or, for defaults, is refused). */
+export type ConfigPatch = { [K in ConfigKey]?: ConfigSettings[K] | null };
+
+type Rule = { kind: 'int'; min: number; max: number; description: string } | { kind: 'enum'; values: readonly string[]; description: string };
+
+/** Every key with its bounds; the OpenAPI document and the validation both read this table. */
+export const CONFIG_RULES: Record<ConfigKey, Rule> = {
+  telemetryIntervalSec: { kind: 'int', min: 5, max: 86_400, description: 'Seconds between telemetry samples.' },
+  uploadBatchSize: { kind: 'int', min: 1, max: 500, description: 'Records per telemetry upload (the ingest accepts up to 500).' },
+  otaCheckIntervalSec: { kind: 'int', min: 60, max: 604_800, description: 'Seconds between OTA checks.' },
+  otaChannel: { kind: 'enum', values: ['stable', 'beta'], description: 'Release channel: beta gateways also receive stable releases.' },
+  logLevel: { kind: 'enum', values: ['error', 'warn', 'info', 'debug'], description: 'How much the gateway logs locally.' },
+};
+
+export const CONFIG_KEYS = Object.keys(CONFIG_RULES) as ConfigKey[];
+
+/** What the service ships with; the migration seeds the same values as fleet defaults, revision 1. */
+export const INITIAL_FLEET_DEFAULTS: ConfigSettings = {
   telemetryIntervalSec: 60,
   uploadBatchSize: 50,
   otaCheckIntervalSec: 3600,
   otaChannel: 'stable',
+  logLevel: 'warn',
 };
+
+export interface FleetDefaults {
+  settings: ConfigSettings;
+  revision: number;
+  updatedAt: Date;
+}
+
+/** A device's own part of its configuration. */
+export interface DeviceConfigState {
+  overrides: ConfigOverrides;
+  /** Grows with every change of the overrides. */
+  revision: number;
+  updatedAt: Date | null;
+}
+
+/** The document a gateway receives (register response and GET /device/config). */
+export interface DeviceConfig extends ConfigSettings {
+  /** Fleet revision + device revision: both only grow, so any change that affects the device raises it. */
+  version: number;
+  updatedAt: Date;
+}
+
+export function effectiveConfig(defaults: FleetDefaults, device: DeviceConfigState, registeredAt: Date): DeviceConfig {
+  const ownUpdate = device.updatedAt ?? registeredAt;
+  return {
+    ...defaults.settings,
+    ...device.overrides,
+    version: defaults.revision + device.revision,
+    updatedAt: ownUpdate > defaults.updatedAt ? ownUpdate : defaults.updatedAt,
+  };
+}
+
+/** Strong validator for PATCH bodies: unknown keys, wrong types and out-of-bounds values are 400s. */
+export function validateConfigPatch(body: unknown, options: { allowNull: boolean }): ConfigPatch {
+  if (body === null || typeof body !== 'object' || Array.isArray(body)) {
+    throw new ValidationFailedError([{ field: '(root)', message: 'the body must be a JSON object' }]);
+  }
+  const errors: FieldError[] = [];
+  const patch: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(body)) {
+    const rule = (CONFIG_RULES as Record<string, Rule | undefined>)[key];
+    if (!rule || !Object.prototype.hasOwnProperty.call(CONFIG_RULES, key)) {
+      errors.push({ field: key.slice(0, 64), message: `${key.slice(0, 64)} is not a configuration key (known: ${CONFIG_KEYS.join(', ')})` });
+      continue;
+    }
+    if (value === null) {
+      if (options.allowNull) patch[key] = null;
+      else errors.push({ field: key, message: `${key} needs a value: fleet defaults cannot be cleared` });
+      continue;
+    }
+    if (rule.kind === 'int') {
+      if (typeof value !== 'number' || !Number.isInteger(value) || value < rule.min || value > rule.max) {
+        errors.push({ field: key, message: `${key} must be an integer from ${rule.min} to ${rule.max}${options.allowNull ? ', or null to use the fleet default' : ''}` });
+        continue;
+      }
+    } else if (typeof value !== 'string' || !rule.values.includes(value)) {
+      errors.push({ field: key, message: `${key} must be one of ${rule.values.join(', ')}${options.allowNull ? ', or null to use the fleet default' : ''}` });
+      continue;
+    }
+    patch[key] = value;
+  }
+  if (errors.length > 0) throw new ValidationFailedError(errors);
+  if (Object.keys(patch).length === 0) throw new ValidationFailedError([{ field: '(root)', message: `name at least one of ${CONFIG_KEYS.join(', ')}` }]);
+  return patch as ConfigPatch;
+}
+
+/** Overrides after a patch; `changed` is false when the patch restates what is there. */
+export function applyPatch(current: ConfigOverrides, patch: ConfigPatch): { overrides: ConfigOverrides; changed: boolean } {
+  const next: Record<string, unknown> = { ...current };
+  for (const [key, value] of Object.entries(patch)) {
+    if (value === null) delete next[key];
+    else next[key] = value;
+  }
+  const changed = CONFIG_KEYS.some((key) => next[key] !== (current as Record<string, unknown>)[key]);
+  return { overrides: next as ConfigOverrides, changed };
+}

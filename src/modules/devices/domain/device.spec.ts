@@ -20,6 +20,9 @@ function aDeviceState(overrides: Partial<DeviceState> = {}): DeviceState {
     claimedAt: null,
     reRegistrationUntil: null,
     visibleSince: null,
+    config: { overrides: {}, revision: 0, updatedAt: null },
+    appliedConfigVersion: null,
+    configAppliedAt: null,
     ...overrides,
   };
 }
@@ -63,6 +66,9 @@ describe('Device', () => {
         claimedAt: null,
         reRegistrationUntil: null,
         visibleSince: null,
+        config: { overrides: {}, revision: 0, updatedAt: null },
+        appliedConfigVersion: null,
+        configAppliedAt: null,
       });
       expect(device.firmwareVersion.compareTo(FirmwareVersion.parse('0.1.10'))).toBe(0);
       expect(device.isClaimed).toBe(false);

@@ -1,3 +1,4 @@
+import type { DeviceConfigState } from './device-config.js';
 import { FirmwareVersion } from './firmware-version.js';
 
 export interface DeviceState {
@@ -17,6 +18,11 @@ export interface DeviceState {
   reRegistrationUntil: Date | null;
   /** A later owner sees telemetry and OTA events from this moment on (null: since registration). */
   visibleSince: Date | null;
+  /** Per-device configuration overrides; written only by DeviceConfigService. */
+  config: DeviceConfigState;
+  /** The configuration version the gateway said it applied, and when. */
+  appliedConfigVersion: number | null;
+  configAppliedAt: Date | null;
 }
 
 export interface RegistrationRetry {
@@ -54,6 +60,9 @@ export class Device {
       claimedAt: null,
       reRegistrationUntil: null,
       visibleSince: null,
+      config: { overrides: {}, revision: 0, updatedAt: null },
+      appliedConfigVersion: null,
+      configAppliedAt: null,
     });
   }
 
@@ -99,6 +108,15 @@ export class Device {
   }
   get reRegistrationUntil(): Date | null {
     return this.state.reRegistrationUntil;
+  }
+  get config(): DeviceConfigState {
+    return this.state.config;
+  }
+  get appliedConfigVersion(): number | null {
+    return this.state.appliedConfigVersion;
+  }
+  get configAppliedAt(): Date | null {
+    return this.state.configAppliedAt;
   }
   get isClaimed(): boolean {
     return this.state.ownerId !== null;

@@ -17,10 +17,13 @@ export class DeviceConfigResponse {
   @ApiProperty({ description: 'Seconds between OTA checks.', example: 3600 })
   otaCheckIntervalSec!: number;
 
-  @ApiProperty({ enum: ['stable', 'beta'], example: 'stable' })
+  @ApiProperty({ enum: ['stable', 'beta'], example: 'stable', description: 'Release channel; beta gateways also receive stable releases.' })
   otaChannel!: 'stable' | 'beta';
 
-  @ApiProperty({ format: 'date-time', example: '2026-11-21T16:00:00.000Z' })
+  @ApiProperty({ enum: ['error', 'warn', 'info', 'debug'], example: 'warn', description: 'How much the gateway logs locally.' })
+  logLevel!: 'error' | 'warn' | 'info' | 'debug';
+
+  @ApiProperty({ format: 'date-time', example: '2026-11-21T16:00:00.000Z', description: 'Last change of the fleet defaults or of this device\'s overrides.' })
   updatedAt!: string;
 
   static from(config: DeviceConfig): DeviceConfigResponse {
@@ -30,6 +33,7 @@ export class DeviceConfigResponse {
       uploadBatchSize: config.uploadBatchSize,
       otaCheckIntervalSec: config.otaCheckIntervalSec,
       otaChannel: config.otaChannel,
+      logLevel: config.logLevel,
       updatedAt: config.updatedAt.toISOString(),
     };
   }

@@ -1,5 +1,7 @@
 import { Injectable } from '@nestjs/common';
+import { ChangeFeed } from '../../../shared/database/change-feed.js';
 import { Sql } from '../../../shared/database/sql.js';
+import type { ConfigOverrides } from '../domain/device-config.js';
 import { Device, type DeviceState } from '../domain/device.js';
 import { DeviceRepository } from '../domain/device.repository.js';
 
@@ -18,10 +20,16 @@ interface DeviceRow {
   claimed_at: Date | null;
   re_registration_until: Date | null;
   visible_since: Date | null;
+  config_overrides: ConfigOverrides;
+  config_revision: number;
+  config_updated_at: Date | null;
+  applied_config_version: number | null;
+  config_applied_at: Date | null;
 }
 
-const DEVICE_COLUMNS =
+const INSERT_COLUMNS =
   'device_id, hardware_id, firmware_version, claim_code_hash, secret_hash, token_version, registered_at, credentials_issued_at, credentials_used_at, last_seen_at, owner_id, claimed_at, re_registration_until, visible_since';
+const DEVICE_COLUMNS = `${INSERT_COLUMNS}, config_overrides, config_revision, config_updated_at, applied_config_version, config_applied_at`;
 
 function toDomain(row: DeviceRow): Device {
   return Device.restore({
@@ -39,6 +47,9 @@ function toDomain(row: DeviceRow): Device {
     claimedAt: row.claimed_at,
     reRegistrationUntil: row.re_registration_until,
     visibleSince: row.visible_since,
+    config: { overrides: row.config_overrides, revision: row.config_revision, updatedAt: row.config_updated_at },
+    appliedConfigVersion: row.applied_config_version,
+    configAppliedAt: row.config_applied_at,
   });
 }
 
@@ -63,7 +74,10 @@ function toParams(state: DeviceState): unknown[] {
 
 @Injectable()
 export class TypeOrmDeviceRepository extends DeviceRepository {
-  constructor(private readonly sql: Sql) {
+  constructor(
+    private readonly sql: Sql,
+    private readonly feed: ChangeFeed,
+  ) {
     super();
   }
 
@@ -74,7 +88,7 @@ export class TypeOrmDeviceRepository extends DeviceRepository {
 
   async insertIfAbsent(device: Device): Promise<boolean> {
     const rows = await this.sql.rows(
-      `INSERT INTO devices (${DEVICE_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)
+      `INSERT INTO devices (${INSERT_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)
        ON CONFLICT (device_id) DO NOTHING RETURNING device_id`,
       toParams(device.toState()),
     );
@@ -82,7 +96,7 @@ export class TypeOrmDeviceRepository extends DeviceRepository {
   }
 
   async updateLocked(deviceId: string, change: (device: Device) => Promise<boolean> | boolean): Promise<Device | null> {
-    return this.sql.transaction(async (tx) => {
+    const device = await this.sql.transaction(async (tx) => {
       const rows = await tx.rows<DeviceRow>(`SELECT ${DEVICE_COLUMNS} FROM devices WHERE device_id = $1 FOR UPDATE`, [deviceId]);
       if (!rows[0]) return null;
       const device = toDomain(rows[0]);
@@ -107,10 +121,13 @@ export class TypeOrmDeviceRepository extends DeviceRepository {
       }
       return device;
     });
+    this.feed.changed('device', deviceId);
+    return device;
   }
 
   async markCredentialsUsed(deviceId: string, now: Date): Promise<void> {
-    await this.sql.rows('UPDATE devices SET credentials_used_at = $2 WHERE device_id = $1 AND credentials_used_at IS NULL', [deviceId, now]);
+    await this.sql.rows('UPDATE devices SET credentials_used_at = $2 WHERE device_id = $1 AND credentials_used_at IS NULL', [deviceId, now], 'device_mark_used');
+    this.feed.changed('device', deviceId);
   }
 
   async claimIfUnowned(deviceId: string, ownerId: string, now: Date): Promise<{ ownerId: string; claimedAt: Date } | null> {

@@ -3,7 +3,7 @@ import { Type } from 'class-transformer';
 import { ArrayMaxSize, ArrayMinSize, IsArray, IsOptional, IsString, Matches, MaxLength, ValidateNested, registerDecorator } from 'class-validator';
 import { BATTERY_ID_PATTERN, MAX_METRICS_PER_RECORD, metricsProblems, parseIsoInstant } from '../domain/telemetry-record.js';
 
-function IsInstant(): PropertyDecorator {
+export function IsInstant(): PropertyDecorator {
   return (target, propertyName) =>
     registerDecorator({
       name: 'isInstant',

@@ -1,0 +1,68 @@
+import { Body, Controller, Get, Headers, Patch, Res } from '@nestjs/common';
+import { ApiBody, ApiHeader, ApiOperation, ApiParam, ApiResponse, ApiTags } from '@nestjs/swagger';
+import type { FastifyReply } from 'fastify';
+import { CurrentCustomer, CustomerAuth } from '../../../auth/auth.decorators.js';
+import { ApiProblems } from '../../../shared/http/api-problems.decorator.js';
+import { ifMatchHolds } from '../../../shared/http/etag.js';
+import type { CustomerPrincipal } from '../../accounts/application/accounts.service.js';
+import { DeviceConfigService } from '../../devices/application/device-config.service.js';
+import { DeviceSnapshots } from '../../devices/application/device-snapshots.js';
+import { ConfigOverridesPatchRequest, DashboardDeviceConfigResponse } from '../../devices/http/device-config.dto.js';
+import { DeviceIdParam } from '../../devices/http/device-id.param.js';
+import { NotFoundError } from '../../../shared/domain-error.js';
+import { DashboardService } from '../application/dashboard.service.js';
+
+@ApiTags('dashboard')
+@Controller('dashboard/devices/:deviceId/config')
+export class DashboardConfigController {
+  constructor(
+    private readonly dashboard: DashboardService,
+    private readonly configs: DeviceConfigService,
+    private readonly snapshots: DeviceSnapshots,
+  ) {}
+
+  @Get()
+  @CustomerAuth()
+  @ApiOperation({ operationId: 'getDashboardDeviceConfig', summary: 'A visible device\'s configuration, overrides and applied version' })
+  @ApiParam({ name: 'deviceId', example: 'gw-0001' })
+  @ApiResponse({ status: 200, type: DashboardDeviceConfigResponse, description: 'The configuration, with its ETag (for If-Match).' })
+  @ApiProblems(400, 401, 404)
+  async get(
+    @CurrentCustomer() customer: CustomerPrincipal,
+    @DeviceIdParam() deviceId: string,
+    @Res({ passthrough: true }) reply: FastifyReply,
+  ): Promise<DashboardDeviceConfigResponse> {
+    await this.dashboard.device({ userId: customer.userId, isAdmin: customer.isAdmin }, deviceId);
+    const device = await this.snapshots.get(deviceId);
+    if (!device) throw new NotFoundError('No visible device has this id.');
+    const view = await this.configs.view(device);
+    reply.header('ETag', view.etag);
+    return DashboardDeviceConfigResponse.from(view);
+  }
+
+  @Patch()
+  @CustomerAuth()
+  @ApiOperation({
+    operationId: 'updateDashboardDeviceConfig',
+    summary: 'Set or clear a visible device\'s configuration overrides',
+    description:
+      'A value overrides the fleet default, null goes back to it; unknown keys and out-of-range values are a 400 and change nothing. The device\'s configuration version grows when something changed. Send If-Match with the ETag you read: a stale one is a 412.',
+  })
+  @ApiParam({ name: 'deviceId', example: 'gw-0001' })
+  @ApiHeader({ name: 'If-Match', required: false })
+  @ApiBody({ type: ConfigOverridesPatchRequest })
+  @ApiResponse({ status: 200, type: DashboardDeviceConfigResponse, description: 'The device\'s resulting configuration.' })
+  @ApiProblems(400, 401, 404, 412, 413, 415)
+  async patch(
+    @CurrentCustomer() customer: CustomerPrincipal,
+    @DeviceIdParam() deviceId: string,
+    @Body() body: ConfigOverridesPatchRequest,
+    @Headers('if-match') ifMatch: string | undefined,
+    @Res({ passthrough: true }) reply: FastifyReply,
+  ): Promise<DashboardDeviceConfigResponse> {
+    await this.dashboard.device({ userId: customer.userId, isAdmin: customer.isAdmin }, deviceId);
+    const view = await this.configs.patchOverrides(deviceId, body, (etag) => ifMatchHolds(ifMatch, etag));
+    reply.header('ETag', view.etag);
+    return DashboardDeviceConfigResponse.from(view);
+  }
+}

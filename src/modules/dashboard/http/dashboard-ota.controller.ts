@@ -1,0 +1,56 @@
+import { Controller, Get, Query } from '@nestjs/common';
+import { ApiOperation, ApiParam, ApiResponse, ApiTags } from '@nestjs/swagger';
+import { CurrentCustomer, CustomerAuth } from '../../../auth/auth.decorators.js';
+import { ValidationFailedError } from '../../../shared/domain-error.js';
+import { ApiProblems } from '../../../shared/http/api-problems.decorator.js';
+import { decodeTimeCursor, encodeTimeCursor } from '../../../shared/http/cursor.js';
+import type { CustomerPrincipal } from '../../accounts/application/accounts.service.js';
+import { DeviceIdParam } from '../../devices/http/device-id.param.js';
+import { OtaService } from '../../ota/application/ota.service.js';
+import { OTA_EVENT_TYPES, type OtaEventType } from '../../ota/domain/ota-event.js';
+import { OtaHistoryItemResponse, OtaHistoryQuery, OtaHistoryResponse } from '../../ota/http/ota.dto.js';
+import { DashboardService } from '../application/dashboard.service.js';
+
+function parseTypes(raw: string | undefined): OtaEventType[] | null {
+  if (raw === undefined) return null;
+  const types = raw.split(',').map((type) => type.trim()).filter(Boolean);
+  if (types.length === 0 || types.some((type) => !(OTA_EVENT_TYPES as readonly string[]).includes(type))) {
+    throw new ValidationFailedError([{ field: 'type', message: `type must be a comma-separated list of ${OTA_EVENT_TYPES.join(', ')}` }]);
+  }
+  return types as OtaEventType[];
+}
+
+@ApiTags('dashboard')
+@Controller('dashboard/devices/:deviceId/ota/history')
+export class DashboardOtaController {
+  constructor(
+    private readonly dashboard: DashboardService,
+    private readonly ota: OtaService,
+  ) {}
+
+  @Get()
+  @CustomerAuth()
+  @ApiOperation({
+    operationId: 'getOtaHistory',
+    summary: 'OTA runtime events of a visible device, newest first',
+    description: 'Keyset-paginated on (ts, id): events that arrive while you page never make an item repeat or go missing. A later owner sees events from the release that preceded their claim on.',
+  })
+  @ApiParam({ name: 'deviceId', example: 'gw-0001' })
+  @ApiResponse({ status: 200, type: OtaHistoryResponse, description: 'A page of events.' })
+  @ApiProblems(400, 401, 404)
+  async history(@CurrentCustomer() customer: CustomerPrincipal, @DeviceIdParam() deviceId: string, @Query() query: OtaHistoryQuery): Promise<OtaHistoryResponse> {
+    const types = parseTypes(query.type);
+    const from = query.from === undefined ? null : new Date(query.from);
+    const to = query.to === undefined ? null : new Date(query.to);
+    if (from && to && from >= to) throw new ValidationFailedError([{ field: 'from', message: 'from must be before to' }]);
+    const before = query.cursor === undefined ? null : decodeTimeCursor(query.cursor, (key) => /^[0-9]{1,19}$/.test(key));
+    const device = await this.dashboard.device({ userId: customer.userId, isAdmin: customer.isAdmin }, deviceId);
+    // A later owner sees nothing from before the release that preceded their claim.
+    const visibleFrom = !customer.isAdmin && device.visible_since && (!from || device.visible_since > from) ? device.visible_since : from;
+    const limit = query.limit ?? 50;
+    const rows = await this.ota.history({ deviceId, from: visibleFrom, to, types, limit: limit + 1, before: before && { ts: before.ts, id: before.key } });
+    const items = rows.slice(0, limit);
+    const last = items[items.length - 1];
+    return { items: items.map(OtaHistoryItemResponse.from), nextCursor: rows.length > limit ? encodeTimeCursor(last.ts, last.id) : null };
+  }
+}

@@ -1,0 +1,95 @@
+import { Injectable } from '@nestjs/common';
+import { Clock } from '../../../config/config.module.js';
+import { DomainError, NotFoundError, UnauthorizedError } from '../../../shared/domain-error.js';
+import { strongTag } from '../../../shared/http/etag.js';
+import { SqlDeviceConfigRepository } from '../infrastructure/sql-device-config.repository.js';
+import type { Device } from '../domain/device.js';
+import { effectiveConfig, validateConfigPatch, type ConfigOverrides, type DeviceConfig, type FleetDefaults } from '../domain/device-config.js';
+import { DeviceSnapshots } from './device-snapshots.js';
+import { FleetDefaultsStore } from './fleet-defaults.js';
+
+export class PreconditionFailedError extends DomainError {
+  constructor() {
+    super('PRECONDITION_FAILED', 'precondition-failed', 'If-Match does not name the current version; read it again and retry.');
+  }
+}
+
+export class ConfigVersionUnknownError extends DomainError {
+  constructor(current: number) {
+    super('CONFIG_VERSION_UNKNOWN', 'invalid', `The device's configuration is at version ${current}; a gateway can only apply a version it was given.`, {
+      errors: [{ field: 'version', message: `version must be at most ${current}` }],
+    });
+  }
+}
+
+/** What the dashboard shows of a device's configuration. */
+export interface DeviceConfigView {
+  deviceId: string;
+  config: DeviceConfig;
+  overrides: ConfigOverrides;
+  appliedVersion: number | null;
+  appliedAt: Date | null;
+  etag: string;
+}
+
+export const configTag = (config: DeviceConfig): string => strongTag(`config-${config.version}`);
+export const defaultsTag = (defaults: FleetDefaults): string => strongTag(`defaults-${defaults.revision}`);
+
+/** Fleet defaults merged with device overrides; what gateways poll and what operators edit. */
+@Injectable()
+export class DeviceConfigService {
+  constructor(
+    private readonly snapshots: DeviceSnapshots,
+    private readonly defaults: FleetDefaultsStore,
+    private readonly repository: SqlDeviceConfigRepository,
+    private readonly clock: Clock,
+  ) {}
+
+  async of(device: Device): Promise<DeviceConfig> {
+    return effectiveConfig(await this.defaults.current(), device.config, device.registeredAt);
+  }
+
+  /** The calling gateway's configuration, from memory when nothing changed (no query per poll). */
+  async forGateway(deviceId: string): Promise<DeviceConfig> {
+    const device = await this.snapshots.get(deviceId);
+    if (!device) throw new UnauthorizedError('The device no longer exists.');
+    return this.of(device);
+  }
+
+  async recordApplied(deviceId: string, version: number): Promise<void> {
+    const current = await this.forGateway(deviceId);
+    if (version > current.version) throw new ConfigVersionUnknownError(current.version);
+    await this.repository.recordApplied(deviceId, version, this.clock.now());
+  }
+
+  /** For a device the caller may see (the dashboard checked visibility). */
+  async view(device: Device): Promise<DeviceConfigView> {
+    const config = await this.of(device);
+    return { deviceId: device.deviceId, config, overrides: device.config.overrides, appliedVersion: device.appliedConfigVersion, appliedAt: device.configAppliedAt, etag: configTag(config) };
+  }
+
+  async patchOverrides(deviceId: string, body: unknown, ifMatch: (etag: string) => boolean): Promise<DeviceConfigView> {
+    const patch = validateConfigPatch(body, { allowNull: true });
+    const defaults = await this.defaults.current();
+    const registeredAt = (await this.snapshots.get(deviceId))?.registeredAt;
+    if (!registeredAt) throw new NotFoundError('No visible device has this id.');
+    const state = await this.repository.patchOverrides(deviceId, patch, this.clock.now(), (current) => {
+      if (!ifMatch(configTag(effectiveConfig(defaults, current, registeredAt)))) throw new PreconditionFailedError();
+    });
+    if (!state) throw new NotFoundError('No visible device has this id.');
+    const device = await this.snapshots.get(deviceId);
+    if (!device) throw new NotFoundError('No visible device has this id.');
+    return this.view(device);
+  }
+
+  currentDefaults(): Promise<FleetDefaults> {
+    return this.defaults.current();
+  }
+
+  async patchDefaults(body: unknown, ifMatch: (etag: string) => boolean): Promise<FleetDefaults> {
+    const patch = validateConfigPatch(body, { allowNull: false });
+    return this.defaults.update(patch, this.clock.now(), (current) => {
+      if (!ifMatch(defaultsTag(current))) throw new PreconditionFailedError();
+    });
+  }
+}

@@ -1,0 +1,135 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { Allow, IsInt, Max, Min } from 'class-validator';
+import type { DeviceConfigView } from '../application/device-config.service.js';
+import { CONFIG_RULES, type ConfigOverrides, type ConfigSettings, type FleetDefaults } from '../domain/device-config.js';
+import { DeviceConfigResponse } from './device.response.js';
+
+const rule = CONFIG_RULES;
+const intDoc = (key: 'telemetryIntervalSec' | 'uploadBatchSize' | 'otaCheckIntervalSec') => {
+  const r = rule[key] as { min: number; max: number; description: string };
+  return { type: 'integer' as const, minimum: r.min, maximum: r.max, description: r.description };
+};
+const enumDoc = (key: 'otaChannel' | 'logLevel') => {
+  const r = rule[key] as { values: readonly string[]; description: string };
+  return { enum: [...r.values], description: r.description };
+};
+
+export class ConfirmAppliedConfigRequest {
+  @ApiProperty({ description: 'The configuration version the gateway now runs.', example: 3, minimum: 1 })
+  @IsInt()
+  @Min(1)
+  @Max(2_147_483_647)
+  version!: number;
+}
+
+/** Every key optional; bounds are checked by validateConfigPatch (one rule table for docs and checks). */
+export class ConfigOverridesPatchRequest {
+  @ApiPropertyOptional({ ...intDoc('telemetryIntervalSec'), nullable: true })
+  @Allow()
+  telemetryIntervalSec?: number | null;
+
+  @ApiPropertyOptional({ ...intDoc('uploadBatchSize'), nullable: true })
+  @Allow()
+  uploadBatchSize?: number | null;
+
+  @ApiPropertyOptional({ ...intDoc('otaCheckIntervalSec'), nullable: true })
+  @Allow()
+  otaCheckIntervalSec?: number | null;
+
+  @ApiPropertyOptional({ ...enumDoc('otaChannel'), nullable: true })
+  @Allow()
+  otaChannel?: ConfigSettings['otaChannel'] | null;
+
+  @ApiPropertyOptional({ ...enumDoc('logLevel'), nullable: true })
+  @Allow()
+  logLevel?: ConfigSettings['logLevel'] | null;
+}
+
+export class ConfigDefaultsPatchRequest {
+  @ApiPropertyOptional(intDoc('telemetryIntervalSec'))
+  @Allow()
+  telemetryIntervalSec?: number;
+
+  @ApiPropertyOptional(intDoc('uploadBatchSize'))
+  @Allow()
+  uploadBatchSize?: number;
+
+  @ApiPropertyOptional(intDoc('otaCheckIntervalSec'))
+  @Allow()
+  otaCheckIntervalSec?: number;
+
+  @ApiPropertyOptional(enumDoc('otaChannel'))
+  @Allow()
+  otaChannel?: ConfigSettings['otaChannel'];
+
+  @ApiPropertyOptional(enumDoc('logLevel'))
+  @Allow()
+  logLevel?: ConfigSettings['logLevel'];
+}
+
+export class ConfigOverridesResponse {
+  @ApiPropertyOptional(intDoc('telemetryIntervalSec'))
+  telemetryIntervalSec?: number;
+  @ApiPropertyOptional(intDoc('uploadBatchSize'))
+  uploadBatchSize?: number;
+  @ApiPropertyOptional(intDoc('otaCheckIntervalSec'))
+  otaCheckIntervalSec?: number;
+  @ApiPropertyOptional(enumDoc('otaChannel'))
+  otaChannel?: ConfigSettings['otaChannel'];
+  @ApiPropertyOptional(enumDoc('logLevel'))
+  logLevel?: ConfigSettings['logLevel'];
+}
+
+export class DashboardDeviceConfigResponse {
+  @ApiProperty({ example: 'gw-0001' })
+  deviceId!: string;
+
+  @ApiProperty({ type: DeviceConfigResponse, description: 'The configuration the device should run: fleet defaults merged with its overrides.' })
+  config!: DeviceConfigResponse;
+
+  @ApiProperty({ type: ConfigOverridesResponse, description: 'The keys this device overrides (absent keys follow the fleet defaults).' })
+  overrides!: ConfigOverrides;
+
+  @ApiProperty({ type: 'integer', nullable: true, description: 'The highest version the gateway confirmed applying.' })
+  appliedVersion!: number | null;
+
+  @ApiProperty({ type: 'string', format: 'date-time', nullable: true })
+  appliedAt!: string | null;
+
+  @ApiProperty({ enum: ['in_sync', 'pending'] })
+  status!: 'in_sync' | 'pending';
+
+  static from(view: DeviceConfigView): DashboardDeviceConfigResponse {
+    return {
+      deviceId: view.deviceId,
+      config: DeviceConfigResponse.from(view.config),
+      overrides: view.overrides,
+      appliedVersion: view.appliedVersion,
+      appliedAt: view.appliedAt?.toISOString() ?? null,
+      status: view.appliedVersion === view.config.version ? 'in_sync' : 'pending',
+    };
+  }
+}
+
+export class ConfigDefaultsResponse {
+  @ApiProperty({ description: 'Grows with every change of the defaults.', example: 2 })
+  revision!: number;
+
+  @ApiProperty(intDoc('telemetryIntervalSec'))
+  telemetryIntervalSec!: number;
+  @ApiProperty(intDoc('uploadBatchSize'))
+  uploadBatchSize!: number;
+  @ApiProperty(intDoc('otaCheckIntervalSec'))
+  otaCheckIntervalSec!: number;
+  @ApiProperty(enumDoc('otaChannel'))
+  otaChannel!: ConfigSettings['otaChannel'];
+  @ApiProperty(enumDoc('logLevel'))
+  logLevel!: ConfigSettings['logLevel'];
+
+  @ApiProperty({ format: 'date-time' })
+  updatedAt!: string;
+
+  static from(defaults: FleetDefaults): ConfigDefaultsResponse {
+    return { revision: defaults.revision, ...defaults.settings, updatedAt: defaults.updatedAt.toISOString() };
+  }
+}

@@ -1,0 +1,116 @@
+import { randomUUID } from 'node:crypto';
+import { Injectable } from '@nestjs/common';
+import { Clock } from '../../../config/config.module.js';
+import { Env } from '../../../config/env.js';
+import { DomainError, NotFoundError } from '../../../shared/domain-error.js';
+import type { OtaChannel } from '../../devices/domain/device-config.js';
+import { FirmwareVersion } from '../../devices/domain/firmware-version.js';
+import { exceedsFailureBudget, type FirmwareRelease } from '../domain/firmware-release.js';
+import { SqlFirmwareReleases, type ReleaseCounts, type ReleaseFilter } from '../infrastructure/sql-firmware-releases.js';
+
+export class FirmwareReleaseExistsError extends DomainError {
+  constructor() {
+    super('FIRMWARE_RELEASE_EXISTS', 'conflict', 'A release with this version, hardwareId and channel exists already.');
+  }
+}
+
+export interface PublishRelease {
+  version: string;
+  hardwareId?: string;
+  channel?: OtaChannel;
+  url: string;
+  sha256: string;
+  size: number;
+  releaseNotes?: string;
+  rolloutPercent?: number;
+  minFromVersion?: string;
+  maxFailurePercent?: number;
+}
+
+export interface ReleaseChange {
+  rolloutPercent?: number;
+  paused?: boolean;
+  revoked?: boolean;
+}
+
+export interface ReleaseStatus {
+  release: FirmwareRelease;
+  counts: ReleaseCounts;
+  /** The release paused itself because too many devices failed it. */
+  autoPaused: boolean;
+}
+
+/** Administrators publish releases and steer their rollout; releases with a failure budget pause themselves. */
+@Injectable()
+export class FirmwareReleasesService {
+  constructor(
+    private readonly releases: SqlFirmwareReleases,
+    private readonly clock: Clock,
+    private readonly env: Env,
+  ) {}
+
+  async publish(input: PublishRelease): Promise<FirmwareRelease> {
+    const now = this.clock.now();
+    const release: FirmwareRelease = {
+      id: randomUUID(),
+      version: FirmwareVersion.parse(input.version).value,
+      hardwareId: input.hardwareId ?? null,
+      channel: input.channel ?? 'stable',
+      url: input.url,
+      sha256: input.sha256.toLowerCase(),
+      size: input.size,
+      releaseNotes: input.releaseNotes ?? null,
+      rolloutPercent: input.rolloutPercent ?? 100,
+      minFromVersion: input.minFromVersion === undefined ? null : FirmwareVersion.parse(input.minFromVersion).value,
+      maxFailurePercent: input.maxFailurePercent ?? null,
+      paused: false,
+      autoPausedAt: null,
+      revoked: false,
+      publishedAt: now,
+      updatedAt: now,
+    };
+    if (!(await this.releases.insert(release))) throw new FirmwareReleaseExistsError();
+    return release;
+  }
+
+  list(filter: ReleaseFilter): Promise<FirmwareRelease[]> {
+    return this.releases.list(filter);
+  }
+
+  async change(id: string, change: ReleaseChange): Promise<FirmwareRelease> {
+    const now = this.clock.now();
+    const updated = await this.releases.update(id, (release) => ({
+      ...release,
+      rolloutPercent: change.rolloutPercent ?? release.rolloutPercent,
+      paused: change.paused ?? release.paused,
+      // Resuming by hand ends an automatic pause; the failure budget starts watching again.
+      autoPausedAt: change.paused === false ? null : release.autoPausedAt,
+      revoked: change.revoked ?? release.revoked,
+      updatedAt: now,
+    }));
+    if (!updated) throw new NotFoundError('No firmware release has this id.');
+    return updated;
+  }
+
+  async status(id: string): Promise<ReleaseStatus> {
+    await this.pauseIfFailing([id]);
+    const release = await this.releases.findById(id);
+    if (!release) throw new NotFoundError('No firmware release has this id.');
+    const stalledBefore = new Date(this.clock.now().getTime() - this.env.OTA_STALL_TIMEOUT_SEC * 1000);
+    return { release, counts: await this.releases.counts(id, stalledBefore), autoPaused: release.autoPausedAt !== null };
+  }
+
+  /** Pauses each live release whose failure share among finished devices exceeds its budget. */
+  async pauseIfFailing(ids: string[]): Promise<void> {
+    for (const id of ids) {
+      const release = await this.releases.findById(id);
+      if (!release || release.paused || release.revoked || release.maxFailurePercent === null) continue;
+      const counts = await this.releases.counts(id, new Date(0));
+      if (exceedsFailureBudget(release, counts)) await this.releases.autoPause(id, this.clock.now());
+    }
+  }
+
+  async pauseFailingReleases(): Promise<void> {
+    await this.pauseIfFailing(await this.releases.watchedReleaseIds());
+  }
+}

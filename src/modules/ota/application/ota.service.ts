@@ -1,0 +1,159 @@
+import { createHash } from 'node:crypto';
+import { Injectable } from '@nestjs/common';
+import { Clock } from '../../../config/config.module.js';
+import { ChangeFeed } from '../../../shared/database/change-feed.js';
+import { UnauthorizedError } from '../../../shared/domain-error.js';
+import { strongTag } from '../../../shared/http/etag.js';
+import { DeviceConfigService } from '../../devices/application/device-config.service.js';
+import { DeviceSnapshots } from '../../devices/application/device-snapshots.js';
+import type { Device } from '../../devices/domain/device.js';
+import { FirmwareVersion } from '../../devices/domain/firmware-version.js';
+import { selectRelease, type FirmwareRelease } from '../domain/firmware-release.js';
+import { coalesceProgress, PROGRESS_COALESCE_SEC, releaseStateAfter, runningVersionAfter, type OtaEvent } from '../domain/ota-event.js';
+import { SqlFirmwareReleases } from '../infrastructure/sql-firmware-releases.js';
+import { SqlOtaEvents, type HistoryFilter, type ReleaseStateChange, type StoredOtaEvent } from '../infrastructure/sql-ota-events.js';
+import { FirmwareReleasesService } from './firmware-releases.service.js';
+
+/** How far ahead of the service's clock an event's ts may be (gateway clocks drift). */
+const MAX_FUTURE_SKEW_MS = 5 * 60 * 1000;
+const OFFERS_REMEMBERED = 100_000;
+
+export interface LatestFirmware {
+  currentVersion: string;
+  release: FirmwareRelease | null;
+  etag: string;
+}
+
+export interface EventsOutcome {
+  accepted: number;
+  duplicates: number;
+  coalesced: number;
+  rejected: Array<{ index: number; code: 'TS_IN_FUTURE' }>;
+}
+
+/** The gateway side of OTA: what to install next, and what happened while installing. */
+@Injectable()
+export class OtaService {
+  /** Offers already recorded by this instance: a device polling without If-None-Match costs no write. */
+  private readonly recordedOffers = new Set<string>();
+
+  constructor(
+    private readonly snapshots: DeviceSnapshots,
+    private readonly configs: DeviceConfigService,
+    private readonly releases: SqlFirmwareReleases,
+    private readonly releasesService: FirmwareReleasesService,
+    private readonly events: SqlOtaEvents,
+    private readonly feed: ChangeFeed,
+    private readonly clock: Clock,
+  ) {}
+
+  /** From memory while neither the device nor any release changed: no query for a poll. */
+  async latest(deviceId: string): Promise<LatestFirmware> {
+    const device = await this.requireDevice(deviceId);
+    const config = await this.configs.of(device);
+    const release = selectRelease(await this.releases.offerableReleases(), {
+      deviceId,
+      hardwareId: device.hardwareId,
+      firmwareVersion: device.firmwareVersion,
+      channel: config.otaChannel,
+    });
+    const fingerprint = createHash('sha256').update(`${device.firmwareVersion.value}|${release?.id ?? '-'}`).digest('base64url').slice(0, 22);
+    return { currentVersion: device.firmwareVersion.value, release, etag: strongTag(`ota-${fingerprint}`) };
+  }
+
+  /** The release status counts devices offered; remembered once per device and release. */
+  async recordOffer(deviceId: string, release: FirmwareRelease): Promise<void> {
+    const key = `${release.id}:${deviceId}`;
+    if (this.recordedOffers.has(key)) return;
+    await this.releases.recordOffer(deviceId, release.id, this.clock.now());
+    if (this.recordedOffers.size >= OFFERS_REMEMBERED) this.recordedOffers.clear();
+    this.recordedOffers.add(key);
+  }
+
+  /**
+   * Stores a batch idempotently on (device, ts, type), coalescing download progress; moves the
+   * device's state per release and its firmwareVersion along; then lets releases with a failure
+   * budget pause themselves. All in one transaction, answered after the commit.
+   */
+  async ingest(deviceId: string, batch: OtaEvent[]): Promise<EventsOutcome> {
+    const now = this.clock.now();
+    const rejected: EventsOutcome['rejected'] = [];
+    const valid: OtaEvent[] = [];
+    batch.forEach((event, index) => {
+      if (event.ts.getTime() - now.getTime() > MAX_FUTURE_SKEW_MS) rejected.push({ index, code: 'TS_IN_FUTURE' });
+      else valid.push(event);
+    });
+    const device = await this.requireDevice(deviceId);
+    const channel = (await this.configs.of(device)).otaChannel;
+    const toVersions = [...new Set(valid.map((event) => event.toVersion).filter((version): version is string => version !== null))];
+    const candidates = await this.releases.forVersions(toVersions, device.hardwareId);
+
+    let firmwareChanged = false;
+    const { accepted, duplicates, coalesced, touched } = await this.events.transaction(async (tx) => {
+      const locked = await this.events.lockDevice(tx, deviceId);
+      if (!locked) throw new UnauthorizedError('The device no longer exists.');
+      const times = valid.map((event) => event.ts.getTime());
+      const stored =
+        valid.length === 0
+          ? new Map<string, Date[]>()
+          : await this.events.storedProgress(tx, deviceId, toVersions, new Date(Math.min(...times) - PROGRESS_COALESCE_SEC * 1000), new Date(Math.max(...times)));
+      const { kept, coalesced } = coalesceProgress(valid, stored);
+      const inserted = await this.events.insert(tx, deviceId, kept, now);
+
+      const changes = latestStatePerRelease(kept, (version) => pickRelease(candidates, version, channel));
+      await this.events.applyStates(tx, deviceId, changes, now);
+
+      const report = latestVersionReport(kept);
+      if (report && (locked.firmwareReportedAt === null || report.ts > locked.firmwareReportedAt)) {
+        firmwareChanged = report.version !== device.firmwareVersion.value;
+        await this.events.setFirmwareVersion(tx, deviceId, report.version, report.ts);
+      }
+      if (inserted > 0) await this.events.touchLastSeen(tx, deviceId, now);
+      return { accepted: inserted, duplicates: kept.length - inserted, coalesced, touched: changes.map((change) => change.releaseId) };
+    });
+    if (firmwareChanged) this.feed.changed('device', deviceId);
+    await this.releasesService.pauseIfFailing(touched);
+    return { accepted, duplicates, coalesced, rejected };
+  }
+
+  history(filter: HistoryFilter): Promise<StoredOtaEvent[]> {
+    return this.events.history(filter);
+  }
+
+  private async requireDevice(deviceId: string): Promise<Device> {
+    const device = await this.snapshots.get(deviceId);
+    if (!device) throw new UnauthorizedError('The device no longer exists.');
+    return device;
+  }
+}
+
+/** Among releases of a version: the one for this hardware over a generic one, then the device's channel. */
+function pickRelease(candidates: FirmwareRelease[], version: string, channel: string): FirmwareRelease | null {
+  const matching = candidates.filter((release) => FirmwareVersion.parse(release.version).compareTo(FirmwareVersion.parse(version)) === 0);
+  const score = (release: FirmwareRelease) => (release.hardwareId !== null ? 2 : 0) + (release.channel === channel ? 1 : 0);
+  return matching.sort((a, b) => score(b) - score(a))[0] ?? null;
+}
+
+/** One change per release: the state after its latest event in the batch. */
+function latestStatePerRelease(events: OtaEvent[], releaseOf: (version: string) => FirmwareRelease | null): ReleaseStateChange[] {
+  const latest = new Map<string, ReleaseStateChange>();
+  for (const event of events) {
+    const state = releaseStateAfter(event);
+    if (state === null || event.toVersion === null) continue;
+    const release = releaseOf(event.toVersion);
+    if (!release) continue;
+    const current = latest.get(release.id);
+    if (!current || event.ts >= current.eventTs) latest.set(release.id, { releaseId: release.id, state, eventTs: event.ts });
+  }
+  return [...latest.values()];
+}
+
+/** The version the device runs after the batch's latest event that says so. */
+function latestVersionReport(events: OtaEvent[]): { version: string; ts: Date } | null {
+  let report: { version: string; ts: Date } | null = null;
+  for (const event of events) {
+    const version = runningVersionAfter(event);
+    if (version !== null && (!report || event.ts >= report.ts)) report = { version, ts: event.ts };
+  }
+  return report;
+}

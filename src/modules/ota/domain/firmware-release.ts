@@ -1,0 +1,82 @@
+import { createHash } from 'node:crypto';
+import type { OtaChannel } from '../../devices/domain/device-config.js';
+import { FirmwareVersion } from '../../devices/domain/firmware-version.js';
+
+export interface FirmwareRelease {
+  id: string;
+  version: string;
+  /** null: for every hardware. */
+  hardwareId: string | null;
+  channel: OtaChannel;
+  url: string;
+  sha256: string;
+  size: number;
+  releaseNotes: string | null;
+  rolloutPercent: number;
+  minFromVersion: string | null;
+  maxFailurePercent: number | null;
+  paused: boolean;
+  /** When the release paused itself because too many devices failed it. */
+  autoPausedAt: Date | null;
+  revoked: boolean;
+  publishedAt: Date;
+  updatedAt: Date;
+}
+
+/** What /ota/latest needs to know of the asking device. */
+export interface OtaTarget {
+  deviceId: string;
+  hardwareId: string;
+  firmwareVersion: FirmwareVersion;
+  channel: OtaChannel;
+}
+
+/**
+ * Staged rollout: the device is in when a hash of (deviceId, release id) falls below the percent.
+ * The hash does not depend on the percent, so raising it only ever adds devices.
+ */
+export function inRollout(deviceId: string, releaseId: string, rolloutPercent: number): boolean {
+  if (rolloutPercent >= 100) return true;
+  if (rolloutPercent <= 0) return false;
+  const slot = createHash('sha256').update(`${releaseId}:${deviceId}`).digest().readUInt32BE(0) % 10_000;
+  return slot < rolloutPercent * 100;
+}
+
+/** Beta gateways also take stable releases; stable gateways only stable ones. */
+const channelAccepts = (deviceChannel: OtaChannel, releaseChannel: OtaChannel): boolean => releaseChannel === 'stable' || deviceChannel === 'beta';
+
+/**
+ * The release to offer: the highest version that is live (not revoked, not paused), for the
+ * device's hardware (or any), on a channel it takes, newer than what it runs (never a downgrade),
+ * whose minFromVersion it meets and whose staged rollout includes it. On equal versions a release
+ * built for the device's hardware wins over a generic one.
+ */
+export function selectRelease(releases: readonly FirmwareRelease[], target: OtaTarget): FirmwareRelease | null {
+  let best: { release: FirmwareRelease; version: FirmwareVersion } | null = null;
+  for (const release of releases) {
+    if (release.revoked || release.paused) continue;
+    if (release.hardwareId !== null && release.hardwareId !== target.hardwareId) continue;
+    if (!channelAccepts(target.channel, release.channel)) continue;
+    const version = FirmwareVersion.parse(release.version);
+    if (version.compareTo(target.firmwareVersion) <= 0) continue;
+    if (release.minFromVersion !== null && target.firmwareVersion.compareTo(FirmwareVersion.parse(release.minFromVersion)) < 0) continue;
+    if (!inRollout(target.deviceId, release.id, release.rolloutPercent)) continue;
+    const order = best ? version.compareTo(best.version) : 1;
+    if (order > 0 || (order === 0 && best && best.release.hardwareId === null && release.hardwareId !== null)) best = { release, version };
+  }
+  return best?.release ?? null;
+}
+
+/** Release progress of one device, from the OTA events it reported. */
+export type ReleaseState = 'offered' | 'downloading' | 'installing' | 'installed' | 'failed' | 'rolled_back';
+
+/**
+ * Whether a release with maxFailurePercent should pause itself: among devices that finished it
+ * (installed, failed or rolled back; at least 10), the share that failed exceeds the percent.
+ */
+export function exceedsFailureBudget(release: Pick<FirmwareRelease, 'maxFailurePercent'>, finished: { installed: number; failed: number; rolledBack: number }): boolean {
+  if (release.maxFailurePercent === null) return false;
+  const total = finished.installed + finished.failed + finished.rolledBack;
+  if (total < 10) return false;
+  return ((finished.failed + finished.rolledBack) * 100) / total > release.maxFailurePercent;
+}

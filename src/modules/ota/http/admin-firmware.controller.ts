@@ -1,0 +1,77 @@
+import { Body, Controller, Get, Param, ParseUUIDPipe, Patch, Post, Query } from '@nestjs/common';
+import { ApiBody, ApiOperation, ApiParam, ApiResponse, ApiTags } from '@nestjs/swagger';
+import { AdminAuth } from '../../../auth/auth.decorators.js';
+import { ValidationFailedError } from '../../../shared/domain-error.js';
+import { ApiProblems } from '../../../shared/http/api-problems.decorator.js';
+import { decodeTimeCursor, encodeTimeCursor } from '../../../shared/http/cursor.js';
+import { FirmwareReleasesService } from '../application/firmware-releases.service.js';
+import {
+  ChangeFirmwareRequest,
+  FirmwareReleaseListResponse,
+  FirmwareReleaseResponse,
+  FirmwareReleaseStatusResponse,
+  ListFirmwareQuery,
+  PublishFirmwareRequest,
+} from './ota.dto.js';
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+const ReleaseIdParam = () =>
+  Param('id', new ParseUUIDPipe({ exceptionFactory: () => new ValidationFailedError([{ field: 'id', message: 'id must be a release id (UUID)' }]) }));
+
+@ApiTags('admin')
+@Controller('admin/firmware')
+export class AdminFirmwareController {
+  constructor(private readonly releases: FirmwareReleasesService) {}
+
+  @Post()
+  @AdminAuth()
+  @ApiOperation({ operationId: 'publishFirmware', summary: 'Publish a firmware release', description: 'A second release with the same version, hardwareId and channel is a 409.' })
+  @ApiBody({ type: PublishFirmwareRequest })
+  @ApiResponse({ status: 201, type: FirmwareReleaseResponse, description: 'Published.' })
+  @ApiProblems(400, 401, 403, 409, 413, 415)
+  async publish(@Body() body: PublishFirmwareRequest): Promise<FirmwareReleaseResponse> {
+    return FirmwareReleaseResponse.from(await this.releases.publish(body));
+  }
+
+  @Get()
+  @AdminAuth()
+  @ApiOperation({ operationId: 'listFirmware', summary: 'Firmware releases, newest first' })
+  @ApiResponse({ status: 200, type: FirmwareReleaseListResponse, description: 'A page of releases.' })
+  @ApiProblems(400, 401, 403)
+  async list(@Query() query: ListFirmwareQuery): Promise<FirmwareReleaseListResponse> {
+    const limit = query.limit ?? 50;
+    const after = query.cursor === undefined ? undefined : decodeTimeCursor(query.cursor, (key) => UUID.test(key));
+    const rows = await this.releases.list({
+      channel: query.channel,
+      hardwareId: query.hardwareId,
+      version: query.version,
+      includeRevoked: query.includeRevoked === 'true',
+      limit: limit + 1,
+      after: after && { publishedAt: after.ts, id: after.key },
+    });
+    const items = rows.slice(0, limit);
+    const last = items[items.length - 1];
+    return { items: items.map(FirmwareReleaseResponse.from), nextCursor: rows.length > limit ? encodeTimeCursor(last.publishedAt, last.id) : null };
+  }
+
+  @Patch(':id')
+  @AdminAuth()
+  @ApiOperation({ operationId: 'changeFirmware', summary: 'Change a release\'s rollout percent, pause or revoke it' })
+  @ApiParam({ name: 'id', format: 'uuid' })
+  @ApiBody({ type: ChangeFirmwareRequest })
+  @ApiResponse({ status: 200, type: FirmwareReleaseResponse, description: 'The release after the change.' })
+  @ApiProblems(400, 401, 403, 404, 413, 415)
+  async change(@ReleaseIdParam() id: string, @Body() body: ChangeFirmwareRequest): Promise<FirmwareReleaseResponse> {
+    return FirmwareReleaseResponse.from(await this.releases.change(id, body));
+  }
+
+  @Get(':id/status')
+  @AdminAuth()
+  @ApiOperation({ operationId: 'getFirmwareStatus', summary: 'Where the devices stand with a release' })
+  @ApiParam({ name: 'id', format: 'uuid' })
+  @ApiResponse({ status: 200, type: FirmwareReleaseStatusResponse, description: 'Counts per state, and whether the release paused itself.' })
+  @ApiProblems(400, 401, 403, 404)
+  async status(@ReleaseIdParam() id: string): Promise<FirmwareReleaseStatusResponse> {
+    return FirmwareReleaseStatusResponse.from(await this.releases.status(id));
+  }
+}

@@ -1,0 +1,464 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { Type } from 'class-transformer';
+import {
+  ArrayMaxSize,
+  ArrayMinSize,
+  IsArray,
+  IsBoolean,
+  IsIn,
+  IsInt,
+  IsOptional,
+  IsString,
+  IsUrl,
+  Length,
+  Matches,
+  Max,
+  MaxLength,
+  Min,
+  ValidateNested,
+} from 'class-validator';
+import { FirmwareVersion } from '../../devices/domain/firmware-version.js';
+import { IsInstant } from '../../telemetry/http/ingest-telemetry.request.js';
+import type { ReleaseStatus } from '../application/firmware-releases.service.js';
+import type { EventsOutcome, LatestFirmware } from '../application/ota.service.js';
+import type { FirmwareRelease } from '../domain/firmware-release.js';
+import { OTA_EVENT_TYPES, type OtaEventType } from '../domain/ota-event.js';
+import type { StoredOtaEvent } from '../infrastructure/sql-ota-events.js';
+
+const VERSION_MESSAGE = 'must be a dotted numeric version such as 0.1.10';
+const versionDoc = (description: string) => ({ description, example: '0.1.10', pattern: FirmwareVersion.PATTERN.source, maxLength: 64 });
+
+// ---- gateway: GET /ota/latest ----
+
+export class FirmwareOfferResponse {
+  @ApiProperty({ example: '0.1.10' })
+  version!: string;
+
+  @ApiProperty({ example: 'https://firmware.example.com/gw/0.1.10.bin', description: 'Where the gateway downloads the image (the service never fetches it).' })
+  url!: string;
+
+  @ApiProperty({ example: '9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08', description: 'SHA-256 of the image, lower-case hex; verify before installing.' })
+  sha256!: string;
+
+  @ApiProperty({ example: 1572864, description: 'Bytes.' })
+  size!: number;
+
+  @ApiProperty({ type: 'string', nullable: true })
+  releaseNotes!: string | null;
+
+  @ApiProperty({ format: 'date-time' })
+  publishedAt!: string;
+}
+
+export class LatestFirmwareResponse {
+  @ApiProperty({ description: 'Whether `firmware` is newer than what the gateway runs.' })
+  updateAvailable!: boolean;
+
+  @ApiProperty({ example: '0.1.9', description: 'The version the service believes the gateway runs.' })
+  currentVersion!: string;
+
+  @ApiProperty({ type: FirmwareOfferResponse, nullable: true, description: 'The release to install; null when there is none.' })
+  firmware!: FirmwareOfferResponse | null;
+
+  static from(latest: LatestFirmware): LatestFirmwareResponse {
+    const release = latest.release;
+    return {
+      updateAvailable: release !== null,
+      currentVersion: latest.currentVersion,
+      firmware: release
+        ? { version: release.version, url: release.url, sha256: release.sha256, size: release.size, releaseNotes: release.releaseNotes, publishedAt: release.publishedAt.toISOString() }
+        : null,
+    };
+  }
+}
+
+// ---- gateway: POST /ota/events ----
+
+export class OtaEventRequest {
+  @ApiProperty({ description: 'When it happened (gateway clock, ISO 8601 with zone).', example: '2026-11-21T12:00:00Z', format: 'date-time' })
+  @IsString()
+  @MaxLength(40)
+  @IsInstant()
+  ts!: string;
+
+  @ApiProperty({ enum: OTA_EVENT_TYPES, example: 'download_started' })
+  @IsIn(OTA_EVENT_TYPES as unknown as string[], { message: `type must be one of ${OTA_EVENT_TYPES.join(', ')}` })
+  type!: OtaEventType;
+
+  @ApiPropertyOptional(versionDoc('The version the update started from (after rolled_back: the version running again).'))
+  @IsOptional()
+  @IsString()
+  @MaxLength(64)
+  @Matches(FirmwareVersion.PATTERN, { message: `fromVersion ${VERSION_MESSAGE}` })
+  fromVersion?: string;
+
+  @ApiPropertyOptional(versionDoc('The version the update goes to; names the release the event is about.'))
+  @IsOptional()
+  @IsString()
+  @MaxLength(64)
+  @Matches(FirmwareVersion.PATTERN, { message: `toVersion ${VERSION_MESSAGE}` })
+  toVersion?: string;
+
+  @ApiPropertyOptional({ type: 'integer', minimum: 0, maximum: 100 })
+  @IsOptional()
+  @IsInt()
+  @Min(0)
+  @Max(100)
+  progressPct?: number;
+
+  @ApiPropertyOptional({ maxLength: 64, example: 'E_SHA_MISMATCH' })
+  @IsOptional()
+  @IsString()
+  @Length(1, 64)
+  errorCode?: string;
+
+  @ApiPropertyOptional({ maxLength: 500 })
+  @IsOptional()
+  @IsString()
+  @MaxLength(500)
+  message?: string;
+}
+
+export class IngestOtaEventsRequest {
+  @ApiProperty({ type: [OtaEventRequest], minItems: 1, maxItems: 100 })
+  @IsArray()
+  @ArrayMinSize(1)
+  @ArrayMaxSize(100)
+  @ValidateNested({ each: true })
+  @Type(() => OtaEventRequest)
+  events!: OtaEventRequest[];
+}
+
+export class RejectedEventResponse {
+  @ApiProperty({ example: 0 })
+  index!: number;
+
+  @ApiProperty({ enum: ['TS_IN_FUTURE'] })
+  code!: 'TS_IN_FUTURE';
+}
+
+export class IngestOtaEventsResponse {
+  @ApiProperty({ description: 'Events stored by this request.' })
+  accepted!: number;
+
+  @ApiProperty({ description: 'Events stored before (a retried batch).' })
+  duplicates!: number;
+
+  @ApiProperty({ description: 'download_progress events folded into a stored one less than 30 s earlier.' })
+  coalesced!: number;
+
+  @ApiProperty({ type: [RejectedEventResponse], description: 'Events refused on their own (ts more than 5 minutes ahead).' })
+  rejected!: RejectedEventResponse[];
+
+  static from(outcome: EventsOutcome): IngestOtaEventsResponse {
+    return outcome;
+  }
+}
+
+// ---- dashboard: OTA history ----
+
+export class OtaHistoryQuery {
+  @ApiPropertyOptional({ format: 'date-time', description: 'Inclusive.' })
+  @IsOptional()
+  @IsString()
+  @MaxLength(40)
+  @IsInstant()
+  from?: string;
+
+  @ApiPropertyOptional({ format: 'date-time', description: 'Exclusive.' })
+  @IsOptional()
+  @IsString()
+  @MaxLength(40)
+  @IsInstant()
+  to?: string;
+
+  @ApiPropertyOptional({ description: `Comma-separated event types (${OTA_EVENT_TYPES.join(', ')}).`, example: 'install_failed,rolled_back' })
+  @IsOptional()
+  @IsString()
+  @MaxLength(400)
+  type?: string;
+
+  @ApiPropertyOptional({ minimum: 1, maximum: 200, default: 50 })
+  @IsOptional()
+  @Type(() => Number)
+  @IsInt()
+  @Min(1)
+  @Max(200)
+  limit?: number;
+
+  @ApiPropertyOptional({ description: 'nextCursor of the previous page.' })
+  @IsOptional()
+  @IsString()
+  @MaxLength(200)
+  cursor?: string;
+}
+
+export class OtaHistoryItemResponse {
+  @ApiProperty({ example: '42' })
+  id!: string;
+
+  @ApiProperty({ format: 'date-time', description: 'Gateway time of the event.' })
+  ts!: string;
+
+  @ApiProperty({ format: 'date-time', description: 'When the service received it.' })
+  receivedAt!: string;
+
+  @ApiProperty({ enum: OTA_EVENT_TYPES })
+  type!: OtaEventType;
+
+  @ApiProperty({ type: 'string', nullable: true })
+  fromVersion!: string | null;
+
+  @ApiProperty({ type: 'string', nullable: true })
+  toVersion!: string | null;
+
+  @ApiProperty({ type: 'integer', nullable: true })
+  progressPct!: number | null;
+
+  @ApiProperty({ type: 'string', nullable: true })
+  errorCode!: string | null;
+
+  @ApiProperty({ type: 'string', nullable: true })
+  message!: string | null;
+
+  static from(event: StoredOtaEvent): OtaHistoryItemResponse {
+    return {
+      id: event.id,
+      ts: event.ts.toISOString(),
+      receivedAt: event.receivedAt.toISOString(),
+      type: event.type,
+      fromVersion: event.fromVersion,
+      toVersion: event.toVersion,
+      progressPct: event.progressPct,
+      errorCode: event.errorCode,
+      message: event.message,
+    };
+  }
+}
+
+export class OtaHistoryResponse {
+  @ApiProperty({ type: [OtaHistoryItemResponse], description: 'Newest first.' })
+  items!: OtaHistoryItemResponse[];
+
+  @ApiProperty({ type: 'string', nullable: true, description: 'Pass as `cursor` for older events; null on the last page.' })
+  nextCursor!: string | null;
+}
+
+// ---- admin: firmware releases ----
+
+export class PublishFirmwareRequest {
+  @ApiProperty(versionDoc('Dotted numeric version.'))
+  @IsString()
+  @MaxLength(64)
+  @Matches(FirmwareVersion.PATTERN, { message: `version ${VERSION_MESSAGE}` })
+  version!: string;
+
+  @ApiPropertyOptional({ description: 'Only for this hardware; absent: for every hardware.', minLength: 1, maxLength: 128 })
+  @IsOptional()
+  @IsString()
+  @Length(1, 128)
+  hardwareId?: string;
+
+  @ApiPropertyOptional({ enum: ['stable', 'beta'], default: 'stable' })
+  @IsOptional()
+  @IsIn(['stable', 'beta'])
+  channel?: 'stable' | 'beta';
+
+  @ApiProperty({ description: 'https only; the service never fetches it.', example: 'https://firmware.example.com/gw/0.1.10.bin', maxLength: 2048 })
+  @IsString()
+  @MaxLength(2048)
+  @IsUrl({ protocols: ['https'], require_protocol: true, require_tld: false }, { message: 'url must be an https URL' })
+  url!: string;
+
+  @ApiProperty({ description: 'SHA-256 of the image, 64 hex digits.', pattern: '^[0-9a-fA-F]{64}$' })
+  @IsString()
+  @Matches(/^[0-9a-fA-F]{64}$/, { message: 'sha256 must be 64 hex digits' })
+  sha256!: string;
+
+  @ApiProperty({ type: 'integer', minimum: 1, maximum: 2147483647, description: 'Bytes.' })
+  @IsInt()
+  @Min(1)
+  @Max(2_147_483_647)
+  size!: number;
+
+  @ApiPropertyOptional({ maxLength: 10000 })
+  @IsOptional()
+  @IsString()
+  @MaxLength(10_000)
+  releaseNotes?: string;
+
+  @ApiPropertyOptional({ type: 'integer', minimum: 0, maximum: 100, default: 100, description: 'Share of devices offered the release (staged rollout).' })
+  @IsOptional()
+  @IsInt()
+  @Min(0)
+  @Max(100)
+  rolloutPercent?: number;
+
+  @ApiPropertyOptional(versionDoc('Only devices running at least this version are offered the release.'))
+  @IsOptional()
+  @IsString()
+  @MaxLength(64)
+  @Matches(FirmwareVersion.PATTERN, { message: `minFromVersion ${VERSION_MESSAGE}` })
+  minFromVersion?: string;
+
+  @ApiPropertyOptional({ type: 'integer', minimum: 0, maximum: 100, description: 'Pause the release by itself when more than this share of the devices that finished it (at least 10) failed or rolled back.' })
+  @IsOptional()
+  @IsInt()
+  @Min(0)
+  @Max(100)
+  maxFailurePercent?: number;
+}
+
+export class ChangeFirmwareRequest {
+  @ApiPropertyOptional({ type: 'integer', minimum: 0, maximum: 100 })
+  @IsOptional()
+  @IsInt()
+  @Min(0)
+  @Max(100)
+  rolloutPercent?: number;
+
+  @ApiPropertyOptional({ description: 'A paused release is offered to nobody; false resumes it (also after an automatic pause).' })
+  @IsOptional()
+  @IsBoolean()
+  paused?: boolean;
+
+  @ApiPropertyOptional({ description: 'A revoked release is never offered again unless un-revoked.' })
+  @IsOptional()
+  @IsBoolean()
+  revoked?: boolean;
+}
+
+export class ListFirmwareQuery {
+  @ApiPropertyOptional({ enum: ['stable', 'beta'] })
+  @IsOptional()
+  @IsIn(['stable', 'beta'])
+  channel?: 'stable' | 'beta';
+
+  @ApiPropertyOptional({ maxLength: 128 })
+  @IsOptional()
+  @IsString()
+  @Length(1, 128)
+  hardwareId?: string;
+
+  @ApiPropertyOptional(versionDoc('Only this version.'))
+  @IsOptional()
+  @IsString()
+  @MaxLength(64)
+  @Matches(FirmwareVersion.PATTERN, { message: `version ${VERSION_MESSAGE}` })
+  version?: string;
+
+  @ApiPropertyOptional({ enum: ['true', 'false'], default: 'false', description: 'Include revoked releases.' })
+  @IsOptional()
+  @IsIn(['true', 'false'])
+  includeRevoked?: 'true' | 'false';
+
+  @ApiPropertyOptional({ minimum: 1, maximum: 100, default: 50 })
+  @IsOptional()
+  @Type(() => Number)
+  @IsInt()
+  @Min(1)
+  @Max(100)
+  limit?: number;
+
+  @ApiPropertyOptional()
+  @IsOptional()
+  @IsString()
+  @MaxLength(200)
+  cursor?: string;
+}
+
+export class FirmwareReleaseResponse {
+  @ApiProperty({ format: 'uuid' })
+  id!: string;
+  @ApiProperty({ example: '0.1.10' })
+  version!: string;
+  @ApiProperty({ type: 'string', nullable: true })
+  hardwareId!: string | null;
+  @ApiProperty({ enum: ['stable', 'beta'] })
+  channel!: 'stable' | 'beta';
+  @ApiProperty()
+  url!: string;
+  @ApiProperty()
+  sha256!: string;
+  @ApiProperty()
+  size!: number;
+  @ApiProperty({ type: 'string', nullable: true })
+  releaseNotes!: string | null;
+  @ApiProperty({ type: 'integer' })
+  rolloutPercent!: number;
+  @ApiProperty({ type: 'string', nullable: true })
+  minFromVersion!: string | null;
+  @ApiProperty({ type: 'integer', nullable: true })
+  maxFailurePercent!: number | null;
+  @ApiProperty()
+  paused!: boolean;
+  @ApiProperty({ description: 'Paused by itself because too many devices failed it.' })
+  autoPaused!: boolean;
+  @ApiProperty()
+  revoked!: boolean;
+  @ApiProperty({ format: 'date-time' })
+  publishedAt!: string;
+  @ApiProperty({ format: 'date-time' })
+  updatedAt!: string;
+
+  static from(release: FirmwareRelease): FirmwareReleaseResponse {
+    return {
+      id: release.id,
+      version: release.version,
+      hardwareId: release.hardwareId,
+      channel: release.channel,
+      url: release.url,
+      sha256: release.sha256,
+      size: release.size,
+      releaseNotes: release.releaseNotes,
+      rolloutPercent: release.rolloutPercent,
+      minFromVersion: release.minFromVersion,
+      maxFailurePercent: release.maxFailurePercent,
+      paused: release.paused,
+      autoPaused: release.autoPausedAt !== null,
+      revoked: release.revoked,
+      publishedAt: release.publishedAt.toISOString(),
+      updatedAt: release.updatedAt.toISOString(),
+    };
+  }
+}
+
+export class FirmwareReleaseListResponse {
+  @ApiProperty({ type: [FirmwareReleaseResponse], description: 'Newest first.' })
+  items!: FirmwareReleaseResponse[];
+
+  @ApiProperty({ type: 'string', nullable: true })
+  nextCursor!: string | null;
+}
+
+export class ReleaseCountsResponse {
+  @ApiProperty({ description: 'Devices offered the release by GET /ota/latest.' })
+  offered!: number;
+  @ApiProperty({ description: 'Downloading (and not stalled).' })
+  downloading!: number;
+  @ApiProperty({ description: 'Installing (and not stalled).' })
+  installing!: number;
+  @ApiProperty({ description: 'Installed and still running it (or newer).' })
+  installed!: number;
+  @ApiProperty({ description: 'Download, verification or install failed.' })
+  failed!: number;
+  @ApiProperty({ description: 'Rolled back, reported or seen (it now runs an older version).' })
+  rolledBack!: number;
+  @ApiProperty({ description: 'Started a download or install and silent for OTA_STALL_TIMEOUT_SEC.' })
+  stalled!: number;
+}
+
+export class FirmwareReleaseStatusResponse {
+  @ApiProperty({ type: FirmwareReleaseResponse })
+  release!: FirmwareReleaseResponse;
+
+  @ApiProperty({ type: ReleaseCountsResponse })
+  devices!: ReleaseCountsResponse;
+
+  @ApiProperty({ description: 'The release paused itself: the failure share exceeded maxFailurePercent.' })
+  autoPaused!: boolean;
+
+  static from(status: ReleaseStatus): FirmwareReleaseStatusResponse {
+    return { release: FirmwareReleaseResponse.from(status.release), devices: status.counts, autoPaused: status.autoPaused };
+  }
+}
