@@ -9,13 +9,16 @@
  * (buckets; raw mode is not benchmarked and answers 400 here), POST /api/v1/device/login,
  * POST /api/v1/auth/login, GET /health.
  */
-import { createHmac, createSecretKey, randomBytes, timingSafeEqual, type KeyObject } from 'node:crypto';
+import { createHash, createHmac, createSecretKey, randomBytes, timingSafeEqual, type KeyObject } from 'node:crypto';
 import * as argon2 from 'argon2';
 import Fastify, { type FastifyError, type FastifyRequest } from 'fastify';
 import jwt, { type JwtPayload } from 'jsonwebtoken';
 import pg from 'pg';
 import { autoBucketSec, MAX_POINTS_EXPLICIT, parseBucket, resolveRange, rollupSpan } from '../src/modules/telemetry/domain/history-query.js';
 import { admit, BATTERY_ID_PATTERN, DEFAULT_BATTERY_ID, METRIC_NAME, parseIsoInstant, type TelemetryRecord } from '../src/modules/telemetry/domain/telemetry-record.js';
+import { effectiveConfig, type ConfigOverrides, type FleetDefaults } from '../src/modules/devices/domain/device-config.js';
+import { FirmwareVersion } from '../src/modules/devices/domain/firmware-version.js';
+import { selectRelease, type FirmwareRelease } from '../src/modules/ota/domain/firmware-release.js';
 import { DomainError } from '../src/shared/domain-error.js';
 import * as SQL from './baseline-sql.js';
 
@@ -75,9 +78,15 @@ const unauthorized = () => new HttpError(401, 'UNAUTHORIZED');
 
 interface DeviceRow {
   device_id: string;
+  hardware_id: string;
+  firmware_version: string;
   secret_hash: string;
   token_version: number;
+  registered_at: Date;
   credentials_used_at: Date | null;
+  config_overrides: ConfigOverrides;
+  config_revision: number;
+  config_updated_at: Date | null;
 }
 
 interface UserRow {
@@ -124,6 +133,10 @@ function verifyAccessToken(request: FastifyRequest, secret: KeyObject, audience:
 const deviceSnapshots = new Map<string, DeviceRow>();
 
 async function authenticateDevice(request: FastifyRequest): Promise<string> {
+  return (await deviceOf(request)).device_id;
+}
+
+async function deviceOf(request: FastifyRequest): Promise<DeviceRow> {
   const { sub, tv } = verifyAccessToken(request, deviceKey, DEVICE_AUDIENCE);
   let device = deviceSnapshots.get(sub);
   if (!device) {
@@ -137,7 +150,7 @@ async function authenticateDevice(request: FastifyRequest): Promise<string> {
     deviceSnapshots.set(sub, device);
   }
   if (device.token_version !== tv) throw unauthorized();
-  return device.device_id;
+  return device;
 }
 
 async function authenticateCustomer(request: FastifyRequest): Promise<{ userId: string; isAdmin: boolean }> {
@@ -404,6 +417,75 @@ app.post<{ Body: { email: string; password: string } }>(
     return issueTokens('customer', user.id, user.token_version, { role: user.role }, new Date());
   },
 );
+
+// S4: configuration and OTA polls. Fleet defaults and offerable releases are read once and kept,
+// as the service mirrors them (nothing changes them during a bench run).
+let fleetDefaults: Promise<FleetDefaults> | undefined;
+let offerableReleases: Promise<FirmwareRelease[]> | undefined;
+const recordedOffers = new Set<string>();
+
+function loadDefaults(): Promise<FleetDefaults> {
+  fleetDefaults ??= pool
+    .query<{ settings: FleetDefaults['settings']; revision: number; updated_at: Date }>({ name: SQL.CONFIG_DEFAULTS_NAME, text: SQL.CONFIG_DEFAULTS_SQL })
+    .then(({ rows }) => ({ settings: rows[0].settings, revision: rows[0].revision, updatedAt: rows[0].updated_at }));
+  return fleetDefaults;
+}
+
+function loadReleases(): Promise<FirmwareRelease[]> {
+  offerableReleases ??= pool.query<Record<string, never>>({ name: SQL.OFFERABLE_RELEASES_NAME, text: SQL.OFFERABLE_RELEASES_SQL }).then(({ rows }) =>
+    rows.map((row: Record<string, unknown>) => ({
+      id: row.id as string,
+      version: row.version as string,
+      hardwareId: row.hardware_id as string | null,
+      channel: row.channel as 'stable' | 'beta',
+      url: row.url as string,
+      sha256: row.sha256 as string,
+      size: Number(row.size),
+      releaseNotes: row.release_notes as string | null,
+      rolloutPercent: row.rollout_percent as number,
+      minFromVersion: row.min_from_version as string | null,
+      maxFailurePercent: row.max_failure_percent as number | null,
+      paused: row.paused as boolean,
+      autoPausedAt: row.auto_paused_at as Date | null,
+      revoked: row.revoked as boolean,
+      publishedAt: row.published_at as Date,
+      updatedAt: row.updated_at as Date,
+    })),
+  );
+  return offerableReleases;
+}
+
+const noneMatch = (header: string | undefined, etag: string) => header !== undefined && header.split(',').some((tag) => tag.trim().replace(/^W\//, '') === etag);
+
+app.get('/api/v1/device/config', async (request, reply) => {
+  const device = await deviceOf(request);
+  const config = effectiveConfig(await loadDefaults(), { overrides: device.config_overrides, revision: device.config_revision, updatedAt: device.config_updated_at }, device.registered_at);
+  const etag = `"config-${config.version}"`;
+  void reply.header('ETag', etag).header('Cache-Control', 'private, no-cache');
+  if (noneMatch(request.headers['if-none-match'], etag)) return reply.status(304).send();
+  return { ...config, updatedAt: config.updatedAt.toISOString() };
+});
+
+app.get('/api/v1/ota/latest', async (request, reply) => {
+  const device = await deviceOf(request);
+  const config = effectiveConfig(await loadDefaults(), { overrides: device.config_overrides, revision: device.config_revision, updatedAt: device.config_updated_at }, device.registered_at);
+  const firmwareVersion = FirmwareVersion.parse(device.firmware_version);
+  const release = selectRelease(await loadReleases(), { deviceId: device.device_id, hardwareId: device.hardware_id, firmwareVersion, channel: config.otaChannel });
+  const etag = `"ota-${createHash('sha256').update(`${firmwareVersion.value}|${release?.id ?? '-'}`).digest('base64url').slice(0, 22)}"`;
+  void reply.header('ETag', etag).header('Cache-Control', 'private, no-cache');
+  if (noneMatch(request.headers['if-none-match'], etag)) return reply.status(304).send();
+  if (release && !recordedOffers.has(`${release.id}:${device.device_id}`)) {
+    await pool.query({ name: SQL.RECORD_OFFER_NAME, text: SQL.RECORD_OFFER_SQL, values: [device.device_id, release.id, new Date()] });
+    recordedOffers.add(`${release.id}:${device.device_id}`);
+  }
+  return {
+    updateAvailable: release !== null,
+    currentVersion: firmwareVersion.value,
+    firmware: release
+      ? { version: release.version, url: release.url, sha256: release.sha256, size: release.size, releaseNotes: release.releaseNotes, publishedAt: release.publishedAt.toISOString() }
+      : null,
+  };
+});
 
 app.get('/health', async () => ({ status: 'ok' }));
 

@@ -63,6 +63,7 @@ const VISIBLE = '($2::boolean OR d.owner_id = $3::uuid)';
 
 const SUMMARY_COLUMNS = `
   d.device_id, d.hardware_id, d.firmware_version, d.owner_id, u.email AS owner_email, d.claimed_at, d.last_seen_at, d.visible_since,
+  d.config_overrides, d.config_revision, d.applied_config_version, d.config_applied_at,
   (SELECT json_agg(json_build_object('batteryId', l.battery_id, 'metric', l.metric, 'ts', l.ts, 'value', l.value) ORDER BY l.battery_id, l.metric)
      FROM device_latest_metrics l
     WHERE l.device_id = d.device_id AND ($2::boolean OR d.visible_since IS NULL OR l.ts >= d.visible_since)) AS latest`;
@@ -87,3 +88,13 @@ export const SERIES_SQL = `WITH parts AS (
          FROM parts
         GROUP BY battery_id, metric, 3
         ORDER BY metric, battery_id, 3`;
+
+/** src/modules/devices/infrastructure/sql-fleet-defaults.store.ts and ota/infrastructure/sql-firmware-releases.ts (mirrored in memory). */
+export const CONFIG_DEFAULTS_SQL = 'SELECT settings, revision, updated_at FROM config_defaults WHERE id = 1';
+export const CONFIG_DEFAULTS_NAME = 'config_defaults';
+export const OFFERABLE_RELEASES_SQL =
+  'SELECT id, version, hardware_id, channel, url, sha256, size, release_notes, rollout_percent, min_from_version, max_failure_percent, paused, auto_paused_at, revoked, published_at, updated_at FROM firmware_releases WHERE NOT revoked AND NOT paused';
+export const OFFERABLE_RELEASES_NAME = 'releases_offerable';
+export const RECORD_OFFER_SQL = `INSERT INTO device_release_states (device_id, release_id, state, offered_at, last_event_at) VALUES ($1, $2, 'offered', $3, NULL)
+       ON CONFLICT (release_id, device_id) DO UPDATE SET offered_at = COALESCE(device_release_states.offered_at, EXCLUDED.offered_at)`;
+export const RECORD_OFFER_NAME = 'release_offer';

@@ -14,7 +14,10 @@ export interface LoadResult {
   rps: number;
   p50Ms: number;
   p99Ms: number;
+  /** Responses outside 2xx other than the 304s the workload asked for. */
   non2xx: number;
+  /** 304 Not Modified answers to If-None-Match (S4). */
+  notModified: number;
   /** Connection errors and timeouts. */
   errors: number;
   unexpectedBodies: number;
@@ -40,6 +43,16 @@ export interface RunResult {
    * the machine). Above a few percent the run was disturbed.
    */
   otherCpuShare: number;
+  /** PostgreSQL transactions committed or rolled back per completed request (variants that count them). */
+  postgresTransactionsPerRequest?: number;
+}
+
+/** Backends report their statistics at most every 10 s when idle (PGSTAT_IDLE_INTERVAL): wait that out. */
+const STATS_SETTLE_MS = 11_000;
+
+async function transactionCount(pool: pg.Pool): Promise<number> {
+  const { rows } = await pool.query<{ n: string }>('SELECT (xact_commit + xact_rollback)::text AS n FROM pg_stat_database WHERE datname = current_database()');
+  return Number(rows[0].n);
 }
 
 function fire(url: string, load: LoadSpec, workload: Workload, durationSec: number): Promise<autocannon.Result> {
@@ -71,7 +84,8 @@ export async function runVariant(variant: Variant, server: ServerProcess, target
     });
 
   await Promise.all(start(context.warmupSec).map((run) => run.done));
-  await new Promise((resolve) => setTimeout(resolve, 500));
+  await new Promise((resolve) => setTimeout(resolve, variant.countTransactions ? STATS_SETTLE_MS : 500));
+  const transactionsBefore = variant.countTransactions ? await transactionCount(context.pool) : 0;
 
   const hwmReset = resetPeakRss(server.pid);
   let sampledRssKb = rssKb(server.pid);
@@ -96,6 +110,13 @@ export async function runVariant(variant: Variant, server: ServerProcess, target
   clearInterval(sampler);
   const peakKb = hwmReset ? peakRssKb(server.pid) : Math.max(sampledRssKb, rssKb(server.pid));
 
+  let transactions: number | undefined;
+  if (variant.countTransactions) {
+    await new Promise((resolve) => setTimeout(resolve, STATS_SETTLE_MS));
+    // Minus the orchestrator's own two reads.
+    transactions = (await transactionCount(context.pool)) - transactionsBefore - 2;
+  }
+
   const loads: LoadResult[] = [];
   for (const [index, run] of runs.entries()) {
     const result = results[index];
@@ -105,7 +126,8 @@ export async function runVariant(variant: Variant, server: ServerProcess, target
       rps: result.requests.total / result.duration,
       p50Ms: result.latency.p50,
       p99Ms: result.latency.p99,
-      non2xx: result.non2xx,
+      non2xx: result.non2xx - (run.workload.notModified?.() ?? 0),
+      notModified: run.workload.notModified?.() ?? 0,
       errors: result.errors,
       unexpectedBodies: run.workload.unexpectedBodies(),
       integrity: run.workload.settle ? await run.workload.settle(context.pool) : undefined,
@@ -122,5 +144,6 @@ export async function runVariant(variant: Variant, server: ServerProcess, target
     loadGeneratorCpuUsPerRequest: (ownCpuDelta.user + ownCpuDelta.system) / requests,
     peakRssMb: peakKb / 1024,
     otherCpuShare: Math.max(0, otherCpuUs) / (elapsedUs * cpus().length),
+    postgresTransactionsPerRequest: transactions === undefined ? undefined : Math.max(0, transactions) / requests,
   };
 }

@@ -22,6 +22,8 @@ interface LoadAggregate {
   p50Ms: number;
   p99Ms: number;
   non2xx: number;
+  notModified: number;
+  requests: number;
   errors: number;
   unexpectedBodies: number;
 }
@@ -33,6 +35,8 @@ interface Aggregate {
   postgresCpu: number;
   loadGeneratorCpu: number;
   peakRssMb: number;
+  /** Median over rounds, when counted. */
+  postgresTransactionsPerRequest?: number;
   integrity?: { ok: boolean; acknowledged: number; stored: number; committedUnanswered: number; duplicates: number; rejected: number };
 }
 
@@ -53,6 +57,8 @@ function aggregate(runs: RunResult[]): Aggregate | undefined {
       p50Ms: median(of((run) => run.loads[index].p50Ms)),
       p99Ms: median(of((run) => run.loads[index].p99Ms)),
       non2xx: of((run) => run.loads[index].non2xx).reduce((a, b) => a + b, 0),
+      notModified: of((run) => run.loads[index].notModified ?? 0).reduce((a, b) => a + b, 0),
+      requests: of((run) => run.loads[index].requests).reduce((a, b) => a + b, 0),
       errors: of((run) => run.loads[index].errors).reduce((a, b) => a + b, 0),
       unexpectedBodies: of((run) => run.loads[index].unexpectedBodies).reduce((a, b) => a + b, 0),
     };
@@ -65,6 +71,7 @@ function aggregate(runs: RunResult[]): Aggregate | undefined {
     postgresCpu: median(runs.map((run) => run.postgresCpuUsPerRequest)),
     loadGeneratorCpu: median(runs.map((run) => run.loadGeneratorCpuUsPerRequest)),
     peakRssMb: Math.max(...runs.map((run) => run.peakRssMb)),
+    postgresTransactionsPerRequest: runs[0].postgresTransactionsPerRequest === undefined ? undefined : median(runs.map((run) => run.postgresTransactionsPerRequest ?? NaN)),
     integrity:
       checks.length === 0
         ? undefined
@@ -115,10 +122,18 @@ function variantTable(summary: VariantSummary): string {
     row(`${name} p50 ms`, ms(b?.p50Ms ?? NaN), ms(s?.p50Ms ?? NaN), ratio(s?.p50Ms, b?.p50Ms));
     row(`${name} p99 ms`, ms(b?.p99Ms ?? NaN), ms(s?.p99Ms ?? NaN), ratio(s?.p99Ms, b?.p99Ms));
     row(`${name} non-2xx / errors (all rounds)`, b ? `${b.non2xx} / ${b.errors}` : '–', s ? `${s.non2xx} / ${s.errors}` : '–');
+    if ((b?.notModified ?? 0) + (s?.notModified ?? 0) > 0) {
+      const share = (load: LoadAggregate | undefined) => (load ? `${load.notModified} (${pct(load.notModified / Math.max(1, load.requests))})` : '–');
+      row(`${name} 304 answers (all rounds)`, share(b), share(s));
+    }
     if ((b?.unexpectedBodies ?? 0) + (s?.unexpectedBodies ?? 0) > 0) row(`${name} unexpected 2xx bodies`, String(b?.unexpectedBodies ?? 0), String(s?.unexpectedBodies ?? 0));
   });
   row('server CPU µs/request', int(baseline?.serverCpu ?? NaN), int(service?.serverCpu ?? NaN), ratio(service?.serverCpu, baseline?.serverCpu));
   row('PostgreSQL CPU µs/request', int(baseline?.postgresCpu ?? NaN), int(service?.postgresCpu ?? NaN), ratio(service?.postgresCpu, baseline?.postgresCpu));
+  if (baseline?.postgresTransactionsPerRequest !== undefined || service?.postgresTransactionsPerRequest !== undefined) {
+    const tx = (value: number | undefined) => (value === undefined ? '–' : value.toFixed(4));
+    row('PostgreSQL transactions / request', tx(baseline?.postgresTransactionsPerRequest), tx(service?.postgresTransactionsPerRequest));
+  }
   row('load generator CPU µs/request', int(baseline?.loadGeneratorCpu ?? NaN), int(service?.loadGeneratorCpu ?? NaN));
   row('peak RSS MB (max of rounds)', int(baseline?.peakRssMb ?? NaN), int(service?.peakRssMb ?? NaN), ratio(service?.peakRssMb, baseline?.peakRssMb));
   if (baseline?.integrity || service?.integrity) row('stored = acknowledged (all rounds)', integrityText(baseline), integrityText(service));
@@ -145,6 +160,17 @@ export function checkTargets(summaries: VariantSummary[], info: RunInfo): Target
   if (s2?.service && s2.baseline) {
     const r = s2.service.loads[0].rps / s2.baseline.loads[0].rps;
     checks.push({ target: 'S2 throughput ≥ 0.9 × baseline', measured: `${r.toFixed(2)} × (${int(s2.service.loads[0].rps)} vs ${int(s2.baseline.loads[0].rps)} req/s)`, met: r >= 0.9 });
+  }
+  const s4 = find('S4-c50');
+  if (s4?.service && s4.baseline) {
+    const rps = s4.service.loads[0].rps;
+    const r = rps / s4.baseline.loads[0].rps;
+    checks.push({ target: 'S4 ≥ 15,000 req/s', measured: `${int(rps)} req/s`, met: rps >= 15_000 });
+    checks.push({ target: 'S4 ≥ 0.85 × baseline', measured: `${r.toFixed(2)} × (${int(rps)} vs ${int(s4.baseline.loads[0].rps)} req/s)`, met: r >= 0.85 });
+    const tx = s4.service.postgresTransactionsPerRequest;
+    if (tx !== undefined) {
+      checks.push({ target: 'S4: no database query for a poll the ETag answers', measured: `${tx.toFixed(4)} PostgreSQL transactions per request; ${pct(s4.service.loads[0].notModified / Math.max(1, s4.service.loads[0].requests))} of answers were 304`, met: tx < 0.001 });
+    }
   }
   const fullData = info.seed.devices >= 1000 && info.seed.days >= 30;
   for (const [label, limit] of [

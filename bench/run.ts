@@ -79,6 +79,14 @@ async function main(): Promise<void> {
     pool = new pg.Pool({ connectionString: databaseUrl, max: 2, application_name: 'bench-orchestrator' });
     // PostgreSQL stopping under idle connections must not crash the orchestrator before its cleanup.
     pool.on('error', () => undefined);
+    // S4: one release offered to half the fleet (staged rollout), so /ota/latest answers both ways.
+    await pool.query(
+      `INSERT INTO firmware_releases (id, version, hardware_id, channel, url, sha256, size, release_notes, rollout_percent, min_from_version,
+                                      max_failure_percent, paused, auto_paused_at, revoked, published_at, updated_at)
+       VALUES ('00000000-0000-4000-8000-000000000001', '0.2.0', NULL, 'stable', 'https://firmware.example.com/gw/0.2.0.bin', repeat('a', 64), 1572864,
+               'Bench release', 50, NULL, NULL, false, NULL, false, now(), now())
+       ON CONFLICT DO NOTHING`,
+    );
     const postgresVersion = `PostgreSQL ${(await pool.query<{ server_version: string }>('SHOW server_version')).rows[0].server_version}`;
 
     const common = {

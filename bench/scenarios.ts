@@ -1,5 +1,5 @@
 import type { ScenarioId } from './options.js';
-import { customerLoginWorkload, deviceLoginWorkload, historyWorkload, ingestWorkload, type Fleet, type IngestClock, type Workload } from './workloads.js';
+import { customerLoginWorkload, deviceLoginWorkload, historyWorkload, ingestWorkload, pollWorkload, type Fleet, type IngestClock, type Workload } from './workloads.js';
 
 /** One stream of requests inside a variant; several run at once in S5. */
 export interface LoadSpec {
@@ -16,6 +16,8 @@ export interface Variant {
   title: string;
   /** The first load is the one the variant is about: its req/s and latency head the table. */
   loads: LoadSpec[];
+  /** Count PostgreSQL transactions during the measured run (waits for the statistics to settle). */
+  countTransactions?: boolean;
 }
 
 const HOUR = 3_600_000;
@@ -46,13 +48,16 @@ const S3: Variant[] = [
   })),
 );
 
-/**
- * S4, config and OTA polling, comes with the configuration and OTA issue: add its variants here
- * (device-token GETs of the config and the OTA check, e.g. 50 connections and a fixed rate), a
- * workload in workloads.ts, the same routes in baseline-server.ts with the statements copied into
- * baseline-sql.ts (and checked in sql-parity.ts), then allow 'S4' in options.ts.
- */
-const S4: Variant[] = [];
+/** Config and OTA polls with If-None-Match, half each, random devices: mostly 304s answered from memory. */
+const S4: Variant[] = [
+  {
+    id: 'S4-c50',
+    scenario: 'S4',
+    title: 'S4 config and OTA polling with If-None-Match (mostly 304), 50 connections',
+    countTransactions: true,
+    loads: [{ name: 'poll', connections: 50, workload: (fleet) => pollWorkload(fleet) }],
+  },
+];
 
 /** Logins at fixed, modest rates while S1's 50 connections keep the server saturated. */
 const S5: Variant[] = [

@@ -250,6 +250,7 @@ async function resetReused(url: string, info: SeedInfo, log: Log): Promise<numbe
     await client.query('UPDATE devices SET last_seen_at = $1', [new Date(t0.getTime() - SAMPLE_SEC * 1000)]);
     await client.query('DELETE FROM device_refresh_tokens');
     await client.query('DELETE FROM user_refresh_tokens');
+    await client.query('DELETE FROM device_release_states');
     await client.query('VACUUM (ANALYZE) telemetry, telemetry_rollup_5m, device_latest_metrics, devices, device_refresh_tokens, user_refresh_tokens');
     await client.query('CHECKPOINT');
   } finally {
@@ -267,6 +268,14 @@ export async function prepareData(serverUrl: string, database: string, dataDir: 
   const current = MIGRATIONS.map((migration) => migration.name);
   if (!reseed && existsSync(marker)) {
     const info = JSON.parse(readFileSync(marker, 'utf8')) as SeedInfo;
+    // Migrations added since the seeding only add tables and columns: apply them instead of seeding again.
+    const olderMigrations = info.migrations.length < current.length && info.migrations.every((name, index) => current[index] === name);
+    if (info.devices === plan.devices && info.days === plan.days && olderMigrations) {
+      log(`Applying ${current.length - info.migrations.length} migration(s) added since the seeding…`);
+      await runMigrations(`${serverUrl}/${database}`);
+      info.migrations = current;
+      writeFileSync(marker, JSON.stringify(info, null, 2));
+    }
     const sameMigrations = JSON.stringify(info.migrations) === JSON.stringify(current);
     if (info.devices === plan.devices && info.days === plan.days && sameMigrations) {
       const cleanupSeconds = await resetReused(`${serverUrl}/${database}`, info, log);

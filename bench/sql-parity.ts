@@ -3,6 +3,8 @@ import { ChangeFeed } from '../src/shared/database/change-feed.js';
 import { DashboardQueries } from '../src/modules/dashboard/application/dashboard.queries.js';
 import { TypeOrmUserRepository } from '../src/modules/accounts/infrastructure/typeorm-user.repository.js';
 import { TypeOrmDeviceRepository } from '../src/modules/devices/infrastructure/typeorm-device.repository.js';
+import { SqlFleetDefaultsStore } from '../src/modules/devices/infrastructure/sql-fleet-defaults.store.js';
+import { SqlFirmwareReleases } from '../src/modules/ota/infrastructure/sql-firmware-releases.js';
 import { TelemetryWriter } from '../src/modules/telemetry/infrastructure/telemetry-writer.js';
 import { SqlRefreshTokenStore } from '../src/shared/auth-tokens/refresh-token-store.js';
 import type { Sql, SqlRunner } from '../src/shared/database/sql.js';
@@ -19,6 +21,7 @@ class CapturingSql implements SqlRunner {
 
   async rows<T>(text: string, _values: unknown[] = [], name?: string): Promise<T[]> {
     this.calls.push({ text, name });
+    if (text.includes('FROM config_defaults')) return [{ settings: {}, revision: 1, updated_at: new Date() }] as T[];
     return (text.includes('AS inserted') ? [{ inserted: 0 }] : []) as T[];
   }
 }
@@ -37,10 +40,11 @@ async function capture(run: (sql: CapturingSql) => Promise<unknown>): Promise<Ca
 export async function checkSqlParity(): Promise<void> {
   const now = new Date();
   const asSql = (sql: CapturingSql) => sql as unknown as Sql;
+  const feed = () => new ChangeFeed('postgres://unused');
   const expectations: Array<[string, Captured, string, string | undefined]> = [
     ['telemetry ingest', await capture((sql) => new TelemetryWriter(asSql(sql)).write('d', [{ ts: now, batteryId: 'main', metrics: { soc: 1 } }], now)), baseline.INGEST_SQL, baseline.INGEST_NAME],
-    ['device by id', await capture((sql) => new TypeOrmDeviceRepository(asSql(sql), new ChangeFeed('postgres://unused')).findById('d')), baseline.DEVICE_BY_ID_SQL, baseline.DEVICE_BY_ID_NAME],
-    ['mark credentials used', await capture((sql) => new TypeOrmDeviceRepository(asSql(sql), new ChangeFeed('postgres://unused')).markCredentialsUsed('d', now)), baseline.MARK_CREDENTIALS_USED_SQL, baseline.MARK_CREDENTIALS_USED_NAME],
+    ['device by id', await capture((sql) => new TypeOrmDeviceRepository(asSql(sql), feed()).findById('d')), baseline.DEVICE_BY_ID_SQL, baseline.DEVICE_BY_ID_NAME],
+    ['mark credentials used', await capture((sql) => new TypeOrmDeviceRepository(asSql(sql), feed()).markCredentialsUsed('d', now)), baseline.MARK_CREDENTIALS_USED_SQL, baseline.MARK_CREDENTIALS_USED_NAME],
     ['user by id', await capture((sql) => new TypeOrmUserRepository(asSql(sql)).findById('u')), baseline.USER_BY_ID_SQL, baseline.USER_BY_ID_NAME],
     ['user by email', await capture((sql) => new TypeOrmUserRepository(asSql(sql)).findByEmail('e')), baseline.USER_BY_EMAIL_SQL, undefined],
     [
@@ -55,6 +59,9 @@ export async function checkSqlParity(): Promise<void> {
       baseline.INSERT_USER_REFRESH_TOKEN_SQL,
       undefined,
     ],
+    ['fleet defaults', await capture((sql) => new SqlFleetDefaultsStore(asSql(sql), feed()).current()), baseline.CONFIG_DEFAULTS_SQL, baseline.CONFIG_DEFAULTS_NAME],
+    ['offerable releases', await capture((sql) => new SqlFirmwareReleases(asSql(sql), feed()).offerableReleases()), baseline.OFFERABLE_RELEASES_SQL, baseline.OFFERABLE_RELEASES_NAME],
+    ['record offer', await capture((sql) => new SqlFirmwareReleases(asSql(sql), feed()).recordOffer('d', 'r', now)), baseline.RECORD_OFFER_SQL, baseline.RECORD_OFFER_NAME],
     ['dashboard device', await capture((sql) => new DashboardQueries(asSql(sql)).device({ userId: 'u', isAdmin: false }, 'd')), baseline.DEVICE_SUMMARY_SQL, undefined],
     [
       'history series',

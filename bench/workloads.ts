@@ -22,6 +22,8 @@ export interface Workload {
   settle?(pool: pg.Pool): Promise<Integrity>;
   /** 2xx responses whose body was not what the scenario expects (e.g. an empty history). */
   unexpectedBodies(): number;
+  /** 304 answers the scenario asked for with If-None-Match: expected, not counted as failures. */
+  notModified?(): number;
 }
 
 export interface Fleet {
@@ -225,4 +227,36 @@ export function customerLoginWorkload(fleet: Fleet): Workload {
     },
   };
   return { request, unexpectedBodies: () => unexpected };
+}
+
+/**
+ * S4: gateways polling GET /device/config and GET /ota/latest, each with the ETag of its last
+ * answer in If-None-Match, as firmware does: after the first answer per device and route, 304s.
+ */
+export function pollWorkload(fleet: Fleet): Workload {
+  const etags = new Map<string, string>();
+  let unexpected = 0;
+  let notModified = 0;
+  const request: autocannon.Request = {
+    method: 'GET',
+    setupRequest: (req, context) => {
+      const device = pick(fleet.devices.length);
+      const path = Math.random() < 0.5 ? '/api/v1/device/config' : '/api/v1/ota/latest';
+      const key = `${path}|${device}`;
+      (context as { key?: string }).key = key;
+      const etag = etags.get(key);
+      return { ...req, path, headers: { authorization: `Bearer ${fleet.deviceTokens[device]}`, ...(etag ? { 'if-none-match': etag } : {}) } };
+    },
+    onResponse: (status, body, context, headers) => {
+      const key = (context as { key?: string }).key;
+      if (status === 304) {
+        notModified += 1;
+        return;
+      }
+      const etag = (headers as Record<string, string | undefined> | undefined)?.etag;
+      if (status === 200 && key && etag && body.length > 0) etags.set(key, etag);
+      else if (status >= 200 && status < 300) unexpected += 1;
+    },
+  };
+  return { request, unexpectedBodies: () => unexpected, notModified: () => notModified };
 }

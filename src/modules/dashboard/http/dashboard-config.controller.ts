@@ -6,7 +6,7 @@ import { ApiProblems } from '../../../shared/http/api-problems.decorator.js';
 import { ifMatchHolds } from '../../../shared/http/etag.js';
 import type { CustomerPrincipal } from '../../accounts/application/accounts.service.js';
 import { DeviceConfigService } from '../../devices/application/device-config.service.js';
-import { DeviceSnapshots } from '../../devices/application/device-snapshots.js';
+import { DevicesService } from '../../devices/application/devices.service.js';
 import { ConfigOverridesPatchRequest, DashboardDeviceConfigResponse } from '../../devices/http/device-config.dto.js';
 import { DeviceIdParam } from '../../devices/http/device-id.param.js';
 import { NotFoundError } from '../../../shared/domain-error.js';
@@ -18,7 +18,7 @@ export class DashboardConfigController {
   constructor(
     private readonly dashboard: DashboardService,
     private readonly configs: DeviceConfigService,
-    private readonly snapshots: DeviceSnapshots,
+    private readonly devices: DevicesService,
   ) {}
 
   @Get()
@@ -33,7 +33,9 @@ export class DashboardConfigController {
     @Res({ passthrough: true }) reply: FastifyReply,
   ): Promise<DashboardDeviceConfigResponse> {
     await this.dashboard.device({ userId: customer.userId, isAdmin: customer.isAdmin }, deviceId);
-    const device = await this.snapshots.get(deviceId);
+    // The row itself, not a DeviceSnapshot: the change feed does not announce a gateway's
+    // confirmation (applied_config_version), so a snapshot would show a stale applied version.
+    const device = await this.devices.findDevice(deviceId);
     if (!device) throw new NotFoundError('No visible device has this id.');
     const view = await this.configs.view(device);
     reply.header('ETag', view.etag);
