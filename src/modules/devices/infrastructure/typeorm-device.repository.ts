@@ -103,8 +103,10 @@ export class TypeOrmDeviceRepository extends DeviceRepository {
       if (await change(device)) {
         const state = device.toState();
         await tx.rows(
+          // A registration reports the firmware version at that moment: OTA events from before it no longer set it.
           `UPDATE devices SET hardware_id = $2, firmware_version = $3, claim_code_hash = $4, secret_hash = $5,
-             token_version = $6, credentials_issued_at = $7, credentials_used_at = $8, re_registration_until = $9
+             token_version = $6, credentials_issued_at = $7, credentials_used_at = $8, re_registration_until = $9,
+             firmware_reported_at = CASE WHEN credentials_issued_at IS DISTINCT FROM $7 THEN $7 ELSE firmware_reported_at END
            WHERE device_id = $1`,
           [
             state.deviceId,

@@ -83,7 +83,8 @@ export class FirmwareReleasesService {
       ...release,
       rolloutPercent: change.rolloutPercent ?? release.rolloutPercent,
       paused: change.paused ?? release.paused,
-      // Resuming by hand ends an automatic pause; the failure budget starts watching again.
+      // Resuming by hand ends an automatic pause; from then on the failure budget counts only
+      // devices that report after the resume, or the next check would pause it again at once.
       autoPausedAt: change.paused === false ? null : release.autoPausedAt,
       revoked: change.revoked ?? release.revoked,
       updatedAt: now,
@@ -105,7 +106,7 @@ export class FirmwareReleasesService {
     for (const id of ids) {
       const release = await this.releases.findById(id);
       if (!release || release.paused || release.revoked || release.maxFailurePercent === null) continue;
-      const counts = await this.releases.counts(id, new Date(0));
+      const counts = await this.releases.counts(id, new Date(0), true);
       if (exceedsFailureBudget(release, counts)) await this.releases.autoPause(id, this.clock.now());
     }
   }

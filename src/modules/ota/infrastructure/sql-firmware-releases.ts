@@ -135,7 +135,7 @@ export class SqlFirmwareReleases {
       `SELECT ${COLUMNS} FROM firmware_releases
         WHERE ($1::text IS NULL OR channel = $1)
           AND ($2::text IS NULL OR hardware_id = $2)
-          AND ($3::text IS NULL OR version = $3)
+          AND ($3::text IS NULL OR firmware_version_key(version) = firmware_version_key($3))
           AND ($4::boolean OR NOT revoked)
           AND ($5::timestamptz IS NULL OR (published_at, id) < ($5, $6::uuid))
         ORDER BY published_at DESC, id DESC
@@ -152,9 +152,10 @@ export class SqlFirmwareReleases {
       if (!row) return null;
       const next = change(toRelease(row));
       const [stored] = await tx.rows<ReleaseRow>(
-        `UPDATE firmware_releases SET rollout_percent = $2, paused = $3, auto_paused_at = $4, revoked = $5, updated_at = $6
+        `UPDATE firmware_releases SET rollout_percent = $2, paused = $3, auto_paused_at = $4, revoked = $5, updated_at = $6,
+                failure_budget_since = CASE WHEN $7::boolean THEN $6 ELSE failure_budget_since END
           WHERE id = $1 RETURNING ${COLUMNS}`,
-        [id, next.rolloutPercent, next.paused, next.autoPausedAt, next.revoked, next.updatedAt],
+        [id, next.rolloutPercent, next.paused, next.autoPausedAt, next.revoked, next.updatedAt, row.auto_paused_at !== null && next.autoPausedAt === null],
       );
       return toRelease(stored);
     });
@@ -174,7 +175,7 @@ export class SqlFirmwareReleases {
    * version (it registered or reported one) counts as rolled back; one that started a download or
    * install and was silent since `stalledBefore` counts as stalled.
    */
-  async counts(id: string, stalledBefore: Date): Promise<ReleaseCounts> {
+  async counts(id: string, stalledBefore: Date, onlySinceBudgetStart = false): Promise<ReleaseCounts> {
     const [row] = await this.sql.rows<Record<keyof ReleaseCounts, string>>(
       `SELECT count(*) FILTER (WHERE s.offered_at IS NOT NULL) AS "offered",
               count(*) FILTER (WHERE s.state = 'downloading' AND s.last_event_at >= $2) AS "downloading",
@@ -187,8 +188,9 @@ export class SqlFirmwareReleases {
          FROM device_release_states s
          JOIN devices d ON d.device_id = s.device_id
          JOIN firmware_releases r ON r.id = s.release_id
-        WHERE s.release_id = $1`,
-      [id, stalledBefore],
+        WHERE s.release_id = $1
+          AND (NOT $3::boolean OR r.failure_budget_since IS NULL OR s.last_event_at >= r.failure_budget_since)`,
+      [id, stalledBefore, onlySinceBudgetStart],
     );
     return {
       offered: Number(row.offered),

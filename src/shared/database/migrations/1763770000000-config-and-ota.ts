@@ -55,11 +55,13 @@ export class ConfigAndOta1763770000000 implements MigrationInterface {
         max_failure_percent smallint NULL CHECK (max_failure_percent BETWEEN 0 AND 100),
         paused boolean NOT NULL DEFAULT false,
         auto_paused_at timestamptz NULL,
+        -- the failure budget counts devices whose last event came after this (set on a manual resume)
+        failure_budget_since timestamptz NULL,
         revoked boolean NOT NULL DEFAULT false,
         published_at timestamptz NOT NULL,
         updated_at timestamptz NOT NULL
       )`);
-    await queryRunner.query(`CREATE UNIQUE INDEX firmware_releases_identity_key ON firmware_releases (version, COALESCE(hardware_id, ''), channel)`);
+    await queryRunner.query(`CREATE UNIQUE INDEX firmware_releases_identity_key ON firmware_releases (firmware_version_key(version), COALESCE(hardware_id, ''), channel)`);
 
     await queryRunner.query(`
       CREATE TABLE ota_events (

@@ -1,0 +1,268 @@
+import fc from 'fast-check';
+import type { OtaChannel } from '../../devices/domain/device-config.js';
+import { FirmwareVersion } from '../../devices/domain/firmware-version.js';
+import { exceedsFailureBudget, inRollout, selectRelease, type FirmwareRelease, type OtaTarget } from './firmware-release.js';
+
+const PUBLISHED_AT = new Date('2026-11-21T12:00:00.000Z');
+let releaseCounter = 0;
+
+function aRelease(overrides: Partial<FirmwareRelease> = {}): FirmwareRelease {
+  releaseCounter++;
+  const version = overrides.version ?? '0.2.0';
+  return {
+    id: `00000000-0000-4000-8000-${String(releaseCounter).padStart(12, '0')}`,
+    version,
+    hardwareId: null,
+    channel: 'stable',
+    url: `https://fw.example.com/${version}-${releaseCounter}.bin`,
+    sha256: 'a'.repeat(64),
+    size: 1000,
+    releaseNotes: null,
+    rolloutPercent: 100,
+    minFromVersion: null,
+    maxFailurePercent: null,
+    paused: false,
+    autoPausedAt: null,
+    revoked: false,
+    publishedAt: PUBLISHED_AT,
+    updatedAt: PUBLISHED_AT,
+    ...overrides,
+  };
+}
+
+function aTarget(overrides: Partial<Omit<OtaTarget, 'firmwareVersion'>> & { firmwareVersion?: string } = {}): OtaTarget {
+  return {
+    deviceId: overrides.deviceId ?? 'gw-0001',
+    hardwareId: overrides.hardwareId ?? 'hw-a',
+    firmwareVersion: FirmwareVersion.parse(overrides.firmwareVersion ?? '0.1.9'),
+    channel: overrides.channel ?? 'stable',
+  };
+}
+
+const RELEASE_ID = '3f2504e0-4f89-41d3-9a0c-0305e82c3301';
+const deviceIds = Array.from({ length: 10_000 }, (_, i) => `gw-${i.toString(16).padStart(6, '0')}`);
+
+describe('inRollout', () => {
+  const deviceId = fc.stringMatching(/^[A-Za-z0-9_.:-]{1,64}$/);
+  const releaseId = fc.uuid();
+
+  it('0 % includes nobody and 100 % everybody', () => {
+    fc.assert(
+      fc.property(deviceId, releaseId, (device, release) => {
+        expect(inRollout(device, release, 0)).toBe(false);
+        expect(inRollout(device, release, 100)).toBe(true);
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it('is monotonic in the percent: a device in at p stays in at every higher percent', () => {
+    fc.assert(
+      fc.property(deviceId, releaseId, fc.integer({ min: 0, max: 100 }), fc.integer({ min: 0, max: 100 }), (device, release, a, b) => {
+        const [low, high] = a <= b ? [a, b] : [b, a];
+        if (inRollout(device, release, low)) expect(inRollout(device, release, high)).toBe(true);
+        if (!inRollout(device, release, high)) expect(inRollout(device, release, low)).toBe(false);
+      }),
+      { numRuns: 1000 },
+    );
+  });
+
+  it('is a pure function of (deviceId, releaseId, percent)', () => {
+    fc.assert(
+      fc.property(deviceId, releaseId, fc.integer({ min: 0, max: 100 }), (device, release, percent) => {
+        expect(inRollout(device, release, percent)).toBe(inRollout(device, release, percent));
+      }),
+    );
+  });
+
+  it.each([1, 10, 30, 50, 90])('includes about %i % of 10 000 devices', (percent) => {
+    const included = deviceIds.filter((id) => inRollout(id, RELEASE_ID, percent)).length;
+
+    expect(included).toBeGreaterThanOrEqual((percent - 1.5) * 100);
+    expect(included).toBeLessThanOrEqual((percent + 1.5) * 100);
+  });
+
+  it('picks a different sample for another release (the release id is part of the hash)', () => {
+    const first = deviceIds.filter((id) => inRollout(id, RELEASE_ID, 50));
+    const second = new Set(deviceIds.filter((id) => inRollout(id, '9b2d7c1e-8f1a-4d7e-b0c4-6a5e2f3d4c1b', 50)));
+    const inBoth = first.filter((id) => second.has(id)).length;
+
+    // Independent halves overlap in about a quarter of the fleet, identical ones in half.
+    expect(inBoth).toBeGreaterThan(2_000);
+    expect(inBoth).toBeLessThan(3_000);
+  });
+});
+
+describe('selectRelease', () => {
+  it('no releases: null', () => {
+    expect(selectRelease([], aTarget())).toBeNull();
+  });
+
+  it('takes the highest version in numeric order: 0.1.10 over 0.1.9 and 0.1.2', () => {
+    const releases = [aRelease({ version: '0.1.9' }), aRelease({ version: '0.1.10' }), aRelease({ version: '0.1.2' })];
+
+    expect(selectRelease(releases, aTarget({ firmwareVersion: '0.1.1' }))?.version).toBe('0.1.10');
+  });
+
+  it.each([
+    ['the same version', '0.1.10', '0.1.10'],
+    ['the same version written with a trailing zero', '1.2', '1.2.0'],
+    ['an older version in numeric order', '0.1.9', '0.1.10'],
+    ['an older version', '0.1.3', '1.0'],
+  ])('never offers %s (%s to a device on %s)', (_name, version, running) => {
+    expect(selectRelease([aRelease({ version })], aTarget({ firmwareVersion: running }))).toBeNull();
+  });
+
+  it('skips revoked and paused releases and falls back to the highest live one', () => {
+    const live = aRelease({ version: '0.3.0' });
+    const releases = [aRelease({ version: '0.5.0', revoked: true }), aRelease({ version: '0.4.0', paused: true }), live];
+
+    expect(selectRelease(releases, aTarget())).toBe(live);
+  });
+
+  it('skips a release for other hardware; one without hardwareId is for every hardware', () => {
+    const generic = aRelease({ version: '0.3.0', hardwareId: null });
+    const releases = [aRelease({ version: '0.9.0', hardwareId: 'hw-b' }), generic];
+
+    expect(selectRelease(releases, aTarget({ hardwareId: 'hw-a' }))).toBe(generic);
+    expect(selectRelease(releases, aTarget({ hardwareId: 'hw-b' }))?.version).toBe('0.9.0');
+  });
+
+  it('at equal versions the release for the device\'s hardware wins over a generic one, in either order', () => {
+    const specific = aRelease({ version: '0.3.0', hardwareId: 'hw-a' });
+    const generic = aRelease({ version: '0.3.0', hardwareId: null });
+
+    expect(selectRelease([generic, specific], aTarget())).toBe(specific);
+    expect(selectRelease([specific, generic], aTarget())).toBe(specific);
+    expect(selectRelease([aRelease({ version: '0.3', hardwareId: null }), aRelease({ version: '0.3.0', hardwareId: 'hw-a' })], aTarget())?.hardwareId).toBe('hw-a');
+  });
+
+  it('a higher generic release beats a lower one for the device\'s hardware', () => {
+    const generic = aRelease({ version: '0.4.0', hardwareId: null });
+
+    expect(selectRelease([aRelease({ version: '0.3.0', hardwareId: 'hw-a' }), generic], aTarget())).toBe(generic);
+  });
+
+  it('a stable device never gets a beta release; a beta device gets beta and stable, whichever is higher', () => {
+    const beta = aRelease({ version: '0.4.0', channel: 'beta' });
+    const stable = aRelease({ version: '0.3.0', channel: 'stable' });
+    const newerStable = aRelease({ version: '0.5.0', channel: 'stable' });
+
+    expect(selectRelease([beta, stable], aTarget({ channel: 'stable' }))).toBe(stable);
+    expect(selectRelease([beta], aTarget({ channel: 'stable' }))).toBeNull();
+    expect(selectRelease([beta, stable], aTarget({ channel: 'beta' }))).toBe(beta);
+    expect(selectRelease([beta, stable, newerStable], aTarget({ channel: 'beta' }))).toBe(newerStable);
+  });
+
+  it('minFromVersion: offered from that version on, numerically; below it a lower release without the condition is offered instead', () => {
+    const stepping = aRelease({ version: '0.1.20' });
+    const gated = aRelease({ version: '0.2.0', minFromVersion: '0.1.10' });
+
+    expect(selectRelease([gated, stepping], aTarget({ firmwareVersion: '0.1.9' }))).toBe(stepping);
+    expect(selectRelease([gated, stepping], aTarget({ firmwareVersion: '0.1.10' }))).toBe(gated);
+    expect(selectRelease([gated, stepping], aTarget({ firmwareVersion: '0.1.11' }))).toBe(gated);
+  });
+
+  it('a release whose rollout leaves the device out is skipped for a lower one that includes it', () => {
+    const everyone = aRelease({ version: '0.3.0' });
+
+    expect(selectRelease([aRelease({ version: '0.4.0', rolloutPercent: 0 }), everyone], aTarget())).toBe(everyone);
+  });
+
+  it('agrees with a filter-then-maximum oracle on random fleets', () => {
+    const version = fc.array(fc.integer({ min: 0, max: 12 }), { minLength: 2, maxLength: 3 }).map((parts) => parts.join('.'));
+    const channel = fc.constantFrom<OtaChannel>('stable', 'beta');
+    const release = fc.record({
+      version,
+      hardwareId: fc.constantFrom<string | null>(null, 'hw-a', 'hw-b'),
+      channel,
+      rolloutPercent: fc.constantFrom(0, 25, 50, 100),
+      minFromVersion: fc.option(version, { nil: null }),
+      paused: fc.boolean(),
+      revoked: fc.boolean(),
+    });
+    const key = (value: string) => [...value.split('.').map(Number), 0, 0, 0].slice(0, 4);
+    const compare = (a: string, b: string) => {
+      const [x, y] = [key(a), key(b)];
+      for (let i = 0; i < 4; i++) if (x[i] !== y[i]) return Math.sign(x[i] - y[i]);
+      return 0;
+    };
+
+    fc.assert(
+      fc.property(fc.array(release, { maxLength: 12 }), version, fc.constantFrom('hw-a', 'hw-b'), channel, fc.string({ minLength: 1, maxLength: 12 }), (specs, running, hardwareId, deviceChannel, deviceId) => {
+        const releases = specs.map((spec) => aRelease(spec));
+        const target = aTarget({ deviceId, hardwareId, channel: deviceChannel, firmwareVersion: running });
+        const eligible = releases.filter(
+          (r) =>
+            !r.revoked &&
+            !r.paused &&
+            (r.hardwareId === null || r.hardwareId === hardwareId) &&
+            (r.channel === 'stable' || deviceChannel === 'beta') &&
+            compare(r.version, running) > 0 &&
+            (r.minFromVersion === null || compare(running, r.minFromVersion) >= 0) &&
+            inRollout(deviceId, r.id, r.rolloutPercent),
+        );
+        const chosen = selectRelease(releases, target);
+
+        if (eligible.length === 0) {
+          expect(chosen).toBeNull();
+          return;
+        }
+        expect(chosen).not.toBeNull();
+        expect(eligible).toContain(chosen);
+        for (const other of eligible) expect(compare(chosen!.version, other.version)).toBeGreaterThanOrEqual(0);
+        if (chosen!.hardwareId === null) {
+          expect(eligible.some((other) => other.hardwareId !== null && compare(other.version, chosen!.version) === 0)).toBe(false);
+        }
+      }),
+      { numRuns: 500 },
+    );
+  });
+});
+
+describe('exceedsFailureBudget', () => {
+  const budget = (maxFailurePercent: number | null) => ({ maxFailurePercent });
+
+  it('a release without maxFailurePercent never pauses itself', () => {
+    expect(exceedsFailureBudget(budget(null), { installed: 0, failed: 100, rolledBack: 100 })).toBe(false);
+  });
+
+  it('fewer than 10 finished devices never pause it, even when all of them failed', () => {
+    expect(exceedsFailureBudget(budget(0), { installed: 0, failed: 9, rolledBack: 0 })).toBe(false);
+    expect(exceedsFailureBudget(budget(0), { installed: 0, failed: 5, rolledBack: 4 })).toBe(false);
+  });
+
+  it('from 10 finished devices on: pauses when the failed share is above the percent, not when it equals it', () => {
+    expect(exceedsFailureBudget(budget(20), { installed: 7, failed: 3, rolledBack: 0 })).toBe(true);
+    expect(exceedsFailureBudget(budget(20), { installed: 8, failed: 2, rolledBack: 0 })).toBe(false);
+    expect(exceedsFailureBudget(budget(20), { installed: 79, failed: 21, rolledBack: 0 })).toBe(true);
+    expect(exceedsFailureBudget(budget(20), { installed: 80, failed: 20, rolledBack: 0 })).toBe(false);
+  });
+
+  it('rolled back devices count as finished and as failures (the documented budget: "failed or rolled back")', () => {
+    expect(exceedsFailureBudget(budget(20), { installed: 7, failed: 0, rolledBack: 3 })).toBe(true);
+    expect(exceedsFailureBudget(budget(20), { installed: 8, failed: 1, rolledBack: 1 })).toBe(false);
+    expect(exceedsFailureBudget(budget(0), { installed: 9, failed: 0, rolledBack: 1 })).toBe(true);
+  });
+
+  it('0 % pauses at the first failure among 10 finished; 100 % never pauses', () => {
+    expect(exceedsFailureBudget(budget(0), { installed: 10, failed: 0, rolledBack: 0 })).toBe(false);
+    expect(exceedsFailureBudget(budget(0), { installed: 9, failed: 1, rolledBack: 0 })).toBe(true);
+    expect(exceedsFailureBudget(budget(100), { installed: 0, failed: 50, rolledBack: 50 })).toBe(false);
+  });
+
+  it('is monotonic: more failures never un-pause, a higher budget never pauses what a lower one did not', () => {
+    const count = fc.integer({ min: 0, max: 200 });
+    fc.assert(
+      fc.property(count, count, count, fc.integer({ min: 0, max: 100 }), fc.integer({ min: 0, max: 100 }), (installed, failed, rolledBack, a, b) => {
+        const [low, high] = a <= b ? [a, b] : [b, a];
+        if (exceedsFailureBudget(budget(low), { installed, failed, rolledBack }) === false) {
+          expect(exceedsFailureBudget(budget(high), { installed, failed, rolledBack })).toBe(false);
+        }
+        if (exceedsFailureBudget(budget(low), { installed, failed, rolledBack })) {
+          expect(exceedsFailureBudget(budget(low), { installed, failed: failed + 1, rolledBack })).toBe(true);
+        }
+      }),
+    );
+  });
+});
