@@ -67,11 +67,22 @@ export function buildOpenApiDocument(app: NestFastifyApplication): OpenAPIObject
       { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: 'Customer access token from POST /api/v1/auth/login. Admin operations need an administrator account.' },
       'customer',
     )
+    .setLicense('Proprietary', 'https://example.com/device-cloud/license')
+    .addServer('/', 'This service')
     .build();
-  return SwaggerModule.createDocument(app, config, {
+  const document = SwaggerModule.createDocument(app, config, {
     extraModels: [ProblemResponse],
     operationIdFactory: (_controller, method) => method,
   });
+  // Operations without a bearer scheme are public (@Public, health probes): say so explicitly,
+  // so generated clients and Swagger UI send no token there.
+  for (const path of Object.values(document.paths)) {
+    for (const method of ['get', 'put', 'post', 'delete', 'patch'] as const) {
+      const operation = path[method];
+      if (operation && !operation.security) operation.security = [];
+    }
+  }
+  return document;
 }
 
 /**
