@@ -14,6 +14,7 @@ import { OtaModule } from './modules/ota/ota.module.js';
 import { TelemetryModule } from './modules/telemetry/telemetry.module.js';
 import { DatabaseModule } from './shared/database/database.module.js';
 import { loggerOptions } from './shared/logging.js';
+import { NotModifiedModule } from './shared/http/not-modified.js';
 import { RateLimitModule } from './shared/rate-limit/rate-limit.module.js';
 
 export interface AppSettings {
@@ -33,6 +34,7 @@ export class AppModule {
         LoggerModule.forRoot(loggerOptions(env)),
         DatabaseModule.register({ url: databaseUrl, poolSize: env.DB_POOL_SIZE }),
         RateLimitModule,
+        NotModifiedModule,
         HealthModule,
         AuthModule,
         DevicesModule,

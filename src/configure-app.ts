@@ -8,6 +8,7 @@ import type { Env } from './config/env.js';
 import type { FastifyRequest } from 'fastify';
 import { DomainError } from './shared/domain-error.js';
 import { useJsonBodyParser } from './shared/http/json-body-parser.js';
+import { installNotModifiedHook, NotModifiedShortcuts } from './shared/http/not-modified.js';
 import { ProblemResponse } from './shared/http/problem.response.js';
 import { requestIdOf } from './shared/logging.js';
 import { ProblemDetailsFilter } from './shared/problem-details.filter.js';
@@ -90,9 +91,13 @@ export function buildOpenApiDocument(app: NestFastifyApplication): OpenAPIObject
  * problem details, logging, OpenAPI and Swagger UI. main.ts and the end-to-end tests share it.
  */
 export async function createApp(settings: AppSettings): Promise<NestFastifyApplication> {
-  const app = await NestFactory.create<NestFastifyApplication>(AppModule.register(settings), createAdapter(settings.env), {
+  const adapter = createAdapter(settings.env);
+  const registry: { shortcuts?: NotModifiedShortcuts } = {};
+  installNotModifiedHook(adapter.getInstance(), () => registry.shortcuts);
+  const app = await NestFactory.create<NestFastifyApplication>(AppModule.register(settings), adapter, {
     bufferLogs: true,
   });
+  registry.shortcuts = app.get(NotModifiedShortcuts);
   app.useLogger(app.get(Logger));
   app.setGlobalPrefix(API_PREFIX, { exclude: openApiPrefixExclusions });
   useJsonBodyParser(app, settings.env.BODY_LIMIT_BYTES);

@@ -1,4 +1,5 @@
 import { createSecretKey, type KeyObject } from 'node:crypto';
+import jwt from 'jsonwebtoken';
 import { ExtractJwt, type StrategyOptionsWithoutRequest } from 'passport-jwt';
 import { ACCESS_TOKEN_TYPE, TOKEN_ISSUER } from '../modules/devices/application/device-tokens.js';
 import { UnauthorizedError } from '../shared/domain-error.js';
@@ -30,6 +31,20 @@ export function accessTokenOptions(secret: string, audience: string): StrategyOp
     ignoreExpiration: false,
     jsonWebTokenOptions: { complete: true, clockTolerance: 5 },
   };
+}
+
+/**
+ * The same checks as the passport strategies (bearer header, HS256 only, issuer, audience, expiry),
+ * for the few places that run before Nest's guard (NotModifiedShortcuts). Null when not valid.
+ */
+export function verifyBearer(authorization: string | undefined, key: KeyObject, audience: string): CompleteToken | null {
+  const match = /^(\S+)\s+(\S+)$/.exec(authorization ?? '');
+  if (!match || match[1].toLowerCase() !== 'bearer') return null;
+  try {
+    return jwt.verify(match[2], key, { algorithms: ['HS256'], audience, issuer: TOKEN_ISSUER, clockTolerance: 5, complete: true }) as unknown as CompleteToken;
+  } catch {
+    return null;
+  }
 }
 
 /** The subject and token version of an access token, after checking its type header. */

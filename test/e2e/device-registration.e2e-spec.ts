@@ -200,6 +200,8 @@ describe('POST /api/v1/device/register', () => {
         secret_hash: hmac(retry!.deviceSecret),
         token_version: before.token_version + 1,
         credentials_issued_at: expect.any(Date),
+        // A registration reports the firmware version at that moment (OTA events from before no longer set it).
+        firmware_reported_at: after.credentials_issued_at,
       });
       expect(after.credentials_issued_at.getTime()).toBeGreaterThanOrEqual(before.credentials_issued_at.getTime());
       const [firstToken] = await refreshTokenRows(t.db, body.deviceId);

@@ -1,9 +1,10 @@
-import { Body, Controller, Get, Headers, HttpCode, Post, Res } from '@nestjs/common';
+import { Body, Controller, Get, Headers, HttpCode, Post, Res, type OnModuleInit } from '@nestjs/common';
 import { ApiBody, ApiHeader, ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
 import { CurrentDevice, DeviceAuth } from '../../../auth/auth.decorators.js';
 import { ApiProblems } from '../../../shared/http/api-problems.decorator.js';
 import { noneMatchHolds } from '../../../shared/http/etag.js';
+import { NotModifiedShortcuts } from '../../../shared/http/not-modified.js';
 import { configTag, DeviceConfigService } from '../application/device-config.service.js';
 import type { DevicePrincipal } from '../application/devices.service.js';
 import { ConfirmAppliedConfigRequest } from './device-config.dto.js';
@@ -11,8 +12,16 @@ import { DeviceConfigResponse } from './device.response.js';
 
 @ApiTags('devices')
 @Controller('device/config')
-export class DeviceConfigController {
-  constructor(private readonly configs: DeviceConfigService) {}
+export class DeviceConfigController implements OnModuleInit {
+  constructor(
+    private readonly configs: DeviceConfigService,
+    private readonly shortcuts: NotModifiedShortcuts,
+  ) {}
+
+  /** Unchanged polls are answered before the Nest pipeline, with this same ETag. */
+  onModuleInit(): void {
+    this.shortcuts.register('/api/v1/device/config', async (deviceId) => configTag(await this.configs.forGateway(deviceId)));
+  }
 
   @Get()
   @DeviceAuth()

@@ -1,17 +1,26 @@
-import { Body, Controller, Get, Headers, HttpCode, Post, Res } from '@nestjs/common';
+import { Body, Controller, Get, Headers, HttpCode, Post, Res, type OnModuleInit } from '@nestjs/common';
 import { ApiBody, ApiHeader, ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
 import { CurrentDevice, DeviceAuth } from '../../../auth/auth.decorators.js';
 import { ApiProblems } from '../../../shared/http/api-problems.decorator.js';
 import { noneMatchHolds } from '../../../shared/http/etag.js';
+import { NotModifiedShortcuts } from '../../../shared/http/not-modified.js';
 import type { DevicePrincipal } from '../../devices/application/devices.service.js';
 import { OtaService } from '../application/ota.service.js';
 import { IngestOtaEventsRequest, IngestOtaEventsResponse, LatestFirmwareResponse } from './ota.dto.js';
 
 @ApiTags('ota')
 @Controller('ota')
-export class OtaController {
-  constructor(private readonly ota: OtaService) {}
+export class OtaController implements OnModuleInit {
+  constructor(
+    private readonly ota: OtaService,
+    private readonly shortcuts: NotModifiedShortcuts,
+  ) {}
+
+  /** Unchanged polls are answered before the Nest pipeline, with this same ETag. */
+  onModuleInit(): void {
+    this.shortcuts.register('/api/v1/ota/latest', async (deviceId) => (await this.ota.latest(deviceId)).etag);
+  }
 
   @Get('latest')
   @DeviceAuth()
