@@ -5,17 +5,31 @@ import { HealthCheck, HealthCheckService, TypeOrmHealthIndicator, type HealthChe
 import { Public } from '../auth/auth.decorators.js';
 import { ShutdownState } from './shutdown-state.js';
 
+const dependencyStates = (description: string) =>
+  ApiProperty({
+    description,
+    example: { database: { status: 'up', responseTime: 3 } },
+    type: 'object',
+    additionalProperties: {
+      type: 'object',
+      properties: { status: { type: 'string', enum: ['up', 'down'] }, responseTime: { type: 'number', description: 'Milliseconds the check took (database).' } },
+      required: ['status'],
+    },
+  });
+
+/** @nestjs/terminus's result, as it is sent. */
 class HealthResponse {
   @ApiProperty({ enum: ['ok'], example: 'ok' })
   status!: string;
 
-  @ApiProperty({
-    description: 'State of each checked dependency.',
-    example: { database: { status: 'up' } },
-    type: 'object',
-    additionalProperties: { type: 'object', properties: { status: { type: 'string', enum: ['up', 'down'] } }, required: ['status'] },
-  })
-  details!: Record<string, { status: 'up' | 'down' }>;
+  @dependencyStates('Dependencies that are up.')
+  info!: Record<string, { status: 'up' | 'down'; responseTime?: number }>;
+
+  @dependencyStates('Dependencies that are down (empty when ready).')
+  error!: Record<string, { status: 'up' | 'down'; responseTime?: number }>;
+
+  @dependencyStates('State of each checked dependency.')
+  details!: Record<string, { status: 'up' | 'down'; responseTime?: number }>;
 }
 
 /** Not cached; documented here rather than by terminus, whose 503 is not a problem document. */

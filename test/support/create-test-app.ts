@@ -9,6 +9,7 @@ import { loadEnv } from '../../src/config/env.js';
 import { resolveSecrets, type Secrets } from '../../src/config/secrets.js';
 import { runMigrations } from '../../src/shared/database/migrate.js';
 import type { paths } from '../client/schema.js';
+import { contractCheck } from './contract.js';
 import { createTestDatabase } from './postgres.js';
 
 export type ApiClient = Client<paths>;
@@ -60,10 +61,13 @@ export async function startTestApp(databaseUrl: string, overrides: Record<string
   const address = app.getHttpServer().address();
   const baseUrl = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
   const db = new pg.Pool({ connectionString: databaseUrl, max: 3 });
+  const api = createClient<paths>({ baseUrl });
+  // Every answer the suite gets through the client must match openapi.json (test/support/contract.ts).
+  api.use(contractCheck);
   return {
     app,
     baseUrl,
-    api: createClient<paths>({ baseUrl }),
+    api,
     db,
     secrets,
     close: async () => {

@@ -24,7 +24,7 @@ export class DevicesController {
   })
   @ApiBody({ type: RegisterDeviceRequest })
   @ApiResponse({ status: 201, type: RegisterDeviceResponse, description: 'Registered.' })
-  @ApiProblems(400, 409, 413, 415, 429)
+  @ApiProblems(400, 403, 409, 413, 415, 429)
   async register(@Body() body: RegisterDeviceRequest, @ClientAddress() address: string): Promise<RegisterDeviceResponse> {
     return RegisterDeviceResponse.fromRegistration(await this.devices.register(body, address));
   }
