@@ -630,10 +630,45 @@ export interface components {
              */
             status: "ok";
             /**
+             * @description Dependencies that are up.
+             * @example {
+             *       "database": {
+             *         "status": "up",
+             *         "responseTime": 3
+             *       }
+             *     }
+             */
+            info: {
+                [key: string]: {
+                    /** @enum {string} */
+                    status: "up" | "down";
+                    /** @description Milliseconds the check took (database). */
+                    responseTime?: number;
+                };
+            };
+            /**
+             * @description Dependencies that are down (empty when ready).
+             * @example {
+             *       "database": {
+             *         "status": "up",
+             *         "responseTime": 3
+             *       }
+             *     }
+             */
+            error: {
+                [key: string]: {
+                    /** @enum {string} */
+                    status: "up" | "down";
+                    /** @description Milliseconds the check took (database). */
+                    responseTime?: number;
+                };
+            };
+            /**
              * @description State of each checked dependency.
              * @example {
              *       "database": {
-             *         "status": "up"
+             *         "status": "up",
+             *         "responseTime": 3
              *       }
              *     }
              */
@@ -641,6 +676,8 @@ export interface components {
                 [key: string]: {
                     /** @enum {string} */
                     status: "up" | "down";
+                    /** @description Milliseconds the check took (database). */
+                    responseTime?: number;
                 };
             };
         };
@@ -834,11 +871,20 @@ export interface components {
              * @example 2
              */
             revision: number;
-            /** @description Seconds between telemetry samples. */
+            /**
+             * @description Seconds between telemetry samples.
+             * @example 60
+             */
             telemetryIntervalSec: number;
-            /** @description Records per telemetry upload (the ingest accepts up to 500). */
+            /**
+             * @description Records per telemetry upload (the ingest accepts up to 500).
+             * @example 50
+             */
             uploadBatchSize: number;
-            /** @description Seconds between OTA checks. */
+            /**
+             * @description Seconds between OTA checks.
+             * @example 3600
+             */
             otaCheckIntervalSec: number;
             /**
              * @description Release channel: beta gateways also receive stable releases.
@@ -850,15 +896,27 @@ export interface components {
              * @enum {string}
              */
             logLevel: "error" | "warn" | "info" | "debug";
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @example 2026-11-21T12:00:00.000Z
+             */
             updatedAt: string;
         };
         ConfigDefaultsPatchRequest: {
-            /** @description Seconds between telemetry samples. */
+            /**
+             * @description Seconds between telemetry samples.
+             * @example 60
+             */
             telemetryIntervalSec?: number;
-            /** @description Records per telemetry upload (the ingest accepts up to 500). */
+            /**
+             * @description Records per telemetry upload (the ingest accepts up to 500).
+             * @example 50
+             */
             uploadBatchSize?: number;
-            /** @description Seconds between OTA checks. */
+            /**
+             * @description Seconds between OTA checks.
+             * @example 3600
+             */
             otaCheckIntervalSec?: number;
             /**
              * @description Release channel: beta gateways also receive stable releases.
@@ -1063,19 +1121,36 @@ export interface components {
              * @example 1572864
              */
             size: number;
+            /** @example Fixes reconnect after a Wi-Fi outage; faster telemetry upload. */
             releaseNotes: string | null;
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @example 2026-11-20T09:00:00.000Z
+             */
             publishedAt: string;
         };
         LatestFirmwareResponse: {
-            /** @description Whether `firmware` is newer than what the gateway runs. */
+            /**
+             * @description Whether `firmware` is newer than what the gateway runs.
+             * @example true
+             */
             updateAvailable: boolean;
             /**
              * @description The version the service believes the gateway runs.
              * @example 0.1.9
              */
             currentVersion: string;
-            /** @description The release to install; null when there is none. */
+            /**
+             * @description The release to install; null when there is none.
+             * @example {
+             *       "version": "0.1.10",
+             *       "url": "https://firmware.example.com/gw/0.1.10.bin",
+             *       "sha256": "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
+             *       "size": 1572864,
+             *       "releaseNotes": "Fixes reconnect after a Wi-Fi outage; faster telemetry upload.",
+             *       "publishedAt": "2026-11-20T09:00:00.000Z"
+             *     }
+             */
             firmware: components["schemas"]["FirmwareOfferResponse"] | null;
         };
         OtaEventRequest: {
@@ -1100,9 +1175,11 @@ export interface components {
              * @example 0.1.10
              */
             toVersion?: string;
+            /** @example 40 */
             progressPct?: number;
             /** @example E_SHA_MISMATCH */
             errorCode?: string;
+            /** @example SHA-256 of the downloaded image does not match the release */
             message?: string;
         };
         IngestOtaEventsRequest: {
@@ -1115,11 +1192,20 @@ export interface components {
             code: "TS_IN_FUTURE";
         };
         IngestOtaEventsResponse: {
-            /** @description Events stored by this request. */
+            /**
+             * @description Events stored by this request.
+             * @example 3
+             */
             accepted: number;
-            /** @description Events stored before (a retried batch). */
+            /**
+             * @description Events stored before (a retried batch).
+             * @example 0
+             */
             duplicates: number;
-            /** @description download_progress events folded into a stored one less than 30 s earlier. */
+            /**
+             * @description download_progress events folded into a stored one less than 30 s earlier.
+             * @example 1
+             */
             coalesced: number;
             /** @description Events refused on their own (ts more than 5 minutes ahead). */
             rejected: components["schemas"]["RejectedEventResponse"][];
@@ -1130,7 +1216,10 @@ export interface components {
              * @example 0.1.10
              */
             version: string;
-            /** @description Only for this hardware; absent: for every hardware. */
+            /**
+             * @description Only for this hardware; absent: for every hardware.
+             * @example esp32s3-7c:df:a1:0b:22:c4
+             */
             hardwareId?: string;
             /**
              * @default stable
@@ -1142,10 +1231,17 @@ export interface components {
              * @example https://firmware.example.com/gw/0.1.10.bin
              */
             url: string;
-            /** @description SHA-256 of the image, 64 hex digits. */
+            /**
+             * @description SHA-256 of the image, 64 hex digits.
+             * @example 9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08
+             */
             sha256: string;
-            /** @description Bytes. */
+            /**
+             * @description Bytes.
+             * @example 1572864
+             */
             size: number;
+            /** @example Fixes reconnect after a Wi-Fi outage; faster telemetry upload. */
             releaseNotes?: string;
             /**
              * @description Share of devices offered the release (staged rollout).
@@ -1157,69 +1253,129 @@ export interface components {
              * @example 0.1.10
              */
             minFromVersion?: string;
-            /** @description Pause the release by itself when more than this share of the devices that finished it (at least 10) failed or rolled back. */
+            /**
+             * @description Pause the release by itself when more than this share of the devices that finished it (at least 10) failed or rolled back.
+             * @example 20
+             */
             maxFailurePercent?: number;
         };
         FirmwareReleaseResponse: {
-            /** Format: uuid */
+            /**
+             * Format: uuid
+             * @example 7d9f2c1e-4b6a-4e0f-8a3d-2c5b9e1f6a70
+             */
             id: string;
             /** @example 0.1.10 */
             version: string;
+            /** @example esp32s3-7c:df:a1:0b:22:c4 */
             hardwareId: string | null;
             /** @enum {string} */
             channel: "stable" | "beta";
+            /** @example https://firmware.example.com/gw/0.1.10.bin */
             url: string;
+            /** @example 9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08 */
             sha256: string;
+            /** @example 1572864 */
             size: number;
+            /** @example Fixes reconnect after a Wi-Fi outage; faster telemetry upload. */
             releaseNotes: string | null;
+            /** @example 50 */
             rolloutPercent: number;
+            /** @example 0.1.4 */
             minFromVersion: string | null;
+            /** @example 20 */
             maxFailurePercent: number | null;
+            /** @example false */
             paused: boolean;
-            /** @description Paused by itself because too many devices failed it. */
+            /**
+             * @description Paused by itself because too many devices failed it.
+             * @example false
+             */
             autoPaused: boolean;
+            /** @example false */
             revoked: boolean;
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @example 2026-11-20T09:00:00.000Z
+             */
             publishedAt: string;
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @example 2026-11-21T12:00:00.000Z
+             */
             updatedAt: string;
         };
         FirmwareReleaseListResponse: {
             /** @description Newest first. */
             items: components["schemas"]["FirmwareReleaseResponse"][];
+            /** @example MjAyNi0xMS0yMFQwOTowMDowMC4wMDBafDdkOWYyYzFlLTRiNmEtNGUwZi04YTNkLTJjNWI5ZTFmNmE3MA */
             nextCursor: string | null;
         };
         ChangeFirmwareRequest: {
+            /** @example 50 */
             rolloutPercent?: number;
-            /** @description A paused release is offered to nobody; false resumes it (also after an automatic pause). */
+            /**
+             * @description A paused release is offered to nobody; false resumes it (also after an automatic pause).
+             * @example false
+             */
             paused?: boolean;
-            /** @description A revoked release is never offered again unless un-revoked. */
+            /**
+             * @description A revoked release is never offered again unless un-revoked.
+             * @example false
+             */
             revoked?: boolean;
         };
         ReleaseCountsResponse: {
-            /** @description Devices offered the release by GET /ota/latest. */
+            /**
+             * @description Devices offered the release by GET /ota/latest.
+             * @example 120
+             */
             offered: number;
-            /** @description Downloading (and not stalled). */
+            /**
+             * @description Downloading (and not stalled).
+             * @example 8
+             */
             downloading: number;
-            /** @description Installing (and not stalled). */
+            /**
+             * @description Installing (and not stalled).
+             * @example 3
+             */
             installing: number;
-            /** @description Installed and still running it (or newer). */
+            /**
+             * @description Installed and still running it (or newer).
+             * @example 96
+             */
             installed: number;
-            /** @description Download, verification or install failed. */
+            /**
+             * @description Download, verification or install failed.
+             * @example 2
+             */
             failed: number;
-            /** @description Rolled back, reported or seen (it now runs an older version). */
+            /**
+             * @description Rolled back, reported or seen (it now runs an older version).
+             * @example 1
+             */
             rolledBack: number;
-            /** @description Started a download or install and silent for OTA_STALL_TIMEOUT_SEC. */
+            /**
+             * @description Started a download or install and silent for OTA_STALL_TIMEOUT_SEC.
+             * @example 0
+             */
             stalled: number;
         };
         FirmwareReleaseStatusResponse: {
             release: components["schemas"]["FirmwareReleaseResponse"];
             devices: components["schemas"]["ReleaseCountsResponse"];
-            /** @description The release paused itself: the failure share exceeded maxFailurePercent. */
+            /**
+             * @description The release paused itself: the failure share exceeded maxFailurePercent.
+             * @example false
+             */
             autoPaused: boolean;
         };
         DeviceOwnerResponse: {
-            /** Format: uuid */
+            /**
+             * Format: uuid
+             * @example 3f0b6a8e-2a52-4f7e-9a35-8c0d7c5e1b2a
+             */
             userId: string;
             /** @example ada@example.com */
             email: string;
@@ -1251,6 +1407,7 @@ export interface components {
             /**
              * Format: date-time
              * @description When the gateway confirmed appliedVersion.
+             * @example 2026-11-21T12:05:00.000Z
              */
             appliedAt: string | null;
             /**
@@ -1266,34 +1423,67 @@ export interface components {
             hardwareId: string;
             /** @example 0.1.4 */
             firmwareVersion: string;
-            /** @description Administrators only: who owns the device (null: nobody). */
+            /**
+             * @description Administrators only: who owns the device (null: nobody).
+             * @example {
+             *       "userId": "3f0b6a8e-2a52-4f7e-9a35-8c0d7c5e1b2a",
+             *       "email": "ada@example.com"
+             *     }
+             */
             owner?: components["schemas"]["DeviceOwnerResponse"] | null;
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @example 2026-11-20T09:30:00.000Z
+             */
             claimedAt: string | null;
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @example 2026-11-21T12:00:00.000Z
+             */
             lastSeenAt: string | null;
-            /** @description Seen within three telemetry intervals. */
+            /**
+             * @description Seen within three telemetry intervals.
+             * @example true
+             */
             online: boolean;
             /** @description Latest value of every metric per battery. */
             latestMetrics: components["schemas"]["LatestMetricResponse"][];
-            /** @description Whether the gateway runs the configuration it should. */
+            /**
+             * @description Whether the gateway runs the configuration it should.
+             * @example {
+             *       "desiredVersion": 3,
+             *       "appliedVersion": 2,
+             *       "appliedAt": "2026-11-21T12:05:00.000Z",
+             *       "status": "pending"
+             *     }
+             */
             config: components["schemas"]["ConfigSyncResponse"];
         };
         DashboardDeviceListResponse: {
             items: components["schemas"]["DashboardDeviceResponse"][];
-            /** @description Pass as `cursor` for the next page; null on the last page. */
+            /**
+             * @description Pass as `cursor` for the next page; null on the last page.
+             * @example Z3ctMDAwMQ
+             */
             nextCursor: string | null;
         };
         SeriesPointResponse: {
             /**
              * Format: date-time
              * @description Start of the bucket (buckets are aligned to the Unix epoch).
+             * @example 2026-11-21T12:00:00.000Z
              */
             ts: string;
+            /** @example 52.1 */
             avg: number;
+            /** @example 51.8 */
             min: number;
+            /** @example 52.4 */
             max: number;
-            /** @description Records in the bucket. */
+            /**
+             * @description Records in the bucket.
+             * @example 5
+             */
             count: number;
         };
         SeriesResponse: {
@@ -1305,7 +1495,10 @@ export interface components {
             points: components["schemas"]["SeriesPointResponse"][];
         };
         RawRecordResponse: {
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @example 2026-11-21T12:00:00.000Z
+             */
             ts: string;
             /** @example main */
             batteryId: string;
@@ -1321,9 +1514,15 @@ export interface components {
         TelemetryHistoryResponse: {
             /** @example gw-0001 */
             deviceId: string;
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @example 2026-11-20T12:00:00.000Z
+             */
             from: string;
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @example 2026-11-21T12:00:00.000Z
+             */
             to: string;
             /**
              * @description Seconds per bucket; null in raw mode.
@@ -1334,15 +1533,27 @@ export interface components {
             series: components["schemas"]["SeriesResponse"][];
             /** @description Raw mode only: the records, ascending by ts. */
             records?: components["schemas"]["RawRecordResponse"][];
-            /** @description Raw mode: pass as `cursor` for the next page. Null when there is no more. */
+            /**
+             * @description Raw mode: pass as `cursor` for the next page. Null when there is no more.
+             * @example MjAyNi0xMS0yMVQxMjowMDowMC4wMDBafG1haW4
+             */
             nextCursor: string | null;
         };
         ConfigOverridesResponse: {
-            /** @description Seconds between telemetry samples. */
+            /**
+             * @description Seconds between telemetry samples.
+             * @example 300
+             */
             telemetryIntervalSec?: number;
-            /** @description Records per telemetry upload (the ingest accepts up to 500). */
+            /**
+             * @description Records per telemetry upload (the ingest accepts up to 500).
+             * @example 100
+             */
             uploadBatchSize?: number;
-            /** @description Seconds between OTA checks. */
+            /**
+             * @description Seconds between OTA checks.
+             * @example 21600
+             */
             otaCheckIntervalSec?: number;
             /**
              * @description Release channel: beta gateways also receive stable releases.
@@ -1358,23 +1569,55 @@ export interface components {
         DashboardDeviceConfigResponse: {
             /** @example gw-0001 */
             deviceId: string;
-            /** @description The configuration the device should run: fleet defaults merged with its overrides. */
+            /**
+             * @description The configuration the device should run: fleet defaults merged with its overrides.
+             * @example {
+             *       "version": 3,
+             *       "telemetryIntervalSec": 300,
+             *       "uploadBatchSize": 50,
+             *       "otaCheckIntervalSec": 3600,
+             *       "otaChannel": "stable",
+             *       "logLevel": "info",
+             *       "updatedAt": "2026-11-21T12:00:00.000Z"
+             *     }
+             */
             config: components["schemas"]["DeviceConfigResponse"];
-            /** @description The keys this device overrides (absent keys follow the fleet defaults). */
+            /**
+             * @description The keys this device overrides (absent keys follow the fleet defaults).
+             * @example {
+             *       "telemetryIntervalSec": 300,
+             *       "logLevel": "info"
+             *     }
+             */
             overrides: components["schemas"]["ConfigOverridesResponse"];
-            /** @description The highest version the gateway confirmed applying. */
+            /**
+             * @description The highest version the gateway confirmed applying.
+             * @example 3
+             */
             appliedVersion: number | null;
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @example 2026-11-21T12:05:00.000Z
+             */
             appliedAt: string | null;
             /** @enum {string} */
             status: "in_sync" | "pending";
         };
         ConfigOverridesPatchRequest: {
-            /** @description Seconds between telemetry samples. */
+            /**
+             * @description Seconds between telemetry samples.
+             * @example 300
+             */
             telemetryIntervalSec?: number | null;
-            /** @description Records per telemetry upload (the ingest accepts up to 500). */
+            /**
+             * @description Records per telemetry upload (the ingest accepts up to 500).
+             * @example 100
+             */
             uploadBatchSize?: number | null;
-            /** @description Seconds between OTA checks. */
+            /**
+             * @description Seconds between OTA checks.
+             * @example 21600
+             */
             otaCheckIntervalSec?: number | null;
             /**
              * @description Release channel: beta gateways also receive stable releases.
@@ -1393,25 +1636,35 @@ export interface components {
             /**
              * Format: date-time
              * @description Gateway time of the event.
+             * @example 2026-11-21T12:00:00.000Z
              */
             ts: string;
             /**
              * Format: date-time
              * @description When the service received it.
+             * @example 2026-11-21T12:00:02.000Z
              */
             receivedAt: string;
             /** @enum {string} */
             type: "check" | "download_started" | "download_progress" | "download_completed" | "download_failed" | "verify_failed" | "install_started" | "install_succeeded" | "install_failed" | "rolled_back" | "boot_confirmed";
+            /** @example 0.1.9 */
             fromVersion: string | null;
+            /** @example 0.1.10 */
             toVersion: string | null;
+            /** @example 40 */
             progressPct: number | null;
+            /** @example E_SHA_MISMATCH */
             errorCode: string | null;
+            /** @example SHA-256 of the downloaded image does not match the release */
             message: string | null;
         };
         OtaHistoryResponse: {
             /** @description Newest first. */
             items: components["schemas"]["OtaHistoryItemResponse"][];
-            /** @description Pass as `cursor` for older events; null on the last page. */
+            /**
+             * @description Pass as `cursor` for older events; null on the last page.
+             * @example MjAyNi0xMS0yMVQxMjowMDowMC4wMDBafDQy
+             */
             nextCursor: string | null;
         };
         FieldErrorResponse: {
@@ -1529,6 +1782,15 @@ export interface operations {
             };
             /** @description Invalid request (problem document; `errors` names each field). */
             400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                };
+            };
+            /** @description Authenticated but not allowed. */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };

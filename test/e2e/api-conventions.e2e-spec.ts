@@ -6,10 +6,26 @@ import { expectProblem, fieldsOf } from '../support/problems.js';
 
 const BODY_LIMIT_BYTES = 256 * 1024;
 
+interface OpenApiSchema {
+  $ref?: string;
+  type?: string | string[];
+  properties?: Record<string, OpenApiSchema>;
+  items?: OpenApiSchema;
+  allOf?: OpenApiSchema[];
+  anyOf?: OpenApiSchema[];
+  oneOf?: OpenApiSchema[];
+  example?: unknown;
+  examples?: unknown;
+  enum?: unknown[];
+  default?: unknown;
+}
+
 interface OpenApiOperation {
   operationId?: string;
+  summary?: string;
   tags?: string[];
-  responses?: Record<string, { content?: Record<string, unknown> }>;
+  requestBody?: { content?: Record<string, { schema?: OpenApiSchema }> };
+  responses?: Record<string, { content?: Record<string, { schema?: OpenApiSchema }> }>;
 }
 
 describe('API conventions', () => {
@@ -174,7 +190,7 @@ describe('API conventions', () => {
     });
 
     describe('GET /docs/openapi.json', () => {
-      let document: { openapi: string; paths: Record<string, Record<string, OpenApiOperation>> };
+      let document: { openapi: string; paths: Record<string, Record<string, OpenApiOperation>>; components: { schemas: Record<string, OpenApiSchema> } };
       let operations: Array<[string, OpenApiOperation]>;
 
       beforeAll(async () => {
@@ -202,6 +218,49 @@ describe('API conventions', () => {
         const incomplete = operations.filter(([, operation]) => !operation.operationId || !operation.tags?.length).map(([name]) => name);
 
         expect(incomplete).toEqual([]);
+      });
+
+      it('gives every operation a summary', () => {
+        const unsummarized = operations.filter(([, operation]) => !operation.summary?.trim()).map(([name]) => name);
+
+        expect(unsummarized).toEqual([]);
+      });
+
+      /**
+       * `Schema.property` for every property reachable from `schema` without an example, enum or default.
+       * A property that is just a $ref (or an array of them) is covered by the referenced schema's own properties;
+       * any other object-valued property (nullable or described $ref, inline object) needs an example object of its own.
+       */
+      function propertiesWithoutExample(schema: OpenApiSchema, where = '(inline)', seen = new Set<string>()): string[] {
+        if (schema.$ref) {
+          const name = schema.$ref.split('/').pop()!;
+          if (seen.has(name)) return [];
+          seen.add(name);
+          return propertiesWithoutExample(document.components.schemas[name], name, seen);
+        }
+        const nested = [...(schema.allOf ?? []), ...(schema.anyOf ?? []), ...(schema.oneOf ?? []), ...(schema.items ? [schema.items] : [])];
+        return [
+          ...nested.flatMap((inner) => propertiesWithoutExample(inner, where, seen)),
+          ...Object.entries(schema.properties ?? {}).flatMap(([property, inner]) => {
+            const coveredByReference = inner.$ref !== undefined || (inner.type === 'array' && inner.items?.$ref !== undefined);
+            const documented = ['example', 'examples', 'enum', 'default'].some((keyword) => keyword in inner);
+            return [...(coveredByReference || documented ? [] : [`${where}.${property}`]), ...propertiesWithoutExample(inner, where, seen)];
+          }),
+        ];
+      }
+
+      it('gives every property of every request body and 2xx response an example (or an enum or default)', () => {
+        const bodies = operations.flatMap(([name, operation]) => [
+          ...Object.values(operation.requestBody?.content ?? {}).map((media): [string, OpenApiSchema | undefined] => [`${name} request`, media.schema]),
+          ...Object.entries(operation.responses ?? {})
+            .filter(([status]) => status.startsWith('2'))
+            .flatMap(([status, response]) => Object.values(response.content ?? {}).map((media): [string, OpenApiSchema | undefined] => [`${name} ${status}`, media.schema])),
+        ]);
+        expect(bodies.length).toBeGreaterThan(0);
+
+        const undocumented = bodies.flatMap(([body, schema]) => (schema ? propertiesWithoutExample(schema).map((property) => `${body}: ${property}`) : []));
+
+        expect(undocumented).toEqual([]);
       });
 
       it('documents every error response as application/problem+json (304 Not Modified has no body by definition)', () => {

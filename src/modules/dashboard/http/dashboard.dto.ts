@@ -86,7 +86,7 @@ export class LatestMetricResponse {
 }
 
 export class DeviceOwnerResponse {
-  @ApiProperty({ format: 'uuid' })
+  @ApiProperty({ format: 'uuid', example: '3f0b6a8e-2a52-4f7e-9a35-8c0d7c5e1b2a' })
   userId!: string;
 
   @ApiProperty({ example: 'ada@example.com' })
@@ -100,7 +100,7 @@ export class ConfigSyncResponse {
   @ApiProperty({ type: 'integer', nullable: true, description: 'The highest version the gateway confirmed (POST /device/config/applied); null: never confirmed.', example: 2 })
   appliedVersion!: number | null;
 
-  @ApiProperty({ type: 'string', format: 'date-time', nullable: true, description: 'When the gateway confirmed appliedVersion.' })
+  @ApiProperty({ type: 'string', format: 'date-time', nullable: true, description: 'When the gateway confirmed appliedVersion.', example: '2026-11-21T12:05:00.000Z' })
   appliedAt!: string | null;
 
   @ApiProperty({ enum: ['in_sync', 'pending'], description: 'in_sync when the applied version is the desired one.' })
@@ -127,22 +127,31 @@ export class DashboardDeviceResponse {
   @ApiProperty({ example: '0.1.4' })
   firmwareVersion!: string;
 
-  @ApiPropertyOptional({ type: DeviceOwnerResponse, nullable: true, description: 'Administrators only: who owns the device (null: nobody).' })
+  @ApiPropertyOptional({
+    type: DeviceOwnerResponse,
+    nullable: true,
+    description: 'Administrators only: who owns the device (null: nobody).',
+    example: { userId: '3f0b6a8e-2a52-4f7e-9a35-8c0d7c5e1b2a', email: 'ada@example.com' },
+  })
   owner?: DeviceOwnerResponse | null;
 
-  @ApiProperty({ type: 'string', format: 'date-time', nullable: true })
+  @ApiProperty({ type: 'string', format: 'date-time', nullable: true, example: '2026-11-20T09:30:00.000Z' })
   claimedAt!: string | null;
 
-  @ApiProperty({ type: 'string', format: 'date-time', nullable: true })
+  @ApiProperty({ type: 'string', format: 'date-time', nullable: true, example: '2026-11-21T12:00:00.000Z' })
   lastSeenAt!: string | null;
 
-  @ApiProperty({ description: 'Seen within three telemetry intervals.' })
+  @ApiProperty({ description: 'Seen within three telemetry intervals.', example: true })
   online!: boolean;
 
   @ApiProperty({ type: [LatestMetricResponse], description: 'Latest value of every metric per battery.' })
   latestMetrics!: LatestMetricResponse[];
 
-  @ApiProperty({ type: ConfigSyncResponse, description: 'Whether the gateway runs the configuration it should.' })
+  @ApiProperty({
+    type: ConfigSyncResponse,
+    description: 'Whether the gateway runs the configuration it should.',
+    example: { desiredVersion: 3, appliedVersion: 2, appliedAt: '2026-11-21T12:05:00.000Z', status: 'pending' },
+  })
   config!: ConfigSyncResponse;
 
   static from(row: DeviceSummaryRow, online: boolean, forAdmin: boolean, defaults: FleetDefaults): DashboardDeviceResponse {
@@ -164,18 +173,18 @@ export class DashboardDeviceListResponse {
   @ApiProperty({ type: [DashboardDeviceResponse] })
   items!: DashboardDeviceResponse[];
 
-  @ApiProperty({ type: 'string', nullable: true, description: 'Pass as `cursor` for the next page; null on the last page.' })
+  @ApiProperty({ type: 'string', nullable: true, description: 'Pass as `cursor` for the next page; null on the last page.', example: 'Z3ctMDAwMQ' })
   nextCursor!: string | null;
 }
 
 export class SeriesPointResponse {
-  @ApiProperty({ format: 'date-time', description: 'Start of the bucket (buckets are aligned to the Unix epoch).' })
+  @ApiProperty({ format: 'date-time', description: 'Start of the bucket (buckets are aligned to the Unix epoch).', example: '2026-11-21T12:00:00.000Z' })
   ts!: string;
 
-  @ApiProperty() avg!: number;
-  @ApiProperty() min!: number;
-  @ApiProperty() max!: number;
-  @ApiProperty({ description: 'Records in the bucket.' }) count!: number;
+  @ApiProperty({ example: 52.1 }) avg!: number;
+  @ApiProperty({ example: 51.8 }) min!: number;
+  @ApiProperty({ example: 52.4 }) max!: number;
+  @ApiProperty({ description: 'Records in the bucket.', example: 5 }) count!: number;
 }
 
 export class SeriesResponse {
@@ -190,7 +199,7 @@ export class SeriesResponse {
 }
 
 export class RawRecordResponse {
-  @ApiProperty({ format: 'date-time' })
+  @ApiProperty({ format: 'date-time', example: '2026-11-21T12:00:00.000Z' })
   ts!: string;
 
   @ApiProperty({ example: 'main' })
@@ -204,10 +213,10 @@ export class TelemetryHistoryResponse {
   @ApiProperty({ example: 'gw-0001' })
   deviceId!: string;
 
-  @ApiProperty({ format: 'date-time' })
+  @ApiProperty({ format: 'date-time', example: '2026-11-20T12:00:00.000Z' })
   from!: string;
 
-  @ApiProperty({ format: 'date-time' })
+  @ApiProperty({ format: 'date-time', example: '2026-11-21T12:00:00.000Z' })
   to!: string;
 
   @ApiProperty({ type: 'integer', nullable: true, description: 'Seconds per bucket; null in raw mode.', example: 300 })
@@ -219,7 +228,7 @@ export class TelemetryHistoryResponse {
   @ApiPropertyOptional({ type: [RawRecordResponse], description: 'Raw mode only: the records, ascending by ts.' })
   records?: RawRecordResponse[];
 
-  @ApiProperty({ type: 'string', nullable: true, description: 'Raw mode: pass as `cursor` for the next page. Null when there is no more.' })
+  @ApiProperty({ type: 'string', nullable: true, description: 'Raw mode: pass as `cursor` for the next page. Null when there is no more.', example: 'MjAyNi0xMS0yMVQxMjowMDowMC4wMDBafG1haW4' })
   nextCursor!: string | null;
 
   static from(history: History): TelemetryHistoryResponse {

@@ -5,9 +5,13 @@ import { CONFIG_RULES, type ConfigOverrides, type ConfigSettings, type FleetDefa
 import { DeviceConfigResponse } from './device.response.js';
 
 const rule = CONFIG_RULES;
-const intDoc = (key: 'telemetryIntervalSec' | 'uploadBatchSize' | 'otaCheckIntervalSec') => {
+type IntKey = 'telemetryIntervalSec' | 'uploadBatchSize' | 'otaCheckIntervalSec';
+/** Documentation examples, within the rule bounds: the shipped fleet defaults, and a typical override. */
+const DEFAULT_EXAMPLES: Record<IntKey, number> = { telemetryIntervalSec: 60, uploadBatchSize: 50, otaCheckIntervalSec: 3600 };
+const OVERRIDE_EXAMPLES: Record<IntKey, number> = { telemetryIntervalSec: 300, uploadBatchSize: 100, otaCheckIntervalSec: 21_600 };
+const intDoc = (key: IntKey, example: number = DEFAULT_EXAMPLES[key]) => {
   const r = rule[key] as { min: number; max: number; description: string };
-  return { type: 'integer' as const, minimum: r.min, maximum: r.max, description: r.description };
+  return { type: 'integer' as const, minimum: r.min, maximum: r.max, description: r.description, example };
 };
 const enumDoc = (key: 'otaChannel' | 'logLevel') => {
   const r = rule[key] as { values: readonly string[]; description: string };
@@ -24,15 +28,15 @@ export class ConfirmAppliedConfigRequest {
 
 /** Every key optional; bounds are checked by validateConfigPatch (one rule table for docs and checks). */
 export class ConfigOverridesPatchRequest {
-  @ApiPropertyOptional({ ...intDoc('telemetryIntervalSec'), nullable: true })
+  @ApiPropertyOptional({ ...intDoc('telemetryIntervalSec', OVERRIDE_EXAMPLES.telemetryIntervalSec), nullable: true })
   @Allow()
   telemetryIntervalSec?: number | null;
 
-  @ApiPropertyOptional({ ...intDoc('uploadBatchSize'), nullable: true })
+  @ApiPropertyOptional({ ...intDoc('uploadBatchSize', OVERRIDE_EXAMPLES.uploadBatchSize), nullable: true })
   @Allow()
   uploadBatchSize?: number | null;
 
-  @ApiPropertyOptional({ ...intDoc('otaCheckIntervalSec'), nullable: true })
+  @ApiPropertyOptional({ ...intDoc('otaCheckIntervalSec', OVERRIDE_EXAMPLES.otaCheckIntervalSec), nullable: true })
   @Allow()
   otaCheckIntervalSec?: number | null;
 
@@ -68,11 +72,11 @@ export class ConfigDefaultsPatchRequest {
 }
 
 export class ConfigOverridesResponse {
-  @ApiPropertyOptional(intDoc('telemetryIntervalSec'))
+  @ApiPropertyOptional(intDoc('telemetryIntervalSec', OVERRIDE_EXAMPLES.telemetryIntervalSec))
   telemetryIntervalSec?: number;
-  @ApiPropertyOptional(intDoc('uploadBatchSize'))
+  @ApiPropertyOptional(intDoc('uploadBatchSize', OVERRIDE_EXAMPLES.uploadBatchSize))
   uploadBatchSize?: number;
-  @ApiPropertyOptional(intDoc('otaCheckIntervalSec'))
+  @ApiPropertyOptional(intDoc('otaCheckIntervalSec', OVERRIDE_EXAMPLES.otaCheckIntervalSec))
   otaCheckIntervalSec?: number;
   @ApiPropertyOptional(enumDoc('otaChannel'))
   otaChannel?: ConfigSettings['otaChannel'];
@@ -84,16 +88,20 @@ export class DashboardDeviceConfigResponse {
   @ApiProperty({ example: 'gw-0001' })
   deviceId!: string;
 
-  @ApiProperty({ type: DeviceConfigResponse, description: 'The configuration the device should run: fleet defaults merged with its overrides.' })
+  @ApiProperty({
+    type: DeviceConfigResponse,
+    description: 'The configuration the device should run: fleet defaults merged with its overrides.',
+    example: { version: 3, telemetryIntervalSec: 300, uploadBatchSize: 50, otaCheckIntervalSec: 3600, otaChannel: 'stable', logLevel: 'info', updatedAt: '2026-11-21T12:00:00.000Z' },
+  })
   config!: DeviceConfigResponse;
 
-  @ApiProperty({ type: ConfigOverridesResponse, description: 'The keys this device overrides (absent keys follow the fleet defaults).' })
+  @ApiProperty({ type: ConfigOverridesResponse, description: 'The keys this device overrides (absent keys follow the fleet defaults).', example: { telemetryIntervalSec: 300, logLevel: 'info' } })
   overrides!: ConfigOverrides;
 
-  @ApiProperty({ type: 'integer', nullable: true, description: 'The highest version the gateway confirmed applying.' })
+  @ApiProperty({ type: 'integer', nullable: true, description: 'The highest version the gateway confirmed applying.', example: 3 })
   appliedVersion!: number | null;
 
-  @ApiProperty({ type: 'string', format: 'date-time', nullable: true })
+  @ApiProperty({ type: 'string', format: 'date-time', nullable: true, example: '2026-11-21T12:05:00.000Z' })
   appliedAt!: string | null;
 
   @ApiProperty({ enum: ['in_sync', 'pending'] })
@@ -126,7 +134,7 @@ export class ConfigDefaultsResponse {
   @ApiProperty(enumDoc('logLevel'))
   logLevel!: ConfigSettings['logLevel'];
 
-  @ApiProperty({ format: 'date-time' })
+  @ApiProperty({ format: 'date-time', example: '2026-11-21T12:00:00.000Z' })
   updatedAt!: string;
 
   static from(defaults: FleetDefaults): ConfigDefaultsResponse {

@@ -28,36 +28,50 @@ import type { StoredOtaEvent } from '../infrastructure/sql-ota-events.js';
 const VERSION_MESSAGE = 'must be a dotted numeric version such as 0.1.10';
 const versionDoc = (description: string) => ({ description, example: '0.1.10', pattern: FirmwareVersion.PATTERN.source, maxLength: 64 });
 
+/** Documentation examples shared by the request and response shapes of a release. */
+const EXAMPLE_RELEASE_ID = '7d9f2c1e-4b6a-4e0f-8a3d-2c5b9e1f6a70';
+const EXAMPLE_URL = 'https://firmware.example.com/gw/0.1.10.bin';
+const EXAMPLE_SHA256 = '9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08';
+const EXAMPLE_SIZE = 1572864;
+const EXAMPLE_HARDWARE_ID = 'esp32s3-7c:df:a1:0b:22:c4';
+const EXAMPLE_RELEASE_NOTES = 'Fixes reconnect after a Wi-Fi outage; faster telemetry upload.';
+const EXAMPLE_PUBLISHED_AT = '2026-11-20T09:00:00.000Z';
+
 // ---- gateway: GET /ota/latest ----
 
 export class FirmwareOfferResponse {
   @ApiProperty({ example: '0.1.10' })
   version!: string;
 
-  @ApiProperty({ example: 'https://firmware.example.com/gw/0.1.10.bin', description: 'Where the gateway downloads the image (the service never fetches it).' })
+  @ApiProperty({ example: EXAMPLE_URL, description: 'Where the gateway downloads the image (the service never fetches it).' })
   url!: string;
 
-  @ApiProperty({ example: '9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08', description: 'SHA-256 of the image, lower-case hex; verify before installing.' })
+  @ApiProperty({ example: EXAMPLE_SHA256, description: 'SHA-256 of the image, lower-case hex; verify before installing.' })
   sha256!: string;
 
-  @ApiProperty({ example: 1572864, description: 'Bytes.' })
+  @ApiProperty({ example: EXAMPLE_SIZE, description: 'Bytes.' })
   size!: number;
 
-  @ApiProperty({ type: 'string', nullable: true })
+  @ApiProperty({ type: 'string', nullable: true, example: EXAMPLE_RELEASE_NOTES })
   releaseNotes!: string | null;
 
-  @ApiProperty({ format: 'date-time' })
+  @ApiProperty({ format: 'date-time', example: EXAMPLE_PUBLISHED_AT })
   publishedAt!: string;
 }
 
 export class LatestFirmwareResponse {
-  @ApiProperty({ description: 'Whether `firmware` is newer than what the gateway runs.' })
+  @ApiProperty({ description: 'Whether `firmware` is newer than what the gateway runs.', example: true })
   updateAvailable!: boolean;
 
   @ApiProperty({ example: '0.1.9', description: 'The version the service believes the gateway runs.' })
   currentVersion!: string;
 
-  @ApiProperty({ type: FirmwareOfferResponse, nullable: true, description: 'The release to install; null when there is none.' })
+  @ApiProperty({
+    type: FirmwareOfferResponse,
+    nullable: true,
+    description: 'The release to install; null when there is none.',
+    example: { version: '0.1.10', url: EXAMPLE_URL, sha256: EXAMPLE_SHA256, size: EXAMPLE_SIZE, releaseNotes: EXAMPLE_RELEASE_NOTES, publishedAt: EXAMPLE_PUBLISHED_AT },
+  })
   firmware!: FirmwareOfferResponse | null;
 
   static from(latest: LatestFirmware): LatestFirmwareResponse {
@@ -99,7 +113,7 @@ export class OtaEventRequest {
   @Matches(FirmwareVersion.PATTERN, { message: `toVersion ${VERSION_MESSAGE}` })
   toVersion?: string;
 
-  @ApiPropertyOptional({ type: 'integer', minimum: 0, maximum: 100 })
+  @ApiPropertyOptional({ type: 'integer', minimum: 0, maximum: 100, example: 40 })
   @IsOptional()
   @IsInt()
   @Min(0)
@@ -112,7 +126,7 @@ export class OtaEventRequest {
   @Length(1, 64)
   errorCode?: string;
 
-  @ApiPropertyOptional({ maxLength: 500 })
+  @ApiPropertyOptional({ maxLength: 500, example: 'SHA-256 of the downloaded image does not match the release' })
   @IsOptional()
   @IsString()
   @MaxLength(500)
@@ -138,13 +152,13 @@ export class RejectedEventResponse {
 }
 
 export class IngestOtaEventsResponse {
-  @ApiProperty({ description: 'Events stored by this request.' })
+  @ApiProperty({ description: 'Events stored by this request.', example: 3 })
   accepted!: number;
 
-  @ApiProperty({ description: 'Events stored before (a retried batch).' })
+  @ApiProperty({ description: 'Events stored before (a retried batch).', example: 0 })
   duplicates!: number;
 
-  @ApiProperty({ description: 'download_progress events folded into a stored one less than 30 s earlier.' })
+  @ApiProperty({ description: 'download_progress events folded into a stored one less than 30 s earlier.', example: 1 })
   coalesced!: number;
 
   @ApiProperty({ type: [RejectedEventResponse], description: 'Events refused on their own (ts more than 5 minutes ahead).' })
@@ -197,28 +211,28 @@ export class OtaHistoryItemResponse {
   @ApiProperty({ example: '42' })
   id!: string;
 
-  @ApiProperty({ format: 'date-time', description: 'Gateway time of the event.' })
+  @ApiProperty({ format: 'date-time', description: 'Gateway time of the event.', example: '2026-11-21T12:00:00.000Z' })
   ts!: string;
 
-  @ApiProperty({ format: 'date-time', description: 'When the service received it.' })
+  @ApiProperty({ format: 'date-time', description: 'When the service received it.', example: '2026-11-21T12:00:02.000Z' })
   receivedAt!: string;
 
   @ApiProperty({ enum: OTA_EVENT_TYPES })
   type!: OtaEventType;
 
-  @ApiProperty({ type: 'string', nullable: true })
+  @ApiProperty({ type: 'string', nullable: true, example: '0.1.9' })
   fromVersion!: string | null;
 
-  @ApiProperty({ type: 'string', nullable: true })
+  @ApiProperty({ type: 'string', nullable: true, example: '0.1.10' })
   toVersion!: string | null;
 
-  @ApiProperty({ type: 'integer', nullable: true })
+  @ApiProperty({ type: 'integer', nullable: true, example: 40 })
   progressPct!: number | null;
 
-  @ApiProperty({ type: 'string', nullable: true })
+  @ApiProperty({ type: 'string', nullable: true, example: 'E_SHA_MISMATCH' })
   errorCode!: string | null;
 
-  @ApiProperty({ type: 'string', nullable: true })
+  @ApiProperty({ type: 'string', nullable: true, example: 'SHA-256 of the downloaded image does not match the release' })
   message!: string | null;
 
   static from(event: StoredOtaEvent): OtaHistoryItemResponse {
@@ -240,7 +254,7 @@ export class OtaHistoryResponse {
   @ApiProperty({ type: [OtaHistoryItemResponse], description: 'Newest first.' })
   items!: OtaHistoryItemResponse[];
 
-  @ApiProperty({ type: 'string', nullable: true, description: 'Pass as `cursor` for older events; null on the last page.' })
+  @ApiProperty({ type: 'string', nullable: true, description: 'Pass as `cursor` for older events; null on the last page.', example: 'MjAyNi0xMS0yMVQxMjowMDowMC4wMDBafDQy' })
   nextCursor!: string | null;
 }
 
@@ -253,7 +267,7 @@ export class PublishFirmwareRequest {
   @Matches(FirmwareVersion.PATTERN, { message: `version ${VERSION_MESSAGE}` })
   version!: string;
 
-  @ApiPropertyOptional({ description: 'Only for this hardware; absent: for every hardware.', minLength: 1, maxLength: 128 })
+  @ApiPropertyOptional({ description: 'Only for this hardware; absent: for every hardware.', minLength: 1, maxLength: 128, example: EXAMPLE_HARDWARE_ID })
   @IsOptional()
   @IsString()
   @Length(1, 128)
@@ -264,24 +278,24 @@ export class PublishFirmwareRequest {
   @IsIn(['stable', 'beta'])
   channel?: 'stable' | 'beta';
 
-  @ApiProperty({ description: 'https only; the service never fetches it.', example: 'https://firmware.example.com/gw/0.1.10.bin', maxLength: 2048 })
+  @ApiProperty({ description: 'https only; the service never fetches it.', example: EXAMPLE_URL, maxLength: 2048 })
   @IsString()
   @MaxLength(2048)
   @IsUrl({ protocols: ['https'], require_protocol: true, require_tld: false }, { message: 'url must be an https URL' })
   url!: string;
 
-  @ApiProperty({ description: 'SHA-256 of the image, 64 hex digits.', pattern: '^[0-9a-fA-F]{64}$' })
+  @ApiProperty({ description: 'SHA-256 of the image, 64 hex digits.', pattern: '^[0-9a-fA-F]{64}$', example: EXAMPLE_SHA256 })
   @IsString()
   @Matches(/^[0-9a-fA-F]{64}$/, { message: 'sha256 must be 64 hex digits' })
   sha256!: string;
 
-  @ApiProperty({ type: 'integer', minimum: 1, maximum: 2147483647, description: 'Bytes.' })
+  @ApiProperty({ type: 'integer', minimum: 1, maximum: 2147483647, description: 'Bytes.', example: EXAMPLE_SIZE })
   @IsInt()
   @Min(1)
   @Max(2_147_483_647)
   size!: number;
 
-  @ApiPropertyOptional({ maxLength: 10000 })
+  @ApiPropertyOptional({ maxLength: 10000, example: EXAMPLE_RELEASE_NOTES })
   @IsOptional()
   @IsString()
   @MaxLength(10_000)
@@ -301,7 +315,13 @@ export class PublishFirmwareRequest {
   @Matches(FirmwareVersion.PATTERN, { message: `minFromVersion ${VERSION_MESSAGE}` })
   minFromVersion?: string;
 
-  @ApiPropertyOptional({ type: 'integer', minimum: 0, maximum: 100, description: 'Pause the release by itself when more than this share of the devices that finished it (at least 10) failed or rolled back.' })
+  @ApiPropertyOptional({
+    type: 'integer',
+    minimum: 0,
+    maximum: 100,
+    description: 'Pause the release by itself when more than this share of the devices that finished it (at least 10) failed or rolled back.',
+    example: 20,
+  })
   @IsOptional()
   @IsInt()
   @Min(0)
@@ -310,19 +330,19 @@ export class PublishFirmwareRequest {
 }
 
 export class ChangeFirmwareRequest {
-  @ApiPropertyOptional({ type: 'integer', minimum: 0, maximum: 100 })
+  @ApiPropertyOptional({ type: 'integer', minimum: 0, maximum: 100, example: 50 })
   @IsOptional()
   @IsInt()
   @Min(0)
   @Max(100)
   rolloutPercent?: number;
 
-  @ApiPropertyOptional({ description: 'A paused release is offered to nobody; false resumes it (also after an automatic pause).' })
+  @ApiPropertyOptional({ description: 'A paused release is offered to nobody; false resumes it (also after an automatic pause).', example: false })
   @IsOptional()
   @IsBoolean()
   paused?: boolean;
 
-  @ApiPropertyOptional({ description: 'A revoked release is never offered again unless un-revoked.' })
+  @ApiPropertyOptional({ description: 'A revoked release is never offered again unless un-revoked.', example: false })
   @IsOptional()
   @IsBoolean()
   revoked?: boolean;
@@ -368,37 +388,37 @@ export class ListFirmwareQuery {
 }
 
 export class FirmwareReleaseResponse {
-  @ApiProperty({ format: 'uuid' })
+  @ApiProperty({ format: 'uuid', example: EXAMPLE_RELEASE_ID })
   id!: string;
   @ApiProperty({ example: '0.1.10' })
   version!: string;
-  @ApiProperty({ type: 'string', nullable: true })
+  @ApiProperty({ type: 'string', nullable: true, example: EXAMPLE_HARDWARE_ID })
   hardwareId!: string | null;
   @ApiProperty({ enum: ['stable', 'beta'] })
   channel!: 'stable' | 'beta';
-  @ApiProperty()
+  @ApiProperty({ example: EXAMPLE_URL })
   url!: string;
-  @ApiProperty()
+  @ApiProperty({ example: EXAMPLE_SHA256 })
   sha256!: string;
-  @ApiProperty()
+  @ApiProperty({ example: EXAMPLE_SIZE })
   size!: number;
-  @ApiProperty({ type: 'string', nullable: true })
+  @ApiProperty({ type: 'string', nullable: true, example: EXAMPLE_RELEASE_NOTES })
   releaseNotes!: string | null;
-  @ApiProperty({ type: 'integer' })
+  @ApiProperty({ type: 'integer', example: 50 })
   rolloutPercent!: number;
-  @ApiProperty({ type: 'string', nullable: true })
+  @ApiProperty({ type: 'string', nullable: true, example: '0.1.4' })
   minFromVersion!: string | null;
-  @ApiProperty({ type: 'integer', nullable: true })
+  @ApiProperty({ type: 'integer', nullable: true, example: 20 })
   maxFailurePercent!: number | null;
-  @ApiProperty()
+  @ApiProperty({ example: false })
   paused!: boolean;
-  @ApiProperty({ description: 'Paused by itself because too many devices failed it.' })
+  @ApiProperty({ description: 'Paused by itself because too many devices failed it.', example: false })
   autoPaused!: boolean;
-  @ApiProperty()
+  @ApiProperty({ example: false })
   revoked!: boolean;
-  @ApiProperty({ format: 'date-time' })
+  @ApiProperty({ format: 'date-time', example: EXAMPLE_PUBLISHED_AT })
   publishedAt!: string;
-  @ApiProperty({ format: 'date-time' })
+  @ApiProperty({ format: 'date-time', example: '2026-11-21T12:00:00.000Z' })
   updatedAt!: string;
 
   static from(release: FirmwareRelease): FirmwareReleaseResponse {
@@ -427,24 +447,24 @@ export class FirmwareReleaseListResponse {
   @ApiProperty({ type: [FirmwareReleaseResponse], description: 'Newest first.' })
   items!: FirmwareReleaseResponse[];
 
-  @ApiProperty({ type: 'string', nullable: true })
+  @ApiProperty({ type: 'string', nullable: true, example: 'MjAyNi0xMS0yMFQwOTowMDowMC4wMDBafDdkOWYyYzFlLTRiNmEtNGUwZi04YTNkLTJjNWI5ZTFmNmE3MA' })
   nextCursor!: string | null;
 }
 
 export class ReleaseCountsResponse {
-  @ApiProperty({ description: 'Devices offered the release by GET /ota/latest.' })
+  @ApiProperty({ description: 'Devices offered the release by GET /ota/latest.', example: 120 })
   offered!: number;
-  @ApiProperty({ description: 'Downloading (and not stalled).' })
+  @ApiProperty({ description: 'Downloading (and not stalled).', example: 8 })
   downloading!: number;
-  @ApiProperty({ description: 'Installing (and not stalled).' })
+  @ApiProperty({ description: 'Installing (and not stalled).', example: 3 })
   installing!: number;
-  @ApiProperty({ description: 'Installed and still running it (or newer).' })
+  @ApiProperty({ description: 'Installed and still running it (or newer).', example: 96 })
   installed!: number;
-  @ApiProperty({ description: 'Download, verification or install failed.' })
+  @ApiProperty({ description: 'Download, verification or install failed.', example: 2 })
   failed!: number;
-  @ApiProperty({ description: 'Rolled back, reported or seen (it now runs an older version).' })
+  @ApiProperty({ description: 'Rolled back, reported or seen (it now runs an older version).', example: 1 })
   rolledBack!: number;
-  @ApiProperty({ description: 'Started a download or install and silent for OTA_STALL_TIMEOUT_SEC.' })
+  @ApiProperty({ description: 'Started a download or install and silent for OTA_STALL_TIMEOUT_SEC.', example: 0 })
   stalled!: number;
 }
 
@@ -455,7 +475,7 @@ export class FirmwareReleaseStatusResponse {
   @ApiProperty({ type: ReleaseCountsResponse })
   devices!: ReleaseCountsResponse;
 
-  @ApiProperty({ description: 'The release paused itself: the failure share exceeded maxFailurePercent.' })
+  @ApiProperty({ description: 'The release paused itself: the failure share exceeded maxFailurePercent.', example: false })
   autoPaused!: boolean;
 
   static from(status: ReleaseStatus): FirmwareReleaseStatusResponse {
