@@ -3146,14 +3146,15 @@ export interface operations {
     listFirmware: {
         parameters: {
             query?: {
+                limit?: number;
+                /** @description nextCursor of the previous page. */
+                cursor?: string;
                 channel?: "stable" | "beta";
                 hardwareId?: string;
                 /** @description Only this version. */
                 version?: string;
                 /** @description Include revoked releases. */
                 includeRevoked?: "true" | "false";
-                limit?: number;
-                cursor?: string;
             };
             header?: never;
             path?: never;
@@ -3744,15 +3745,15 @@ export interface operations {
     getOtaHistory: {
         parameters: {
             query?: {
+                limit?: number;
+                /** @description nextCursor of the previous page. */
+                cursor?: string;
                 /** @description Inclusive. */
                 from?: string;
                 /** @description Exclusive. */
                 to?: string;
                 /** @description Comma-separated event types (check, download_started, download_progress, download_completed, download_failed, verify_failed, install_started, install_succeeded, install_failed, rolled_back, boot_confirmed). */
                 type?: string;
-                limit?: number;
-                /** @description nextCursor of the previous page. */
-                cursor?: string;
             };
             header?: never;
             path: {

@@ -1,25 +1,13 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { PageQuery } from '../../../shared/http/page-query.js';
 import { Type } from 'class-transformer';
 import { IsInt, IsOptional, IsString, Max, MaxLength, Min } from 'class-validator';
 import type { DeviceSummaryRow } from '../application/dashboard.queries.js';
 import type { History } from '../application/dashboard.service.js';
 import type { FleetDefaults } from '../../devices/domain/device-config.js';
 
-export class ListDevicesQuery {
-  @ApiPropertyOptional({ minimum: 1, maximum: 100, default: 50 })
-  @IsOptional()
-  @Type(() => Number)
-  @IsInt()
-  @Min(1)
-  @Max(100)
-  limit?: number;
-
-  @ApiPropertyOptional({ description: 'nextCursor of the previous page.' })
-  @IsOptional()
-  @IsString()
-  @MaxLength(200)
-  cursor?: string;
-}
+/** limit (1–100) and cursor. */
+export class ListDevicesQuery extends PageQuery(100) {}
 
 export class TelemetryHistoryQuery {
   @ApiPropertyOptional({ description: 'Inclusive start, ISO 8601 with zone. Default: 24 h before `to`.', example: '2026-11-20T12:00:00Z' })

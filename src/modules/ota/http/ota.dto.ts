@@ -1,4 +1,5 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { PageQuery } from '../../../shared/http/page-query.js';
 import { Type } from 'class-transformer';
 import {
   ArrayMaxSize,
@@ -171,7 +172,7 @@ export class IngestOtaEventsResponse {
 
 // ---- dashboard: OTA history ----
 
-export class OtaHistoryQuery {
+export class OtaHistoryQuery extends PageQuery(200) {
   @ApiPropertyOptional({ format: 'date-time', description: 'Inclusive.' })
   @IsOptional()
   @IsString()
@@ -192,19 +193,6 @@ export class OtaHistoryQuery {
   @MaxLength(400)
   type?: string;
 
-  @ApiPropertyOptional({ minimum: 1, maximum: 200, default: 50 })
-  @IsOptional()
-  @Type(() => Number)
-  @IsInt()
-  @Min(1)
-  @Max(200)
-  limit?: number;
-
-  @ApiPropertyOptional({ description: 'nextCursor of the previous page.' })
-  @IsOptional()
-  @IsString()
-  @MaxLength(200)
-  cursor?: string;
 }
 
 export class OtaHistoryItemResponse {
@@ -348,7 +336,7 @@ export class ChangeFirmwareRequest {
   revoked?: boolean;
 }
 
-export class ListFirmwareQuery {
+export class ListFirmwareQuery extends PageQuery(100) {
   @ApiPropertyOptional({ enum: ['stable', 'beta'] })
   @IsOptional()
   @IsIn(['stable', 'beta'])
@@ -371,20 +359,6 @@ export class ListFirmwareQuery {
   @IsOptional()
   @IsIn(['true', 'false'])
   includeRevoked?: 'true' | 'false';
-
-  @ApiPropertyOptional({ minimum: 1, maximum: 100, default: 50 })
-  @IsOptional()
-  @Type(() => Number)
-  @IsInt()
-  @Min(1)
-  @Max(100)
-  limit?: number;
-
-  @ApiPropertyOptional()
-  @IsOptional()
-  @IsString()
-  @MaxLength(200)
-  cursor?: string;
 }
 
 export class FirmwareReleaseResponse {

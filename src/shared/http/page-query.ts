@@ -1,0 +1,23 @@
+import { ApiPropertyOptional } from '@nestjs/swagger';
+import { Type } from 'class-transformer';
+import { IsInt, IsOptional, IsString, Max, MaxLength, Min } from 'class-validator';
+
+/** `limit` (1–maxLimit, default 50) and `cursor`: the query of every cursor-paginated list. Extend it. */
+export function PageQuery(maxLimit: number) {
+  class Page {
+    @ApiPropertyOptional({ minimum: 1, maximum: maxLimit, default: 50 })
+    @IsOptional()
+    @Type(() => Number)
+    @IsInt()
+    @Min(1)
+    @Max(maxLimit)
+    limit?: number;
+
+    @ApiPropertyOptional({ description: 'nextCursor of the previous page.' })
+    @IsOptional()
+    @IsString()
+    @MaxLength(200)
+    cursor?: string;
+  }
+  return Page;
+}
