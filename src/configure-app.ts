@@ -1,6 +1,7 @@
 import { RequestMethod } from '@nestjs/common';
 import { HttpAdapterHost, NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
+import helmet from '@fastify/helmet';
 import { DocumentBuilder, SwaggerModule, type OpenAPIObject } from '@nestjs/swagger';
 import { Logger } from 'nestjs-pino';
 import { AppModule, type AppSettings } from './app.module.js';
@@ -98,6 +99,21 @@ export async function createApp(settings: AppSettings): Promise<NestFastifyAppli
     bufferLogs: true,
   });
   registry.shortcuts = app.get(NotModifiedShortcuts);
+  await app.register(helmet, {
+    // Swagger UI at /docs loads its own scripts and styles (some inline styles); nothing else is allowed.
+    contentSecurityPolicy: {
+      directives: { defaultSrc: ["'self'"], scriptSrc: ["'self'"], styleSrc: ["'self'", "'unsafe-inline'"], imgSrc: ["'self'", 'data:'], connectSrc: ["'self'"] },
+    },
+  });
+  const corsOrigins = (settings.env.CORS_ORIGINS ?? '').split(',').map((origin) => origin.trim()).filter(Boolean);
+  // Browsers on other origins get no CORS headers (and so no access) unless listed in CORS_ORIGINS.
+  app.enableCors({
+    origin: corsOrigins.length > 0 ? corsOrigins : false,
+    methods: ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'],
+    allowedHeaders: ['authorization', 'content-type', 'if-match', 'if-none-match'],
+    exposedHeaders: ['etag', 'retry-after', 'x-request-id', 'www-authenticate'],
+    maxAge: 600,
+  });
   app.useLogger(app.get(Logger));
   app.setGlobalPrefix(API_PREFIX, { exclude: openApiPrefixExclusions });
   useJsonBodyParser(app, settings.env.BODY_LIMIT_BYTES);

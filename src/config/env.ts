@@ -64,6 +64,11 @@ export class Env {
   @Transform(blankToUndefined) @IsOptional() @IsString() @MaxLength(2000)
   TRUST_PROXY?: string;
 
+  /** Comma-separated browser origins allowed to call the API (the dashboard), e.g. https://dash.example.com. */
+  @Transform(blankToUndefined) @IsOptional() @IsString() @MaxLength(2000)
+  @Matches(/^https?:\/\/[^\s,/]+(,\s*https?:\/\/[^\s,/]+)*$/, { message: 'CORS_ORIGINS must be comma-separated origins such as https://dash.example.com' })
+  CORS_ORIGINS?: string;
+
   @Transform(toInt) @IsInt() @Min(60) @Max(86_400)
   CUSTOMER_ACCESS_TOKEN_TTL_SEC = 900;
 

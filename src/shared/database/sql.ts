@@ -27,6 +27,28 @@ export class Sql implements SqlRunner {
     return result.rows as T[];
   }
 
+  /**
+   * Runs `work` only while this instance holds the advisory lock `key`; when another instance holds
+   * it, skips and returns undefined. For scheduled jobs that many instances schedule and one should run.
+   */
+  async exclusively<T>(key: number, work: () => Promise<T>): Promise<T | undefined> {
+    const client: PoolClient = await this.pool.connect();
+    let broken = false;
+    try {
+      const { rows } = await client.query<{ locked: boolean }>('SELECT pg_try_advisory_lock($1) AS locked', [key]);
+      if (!rows[0].locked) return undefined;
+      try {
+        return await work();
+      } finally {
+        await client.query('SELECT pg_advisory_unlock($1)', [key]).catch(() => {
+          broken = true; // a dropped session releases its locks anyway
+        });
+      }
+    } finally {
+      client.release(broken);
+    }
+  }
+
   async transaction<T>(work: (tx: SqlRunner) => Promise<T>): Promise<T> {
     const client: PoolClient = await this.pool.connect();
     const tx: SqlRunner = {
