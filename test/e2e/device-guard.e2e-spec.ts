@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import jwt, { type Algorithm } from 'jsonwebtoken';
 import { aDeviceId, aRegistration, bearer, getMe, registerDevice } from '../support/builders.js';
 import { createTestApp, type TestApp } from '../support/create-test-app.js';
@@ -165,10 +165,52 @@ describe('device access tokens on GET /api/v1/device/me', () => {
       expect((await getMe(t.api, retry.accessToken)).response.status).toBe(200);
     });
 
-    it('a token of a deleted device', async () => {
+    it('a token signed with RS256 (asymmetric algorithm where the service pins HS256)', async () => {
+      const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
+      const now = Math.floor(Date.now() / 1000);
+      const token = jwt.sign({ sub: deviceId, tv: 1, aud: 'device-cloud:device', iss: 'device-cloud', iat: now, exp: now + 300 }, privateKey, {
+        algorithm: 'RS256',
+        header: { alg: 'RS256', typ: 'at+jwt' },
+      });
+
+      await expectRejected(deviceId, bearer(token));
+    });
+
+    it('a token that is not valid yet (nbf a minute ahead)', async () => {
+      const now = Math.floor(Date.now() / 1000);
+
+      await expectRejected(deviceId, bearer(craftToken(deviceId, { payload: { nbf: now + 60 } })));
+    });
+
+    it('a token expired beyond the 5-second leeway (one expired 2 seconds ago is still accepted)', async () => {
+      const now = Math.floor(Date.now() / 1000);
+      expect((await getMe(t.api, craftToken(deviceId, { payload: { iat: now - 600, exp: now - 2 } }))).response.status).toBe(200);
+
+      await expectRejected(deviceId, bearer(craftToken(deviceId, { payload: { iat: now - 600, exp: now - 30 } })));
+    });
+
+    it('a refresh token presented as an access token', async () => {
+      const registered = await registerDevice(t.api);
+
+      await expectRejected(registered.deviceId, bearer(registered.refreshToken));
+    });
+
+    it('an access token presented to the refresh endpoint', async () => {
+      const registered = await registerDevice(t.api);
+
+      expectProblem(await t.api.POST('/api/v1/device/token/refresh', { body: { refreshToken: registered.accessToken } }), 401, 'INVALID_TOKEN');
+    });
+
+    it('a token of a deleted device (deleted behind the service\'s back: seen once the change notification arrives)', async () => {
       await t.db.query('DELETE FROM devices WHERE device_id = $1', [deviceId]);
 
-      await expectRejected(deviceId, bearer(accessToken));
+      let status = 0;
+      for (const deadline = Date.now() + 2000; Date.now() < deadline; await new Promise((resolve) => setTimeout(resolve, 20))) {
+        status = (await getMe(t.api, accessToken)).response.status;
+        if (status === 401) break;
+      }
+      expect(status).toBe(401);
+      expectProblem(await getMe(t.api, accessToken), 401, 'UNAUTHORIZED');
     });
   });
 });
