@@ -63,6 +63,11 @@ export class DashboardService {
     return device.last_seen_at !== null && this.clock.now().getTime() - device.last_seen_at.getTime() <= 3 * intervalSec * 1000;
   }
 
+  /** Where the viewer's view of a device's history starts: a later owner sees nothing from before the release that preceded their claim. */
+  visibleFrom(viewer: Viewer, device: DeviceSummaryRow, from: Date | null): Date | null {
+    return !viewer.isAdmin && device.visible_since && (!from || device.visible_since > from) ? device.visible_since : from;
+  }
+
   async history(viewer: Viewer, deviceId: string, params: HistoryParams): Promise<History> {
     const range = resolveRange(params.from, params.to, this.clock.now());
     const bucket = parseBucket(params.bucket);
@@ -71,8 +76,7 @@ export class DashboardService {
       throw new ValidationFailedError([{ field: 'batteryId', message: 'batteryId must be 1–64 characters of A–Z a–z 0–9 . _ : -' }]);
     }
     const device = await this.device(viewer, deviceId);
-    // A later owner sees nothing from before the release that preceded their claim.
-    const visibleFrom = !viewer.isAdmin && device.visible_since && device.visible_since > range.from ? device.visible_since : range.from;
+    const visibleFrom = this.visibleFrom(viewer, device, range.from) ?? range.from;
     const effective = { from: visibleFrom < range.to ? visibleFrom : range.to, to: range.to };
     const batteryId = params.batteryId ?? null;
 

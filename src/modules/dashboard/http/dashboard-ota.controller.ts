@@ -44,9 +44,8 @@ export class DashboardOtaController {
     const to = query.to === undefined ? null : new Date(query.to);
     if (from && to && from >= to) throw new ValidationFailedError([{ field: 'from', message: 'from must be before to' }]);
     const before = query.cursor === undefined ? null : decodeTimeCursor(query.cursor, (key) => /^[0-9]{1,19}$/.test(key));
-    const device = await this.dashboard.device({ userId: customer.userId, isAdmin: customer.isAdmin }, deviceId);
-    // A later owner sees nothing from before the release that preceded their claim.
-    const visibleFrom = !customer.isAdmin && device.visible_since && (!from || device.visible_since > from) ? device.visible_since : from;
+    const viewer = { userId: customer.userId, isAdmin: customer.isAdmin };
+    const visibleFrom = this.dashboard.visibleFrom(viewer, await this.dashboard.device(viewer, deviceId), from);
     const limit = query.limit ?? 50;
     const rows = await this.ota.history({ deviceId, from: visibleFrom, to, types, limit: limit + 1, before: before && { ts: before.ts, id: before.key } });
     const items = rows.slice(0, limit);

@@ -3,7 +3,7 @@ import { INITIAL_FLEET_DEFAULTS, type ConfigPatch, type ConfigSettings, type Fle
 /** Port for the fleet-wide configuration defaults. The abstract class doubles as the injection token. */
 export abstract class FleetDefaultsStore {
   abstract current(): Promise<FleetDefaults>;
-  /** Applies the patch under a lock; `expectedRevision` (from If-Match) guards against lost updates. */
+  /** Applies the patch under a lock; `precondition` (If-Match) sees the defaults before it and may refuse. */
   abstract update(patch: ConfigPatch, now: Date, precondition: (current: FleetDefaults) => void): Promise<FleetDefaults>;
 }
 

@@ -94,24 +94,26 @@ export class FirmwareReleasesService {
   }
 
   async status(id: string): Promise<ReleaseStatus> {
-    await this.pauseIfFailing([id]);
-    const release = await this.releases.findById(id);
-    if (!release) throw new NotFoundError('No firmware release has this id.');
+    const found = await this.releases.findById(id);
+    if (!found) throw new NotFoundError('No firmware release has this id.');
+    const release = (await this.pauseIfOverBudget(found)) ? ((await this.releases.findById(id)) ?? found) : found;
     const stalledBefore = new Date(this.clock.now().getTime() - this.env.OTA_STALL_TIMEOUT_SEC * 1000);
     return { release, counts: await this.releases.counts(id, stalledBefore), autoPaused: release.autoPausedAt !== null };
   }
 
   /** Pauses each live release whose failure share among finished devices exceeds its budget. */
-  async pauseIfFailing(ids: string[]): Promise<void> {
-    for (const id of ids) {
-      const release = await this.releases.findById(id);
-      if (!release || release.paused || release.revoked || release.maxFailurePercent === null) continue;
-      const counts = await this.releases.counts(id, new Date(0), true);
-      if (exceedsFailureBudget(release, counts)) await this.releases.autoPause(id, this.clock.now());
-    }
+  async pauseIfFailing(releases: FirmwareRelease[]): Promise<void> {
+    for (const release of releases) await this.pauseIfOverBudget(release);
   }
 
   async pauseFailingReleases(): Promise<void> {
-    await this.pauseIfFailing(await this.releases.watchedReleaseIds());
+    await this.pauseIfFailing(await this.releases.watchedReleases());
+  }
+
+  /** True when this call paused it. `release` may be a little stale: autoPause only pauses a live one. */
+  private async pauseIfOverBudget(release: FirmwareRelease): Promise<boolean> {
+    if (release.paused || release.revoked || release.maxFailurePercent === null) return false;
+    const counts = await this.releases.counts(release.id, new Date(0), true);
+    return exceedsFailureBudget(release, counts) && this.releases.autoPause(release.id, this.clock.now());
   }
 }

@@ -109,7 +109,7 @@ export class OtaService {
         await this.events.setFirmwareVersion(tx, deviceId, report.version, report.ts);
       }
       if (inserted > 0) await this.events.touchLastSeen(tx, deviceId, now);
-      return { accepted: inserted, duplicates: kept.length - inserted, coalesced, touched: changes.map((change) => change.releaseId) };
+      return { accepted: inserted, duplicates: kept.length - inserted, coalesced, touched: candidates.filter((release) => changes.some((change) => change.releaseId === release.id)) };
     });
     if (firmwareChanged) this.feed.changed('device', deviceId);
     await this.releasesService.pauseIfFailing(touched);

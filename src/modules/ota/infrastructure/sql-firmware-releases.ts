@@ -204,9 +204,9 @@ export class SqlFirmwareReleases {
   }
 
   /** Releases that may pause themselves: live, with a failure budget. */
-  async watchedReleaseIds(): Promise<string[]> {
-    const rows = await this.sql.rows<{ id: string }>('SELECT id FROM firmware_releases WHERE max_failure_percent IS NOT NULL AND NOT paused AND NOT revoked');
-    return rows.map((row) => row.id);
+  async watchedReleases(): Promise<FirmwareRelease[]> {
+    const rows = await this.sql.rows<ReleaseRow>(`SELECT ${COLUMNS} FROM firmware_releases WHERE max_failure_percent IS NOT NULL AND NOT paused AND NOT revoked`);
+    return rows.map(toRelease);
   }
 
   /** Remembers that the device was offered the release (first time only). */
