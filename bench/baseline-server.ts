@@ -14,7 +14,7 @@ import * as argon2 from 'argon2';
 import Fastify, { type FastifyError, type FastifyRequest } from 'fastify';
 import jwt, { type JwtPayload } from 'jsonwebtoken';
 import pg from 'pg';
-import { autoBucketSec, MAX_POINTS_EXPLICIT, parseBucket, resolveRange, rollupSpan } from '../src/modules/telemetry/domain/history-query.js';
+import { autoBucketSec, MAX_POINTS_EXPLICIT, parseBucket, resolveRange, rollupSpans } from '../src/modules/telemetry/domain/history-query.js';
 import { admit, BATTERY_ID_PATTERN, DEFAULT_BATTERY_ID, METRIC_NAME, parseIsoInstant, type TelemetryRecord } from '../src/modules/telemetry/domain/telemetry-record.js';
 import { effectiveConfig, type ConfigOverrides, type FleetDefaults } from '../src/modules/devices/domain/device-config.js';
 import { FirmwareVersion } from '../src/modules/devices/domain/firmware-version.js';
@@ -352,9 +352,22 @@ app.get<{ Params: { deviceId: string }; Querystring: HistoryQuery }>(
     if ((range.to.getTime() - range.from.getTime()) / 1000 / bucketSec > MAX_POINTS_EXPLICIT) throw new HttpError(400, 'VALIDATION_FAILED');
     let rows: SeriesRow[] = [];
     if (effective.from < effective.to) {
-      const inner = rollupSpan(effective, bucketSec) ?? { from: effective.to, to: effective.to };
+      const [fiveMinutes, hours, days] = rollupSpans(effective, bucketSec);
       rows = (
-        await pool.query<SeriesRow>(SQL.SERIES_SQL, [deviceId, effective.from, effective.to, inner.from, inner.to, bucketSec, metrics, query.batteryId ?? null])
+        await pool.query<SeriesRow>(SQL.SERIES_SQL, [
+          deviceId,
+          effective.from,
+          effective.to,
+          fiveMinutes.from,
+          fiveMinutes.to,
+          hours.from,
+          hours.to,
+          days.from,
+          days.to,
+          bucketSec,
+          metrics,
+          query.batteryId ?? null,
+        ])
       ).rows;
     }
     const series = new Map<string, { metric: string; batteryId: string; points: Array<{ ts: string; avg: number; min: number; max: number; count: number }> }>();

@@ -17,11 +17,30 @@ WITH input AS (
 ), metric_values AS (
   SELECT i.device_id, i.battery_id, m.key AS metric, i.ts, m.value::float8 AS value
   FROM inserted i CROSS JOIN LATERAL jsonb_each_text(i.metrics) AS m (key, value)
-), rollup AS (
-  INSERT INTO telemetry_rollup_5m AS r (device_id, battery_id, metric, bucket, count, sum, min, max)
+), slots AS (
   SELECT device_id, battery_id, metric, date_bin('5 minutes', ts, TIMESTAMPTZ '1970-01-01 00:00:00+00') AS bucket,
-         count(*), sum(value), min(value), max(value)
-  FROM metric_values GROUP BY device_id, battery_id, metric, bucket ORDER BY device_id, bucket, battery_id, metric
+         count(*) AS count, sum(value) AS sum, min(value) AS min, max(value) AS max
+  FROM metric_values GROUP BY device_id, battery_id, metric, bucket
+), rollup_5m AS (
+  INSERT INTO telemetry_rollup_5m AS r (device_id, battery_id, metric, bucket, count, sum, min, max)
+  SELECT device_id, battery_id, metric, bucket, count, sum, min, max
+  FROM slots ORDER BY device_id, bucket, battery_id, metric
+  ON CONFLICT (device_id, bucket, battery_id, metric) DO UPDATE
+    SET count = r.count + EXCLUDED.count, sum = r.sum + EXCLUDED.sum,
+        min = LEAST(r.min, EXCLUDED.min), max = GREATEST(r.max, EXCLUDED.max)
+), rollup_1h AS (
+  INSERT INTO telemetry_rollup_1h AS r (device_id, battery_id, metric, bucket, count, sum, min, max)
+  SELECT device_id, battery_id, metric, date_bin('1 hour', bucket, TIMESTAMPTZ '1970-01-01 00:00:00+00') AS slot,
+         sum(count), sum(sum), min(min), max(max)
+  FROM slots GROUP BY device_id, battery_id, metric, slot ORDER BY device_id, slot, battery_id, metric
+  ON CONFLICT (device_id, bucket, battery_id, metric) DO UPDATE
+    SET count = r.count + EXCLUDED.count, sum = r.sum + EXCLUDED.sum,
+        min = LEAST(r.min, EXCLUDED.min), max = GREATEST(r.max, EXCLUDED.max)
+), rollup_1d AS (
+  INSERT INTO telemetry_rollup_1d AS r (device_id, battery_id, metric, bucket, count, sum, min, max)
+  SELECT device_id, battery_id, metric, date_bin('1 day', bucket, TIMESTAMPTZ '1970-01-01 00:00:00+00') AS slot,
+         sum(count), sum(sum), min(min), max(max)
+  FROM slots GROUP BY device_id, battery_id, metric, slot ORDER BY device_id, slot, battery_id, metric
   ON CONFLICT (device_id, bucket, battery_id, metric) DO UPDATE
     SET count = r.count + EXCLUDED.count, sum = r.sum + EXCLUDED.sum,
         min = LEAST(r.min, EXCLUDED.min), max = GREATEST(r.max, EXCLUDED.max)
@@ -72,18 +91,28 @@ export const DEVICE_SUMMARY_SQL = `SELECT ${SUMMARY_COLUMNS} FROM devices d LEFT
 
 export const SERIES_SQL = `WITH parts AS (
          SELECT r.battery_id, r.metric, r.bucket AS at, r.count, r.sum, r.min, r.max
-           FROM telemetry_rollup_5m r
-          WHERE r.device_id = $1 AND r.bucket >= $4 AND r.bucket < $5
-            AND ($7::text[] IS NULL OR r.metric = ANY($7)) AND ($8::text IS NULL OR r.battery_id = $8)
+           FROM telemetry_rollup_1d r
+          WHERE r.device_id = $1 AND r.bucket >= $8 AND r.bucket < $9
+            AND ($11::text[] IS NULL OR r.metric = ANY($11)) AND ($12::text IS NULL OR r.battery_id = $12)
+         UNION ALL
+         SELECT r.battery_id, r.metric, r.bucket, r.count, r.sum, r.min, r.max
+           FROM (VALUES ($6::timestamptz, $8::timestamptz), ($9::timestamptz, $7::timestamptz)) AS span (lo, hi)
+           JOIN telemetry_rollup_1h r ON r.device_id = $1 AND r.bucket >= span.lo AND r.bucket < span.hi
+          WHERE ($11::text[] IS NULL OR r.metric = ANY($11)) AND ($12::text IS NULL OR r.battery_id = $12)
+         UNION ALL
+         SELECT r.battery_id, r.metric, r.bucket, r.count, r.sum, r.min, r.max
+           FROM (VALUES ($4::timestamptz, $6::timestamptz), ($7::timestamptz, $5::timestamptz)) AS span (lo, hi)
+           JOIN telemetry_rollup_5m r ON r.device_id = $1 AND r.bucket >= span.lo AND r.bucket < span.hi
+          WHERE ($11::text[] IS NULL OR r.metric = ANY($11)) AND ($12::text IS NULL OR r.battery_id = $12)
          UNION ALL
          SELECT t.battery_id, m.key, t.ts, 1, v.value, v.value, v.value
-           FROM (VALUES ($2::timestamptz, $4::timestamptz), ($5::timestamptz, $3::timestamptz)) AS edge (lo, hi)
-           JOIN telemetry t ON t.device_id = $1 AND t.ts >= edge.lo AND t.ts < edge.hi
+           FROM (VALUES ($2::timestamptz, $4::timestamptz), ($5::timestamptz, $3::timestamptz)) AS span (lo, hi)
+           JOIN telemetry t ON t.device_id = $1 AND t.ts >= span.lo AND t.ts < span.hi
            CROSS JOIN LATERAL jsonb_each_text(t.metrics) AS m (key, value)
            CROSS JOIN LATERAL (SELECT m.value::float8 AS value) AS v
-          WHERE ($7::text[] IS NULL OR m.key = ANY($7)) AND ($8::text IS NULL OR t.battery_id = $8)
+          WHERE ($11::text[] IS NULL OR m.key = ANY($11)) AND ($12::text IS NULL OR t.battery_id = $12)
        )
-       SELECT battery_id, metric, date_bin(make_interval(secs => $6), at, TIMESTAMPTZ '1970-01-01 00:00:00+00') AS bucket,
+       SELECT battery_id, metric, date_bin(make_interval(secs => $10), at, TIMESTAMPTZ '1970-01-01 00:00:00+00') AS bucket,
               sum(sum) / sum(count) AS avg, min(min) AS min, max(max) AS max, sum(count)::int AS count
          FROM parts
         GROUP BY battery_id, metric, 3

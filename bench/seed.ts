@@ -130,6 +130,26 @@ SELECT device_id, battery_id, m.key, date_bin('5 minutes', ts, TIMESTAMPTZ '1970
  GROUP BY device_id, battery_id, m.key, bucket
  ORDER BY bucket, device_id, battery_id, m.key`;
 
+/** The hourly and daily rollups, summed from the 5-minute one as the migration does, for slots from $1 on. */
+const COARSER_LEVELS = [
+  { table: 'telemetry_rollup_1h', width: '1 hour' },
+  { table: 'telemetry_rollup_1d', width: '1 day' },
+];
+
+async function buildCoarserRollups(client: pg.Client, from: Date): Promise<void> {
+  for (const { table, width } of COARSER_LEVELS) {
+    const epoch = "TIMESTAMPTZ '1970-01-01 00:00:00+00'";
+    await client.query(`DELETE FROM ${table} WHERE bucket >= date_bin('${width}', $1, ${epoch})`, [from]);
+    await client.query(
+      `INSERT INTO ${table} (device_id, battery_id, metric, bucket, count, sum, min, max)
+       SELECT device_id, battery_id, metric, date_bin('${width}', bucket, ${epoch}), sum(count), sum(sum), min(min), max(max)
+         FROM telemetry_rollup_5m WHERE bucket >= date_bin('${width}', $1, ${epoch})
+        GROUP BY 1, 2, 3, 4`,
+      [from],
+    );
+  }
+}
+
 /** The latest value per metric as ingest leaves it: from each device's last record before t0. */
 const LATEST_SQL = `
 INSERT INTO device_latest_metrics (device_id, battery_id, metric, ts, value)
@@ -172,7 +192,7 @@ async function sizes(client: pg.Client): Promise<SeedInfo['bytes']> {
   const { rows } = await client.query<{ heap: string; indexes: string; rollup: string }>(
     `SELECT (SELECT coalesce(sum(pg_relation_size(inhrelid)), 0) FROM pg_inherits WHERE inhparent = 'telemetry'::regclass) AS heap,
             (SELECT coalesce(sum(pg_indexes_size(inhrelid)), 0) FROM pg_inherits WHERE inhparent = 'telemetry'::regclass) AS indexes,
-            pg_total_relation_size('telemetry_rollup_5m') AS rollup`,
+            pg_total_relation_size('telemetry_rollup_5m') + pg_total_relation_size('telemetry_rollup_1h') + pg_total_relation_size('telemetry_rollup_1d') AS rollup`,
   );
   return { telemetryHeap: Number(rows[0].heap), telemetryIndexes: Number(rows[0].indexes), rollupTotal: Number(rows[0].rollup) };
 }
@@ -210,12 +230,14 @@ async function seedFresh(serverUrl: string, database: string, plan: SeedPlan, lo
     for (const index of saved) await client.query(index.create);
     const indexes = seconds(indexBegan);
 
+    log('Hourly and daily rollups…');
+    await buildCoarserRollups(client, start);
     await client.query(LATEST_SQL, [t0]);
     await client.query('UPDATE devices SET last_seen_at = $1', [new Date(t0.getTime() - SAMPLE_SEC * 1000)]);
 
     log('VACUUM ANALYZE…');
     const vacuumBegan = Date.now();
-    await client.query('VACUUM (ANALYZE) telemetry, telemetry_rollup_5m, device_latest_metrics, devices, users');
+    await client.query('VACUUM (ANALYZE) telemetry, telemetry_rollup_5m, telemetry_rollup_1h, telemetry_rollup_1d, device_latest_metrics, devices, users');
     await client.query('CHECKPOINT');
     const vacuumAnalyze = seconds(vacuumBegan);
 
@@ -245,13 +267,14 @@ async function resetReused(url: string, info: SeedInfo, log: Log): Promise<numbe
     log('Reusing the seeded database; removing rows ingested by earlier runs…');
     await client.query('DELETE FROM telemetry WHERE ts >= $1', [t0]);
     await client.query('DELETE FROM telemetry_rollup_5m WHERE bucket >= $1', [t0]);
+    await buildCoarserRollups(client, t0);
     await client.query('DELETE FROM device_latest_metrics');
     await client.query(LATEST_SQL, [t0]);
     await client.query('UPDATE devices SET last_seen_at = $1', [new Date(t0.getTime() - SAMPLE_SEC * 1000)]);
     await client.query('DELETE FROM device_refresh_tokens');
     await client.query('DELETE FROM user_refresh_tokens');
     await client.query('DELETE FROM device_release_states');
-    await client.query('VACUUM (ANALYZE) telemetry, telemetry_rollup_5m, device_latest_metrics, devices, device_refresh_tokens, user_refresh_tokens');
+    await client.query('VACUUM (ANALYZE) telemetry, telemetry_rollup_5m, telemetry_rollup_1h, telemetry_rollup_1d, device_latest_metrics, devices, device_refresh_tokens, user_refresh_tokens');
     await client.query('CHECKPOINT');
   } finally {
     await client.end();

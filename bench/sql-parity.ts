@@ -6,6 +6,7 @@ import { TypeOrmDeviceRepository } from '../src/modules/devices/infrastructure/t
 import { SqlFleetDefaultsStore } from '../src/modules/devices/infrastructure/sql-fleet-defaults.store.js';
 import { SqlFirmwareReleases } from '../src/modules/ota/infrastructure/sql-firmware-releases.js';
 import { TelemetryWriter } from '../src/modules/telemetry/infrastructure/telemetry-writer.js';
+import { rollupSpans } from '../src/modules/telemetry/domain/history-query.js';
 import { SqlRefreshTokenStore } from '../src/shared/auth-tokens/refresh-token-store.js';
 import type { Sql, SqlRunner } from '../src/shared/database/sql.js';
 import * as baseline from './baseline-sql.js';
@@ -65,7 +66,7 @@ export async function checkSqlParity(): Promise<void> {
     ['dashboard device', await capture((sql) => new DashboardQueries(asSql(sql)).device({ userId: 'u', isAdmin: false }, 'd')), baseline.DEVICE_SUMMARY_SQL, undefined],
     [
       'history series',
-      await capture((sql) => new DashboardQueries(asSql(sql)).series({ deviceId: 'd', from: now, to: now, bucketSec: 300, inner: null, metrics: null, batteryId: null })),
+      await capture((sql) => new DashboardQueries(asSql(sql)).series({ deviceId: 'd', from: now, to: now, bucketSec: 300, spans: rollupSpans({ from: now, to: now }, 300), metrics: null, batteryId: null })),
       baseline.SERIES_SQL,
       undefined,
     ],

@@ -138,7 +138,7 @@ describe('POST /api/v1/telemetry', () => {
       expect(data).toEqual({ accepted: 12, duplicates: 0, rejected: [] });
     });
 
-    it('the rollup holds count/sum/min/max per (bucket, battery, metric) of what was stored', async () => {
+    it('every rollup level (5 min, 1 h, 1 day) holds count/sum/min/max per (slot, battery, metric) of what was stored', async () => {
       expect(await rollupRows(t.db, device.deviceId)).toEqual(expectedRollup(records));
     });
 
@@ -402,7 +402,7 @@ describe('POST /api/v1/telemetry', () => {
       expect(stored(await telemetryRows(t.db, a.deviceId))).toEqual([{ deviceId: a.deviceId, batteryId: 'main', ts: batch()[0].ts, metrics: { voltage: 3 } }]);
       expect(await telemetryRows(t.db, b.deviceId)).toEqual([]);
       expect(await latestRows(t.db, b.deviceId)).toEqual([]);
-      expect(await rollupRows(t.db, b.deviceId)).toEqual([]);
+      expect(await rollupRows(t.db, b.deviceId)).toEqual({ '5m': [], '1h': [], '1d': [] });
       expect((await deviceRow(t.db, b.deviceId))!.last_seen_at).toBeNull();
     });
 

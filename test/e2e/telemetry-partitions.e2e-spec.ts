@@ -3,7 +3,7 @@ import { TelemetryPartitions } from '../../src/modules/telemetry/infrastructure/
 import { aRegistration, registerDevice, type Registered } from '../support/builders.js';
 import { createTestApp, type TestApp } from '../support/create-test-app.js';
 import { aVerifiedCustomer, customerAuth } from '../support/customers.js';
-import { DAY, HOUR, expectSeries, expectedSeries, history, ingestAll, iso, rollupRows, telemetryRows, type TelemetryRecordBody } from '../support/telemetry.js';
+import { DAY, HOUR, expectSeries, expectedSeries, history, ingestAll, iso, ROLLUP_LEVELS, rollupRows, telemetryRows, type TelemetryRecordBody } from '../support/telemetry.js';
 
 const RETENTION_DAYS = 365;
 
@@ -105,13 +105,15 @@ describe('telemetry partitions and retention', () => {
         { ts: iso(now - DAY), metrics: { voltage: 3 } },
       ]);
       await t.db.query(`INSERT INTO telemetry (device_id, battery_id, ts, metrics) VALUES ($1, 'main', $2, '{"voltage": 4}')`, [device.deviceId, new Date(survivorTs)]);
-      await t.db.query(
-        `INSERT INTO telemetry_rollup_5m (device_id, battery_id, metric, bucket, count, sum, min, max) VALUES ($1, 'main', 'voltage', $2, 1, 4, 4, 4)`,
-        [device.deviceId, new Date(survivorTs)],
-      );
+      for (const { table } of Object.values(ROLLUP_LEVELS)) {
+        await t.db.query(`INSERT INTO ${table} (device_id, battery_id, metric, bucket, count, sum, min, max) VALUES ($1, 'main', 'voltage', $2, 1, 4, 4, 4)`, [
+          device.deviceId,
+          new Date(survivorTs),
+        ]);
+      }
       before = await partitions(t.db);
       expect(before).toContain(nameOf(monthStart(survivorTs)));
-      expect(await rollupRows(t.db, device.deviceId)).toHaveLength(4);
+      for (const rows of Object.values(await rollupRows(t.db, device.deviceId))) expect(rows).toHaveLength(4);
 
       result = await maintenance.maintain(later, RETENTION_DAYS);
     });
@@ -140,10 +142,14 @@ describe('telemetry partitions and retention', () => {
       expect(await partitions(t.db)).toEqual(expectedMonths(later.getTime(), RETENTION_DAYS));
     });
 
-    it('deletes the rollup rows of the dropped months, keeps the newer', async () => {
-      expect((await rollupRows(t.db, device.deviceId)).map((row) => row.bucket.getTime())).toEqual([survivorTs]);
-      const { rows } = await t.db.query<{ n: number }>('SELECT count(*)::int AS n FROM telemetry_rollup_5m WHERE bucket < $1', [monthStart(cutoff)]);
-      expect(rows[0].n).toBe(0);
+    it('deletes the rollup rows of the dropped months at every level (5 min, 1 h, 1 day), keeps the newer', async () => {
+      const levels = await rollupRows(t.db, device.deviceId);
+      expect(Object.keys(levels)).toEqual(['5m', '1h', '1d']);
+      for (const rows of Object.values(levels)) expect(rows.map((row) => row.bucket.getTime())).toEqual([survivorTs]);
+      for (const { table } of Object.values(ROLLUP_LEVELS)) {
+        const { rows } = await t.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${table} WHERE bucket < $1`, [monthStart(cutoff)]);
+        expect(rows[0].n).toBe(0);
+      }
     });
 
     it('two concurrent maintain calls both succeed; together they create each missing month once', async () => {

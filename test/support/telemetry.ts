@@ -86,10 +86,19 @@ export async function telemetryRows(db: pg.Pool, deviceId: string): Promise<Tele
 const rollupOrder = (row: RollupRow) => `${row.bucket.toISOString()}|${row.battery_id}|${row.metric}`;
 const byRollupKey = (a: RollupRow, b: RollupRow) => (rollupOrder(a) < rollupOrder(b) ? -1 : rollupOrder(a) > rollupOrder(b) ? 1 : 0);
 
-/** The device's rollup rows, sum rounded to 9 decimals (PostgreSQL adds in another order than JavaScript). */
-export async function rollupRows(db: pg.Pool, deviceId: string): Promise<RollupRow[]> {
-  const { rows } = await db.query<RollupRow>('SELECT battery_id, metric, bucket, count, sum, min, max FROM telemetry_rollup_5m WHERE device_id = $1', [deviceId]);
-  return rows.map((row) => ({ ...row, sum: round9(row.sum) })).sort(byRollupKey);
+/** The rollup levels and their tables, finest first. */
+export const ROLLUP_LEVELS = { '5m': { table: 'telemetry_rollup_5m', widthMs: 300_000 }, '1h': { table: 'telemetry_rollup_1h', widthMs: 3_600_000 }, '1d': { table: 'telemetry_rollup_1d', widthMs: 86_400_000 } } as const;
+export type RollupLevel = keyof typeof ROLLUP_LEVELS;
+export type RollupLevels = Record<RollupLevel, RollupRow[]>;
+
+/** The device's rows at every rollup level, sum rounded to 9 decimals (PostgreSQL adds in another order than JavaScript). */
+export async function rollupRows(db: pg.Pool, deviceId: string): Promise<RollupLevels> {
+  const levels = {} as RollupLevels;
+  for (const [level, { table }] of Object.entries(ROLLUP_LEVELS) as Array<[RollupLevel, { table: string }]>) {
+    const { rows } = await db.query<RollupRow>(`SELECT battery_id, metric, bucket, count, sum, min, max FROM ${table} WHERE device_id = $1`, [deviceId]);
+    levels[level] = rows.map((row) => ({ ...row, sum: round9(row.sum) })).sort(byRollupKey);
+  }
+  return levels;
 }
 
 function round9(value: number): number {
@@ -107,33 +116,37 @@ export async function latestRows(db: pg.Pool, deviceId: string): Promise<LatestR
 export async function telemetryCounts(db: pg.Pool): Promise<{ telemetry: number; rollup: number; latest: number }> {
   const { rows } = await db.query<{ telemetry: number; rollup: number; latest: number }>(
     `SELECT (SELECT count(*)::int FROM telemetry) AS telemetry,
-            (SELECT count(*)::int FROM telemetry_rollup_5m) AS rollup,
+            (SELECT count(*)::int FROM telemetry_rollup_5m) + (SELECT count(*)::int FROM telemetry_rollup_1h) + (SELECT count(*)::int FROM telemetry_rollup_1d) AS rollup,
             (SELECT count(*)::int FROM device_latest_metrics) AS latest`,
   );
   return rows[0];
 }
 
-/** What the 5-minute rollup must hold for these records: count/sum/min/max per (bucket, battery, metric), ordered like rollupRows. */
-export function expectedRollup(records: TelemetryRecordBody[]): RollupRow[] {
-  const slots = new Map<string, RollupRow>();
-  for (const record of records) {
-    const at = Date.parse(record.ts);
-    const bucket = new Date(Math.floor(at / 300_000) * 300_000);
-    const batteryId = record.batteryId ?? 'main';
-    for (const [metric, value] of Object.entries(record.metrics)) {
-      const key = `${bucket.toISOString()}|${batteryId}|${metric}`;
-      const slot = slots.get(key);
-      if (slot) {
-        slot.count += 1;
-        slot.sum += value;
-        slot.min = Math.min(slot.min, value);
-        slot.max = Math.max(slot.max, value);
-      } else {
-        slots.set(key, { battery_id: batteryId, metric, bucket, count: 1, sum: value, min: value, max: value });
+/** What every rollup level must hold for these records: count/sum/min/max per (slot, battery, metric), ordered like rollupRows. */
+export function expectedRollup(records: TelemetryRecordBody[]): RollupLevels {
+  const levels = {} as RollupLevels;
+  for (const [level, { widthMs }] of Object.entries(ROLLUP_LEVELS) as Array<[RollupLevel, { widthMs: number }]>) {
+    const slots = new Map<string, RollupRow>();
+    for (const record of records) {
+      const at = Date.parse(record.ts);
+      const bucket = new Date(Math.floor(at / widthMs) * widthMs);
+      const batteryId = record.batteryId ?? 'main';
+      for (const [metric, value] of Object.entries(record.metrics)) {
+        const key = `${bucket.toISOString()}|${batteryId}|${metric}`;
+        const slot = slots.get(key);
+        if (slot) {
+          slot.count += 1;
+          slot.sum += value;
+          slot.min = Math.min(slot.min, value);
+          slot.max = Math.max(slot.max, value);
+        } else {
+          slots.set(key, { battery_id: batteryId, metric, bucket, count: 1, sum: value, min: value, max: value });
+        }
       }
     }
+    levels[level] = [...slots.values()].map((row) => ({ ...row, sum: round9(row.sum) })).sort(byRollupKey);
   }
-  return [...slots.values()].map((row) => ({ ...row, sum: round9(row.sum) })).sort(byRollupKey);
+  return levels;
 }
 
 export type SeriesBody = components['schemas']['SeriesResponse'];

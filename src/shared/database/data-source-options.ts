@@ -6,6 +6,7 @@ import { DeviceIdentity1763740000000 } from './migrations/1763740000000-device-i
 import { AccountsAndClaims1763750000000 } from './migrations/1763750000000-accounts-and-claims.js';
 import { Telemetry1763760000000 } from './migrations/1763760000000-telemetry.js';
 import { ConfigAndOta1763770000000 } from './migrations/1763770000000-config-and-ota.js';
+import { TelemetryRollupLevels1763780000000 } from './migrations/1763780000000-telemetry-rollup-levels.js';
 
 export const ENTITIES = [
   DeviceRecord,
@@ -17,7 +18,7 @@ export const ENTITIES = [
   ClaimAuditRecord,
 ];
 /** Telemetry tables are partitioned and written with set-based SQL; they have no entity (see the migration). */
-export const MIGRATIONS = [DeviceIdentity1763740000000, AccountsAndClaims1763750000000, Telemetry1763760000000, ConfigAndOta1763770000000];
+export const MIGRATIONS = [DeviceIdentity1763740000000, AccountsAndClaims1763750000000, Telemetry1763760000000, ConfigAndOta1763770000000, TelemetryRollupLevels1763780000000];
 
 export interface DatabaseSettings {
   url: string;

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import type { ConfigOverrides } from '../../devices/domain/device-config.js';
 import { Sql } from '../../../shared/database/sql.js';
+import type { HistoryRange } from '../../telemetry/domain/history-query.js';
 
 export interface Viewer {
   userId: string;
@@ -76,39 +77,63 @@ export class DashboardQueries {
   }
 
   /**
-   * Buckets of [from, to): the 5-minute rollup answers the aligned inner span, raw records the
-   * edges; both are merged per bucket, so the result equals aggregating the raw records.
+   * Buckets of [from, to), answered by the coarsest rollup level that is exact for each part (see
+   * rollupSpans: `spans` are the 5-minute, hourly and daily spans, nested) and raw records at the
+   * edges; the parts are merged per bucket, so the result equals aggregating the raw records.
    */
   series(query: {
     deviceId: string;
     from: Date;
     to: Date;
     bucketSec: number;
-    inner: { from: Date; to: Date } | null;
+    spans: HistoryRange[];
     metrics: string[] | null;
     batteryId: string | null;
   }): Promise<SeriesPointRow[]> {
-    const inner = query.inner ?? { from: query.to, to: query.to };
+    const [fiveMinutes, hours, days] = query.spans;
     return this.sql.rows<SeriesPointRow>(
       `WITH parts AS (
          SELECT r.battery_id, r.metric, r.bucket AS at, r.count, r.sum, r.min, r.max
-           FROM telemetry_rollup_5m r
-          WHERE r.device_id = $1 AND r.bucket >= $4 AND r.bucket < $5
-            AND ($7::text[] IS NULL OR r.metric = ANY($7)) AND ($8::text IS NULL OR r.battery_id = $8)
+           FROM telemetry_rollup_1d r
+          WHERE r.device_id = $1 AND r.bucket >= $8 AND r.bucket < $9
+            AND ($11::text[] IS NULL OR r.metric = ANY($11)) AND ($12::text IS NULL OR r.battery_id = $12)
+         UNION ALL
+         SELECT r.battery_id, r.metric, r.bucket, r.count, r.sum, r.min, r.max
+           FROM (VALUES ($6::timestamptz, $8::timestamptz), ($9::timestamptz, $7::timestamptz)) AS span (lo, hi)
+           JOIN telemetry_rollup_1h r ON r.device_id = $1 AND r.bucket >= span.lo AND r.bucket < span.hi
+          WHERE ($11::text[] IS NULL OR r.metric = ANY($11)) AND ($12::text IS NULL OR r.battery_id = $12)
+         UNION ALL
+         SELECT r.battery_id, r.metric, r.bucket, r.count, r.sum, r.min, r.max
+           FROM (VALUES ($4::timestamptz, $6::timestamptz), ($7::timestamptz, $5::timestamptz)) AS span (lo, hi)
+           JOIN telemetry_rollup_5m r ON r.device_id = $1 AND r.bucket >= span.lo AND r.bucket < span.hi
+          WHERE ($11::text[] IS NULL OR r.metric = ANY($11)) AND ($12::text IS NULL OR r.battery_id = $12)
          UNION ALL
          SELECT t.battery_id, m.key, t.ts, 1, v.value, v.value, v.value
-           FROM (VALUES ($2::timestamptz, $4::timestamptz), ($5::timestamptz, $3::timestamptz)) AS edge (lo, hi)
-           JOIN telemetry t ON t.device_id = $1 AND t.ts >= edge.lo AND t.ts < edge.hi
+           FROM (VALUES ($2::timestamptz, $4::timestamptz), ($5::timestamptz, $3::timestamptz)) AS span (lo, hi)
+           JOIN telemetry t ON t.device_id = $1 AND t.ts >= span.lo AND t.ts < span.hi
            CROSS JOIN LATERAL jsonb_each_text(t.metrics) AS m (key, value)
            CROSS JOIN LATERAL (SELECT m.value::float8 AS value) AS v
-          WHERE ($7::text[] IS NULL OR m.key = ANY($7)) AND ($8::text IS NULL OR t.battery_id = $8)
+          WHERE ($11::text[] IS NULL OR m.key = ANY($11)) AND ($12::text IS NULL OR t.battery_id = $12)
        )
-       SELECT battery_id, metric, date_bin(make_interval(secs => $6), at, TIMESTAMPTZ '1970-01-01 00:00:00+00') AS bucket,
+       SELECT battery_id, metric, date_bin(make_interval(secs => $10), at, TIMESTAMPTZ '1970-01-01 00:00:00+00') AS bucket,
               sum(sum) / sum(count) AS avg, min(min) AS min, max(max) AS max, sum(count)::int AS count
          FROM parts
         GROUP BY battery_id, metric, 3
         ORDER BY metric, battery_id, 3`,
-      [query.deviceId, query.from, query.to, inner.from, inner.to, query.bucketSec, query.metrics, query.batteryId],
+      [
+        query.deviceId,
+        query.from,
+        query.to,
+        fiveMinutes.from,
+        fiveMinutes.to,
+        hours.from,
+        hours.to,
+        days.from,
+        days.to,
+        query.bucketSec,
+        query.metrics,
+        query.batteryId,
+      ],
     );
   }
 

@@ -5,7 +5,7 @@ import { decodeCursor, decodeTimeCursor, encodeCursor, encodeTimeCursor } from '
 import { FleetDefaultsStore } from '../../devices/application/fleet-defaults.js';
 import type { FleetDefaults } from '../../devices/domain/device-config.js';
 import { DEVICE_ID_PATTERN } from '../../devices/domain/device-id.js';
-import { autoBucketSec, MAX_POINTS_EXPLICIT, parseBucket, resolveRange, rollupSpan } from '../../telemetry/domain/history-query.js';
+import { autoBucketSec, MAX_POINTS_EXPLICIT, parseBucket, resolveRange, rollupSpans } from '../../telemetry/domain/history-query.js';
 import { BATTERY_ID_PATTERN, METRIC_NAME } from '../../telemetry/domain/telemetry-record.js';
 import { DashboardQueries, type DeviceSummaryRow, type RawRecordRow, type SeriesPointRow, type Viewer } from './dashboard.queries.js';
 
@@ -94,7 +94,7 @@ export class DashboardService {
       throw new ValidationFailedError([{ field: 'bucket', message: `bucket is too small for the range: at most ${MAX_POINTS_EXPLICIT} points per series` }]);
     }
     const rows = effective.from < effective.to
-      ? await this.queries.series({ deviceId, ...effective, bucketSec, inner: rollupSpan(effective, bucketSec), metrics, batteryId })
+      ? await this.queries.series({ deviceId, ...effective, bucketSec, spans: rollupSpans(effective, bucketSec), metrics, batteryId })
       : [];
     return { kind: 'buckets', deviceId, ...range, bucketSec, series: toSeries(rows) };
   }

@@ -6,7 +6,6 @@ export const MAX_POINTS_AUTO = 500;
 /** An explicit bucket may ask for more points than auto would, but not without bound. */
 export const MAX_POINTS_EXPLICIT = 5000;
 export const MAX_RANGE_DAYS = 366;
-export const ROLLUP_SEC = 300;
 
 export type BucketChoice = { kind: 'raw' } | { kind: 'seconds'; seconds: number } | { kind: 'auto' };
 
@@ -45,15 +44,27 @@ export function parseInstant(value: string, field: string): Date {
   return date;
 }
 
+/** Rollup levels, finest first; each width divides the next. Slots are aligned to the Unix epoch (UTC days). */
+export const ROLLUP_LEVELS_SEC = [300, 3600, 86_400] as const;
+
 /**
- * Rollups answer a bucket exactly only where their 5-minute slots lie wholly inside the range and
- * the bucket is a whole number of slots (buckets and slots are both aligned to the Unix epoch).
- * Returns the aligned inner span, or null when raw records must answer everything.
+ * Which rollup level answers which part of [from, to). A level answers exactly where its slots lie
+ * wholly inside the range and its width divides the bucket (buckets are epoch-aligned too). One
+ * span per level, finest first, each inside the one before: level i reads spans[i] minus
+ * spans[i + 1], and raw records answer the range minus spans[0] — the coarsest level that is exact
+ * does the bulk, finer ones and raw records only the edges. A level that cannot answer gets an
+ * empty span at the end of the span that encloses it.
  */
-export function rollupSpan(range: HistoryRange, bucketSec: number): HistoryRange | null {
-  if (bucketSec % ROLLUP_SEC !== 0) return null;
-  const slotMs = ROLLUP_SEC * 1000;
-  const innerFrom = Math.ceil(range.from.getTime() / slotMs) * slotMs;
-  const innerTo = Math.floor(range.to.getTime() / slotMs) * slotMs;
-  return innerTo > innerFrom ? { from: new Date(innerFrom), to: new Date(innerTo) } : null;
+export function rollupSpans(range: HistoryRange, bucketSec: number): HistoryRange[] {
+  const spans: HistoryRange[] = [];
+  let enclosing = range;
+  for (const widthSec of ROLLUP_LEVELS_SEC) {
+    const slotMs = widthSec * 1000;
+    const from = Math.ceil(range.from.getTime() / slotMs) * slotMs;
+    const to = Math.floor(range.to.getTime() / slotMs) * slotMs;
+    const span = bucketSec % widthSec === 0 && to > from ? { from: new Date(from), to: new Date(to) } : { from: enclosing.to, to: enclosing.to };
+    spans.push(span);
+    enclosing = span;
+  }
+  return spans;
 }

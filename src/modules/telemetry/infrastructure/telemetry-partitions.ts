@@ -3,6 +3,7 @@ import { Sql } from '../../../shared/database/sql.js';
 
 /** Arbitrary constant: the advisory lock that lets one instance at a time maintain partitions. */
 const PARTITION_LOCK = 7_221_950_002;
+const ROLLUP_TABLES = ['telemetry_rollup_5m', 'telemetry_rollup_1h', 'telemetry_rollup_1d'];
 
 function monthStart(date: Date): Date {
   return new Date(Date.UTC(date.getUTCFullYear(), date.getUTCMonth(), 1));
@@ -54,12 +55,15 @@ export class TelemetryPartitions {
         );
         created.push(name);
       }
-      // Rollup slots go with the raw months they summarise: below the oldest month kept.
-      await tx.rows(
-        `DELETE FROM telemetry_rollup_5m WHERE bucket < (
-           SELECT min((regexp_match(pg_get_expr(c.relpartbound, c.oid), 'FROM \\(''([^'']+)''\\)'))[1]::timestamptz)
-             FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid WHERE i.inhparent = 'telemetry'::regclass)`,
-      );
+      // Rollup slots go with the raw months they summarise: below the oldest month kept (a month
+      // starts at a UTC midnight, so no hourly or daily slot straddles it).
+      for (const table of ROLLUP_TABLES) {
+        await tx.rows(
+          `DELETE FROM ${table} WHERE bucket < (
+             SELECT min((regexp_match(pg_get_expr(c.relpartbound, c.oid), 'FROM \\(''([^'']+)''\\)'))[1]::timestamptz)
+               FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid WHERE i.inhparent = 'telemetry'::regclass)`,
+        );
+      }
       if (created.length > 0 || dropped.length > 0) this.logger.log({ created, dropped }, 'Telemetry partitions maintained');
       return { created, dropped };
     });

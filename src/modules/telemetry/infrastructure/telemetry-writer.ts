@@ -5,8 +5,9 @@ import type { TelemetryRecord } from '../domain/telemetry-record.js';
 /**
  * The ingest statement for records of any number of devices: unnest into the partitioned table
  * (first stored value wins on (device, ts, battery)), and only the rows actually inserted feed
- * the 5-minute rollup, the latest value per metric and lastSeenAt. Locks are taken in a fixed
- * order (ORDER BY) so concurrent writers queue instead of deadlocking.
+ * the rollups (5-minute slots, summed again into hours and days), the latest value per metric and
+ * lastSeenAt. Locks are taken in a fixed order (ORDER BY) so concurrent writers queue instead of
+ * deadlocking.
  */
 export const INGEST_SQL = `
 WITH input AS (
@@ -19,11 +20,30 @@ WITH input AS (
 ), metric_values AS (
   SELECT i.device_id, i.battery_id, m.key AS metric, i.ts, m.value::float8 AS value
   FROM inserted i CROSS JOIN LATERAL jsonb_each_text(i.metrics) AS m (key, value)
-), rollup AS (
-  INSERT INTO telemetry_rollup_5m AS r (device_id, battery_id, metric, bucket, count, sum, min, max)
+), slots AS (
   SELECT device_id, battery_id, metric, date_bin('5 minutes', ts, TIMESTAMPTZ '1970-01-01 00:00:00+00') AS bucket,
-         count(*), sum(value), min(value), max(value)
-  FROM metric_values GROUP BY device_id, battery_id, metric, bucket ORDER BY device_id, bucket, battery_id, metric
+         count(*) AS count, sum(value) AS sum, min(value) AS min, max(value) AS max
+  FROM metric_values GROUP BY device_id, battery_id, metric, bucket
+), rollup_5m AS (
+  INSERT INTO telemetry_rollup_5m AS r (device_id, battery_id, metric, bucket, count, sum, min, max)
+  SELECT device_id, battery_id, metric, bucket, count, sum, min, max
+  FROM slots ORDER BY device_id, bucket, battery_id, metric
+  ON CONFLICT (device_id, bucket, battery_id, metric) DO UPDATE
+    SET count = r.count + EXCLUDED.count, sum = r.sum + EXCLUDED.sum,
+        min = LEAST(r.min, EXCLUDED.min), max = GREATEST(r.max, EXCLUDED.max)
+), rollup_1h AS (
+  INSERT INTO telemetry_rollup_1h AS r (device_id, battery_id, metric, bucket, count, sum, min, max)
+  SELECT device_id, battery_id, metric, date_bin('1 hour', bucket, TIMESTAMPTZ '1970-01-01 00:00:00+00') AS slot,
+         sum(count), sum(sum), min(min), max(max)
+  FROM slots GROUP BY device_id, battery_id, metric, slot ORDER BY device_id, slot, battery_id, metric
+  ON CONFLICT (device_id, bucket, battery_id, metric) DO UPDATE
+    SET count = r.count + EXCLUDED.count, sum = r.sum + EXCLUDED.sum,
+        min = LEAST(r.min, EXCLUDED.min), max = GREATEST(r.max, EXCLUDED.max)
+), rollup_1d AS (
+  INSERT INTO telemetry_rollup_1d AS r (device_id, battery_id, metric, bucket, count, sum, min, max)
+  SELECT device_id, battery_id, metric, date_bin('1 day', bucket, TIMESTAMPTZ '1970-01-01 00:00:00+00') AS slot,
+         sum(count), sum(sum), min(min), max(max)
+  FROM slots GROUP BY device_id, battery_id, metric, slot ORDER BY device_id, slot, battery_id, metric
   ON CONFLICT (device_id, bucket, battery_id, metric) DO UPDATE
     SET count = r.count + EXCLUDED.count, sum = r.sum + EXCLUDED.sum,
         min = LEAST(r.min, EXCLUDED.min), max = GREATEST(r.max, EXCLUDED.max)
