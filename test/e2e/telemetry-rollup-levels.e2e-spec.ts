@@ -137,7 +137,9 @@ describe('hourly and daily rollups: trends over days read the coarsest exact lev
       expect(marked.rowCount).toBe(1);
       try {
         const { data } = await read({ ...query, metrics: 'voltage', batteryId: 'main' });
-        return data!.series[0].points.find((point) => Date.parse(point.ts) === Math.floor(bucket / (data!.bucketSec * 1000)) * data!.bucketSec * 1000)?.max;
+        const answer = data!;
+        const bucketMs = answer.bucketSec! * 1000;
+        return answer.series[0].points.find((point) => Date.parse(point.ts) === Math.floor(bucket / bucketMs) * bucketMs)?.max;
       } finally {
         const { rows } = await t.db.query<{ max: number }>(
           `SELECT max(((t.metrics ->> 'voltage'))::float8) AS max FROM telemetry t WHERE t.device_id = $1 AND t.battery_id = 'main' AND t.ts >= $2 AND t.ts < $3`,

@@ -17,14 +17,28 @@ import {
   MaxLength,
   Min,
   ValidateNested,
+  registerDecorator,
 } from 'class-validator';
 import { FirmwareVersion } from '../../devices/domain/firmware-version.js';
-import { IsInstant } from '../../telemetry/http/ingest-telemetry.request.js';
+import { parseIsoInstant } from '../../telemetry/domain/telemetry-record.js';
 import type { ReleaseStatus } from '../application/firmware-releases.service.js';
 import type { EventsOutcome, LatestFirmware } from '../application/ota.service.js';
 import type { FirmwareRelease } from '../domain/firmware-release.js';
 import { OTA_EVENT_TYPES, type OtaEventType } from '../domain/ota-event.js';
 import type { StoredOtaEvent } from '../infrastructure/sql-ota-events.js';
+
+function IsInstant(): PropertyDecorator {
+  return (target, propertyName) =>
+    registerDecorator({
+      name: 'isInstant',
+      target: target.constructor,
+      propertyName: String(propertyName),
+      validator: {
+        validate: (value: unknown) => typeof value === 'string' && parseIsoInstant(value) !== null,
+        defaultMessage: () => `${String(propertyName)} must be a real ISO 8601 date-time with a time zone, e.g. 2026-11-21T12:00:00Z`,
+      },
+    });
+}
 
 const VERSION_MESSAGE = 'must be a dotted numeric version such as 0.1.10';
 const versionDoc = (description: string) => ({ description, example: '0.1.10', pattern: FirmwareVersion.PATTERN.source, maxLength: 64 });

@@ -1,4 +1,4 @@
-import { admit, metricsProblems, type TelemetryRecord } from './telemetry-record.js';
+import { admit, type TelemetryRecord } from './telemetry-record.js';
 
 const NOW = new Date('2026-11-21T12:00:00.000Z');
 const MINUTE = 60_000;
@@ -8,51 +8,6 @@ const aRecord = (offsetMs: number, metrics: Record<string, number> = { voltage: 
   ts: new Date(NOW.getTime() + offsetMs),
   batteryId: 'main',
   metrics,
-});
-
-describe('metricsProblems', () => {
-  it('1 to 64 finite numbers under well-formed names: no problem', () => {
-    expect(metricsProblems({ voltage: 52.1, current: -3.4, soc: 0, cellTemp_3: 1e308, a: -0.5 }, 'metrics')).toEqual([]);
-    expect(metricsProblems(Object.fromEntries(Array.from({ length: 64 }, (_, i) => [`m${i}`, i])), 'metrics')).toEqual([]);
-    expect(metricsProblems({ [`m${'x'.repeat(39)}`]: 1 }, 'metrics')).toEqual([]);
-  });
-
-  it.each([
-    ['null', null],
-    ['an array', [1, 2]],
-    ['a string', '{"voltage":1}'],
-    ['a number', 1],
-    ['undefined', undefined],
-  ])('%s: one problem on the field itself', (_name, value) => {
-    expect(metricsProblems(value, 'records.0.metrics')).toEqual([{ field: 'records.0.metrics', message: expect.any(String) }]);
-  });
-
-  it('no metric, or 65: one problem on the field itself', () => {
-    expect(metricsProblems({}, 'metrics')).toEqual([{ field: 'metrics', message: expect.stringContaining('1–64') }]);
-    expect(metricsProblems(Object.fromEntries(Array.from({ length: 65 }, (_, i) => [`m${i}`, i])), 'metrics')).toEqual([
-      { field: 'metrics', message: expect.stringContaining('1–64') },
-    ]);
-  });
-
-  it.each(['Voltage', '1abc', 'a-b', '_a', 'a b', 'ä', '', `m${'x'.repeat(40)}`])('the name %p: a problem naming it', (name) => {
-    expect(metricsProblems({ voltage: 1, [name]: 2 }, 'metrics')).toEqual([{ field: `metrics.${name.slice(0, 40)}`, message: expect.any(String) }]);
-  });
-
-  it.each([
-    ['NaN', Number.NaN],
-    ['Infinity', Number.POSITIVE_INFINITY],
-    ['-Infinity', Number.NEGATIVE_INFINITY],
-    ['a numeric string', '1.5'],
-    ['null', null],
-    ['a boolean', true],
-    ['an object', { v: 1 }],
-  ])('the value %s: a problem naming the metric', (_name, value) => {
-    expect(metricsProblems({ soc: 80, voltage: value }, 'metrics')).toEqual([{ field: 'metrics.voltage', message: expect.any(String) }]);
-  });
-
-  it('every bad entry is reported', () => {
-    expect(metricsProblems({ Bad: 1, good: 2, worse: Number.NaN }, 'm').map((problem) => problem.field)).toEqual(['m.Bad', 'm.worse']);
-  });
 });
 
 describe('admit: records refused on their own, by the server clock', () => {

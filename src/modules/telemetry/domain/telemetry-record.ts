@@ -1,5 +1,3 @@
-import type { FieldError } from '../../../shared/domain-error.js';
-
 export const METRIC_NAME = /^[a-z][a-zA-Z0-9_]{0,39}$/;
 /** Battery ids appear in queries and cursors: the same safe characters as device ids. */
 export const BATTERY_ID_PATTERN = /^[A-Za-z0-9._:-]{1,64}$/;
@@ -37,19 +35,6 @@ export type RejectionCode = 'TS_IN_FUTURE' | 'TS_BEYOND_RETENTION';
 export interface Rejection {
   index: number;
   code: RejectionCode;
-}
-
-/** Shape rules of the metrics object: 1–64 finite numbers under well-formed names. */
-export function metricsProblems(metrics: unknown, field: string): FieldError[] {
-  if (metrics === null || typeof metrics !== 'object' || Array.isArray(metrics)) return [{ field, message: 'metrics must be an object of numbers' }];
-  const entries = Object.entries(metrics);
-  if (entries.length < 1 || entries.length > MAX_METRICS_PER_RECORD) return [{ field, message: `metrics must hold 1–${MAX_METRICS_PER_RECORD} values` }];
-  const problems: FieldError[] = [];
-  for (const [name, value] of entries) {
-    if (!METRIC_NAME.test(name)) problems.push({ field: `${field}.${name.slice(0, 40)}`, message: 'metric names match ^[a-z][a-zA-Z0-9_]{0,39}$' });
-    else if (typeof value !== 'number' || !Number.isFinite(value)) problems.push({ field: `${field}.${name}`, message: 'metric values must be finite numbers' });
-  }
-  return problems;
 }
 
 /**

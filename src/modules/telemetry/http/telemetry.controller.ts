@@ -6,7 +6,7 @@ import { ApiProblems } from '../../../shared/http/api-problems.decorator.js';
 import type { DevicePrincipal } from '../../devices/application/devices.service.js';
 import { TelemetryService } from '../application/telemetry.service.js';
 import { DEFAULT_BATTERY_ID } from '../domain/telemetry-record.js';
-import { IngestTelemetryRequest, IngestTelemetryResponse } from './ingest-telemetry.request.js';
+import { ingestBodyPipe, IngestTelemetryRequest, IngestTelemetryResponse, type IngestBody } from './ingest-telemetry.request.js';
 
 @ApiTags('telemetry')
 @Controller('telemetry')
@@ -26,7 +26,7 @@ export class TelemetryController {
   @ApiBody({ type: IngestTelemetryRequest })
   @ApiResponse({ status: 200, type: IngestTelemetryResponse, description: 'Stored.' })
   @ApiProblems(400, 413, 415, 503)
-  async ingest(@CurrentDevice() device: DevicePrincipal, @Body() body: IngestTelemetryRequest): Promise<IngestTelemetryResponse> {
+  async ingest(@CurrentDevice() device: DevicePrincipal, @Body(ingestBodyPipe) body: IngestBody): Promise<IngestTelemetryResponse> {
     return this.telemetry.ingest(
       device.deviceId,
       body.records.map((record) => ({ ts: new Date(record.ts), batteryId: record.batteryId ?? DEFAULT_BATTERY_ID, metrics: record.metrics })),
