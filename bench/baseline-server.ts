@@ -104,11 +104,7 @@ interface SummaryRow {
 interface SeriesRow {
   battery_id: string;
   metric: string;
-  bucket: Date;
-  avg: number;
-  min: number;
-  max: number;
-  count: number;
+  points: Array<{ ts: string; avg: number; min: number; max: number; count: number }>;
 }
 
 /** passport-jwt's fromAuthHeaderAsBearerToken, then jsonwebtoken with the service's options. */
@@ -370,17 +366,8 @@ app.get<{ Params: { deviceId: string }; Querystring: HistoryQuery }>(
         ])
       ).rows;
     }
-    const series = new Map<string, { metric: string; batteryId: string; points: Array<{ ts: string; avg: number; min: number; max: number; count: number }> }>();
-    for (const row of rows) {
-      const key = `${row.metric}\u0000${row.battery_id}`;
-      let entry = series.get(key);
-      if (!entry) {
-        entry = { metric: row.metric, batteryId: row.battery_id, points: [] };
-        series.set(key, entry);
-      }
-      entry.points.push({ ts: row.bucket.toISOString(), avg: row.avg, min: row.min, max: row.max, count: row.count });
-    }
-    return { deviceId, from: range.from.toISOString(), to: range.to.toISOString(), bucketSec, series: [...series.values()], nextCursor: null };
+    const series = rows.map((row) => ({ metric: row.metric, batteryId: row.battery_id, points: row.points }));
+    return { deviceId, from: range.from.toISOString(), to: range.to.toISOString(), bucketSec, series, nextCursor: null };
   },
 );
 

@@ -111,12 +111,18 @@ export const SERIES_SQL = `WITH parts AS (
            CROSS JOIN LATERAL jsonb_each_text(t.metrics) AS m (key, value)
            CROSS JOIN LATERAL (SELECT m.value::float8 AS value) AS v
           WHERE ($11::text[] IS NULL OR m.key = ANY($11)) AND ($12::text IS NULL OR t.battery_id = $12)
+       ), buckets AS (
+         SELECT battery_id, metric, date_bin(make_interval(secs => $10), at, TIMESTAMPTZ '1970-01-01 00:00:00+00') AS bucket,
+                sum(sum) / sum(count) AS avg, min(min) AS min, max(max) AS max, sum(count)::int AS count
+           FROM parts
+          GROUP BY battery_id, metric, 3
        )
-       SELECT battery_id, metric, date_bin(make_interval(secs => $10), at, TIMESTAMPTZ '1970-01-01 00:00:00+00') AS bucket,
-              sum(sum) / sum(count) AS avg, min(min) AS min, max(max) AS max, sum(count)::int AS count
-         FROM parts
-        GROUP BY battery_id, metric, 3
-        ORDER BY metric, battery_id, 3`;
+       SELECT battery_id, metric,
+              json_agg(json_build_object('ts', to_char(bucket AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'), 'avg', avg, 'min', min, 'max', max, 'count', count)
+                       ORDER BY bucket) AS points
+         FROM buckets
+        GROUP BY battery_id, metric
+        ORDER BY metric, battery_id`;
 
 /** src/modules/devices/infrastructure/sql-fleet-defaults.store.ts and ota/infrastructure/sql-firmware-releases.ts (mirrored in memory). */
 export const CONFIG_DEFAULTS_SQL = 'SELECT settings, revision, updated_at FROM config_defaults WHERE id = 1';

@@ -7,7 +7,7 @@ import type { FleetDefaults } from '../../devices/domain/device-config.js';
 import { DEVICE_ID_PATTERN } from '../../devices/domain/device-id.js';
 import { autoBucketSec, MAX_POINTS_EXPLICIT, parseBucket, resolveRange, rollupSpans } from '../../telemetry/domain/history-query.js';
 import { BATTERY_ID_PATTERN, METRIC_NAME } from '../../telemetry/domain/telemetry-record.js';
-import { DashboardQueries, type DeviceSummaryRow, type RawRecordRow, type SeriesPointRow, type Viewer } from './dashboard.queries.js';
+import { DashboardQueries, type DeviceSummaryRow, type RawRecordRow, type SeriesRow, type Viewer } from './dashboard.queries.js';
 
 export interface HistoryParams {
   from?: string;
@@ -22,7 +22,7 @@ export interface HistoryParams {
 export interface Series {
   metric: string;
   batteryId: string;
-  points: Array<{ ts: Date; avg: number; min: number; max: number; count: number }>;
+  points: SeriesRow['points'];
 }
 
 export type History =
@@ -108,18 +108,8 @@ function parseMetrics(raw: string): string[] {
   return names;
 }
 
-function toSeries(rows: SeriesPointRow[]): Series[] {
-  const series = new Map<string, Series>();
-  for (const row of rows) {
-    const key = `${row.metric}\u0000${row.battery_id}`;
-    let entry = series.get(key);
-    if (!entry) {
-      entry = { metric: row.metric, batteryId: row.battery_id, points: [] };
-      series.set(key, entry);
-    }
-    entry.points.push({ ts: row.bucket, avg: row.avg, min: row.min, max: row.max, count: row.count });
-  }
-  return [...series.values()];
+function toSeries(rows: SeriesRow[]): Series[] {
+  return rows.map((row) => ({ metric: row.metric, batteryId: row.battery_id, points: row.points }));
 }
 
 function decodeRawCursor(cursor: string): { ts: Date; batteryId: string } {

@@ -236,7 +236,7 @@ export class TelemetryHistoryResponse {
       series: history.series.map((series) => ({
         metric: series.metric,
         batteryId: series.batteryId,
-        points: series.points.map((point) => ({ ts: point.ts.toISOString(), avg: point.avg, min: point.min, max: point.max, count: point.count })),
+        points: series.points,
       })),
       nextCursor: null,
     };
