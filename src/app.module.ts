@@ -32,7 +32,12 @@ export class AppModule {
         ConfigModule.register(env, secrets),
         ScheduleModule.forRoot(),
         LoggerModule.forRoot(loggerOptions(env)),
-        DatabaseModule.register({ url: databaseUrl, poolSize: env.DB_POOL_SIZE }),
+        DatabaseModule.register({
+          url: databaseUrl,
+          poolSize: env.DB_POOL_SIZE,
+          connectTimeoutMs: env.DATABASE_CONNECT_TIMEOUT_MS,
+          statementTimeoutMs: env.DATABASE_STATEMENT_TIMEOUT_MS,
+        }),
         RateLimitModule,
         NotModifiedModule,
         HealthModule,

@@ -56,6 +56,11 @@ function rejectNonJsonBody(request: FastifyRequest): void {
   }
 }
 
+const databaseUnavailableResponse = {
+  description: 'Temporarily unavailable: the database cannot be reached (problem SERVICE_UNAVAILABLE); see Retry-After.',
+  content: { 'application/problem+json': { schema: { $ref: '#/components/schemas/ProblemResponse' } } },
+};
+
 export function buildOpenApiDocument(app: NestFastifyApplication): OpenAPIObject {
   const config = new DocumentBuilder()
     .setOpenAPIVersion('3.1.0')
@@ -77,11 +82,14 @@ export function buildOpenApiDocument(app: NestFastifyApplication): OpenAPIObject
     operationIdFactory: (_controller, method) => method,
   });
   // Operations without a bearer scheme are public (@Public, health probes): say so explicitly,
-  // so generated clients and Swagger UI send no token there.
+  // so generated clients and Swagger UI send no token there. Every operation but liveness needs
+  // the database, and answers 503 while it cannot be reached (see Sql).
   for (const path of Object.values(document.paths)) {
     for (const method of ['get', 'put', 'post', 'delete', 'patch'] as const) {
       const operation = path[method];
-      if (operation && !operation.security) operation.security = [];
+      if (!operation) continue;
+      if (!operation.security) operation.security = [];
+      if (operation.operationId !== 'getLiveness' && !operation.responses['503']) operation.responses['503'] = databaseUnavailableResponse;
     }
   }
   return document;

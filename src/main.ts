@@ -3,7 +3,6 @@ import { createApp } from './configure-app.js';
 import { InvalidEnvironmentError, loadEnv, type Env } from './config/env.js';
 import { resolveSecrets } from './config/secrets.js';
 import { startEmbeddedPostgres, type EmbeddedPostgresHandle } from './shared/database/embedded-postgres.js';
-import { runMigrations } from './shared/database/migrate.js';
 import { ShutdownState } from './health/shutdown-state.js';
 
 function log(level: 'info' | 'error', msg: string, extra: Record<string, unknown> = {}): void {
@@ -33,9 +32,8 @@ async function bootstrap(): Promise<void> {
     await embedded.createDatabase('device_cloud');
     databaseUrl = embedded.url('device_cloud');
   }
-  const applied = await runMigrations(databaseUrl);
-  if (applied.length > 0) log('info', 'Applied migrations', { migrations: applied });
-
+  // Migrations run inside the application (DatabaseConnection): the service starts, and answers
+  // 503 until they are done, also while PostgreSQL is still down.
   const app = await createApp({ env, secrets, databaseUrl });
   await app.listen({ port: env.PORT, host: env.HOST });
   log('info', 'Device Cloud Service listening', { url: `http://${env.HOST === '0.0.0.0' ? 'localhost' : env.HOST}:${env.PORT}`, docs: '/docs' });

@@ -35,6 +35,8 @@ describe('loadEnv', () => {
       DATA_DIR: './.data',
       EMBEDDED_POSTGRES_PORT: 54329,
       DB_POOL_SIZE: 10,
+      DATABASE_CONNECT_TIMEOUT_MS: 3000,
+      DATABASE_STATEMENT_TIMEOUT_MS: 5000,
       DEVICE_ACCESS_TOKEN_TTL_SEC: 3600,
       DEVICE_REFRESH_TOKEN_TTL_DAYS: 30,
       REGISTRATION_RETRY_WINDOW_SEC: 600,
@@ -88,6 +90,8 @@ describe('loadEnv', () => {
     ['NODE_ENV', 'staging'],
     ['DATABASE_URL', 'mysql://x'],
     ['DB_POOL_SIZE', '0'],
+    ['DATABASE_CONNECT_TIMEOUT_MS', '50'],
+    ['DATABASE_STATEMENT_TIMEOUT_MS', '-1'],
     ['LOGIN_FAILURE_WINDOW_SEC', 'soon'],
     ['DEVICE_ACCESS_TOKEN_TTL_SEC', '59'],
   ])('rejects %s=%j naming the variable', (name, value) => {

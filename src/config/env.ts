@@ -34,6 +34,14 @@ export class Env {
   @Transform(toInt) @IsInt() @Min(1) @Max(200)
   DB_POOL_SIZE = 10;
 
+  /** Longest wait for a database connection (a new one, or a free one from the pool) before 503. */
+  @Transform(toInt) @IsInt() @Min(100) @Max(60_000)
+  DATABASE_CONNECT_TIMEOUT_MS = 3000;
+
+  /** Longest a statement may run before PostgreSQL cancels it (503); 0 for no limit. */
+  @Transform(toInt) @IsInt() @Min(0) @Max(600_000)
+  DATABASE_STATEMENT_TIMEOUT_MS = 5000;
+
   @Transform(blankToUndefined) @IsOptional() @IsString() @MinLength(32, { message: 'DEVICE_JWT_SECRET must be at least 32 characters' })
   DEVICE_JWT_SECRET?: string;
 

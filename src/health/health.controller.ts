@@ -1,8 +1,9 @@
 import { Controller, Get } from '@nestjs/common';
 import { ApiOperation, ApiProperty, ApiResponse, ApiTags } from '@nestjs/swagger';
 import { ApiProblems } from '../shared/http/api-problems.decorator.js';
-import { HealthCheck, HealthCheckService, TypeOrmHealthIndicator, type HealthCheckResult } from '@nestjs/terminus';
+import { HealthCheck, HealthCheckService, type HealthCheckResult } from '@nestjs/terminus';
 import { Public } from '../auth/auth.decorators.js';
+import { DatabaseHealth } from './database-health.js';
 import { ShutdownState } from './shutdown-state.js';
 
 const dependencyStates = (description: string) =>
@@ -40,7 +41,7 @@ const Probe = () => HealthCheck({ noCache: true, swaggerDocumentation: false });
 export class HealthController {
   constructor(
     private readonly health: HealthCheckService,
-    private readonly database: TypeOrmHealthIndicator,
+    private readonly database: DatabaseHealth,
     private readonly shutdown: ShutdownState,
   ) {}
 
@@ -62,7 +63,7 @@ export class HealthController {
   ready(): Promise<HealthCheckResult> {
     return this.health.check([
       () => this.shutdown.check('lifecycle'),
-      () => this.database.pingCheck('database', { timeout: 2000 }),
+      () => this.database.check('database'),
     ]);
   }
 }

@@ -2,6 +2,7 @@ import { ArgumentsHost, Catch, ExceptionFilter, HttpException, Logger } from '@n
 import { HttpAdapterHost } from '@nestjs/core';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { DomainError, type ErrorKind, type FieldError } from './domain-error.js';
+import { DatabaseUnavailableError } from './database/database-errors.js';
 import { PROBLEM_TITLES, problemType } from './problem-types.js';
 
 export interface ProblemDocument {
@@ -49,17 +50,6 @@ function isFastifyStyleError(error: unknown): error is FastifyStyleError {
   return typeof error === 'object' && error !== null && typeof (error as FastifyStyleError).statusCode === 'number';
 }
 
-/** Errors of the database driver that mean "not reachable right now", not "your request is wrong". */
-const UNAVAILABLE_ERRNO = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'ENOTFOUND', 'EPIPE', '57P01', '57P02', '57P03', '53300']);
-
-export function isDatabaseUnavailable(error: unknown): boolean {
-  if (typeof error !== 'object' || error === null) return false;
-  const code = (error as { code?: unknown }).code;
-  const message = (error as { message?: unknown }).message;
-  if (typeof code === 'string' && UNAVAILABLE_ERRNO.has(code)) return true;
-  return typeof message === 'string' && /timeout exceeded when trying to connect|Connection terminated|connect ECONNREFUSED|Query read timeout/i.test(message);
-}
-
 interface Mapped {
   status: number;
   code: string;
@@ -93,9 +83,6 @@ function mapError(error: unknown): Mapped | undefined {
     if (status === 400) return { status, code: 'MALFORMED_BODY', detail: 'The request body could not be parsed as JSON.' };
     return { status, code: CODE_OF_STATUS[status] ?? 'VALIDATION_FAILED', detail: 'The request was rejected.' };
   }
-  if (isDatabaseUnavailable(error)) {
-    return { status: 503, code: 'SERVICE_UNAVAILABLE', detail: 'The database is not reachable. Retry later.', retryAfterSec: 5 };
-  }
   return undefined;
 }
 
@@ -116,8 +103,9 @@ export class ProblemDetailsFilter implements ExceptionFilter {
     const mapped = mapError(error);
     if (!mapped) {
       this.logger.error({ err: error, requestId }, 'Unhandled error');
-    } else if (mapped.status === 503) {
-      this.logger.warn({ requestId, code: (error as { code?: unknown }).code }, 'Database unavailable');
+    } else if (error instanceof DatabaseUnavailableError) {
+      // The driver's code only (ECONNREFUSED, 57P01, …): its message or the statement may hold data.
+      this.logger.warn({ requestId, reason: error.reason }, 'Database unavailable');
     }
     const { status, code, detail, errors, retryAfterSec } = mapped ?? {
       status: 500,

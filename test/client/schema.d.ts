@@ -1834,6 +1834,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemResponse"];
                 };
             };
+            /** @description Temporarily unavailable: the database cannot be reached (problem SERVICE_UNAVAILABLE); see Retry-After. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                };
+            };
         };
     };
     loginDevice: {
@@ -1896,6 +1905,15 @@ export interface operations {
             };
             /** @description Too many failed attempts; see Retry-After. */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                };
+            };
+            /** @description Temporarily unavailable: the database cannot be reached (problem SERVICE_UNAVAILABLE); see Retry-After. */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1972,6 +1990,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemResponse"];
                 };
             };
+            /** @description Temporarily unavailable: the database cannot be reached (problem SERVICE_UNAVAILABLE); see Retry-After. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                };
+            };
         };
     };
     getCurrentDevice: {
@@ -1994,6 +2021,15 @@ export interface operations {
             };
             /** @description Missing, invalid, expired or revoked bearer token. */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                };
+            };
+            /** @description Temporarily unavailable: the database cannot be reached (problem SERVICE_UNAVAILABLE); see Retry-After. */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2068,6 +2104,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemResponse"];
                 };
             };
+            /** @description Temporarily unavailable: the database cannot be reached (problem SERVICE_UNAVAILABLE); see Retry-After. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                };
+            };
         };
     };
     getDeviceConfig: {
@@ -2105,6 +2150,15 @@ export interface operations {
              *     Missing, invalid, expired or revoked bearer token.
              */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                };
+            };
+            /** @description Temporarily unavailable: the database cannot be reached (problem SERVICE_UNAVAILABLE); see Retry-After. */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2167,6 +2221,15 @@ export interface operations {
             };
             /** @description Unsupported content type. */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                };
+            };
+            /** @description Temporarily unavailable: the database cannot be reached (problem SERVICE_UNAVAILABLE); see Retry-After. */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2243,6 +2306,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemResponse"];
                 };
             };
+            /** @description Temporarily unavailable: the database cannot be reached (problem SERVICE_UNAVAILABLE); see Retry-After. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                };
+            };
         };
     };
     getConfigDefaults: {
@@ -2282,6 +2354,15 @@ export interface operations {
              *     The account is not an administrator.
              */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                };
+            };
+            /** @description Temporarily unavailable: the database cannot be reached (problem SERVICE_UNAVAILABLE); see Retry-After. */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2377,6 +2458,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemResponse"];
                 };
             };
+            /** @description Temporarily unavailable: the database cannot be reached (problem SERVICE_UNAVAILABLE); see Retry-After. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                };
+            };
         };
     };
     signup: {
@@ -2437,6 +2527,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemResponse"];
                 };
             };
+            /** @description Temporarily unavailable: the database cannot be reached (problem SERVICE_UNAVAILABLE); see Retry-After. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                };
+            };
         };
     };
     verifyEmail: {
@@ -2481,6 +2580,15 @@ export interface operations {
             };
             /** @description Unsupported content type. */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                };
+            };
+            /** @description Temporarily unavailable: the database cannot be reached (problem SERVICE_UNAVAILABLE); see Retry-After. */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2602,6 +2710,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemResponse"];
                 };
             };
+            /** @description Temporarily unavailable: the database cannot be reached (problem SERVICE_UNAVAILABLE); see Retry-After. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                };
+            };
         };
     };
     refreshCustomerToken: {
@@ -2671,6 +2788,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemResponse"];
                 };
             };
+            /** @description Temporarily unavailable: the database cannot be reached (problem SERVICE_UNAVAILABLE); see Retry-After. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                };
+            };
         };
     };
     logout: {
@@ -2720,6 +2846,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemResponse"];
                 };
             };
+            /** @description Temporarily unavailable: the database cannot be reached (problem SERVICE_UNAVAILABLE); see Retry-After. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                };
+            };
         };
     };
     getCurrentUser: {
@@ -2742,6 +2877,15 @@ export interface operations {
             };
             /** @description Missing, invalid, expired or revoked bearer token. */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                };
+            };
+            /** @description Temporarily unavailable: the database cannot be reached (problem SERVICE_UNAVAILABLE); see Retry-After. */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2840,6 +2984,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemResponse"];
                 };
             };
+            /** @description Temporarily unavailable: the database cannot be reached (problem SERVICE_UNAVAILABLE); see Retry-After. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                };
+            };
         };
     };
     listMyDevices: {
@@ -2862,6 +3015,15 @@ export interface operations {
             };
             /** @description Missing, invalid, expired or revoked bearer token. */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                };
+            };
+            /** @description Temporarily unavailable: the database cannot be reached (problem SERVICE_UNAVAILABLE); see Retry-After. */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2916,6 +3078,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemResponse"];
                 };
             };
+            /** @description Temporarily unavailable: the database cannot be reached (problem SERVICE_UNAVAILABLE); see Retry-After. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                };
+            };
         };
     };
     openReRegistration: {
@@ -2958,6 +3129,15 @@ export interface operations {
             };
             /** @description Not found. */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                };
+            };
+            /** @description Temporarily unavailable: the database cannot be reached (problem SERVICE_UNAVAILABLE); see Retry-After. */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3077,6 +3257,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemResponse"];
                 };
             };
+            /** @description Temporarily unavailable: the database cannot be reached (problem SERVICE_UNAVAILABLE); see Retry-After. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                };
+            };
         };
     };
     reportOtaEvents: {
@@ -3134,6 +3323,15 @@ export interface operations {
             };
             /** @description Unsupported content type. */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                };
+            };
+            /** @description Temporarily unavailable: the database cannot be reached (problem SERVICE_UNAVAILABLE); see Retry-After. */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3199,6 +3397,15 @@ export interface operations {
              *     The account is not an administrator.
              */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                };
+            };
+            /** @description Temporarily unavailable: the database cannot be reached (problem SERVICE_UNAVAILABLE); see Retry-After. */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3285,6 +3492,15 @@ export interface operations {
             };
             /** @description Unsupported content type. */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                };
+            };
+            /** @description Temporarily unavailable: the database cannot be reached (problem SERVICE_UNAVAILABLE); see Retry-After. */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3380,6 +3596,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemResponse"];
                 };
             };
+            /** @description Temporarily unavailable: the database cannot be reached (problem SERVICE_UNAVAILABLE); see Retry-After. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                };
+            };
         };
     };
     getFirmwareStatus: {
@@ -3446,6 +3671,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemResponse"];
                 };
             };
+            /** @description Temporarily unavailable: the database cannot be reached (problem SERVICE_UNAVAILABLE); see Retry-After. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                };
+            };
         };
     };
     listDashboardDevices: {
@@ -3481,6 +3715,15 @@ export interface operations {
             };
             /** @description Missing, invalid, expired or revoked bearer token. */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                };
+            };
+            /** @description Temporarily unavailable: the database cannot be reached (problem SERVICE_UNAVAILABLE); see Retry-After. */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3530,6 +3773,15 @@ export interface operations {
             };
             /** @description Not found. */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                };
+            };
+            /** @description Temporarily unavailable: the database cannot be reached (problem SERVICE_UNAVAILABLE); see Retry-After. */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3601,6 +3853,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemResponse"];
                 };
             };
+            /** @description Temporarily unavailable: the database cannot be reached (problem SERVICE_UNAVAILABLE); see Retry-After. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                };
+            };
         };
     };
     getDashboardDeviceConfig: {
@@ -3647,6 +3908,15 @@ export interface operations {
             };
             /** @description Not found. */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                };
+            };
+            /** @description Temporarily unavailable: the database cannot be reached (problem SERVICE_UNAVAILABLE); see Retry-After. */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3740,6 +4010,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemResponse"];
                 };
             };
+            /** @description Temporarily unavailable: the database cannot be reached (problem SERVICE_UNAVAILABLE); see Retry-After. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                };
+            };
         };
     };
     getOtaHistory: {
@@ -3796,6 +4075,15 @@ export interface operations {
             };
             /** @description Not found. */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                };
+            };
+            /** @description Temporarily unavailable: the database cannot be reached (problem SERVICE_UNAVAILABLE); see Retry-After. */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -3,7 +3,10 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join, resolve } from 'node:path';
 import createClient from 'openapi-fetch';
+import pg from 'pg';
+import { MIGRATIONS } from '../../src/shared/database/data-source-options.js';
 import type { paths } from '../client/schema.js';
+import { stoppablePostgres, type StoppablePostgres } from '../support/stoppable-postgres.js';
 
 /**
  * The service as an operator runs it: the compiled main.js with no DATABASE_URL, so it starts its
@@ -165,4 +168,96 @@ describe('npm start without DATABASE_URL', () => {
     service.child.kill('SIGINT');
     expect(await service.exited).toBe(0);
   }, 120_000);
+});
+
+describe('main.js started while its PostgreSQL is down', () => {
+  let postgres: StoppablePostgres;
+  let port: number;
+  let service: Running;
+  const admin = { email: 'ops@example.com', password: 'start-while-down-1' };
+  const figures: Record<string, number> = {};
+
+  beforeAll(async () => {
+    postgres = await stoppablePostgres();
+    await postgres.createDatabase('device_cloud');
+    await postgres.stop();
+    port = await freePort();
+    service = run({
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      DATA_DIR: scratchDir(),
+      DATABASE_URL: postgres.url('device_cloud'),
+      ADMIN_EMAIL: admin.email,
+      ADMIN_PASSWORD: admin.password,
+    });
+    await waitFor(() => service.output().includes('listening') || service.child.exitCode !== null, 60_000, 'the service to listen');
+  }, 120_000);
+
+  afterAll(async () => {
+    if (service?.child.exitCode === null) {
+      service.child.kill('SIGKILL');
+      await service.exited;
+    }
+    await postgres?.remove();
+    process.stdout.write(`start while the database is down, figures (ms): ${JSON.stringify(figures)}\n`);
+  }, 60_000);
+
+  const base = () => `http://127.0.0.1:${port}`;
+  const register = () =>
+    fetch(`${base()}/api/v1/device/register`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ deviceId: 'gw-started-early', hardwareId: 'hw-early', firmwareVersion: '0.1.4', claimCode: 'EARL-YSTA-RTED' }),
+      signal: AbortSignal.timeout(10_000),
+    });
+
+  it('listens: live 200, ready 503, and requests that need the database a quick 503 problem with Retry-After', async () => {
+    expect(service.child.exitCode).toBeNull();
+    expect((await fetch(`${base()}/health/live`)).status).toBe(200);
+    const ready = await fetch(`${base()}/health/ready`);
+    expect(ready.status).toBe(503);
+    expect(((await ready.json()) as { code: string }).code).toBe('SERVICE_UNAVAILABLE');
+
+    const started = performance.now();
+    const refused = await register();
+    figures.first503 = Math.round(performance.now() - started);
+    expect(refused.status).toBe(503);
+    expect(refused.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+    expect(refused.headers.get('retry-after')).toMatch(/^[1-9]\d*$/);
+    expect(((await refused.json()) as { code: string }).code).toBe('SERVICE_UNAVAILABLE');
+    expect(figures.first503).toBeLessThan(5000);
+  });
+
+  it('migrates, runs its start-up tasks and becomes ready within 30 s of PostgreSQL starting, without a restart', async () => {
+    await postgres.start();
+    const back = performance.now();
+    let ready = 0;
+    while (ready !== 200 && performance.now() - back < 30_000) {
+      await new Promise((done) => setTimeout(done, 100));
+      ready = (await fetch(`${base()}/health/ready`)).status;
+    }
+    figures.readyAfterDatabaseStarted = Math.round(performance.now() - back);
+    expect(ready).toBe(200);
+
+    const db = new pg.Client({ connectionString: postgres.url('device_cloud') });
+    await db.connect();
+    try {
+      const { rows } = await db.query<{ name: string }>('SELECT name FROM schema_migrations ORDER BY id');
+      expect(rows.map((row) => row.name)).toEqual(MIGRATIONS.map((migration) => migration.name));
+    } finally {
+      await db.end();
+    }
+    expect((await register()).status).toBe(201);
+    const login = await fetch(`${base()}/api/v1/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(admin) });
+    expect(login.status).toBe(200);
+  }, 60_000);
+
+  it('never logs the database password, and stops on SIGTERM', async () => {
+    const password = decodeURIComponent(new URL(postgres.url('device_cloud')).password);
+    expect(password.length).toBeGreaterThan(8);
+    expect(service.output()).not.toContain(password);
+    expect(service.output()).toContain('Database available');
+    service.child.kill('SIGTERM');
+    expect(await service.exited).toBe(0);
+  }, 30_000);
 });

@@ -4,6 +4,7 @@ import { hmacKey } from '../../auth/access-token.js';
 import { Env } from '../../config/env.js';
 import { Secrets } from '../../config/secrets.js';
 import { RefreshTokenStore, SqlRefreshTokenStore } from '../../shared/auth-tokens/refresh-token-store.js';
+import { DatabaseConnection } from '../../shared/database/database-connection.js';
 import { Sql } from '../../shared/database/sql.js';
 import { AccountsService } from './application/accounts.service.js';
 import { Mailer } from './application/mailer.js';
@@ -34,9 +35,11 @@ export class AccountsModule implements OnApplicationBootstrap {
   constructor(
     private readonly accounts: AccountsService,
     private readonly env: Env,
+    private readonly database: DatabaseConnection,
   ) {}
 
   async onApplicationBootstrap(): Promise<void> {
-    if (this.env.ADMIN_EMAIL && this.env.ADMIN_PASSWORD) await this.accounts.ensureAdmin(this.env.ADMIN_EMAIL, this.env.ADMIN_PASSWORD);
+    const { ADMIN_EMAIL: email, ADMIN_PASSWORD: password } = this.env;
+    if (email && password) await this.database.atStartup('administrator', () => this.accounts.ensureAdmin(email, password));
   }
 }

@@ -1,5 +1,6 @@
 import { Injectable, Logger, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
 import pg from 'pg';
+import { DEFAULT_CONNECT_TIMEOUT_MS } from './data-source-options.js';
 
 export const CHANGE_CHANNEL = 'device_cloud_changes';
 
@@ -27,9 +28,14 @@ export class ChangeFeed implements OnModuleInit, OnApplicationShutdown {
   private stopped = false;
   private retryTimer: NodeJS.Timeout | null = null;
   private connected = false;
+  /** Said once per outage: the retry every second would otherwise fill the log. */
+  private warned = false;
   epoch = 0;
 
-  constructor(private readonly url: string) {}
+  constructor(
+    private readonly url: string,
+    private readonly connectTimeoutMs = DEFAULT_CONNECT_TIMEOUT_MS,
+  ) {}
 
   get live(): boolean {
     return this.connected;
@@ -67,7 +73,7 @@ export class ChangeFeed implements OnModuleInit, OnApplicationShutdown {
 
   private async connect(): Promise<void> {
     if (this.stopped) return;
-    const client = new pg.Client({ connectionString: this.url, application_name: 'device-cloud-change-feed', connectionTimeoutMillis: 5000 });
+    const client = new pg.Client({ connectionString: this.url, application_name: 'device-cloud-change-feed', connectionTimeoutMillis: this.connectTimeoutMs, keepAlive: true });
     client.on('notification', (message) => {
       const payload = message.payload ?? '';
       const separator = payload.indexOf(':');
@@ -81,8 +87,11 @@ export class ChangeFeed implements OnModuleInit, OnApplicationShutdown {
       this.client = client;
       this.resetAll();
       this.connected = true;
+      if (this.warned) this.logger.log('Change feed reconnected.');
+      this.warned = false;
     } catch {
-      this.logger.warn('Change feed unavailable; caches are bypassed until it reconnects.');
+      if (!this.warned) this.logger.warn('Change feed unavailable; caches are bypassed until it reconnects.');
+      this.warned = true;
       await client.end().catch(() => undefined);
       this.scheduleReconnect();
     }
@@ -95,6 +104,7 @@ export class ChangeFeed implements OnModuleInit, OnApplicationShutdown {
     this.resetAll();
     client.end().catch(() => undefined);
     if (!this.stopped) this.logger.warn('Change feed connection lost; caches are bypassed until it reconnects.');
+    this.warned = true;
     this.scheduleReconnect();
   }
 

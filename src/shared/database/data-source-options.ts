@@ -23,13 +23,22 @@ export const MIGRATIONS = [DeviceIdentity1763740000000, AccountsAndClaims1763750
 export interface DatabaseSettings {
   url: string;
   poolSize: number;
+  /** Longest wait for a connection, a new one or one from the pool (DATABASE_CONNECT_TIMEOUT_MS). */
+  connectTimeoutMs?: number;
+  /** Longest a statement may run; 0: no limit (DATABASE_STATEMENT_TIMEOUT_MS). */
+  statementTimeoutMs?: number;
 }
+
+export const DEFAULT_CONNECT_TIMEOUT_MS = 3000;
+export const DEFAULT_STATEMENT_TIMEOUT_MS = 5000;
 
 /**
  * One place for how the service talks to PostgreSQL. Timeouts are bounded so that a database that
  * went away turns into a quick 503, never a hanging request.
  */
 export function dataSourceOptions(settings: DatabaseSettings): DataSourceOptions {
+  const connectTimeoutMs = settings.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS;
+  const statementTimeoutMs = settings.statementTimeoutMs ?? DEFAULT_STATEMENT_TIMEOUT_MS;
   return {
     type: 'postgres',
     url: settings.url,
@@ -39,12 +48,16 @@ export function dataSourceOptions(settings: DatabaseSettings): DataSourceOptions
     synchronize: false,
     migrationsRun: false,
     poolSize: settings.poolSize,
-    connectTimeoutMS: 5000,
+    connectTimeoutMS: connectTimeoutMs,
     applicationName: 'device-cloud',
     extra: {
-      statement_timeout: 10_000,
+      statement_timeout: statementTimeoutMs,
+      // The server cancels a statement at statement_timeout; when it cannot even say so (the
+      // network is gone), the driver gives up a little later and drops the connection.
+      query_timeout: statementTimeoutMs > 0 ? statementTimeoutMs + connectTimeoutMs : undefined,
       idle_in_transaction_session_timeout: 30_000,
       idleTimeoutMillis: 30_000,
+      keepAlive: true,
     },
   };
 }

@@ -1,7 +1,9 @@
 import { Global, Module, type DynamicModule } from '@nestjs/common';
-import { TypeOrmModule } from '@nestjs/typeorm';
-import { dataSourceOptions, type DatabaseSettings } from './data-source-options.js';
+import { getDataSourceToken, TypeOrmModule } from '@nestjs/typeorm';
+import type { DataSource } from 'typeorm';
+import { dataSourceOptions, DEFAULT_CONNECT_TIMEOUT_MS, type DatabaseSettings } from './data-source-options.js';
 import { ChangeFeed } from './change-feed.js';
+import { DatabaseConnection } from './database-connection.js';
 import { Sql } from './sql.js';
 
 @Global()
@@ -11,15 +13,16 @@ export class DatabaseModule {
     return {
       module: DatabaseModule,
       imports: [
-        TypeOrmModule.forRoot({
-          ...dataSourceOptions(settings),
-          // Retries cover an instance that starts before its database is reachable.
-          retryAttempts: Number.MAX_SAFE_INTEGER,
-          retryDelay: 2000,
-        }),
+        // DatabaseConnection opens the data source (after migrations), so that the service also
+        // starts while PostgreSQL is down.
+        TypeOrmModule.forRoot({ ...dataSourceOptions(settings), manualInitialization: true }),
       ],
-      providers: [Sql, { provide: ChangeFeed, useFactory: () => new ChangeFeed(settings.url) }],
-      exports: [Sql, ChangeFeed],
+      providers: [
+        Sql,
+        { provide: DatabaseConnection, inject: [getDataSourceToken()], useFactory: (dataSource: DataSource) => new DatabaseConnection(dataSource, settings) },
+        { provide: ChangeFeed, useFactory: () => new ChangeFeed(settings.url, settings.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS) },
+      ],
+      exports: [Sql, DatabaseConnection, ChangeFeed],
     };
   }
 }

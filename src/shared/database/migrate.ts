@@ -1,13 +1,35 @@
+import type { Pool } from 'pg';
 import { DataSource } from 'typeorm';
+import type { PostgresDriver } from 'typeorm/driver/postgres/PostgresDriver.js';
 import { dataSourceOptions } from './data-source-options.js';
 
 /** Arbitrary constant: the advisory lock that serialises migrations across instances starting together. */
 const MIGRATION_LOCK = 7_221_950_001;
 
-/** Brings the schema up to date. Safe when several instances start at once. */
-export async function runMigrations(url: string): Promise<string[]> {
-  const dataSource = new DataSource({ ...dataSourceOptions({ url, poolSize: 1 }), migrationsTransactionMode: 'each' });
-  await dataSource.initialize();
+/**
+ * DataSource.initialize, leaving nothing open when it fails: TypeORM keeps the pool it opened when
+ * a later step of connecting fails, and a caller that tries again would leak one pool per try.
+ */
+export async function openDataSource(dataSource: DataSource): Promise<void> {
+  try {
+    await dataSource.initialize();
+  } catch (error) {
+    const driver = dataSource.driver as PostgresDriver;
+    if (!dataSource.isInitialized && driver.master) {
+      await (driver.master as Pool).end().catch(() => undefined);
+      driver.master = undefined;
+    }
+    throw error;
+  }
+}
+
+/**
+ * Brings the schema up to date. Safe when several instances start at once: the others wait for
+ * the lock (no statement timeout here: a long migration is not a fault).
+ */
+export async function runMigrations(url: string, connectTimeoutMs?: number): Promise<string[]> {
+  const dataSource = new DataSource({ ...dataSourceOptions({ url, poolSize: 1, connectTimeoutMs, statementTimeoutMs: 0 }), migrationsTransactionMode: 'each' });
+  await openDataSource(dataSource);
   try {
     await dataSource.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK]);
     try {

@@ -3,6 +3,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import type { Pool, PoolClient, QueryConfig } from 'pg';
 import { DataSource } from 'typeorm';
 import type { PostgresDriver } from 'typeorm/driver/postgres/PostgresDriver.js';
+import { asDatabaseError, DatabaseUnavailableError, isDatabaseUnavailable } from './database-errors.js';
 
 export interface SqlRunner {
   rows<T>(text: string, values?: unknown[], name?: string): Promise<T[]>;
@@ -12,19 +13,29 @@ export interface SqlRunner {
  * Plain SQL on the pool TypeORM opened. Repositories use it instead of TypeORM's query builder,
  * which costs too much on the device-facing hot paths; `name` makes pg prepare the statement
  * once per connection.
+ *
+ * The one place where a database that cannot serve becomes a DatabaseUnavailableError (503 with
+ * Retry-After): before the pool is open (the service started while PostgreSQL was down), and for
+ * every driver error that means "down, starting, unreachable or session killed". Errors that are
+ * about the statement (constraint violations, deadlocks) pass through unchanged.
  */
 @Injectable()
 export class Sql implements SqlRunner {
   constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
 
   private get pool(): Pool {
+    if (!this.dataSource.isInitialized) throw new DatabaseUnavailableError('not-connected');
     return (this.dataSource.driver as PostgresDriver).master as Pool;
   }
 
   async rows<T>(text: string, values: unknown[] = [], name?: string): Promise<T[]> {
     const config: QueryConfig = name ? { name, text, values } : { text, values };
-    const result = await this.pool.query(config);
-    return result.rows as T[];
+    try {
+      const result = await this.pool.query(config);
+      return result.rows as T[];
+    } catch (error) {
+      throw asDatabaseError(error);
+    }
   }
 
   /**
@@ -32,41 +43,62 @@ export class Sql implements SqlRunner {
    * it, skips and returns undefined. For scheduled jobs that many instances schedule and one should run.
    */
   async exclusively<T>(key: number, work: () => Promise<T>): Promise<T | undefined> {
-    const client: PoolClient = await this.pool.connect();
-    let broken = false;
-    try {
+    return this.withClient(async (client, markBroken) => {
       const { rows } = await client.query<{ locked: boolean }>('SELECT pg_try_advisory_lock($1) AS locked', [key]);
       if (!rows[0].locked) return undefined;
       try {
         return await work();
       } finally {
-        await client.query('SELECT pg_advisory_unlock($1)', [key]).catch(() => {
-          broken = true; // a dropped session releases its locks anyway
-        });
+        await client.query('SELECT pg_advisory_unlock($1)', [key]).catch(markBroken); // a dropped session releases its locks anyway
       }
-    } finally {
-      client.release(broken);
-    }
+    });
   }
 
   async transaction<T>(work: (tx: SqlRunner) => Promise<T>): Promise<T> {
-    const client: PoolClient = await this.pool.connect();
-    const tx: SqlRunner = {
-      rows: async <R>(text: string, values: unknown[] = [], name?: string) =>
-        (await client.query(name ? { name, text, values } : { text, values })).rows as R[],
-    };
-    let broken = false;
-    try {
+    return this.withClient(async (client, markBroken) => {
+      const tx: SqlRunner = {
+        rows: async <R>(text: string, values: unknown[] = [], name?: string) =>
+          (await client.query(name ? { name, text, values } : { text, values })).rows as R[],
+      };
       await client.query('BEGIN');
-      const result = await work(tx);
-      await client.query('COMMIT');
-      return result;
+      try {
+        const result = await work(tx);
+        await client.query('COMMIT');
+        return result;
+      } catch (error) {
+        // A session that is gone has rolled back already: closing it is all that is left to do.
+        if (isDatabaseUnavailable(error)) markBroken();
+        else await client.query('ROLLBACK').catch(markBroken);
+        throw error;
+      }
+    });
+  }
+
+  /**
+   * A client of its own for `use`. While it is checked out the pool does not listen to its errors,
+   * and a session killed between two statements (pg_terminate_backend, a restart) would otherwise
+   * raise an unhandled 'error' event and take the process down. A broken client is closed, not
+   * returned to the pool.
+   */
+  private async withClient<T>(use: (client: PoolClient, markBroken: () => void) => Promise<T>): Promise<T> {
+    let client: PoolClient;
+    try {
+      client = await this.pool.connect();
     } catch (error) {
-      await client.query('ROLLBACK').catch(() => {
-        broken = true;
-      });
-      throw error;
+      throw asDatabaseError(error);
+    }
+    let broken = false;
+    const markBroken = () => {
+      broken = true;
+    };
+    client.on('error', markBroken);
+    try {
+      return await use(client, markBroken);
+    } catch (error) {
+      if (isDatabaseUnavailable(error)) broken = true;
+      throw asDatabaseError(error);
     } finally {
+      client.removeListener('error', markBroken);
       client.release(broken);
     }
   }

@@ -1,3 +1,5 @@
+import { DatabaseUnavailableError } from '../database/database-errors.js';
+import { DomainError } from '../domain-error.js';
 import { InMemoryFailureLimiter, type FailureBucket } from './failure-limiter.js';
 
 /** A limiter on a clock the test moves by hand. */
@@ -97,5 +99,16 @@ describe('InMemoryFailureLimiter', () => {
     await failTimes(first, [device], device.limit);
 
     expect(await second.retryAfterSec([device])).toBe(0);
+  });
+
+  it('guard: counts a check that failed, not one the database could not make', async () => {
+    const { limiter } = aLimiter();
+    const wrongSecret = () => Promise.reject(new DomainError('INVALID_CREDENTIALS', 'unauthorized', 'wrong'));
+    const databaseDown = () => Promise.reject(new DatabaseUnavailableError('ECONNREFUSED'));
+
+    for (let i = 0; i < device.limit; i++) await expect(limiter.guard([device], databaseDown)).rejects.toBeInstanceOf(DatabaseUnavailableError);
+    expect(await limiter.retryAfterSec([device])).toBe(0);
+    for (let i = 0; i < device.limit; i++) await expect(limiter.guard([device], wrongSecret)).rejects.toBeInstanceOf(DomainError);
+    expect(await limiter.retryAfterSec([device])).toBe(60);
   });
 });

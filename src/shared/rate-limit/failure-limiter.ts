@@ -34,9 +34,14 @@ export abstract class FailureLimiter {
   /**
    * Runs a credential check as a counted attempt: it is counted before the check starts, so a
    * burst of parallel guesses cannot all slip under the limit, and refunded unless the check fails
-   * with an error that `isFailure` accepts (by default any domain error).
+   * with an error that `isFailure` accepts (by default any domain error but unavailability: a check
+   * the database could not make is not a failed one, and must not lock the caller out).
    */
-  async guard<T>(buckets: FailureBucket[], check: () => Promise<T>, isFailure: (error: unknown) => boolean = (error) => error instanceof DomainError): Promise<T> {
+  async guard<T>(
+    buckets: FailureBucket[],
+    check: () => Promise<T>,
+    isFailure: (error: unknown) => boolean = (error) => error instanceof DomainError && error.kind !== 'unavailable',
+  ): Promise<T> {
     const wait = await this.acquire(buckets);
     if (wait > 0) throw new RateLimitedError(wait);
     try {

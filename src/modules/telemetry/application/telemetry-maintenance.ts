@@ -2,6 +2,7 @@ import { Injectable, type OnApplicationBootstrap } from '@nestjs/common';
 import { Cron, CronExpression } from '@nestjs/schedule';
 import { Clock } from '../../../config/config.module.js';
 import { Env } from '../../../config/env.js';
+import { DatabaseConnection } from '../../../shared/database/database-connection.js';
 import { TelemetryPartitions } from '../infrastructure/telemetry-partitions.js';
 
 /**
@@ -15,10 +16,11 @@ export class TelemetryMaintenance implements OnApplicationBootstrap {
     private readonly partitions: TelemetryPartitions,
     private readonly clock: Clock,
     private readonly env: Env,
+    private readonly database: DatabaseConnection,
   ) {}
 
   async onApplicationBootstrap(): Promise<void> {
-    await this.run();
+    await this.database.atStartup('telemetry partitions', () => this.run());
   }
 
   @Cron(CronExpression.EVERY_HOUR, { name: 'telemetry-partitions' })
