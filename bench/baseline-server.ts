@@ -366,6 +366,9 @@ app.get<{ Params: { deviceId: string }; Querystring: HistoryQuery }>(
         ])
       ).rows;
     }
+    for (const row of rows) {
+      for (const point of row.points) point.ts = new Date(point.ts).toISOString();
+    }
     const series = rows.map((row) => ({ metric: row.metric, batteryId: row.battery_id, points: row.points }));
     return { deviceId, from: range.from.toISOString(), to: range.to.toISOString(), bucketSec, series, nextCursor: null };
   },

@@ -118,7 +118,7 @@ export const SERIES_SQL = `WITH parts AS (
           GROUP BY battery_id, metric, 3
        )
        SELECT battery_id, metric,
-              json_agg(json_build_object('ts', to_char(bucket AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'), 'avg', avg, 'min', min, 'max', max, 'count', count)
+              json_agg(json_build_object('ts', bucket, 'avg', avg, 'min', min, 'max', max, 'count', count)
                        ORDER BY bucket) AS points
          FROM buckets
         GROUP BY battery_id, metric

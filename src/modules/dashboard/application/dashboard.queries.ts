@@ -24,7 +24,7 @@ export interface DeviceSummaryRow {
   latest: Array<{ batteryId: string; metric: string; ts: string; value: number }> | null;
 }
 
-/** One series with its points, built as JSON by PostgreSQL (ts already an ISO 8601 string). */
+/** One series with its points, built as JSON by PostgreSQL (ts as PostgreSQL writes a timestamptz in JSON). */
 export interface SeriesRow {
   battery_id: string;
   metric: string;
@@ -77,8 +77,9 @@ export class DashboardQueries {
    * Buckets of [from, to), answered by the coarsest rollup level that is exact for each part (see
    * rollupSpans: `spans` are the 5-minute, hourly and daily spans, nested) and raw records at the
    * edges; the parts are merged per bucket, so the result equals aggregating the raw records.
-   * Each series comes back as one row with its points as JSON: a month of 5-minute points is
-   * thousands of rows, and parsing them row by row in Node cost more than the query.
+   * Each series comes back as one row with its points as JSON: a day of 5-minute points is
+   * over a thousand rows, and parsing them row by row in Node cost as much as the query. (ts is
+   * left in PostgreSQL's JSON form and rewritten by the caller: to_char cost ~3 ms per 1,000 points.)
    */
   series(query: {
     deviceId: string;
@@ -120,7 +121,7 @@ export class DashboardQueries {
           GROUP BY battery_id, metric, 3
        )
        SELECT battery_id, metric,
-              json_agg(json_build_object('ts', to_char(bucket AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'), 'avg', avg, 'min', min, 'max', max, 'count', count)
+              json_agg(json_build_object('ts', bucket, 'avg', avg, 'min', min, 'max', max, 'count', count)
                        ORDER BY bucket) AS points
          FROM buckets
         GROUP BY battery_id, metric

@@ -108,7 +108,11 @@ function parseMetrics(raw: string): string[] {
   return names;
 }
 
+/** ts as this API writes every instant: ISO 8601 in UTC with milliseconds (toISOString). */
 function toSeries(rows: SeriesRow[]): Series[] {
+  for (const row of rows) {
+    for (const point of row.points) point.ts = new Date(point.ts).toISOString();
+  }
   return rows.map((row) => ({ metric: row.metric, batteryId: row.battery_id, points: row.points }));
 }
 
