@@ -6,10 +6,12 @@ import { DocumentBuilder, SwaggerModule, type OpenAPIObject } from '@nestjs/swag
 import { Logger } from 'nestjs-pino';
 import { AppModule, type AppSettings } from './app.module.js';
 import type { Env } from './config/env.js';
+import { ShutdownState } from './health/shutdown-state.js';
 import type { FastifyRequest } from 'fastify';
 import { DomainError } from './shared/domain-error.js';
 import { useJsonBodyParser } from './shared/http/json-body-parser.js';
 import { installNotModifiedHook, NotModifiedShortcuts } from './shared/http/not-modified.js';
+import { installShutdownGate } from './shared/http/shutdown-gate.js';
 import { ProblemResponse } from './shared/http/problem.response.js';
 import { requestIdOf } from './shared/logging.js';
 import { ProblemDetailsFilter } from './shared/problem-details.filter.js';
@@ -35,11 +37,22 @@ export function createAdapter(env: Env): FastifyAdapter {
     bodyLimit: env.BODY_LIMIT_BYTES,
     trustProxy: trustProxyOf(env),
     genReqId: requestIdOf,
+    // A client has REQUEST_TIMEOUT_MS to send its whole request, headers and body, however it
+    // trickles in (one byte a second keeps no connection); then 408 and the connection closes.
+    // Node checks every 30 s by default, which would let a slow client stay 30 s longer.
     requestTimeout: env.REQUEST_TIMEOUT_MS,
-    connectionTimeout: env.REQUEST_TIMEOUT_MS,
+    http: {
+      requestTimeout: env.REQUEST_TIMEOUT_MS,
+      headersTimeout: env.REQUEST_TIMEOUT_MS,
+      connectionsCheckingInterval: Math.min(1000, Math.ceil(env.REQUEST_TIMEOUT_MS / 4)),
+    },
+    // No traffic either way for a minute (a client that stopped reading its answer) drops the
+    // connection; longer than any handler runs, so a slow answer is never cut.
+    connectionTimeout: 60_000,
     keepAliveTimeout: 10_000,
     forceCloseConnections: 'idle',
-    return503OnClosing: true,
+    // During shutdown the shutdown gate answers, with a problem document (shutdown-gate.ts).
+    return503OnClosing: false,
     routerOptions: { maxParamLength: 256 },
     onProtoPoisoning: 'error',
     onConstructorPoisoning: 'error',
@@ -101,12 +114,14 @@ export function buildOpenApiDocument(app: NestFastifyApplication): OpenAPIObject
  */
 export async function createApp(settings: AppSettings): Promise<NestFastifyApplication> {
   const adapter = createAdapter(settings.env);
-  const registry: { shortcuts?: NotModifiedShortcuts } = {};
+  const registry: { shortcuts?: NotModifiedShortcuts; shutdown?: ShutdownState } = {};
+  installShutdownGate(adapter.getInstance(), () => registry.shutdown?.shuttingDown ?? false);
   installNotModifiedHook(adapter.getInstance(), () => registry.shortcuts);
   const app = await NestFactory.create<NestFastifyApplication>(AppModule.register(settings), adapter, {
     bufferLogs: true,
   });
   registry.shortcuts = app.get(NotModifiedShortcuts);
+  registry.shutdown = app.get(ShutdownState);
   await app.register(helmet, {
     // Swagger UI at /docs loads its own scripts and styles (some inline styles); nothing else is allowed.
     contentSecurityPolicy: {

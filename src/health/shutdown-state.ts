@@ -12,6 +12,10 @@ export class ShutdownState {
     this.stopping = true;
   }
 
+  get shuttingDown(): boolean {
+    return this.stopping;
+  }
+
   check(key: string): HealthIndicatorResult {
     const indicator = this.indicator.check(key);
     return this.stopping ? indicator.down({ reason: 'shutting down' }) : indicator.up();

@@ -1,92 +1,20 @@
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync } from 'node:fs';
-import { createServer } from 'node:net';
-import { join, resolve } from 'node:path';
 import createClient from 'openapi-fetch';
 import pg from 'pg';
 import { MIGRATIONS } from '../../src/shared/database/data-source-options.js';
 import type { paths } from '../client/schema.js';
 import { stoppablePostgres, type StoppablePostgres } from '../support/stoppable-postgres.js';
+import { buildService, freePort, portAccepts, runService, scratchDir, stopLeftoverPostgres, waitFor, type Running } from '../support/service-process.js';
 
 /**
  * The service as an operator runs it: the compiled main.js with no DATABASE_URL, so it starts its
  * own embedded PostgreSQL under DATA_DIR. Covers `npm start` on a fresh machine, configuration
  * errors, data surviving a restart and graceful shutdown on SIGTERM.
  */
-const root = resolve(import.meta.dirname, '../..');
-const outDir = join(root, 'test-output', 'service-process-dist');
-const main = join(outDir, 'src', 'main.js');
-
-async function freePort(): Promise<number> {
-  return new Promise((done, fail) => {
-    const server = createServer();
-    server.once('error', fail);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => done(typeof address === 'object' && address ? address.port : 0));
-    });
-  });
-}
-
-interface Running {
-  child: ChildProcess;
-  output: () => string;
-  exited: Promise<number | null>;
-}
-
-function run(env: Record<string, string>): Running {
-  const child = spawn(process.execPath, [main], {
-    cwd: root,
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/root', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let output = '';
-  child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  const exited = new Promise<number | null>((done) => child.on('exit', (code) => done(code)));
-  return { child, output: () => output, exited };
-}
-
-async function waitFor(condition: () => boolean, timeoutMs: number, what: string): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error(`Timed out waiting for ${what}`);
-    await new Promise((done) => setTimeout(done, 100));
-  }
-}
-
-async function portAccepts(port: number): Promise<boolean> {
-  const { connect } = await import('node:net');
-  return new Promise((done) => {
-    const socket = connect(port, '127.0.0.1');
-    socket.once('connect', () => {
-      socket.destroy();
-      done(true);
-    });
-    socket.once('error', () => done(false));
-  });
-}
-
-/** Service data directories go under test-output/ (ignored by git), not the system temp folder. */
-function scratchDir(): string {
-  const parent = join(root, 'test-output', 'service-process');
-  mkdirSync(parent, { recursive: true });
-  return mkdtempSync(join(parent, 'data-'));
-}
-
-/** A failed test may leave the service's PostgreSQL running: never leave it behind. */
-function stopLeftoverPostgres(dataDir: string): void {
-  const pidFile = join(dataDir, 'postgres', 'postmaster.pid');
-  if (!existsSync(pidFile)) return;
-  try {
-    process.kill(Number(readFileSync(pidFile, 'utf8').split('\n')[0]), 'SIGINT');
-  } catch {
-    // already gone
-  }
-}
+let main = '';
+const run = (env: Record<string, string>): Running => runService(main, env);
 
 beforeAll(() => {
-  execFileSync(join(root, 'node_modules', '.bin', 'tsc'), ['-p', 'tsconfig.build.json', '--outDir', outDir], { cwd: root, stdio: 'pipe' });
+  main = buildService('service-process-dist');
 }, 120_000);
 
 describe('configuration errors', () => {
