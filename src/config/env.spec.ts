@@ -95,9 +95,22 @@ describe('loadEnv', () => {
     ['DATABASE_STATEMENT_TIMEOUT_MS', '-1'],
     ['LOGIN_FAILURE_WINDOW_SEC', 'soon'],
     ['DEVICE_ACCESS_TOKEN_TTL_SEC', '59'],
+    ['REDIS_URL', 'http://127.0.0.1:6379'],
+    ['REDIS_URL', '127.0.0.1:6379'],
+    ['REDIS_KEY_PREFIX', 'dcs rl'],
+    ['REDIS_KEY_PREFIX', 'x'.repeat(65)],
   ])('rejects %s=%j naming the variable', (name, value) => {
     expect(() => loadEnv({ [name]: value })).toThrow(InvalidEnvironmentError);
     expect(badVariables({ [name]: value })).toEqual([name]);
+  });
+
+  it('takes a redis:// or rediss:// REDIS_URL, blank as unset, and REDIS_KEY_PREFIX defaulting to dcs:', () => {
+    expect(loadEnv({}).REDIS_URL).toBeUndefined();
+    expect(loadEnv({ REDIS_URL: ' ' }).REDIS_URL).toBeUndefined();
+    expect(loadEnv({ REDIS_URL: 'redis://127.0.0.1:6379' }).REDIS_URL).toBe('redis://127.0.0.1:6379');
+    expect(loadEnv({ REDIS_URL: 'rediss://:secret@cache.internal:6380/2' }).REDIS_URL).toBe('rediss://:secret@cache.internal:6380/2');
+    expect(loadEnv({}).REDIS_KEY_PREFIX).toBe('dcs:');
+    expect(loadEnv({ REDIS_KEY_PREFIX: 'staging.dcs:' }).REDIS_KEY_PREFIX).toBe('staging.dcs:');
   });
 
   it('names every bad variable at once, in the message too', () => {

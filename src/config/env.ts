@@ -69,6 +69,14 @@ export class Env {
   @Transform(toInt) @IsInt() @Min(1) @Max(86_400)
   LOGIN_FAILURE_WINDOW_SEC = 900;
 
+  /** Set: the failure limits live in this Redis, shared by every instance. Unset: in process memory (one instance). */
+  @Transform(blankToUndefined) @IsOptional() @Matches(/^rediss?:\/\/\S+$/, { message: 'REDIS_URL must be a redis:// or rediss:// URL' })
+  REDIS_URL?: string;
+
+  /** Start of every key the service writes to Redis, so deployments can share one server. */
+  @Matches(/^[A-Za-z0-9_.:-]{1,64}$/, { message: 'REDIS_KEY_PREFIX must be 1-64 letters, digits or _ . : -' })
+  REDIS_KEY_PREFIX = 'dcs:';
+
   @Transform(blankToUndefined) @IsOptional() @IsString() @MaxLength(2000)
   TRUST_PROXY?: string;
 

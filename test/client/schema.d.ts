@@ -1834,7 +1834,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemResponse"];
                 };
             };
-            /** @description Temporarily unavailable: the database cannot be reached (problem SERVICE_UNAVAILABLE); see Retry-After. */
+            /** @description Temporarily unavailable: the database or the rate-limit store cannot be reached (problem SERVICE_UNAVAILABLE); see Retry-After. */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -1912,7 +1912,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemResponse"];
                 };
             };
-            /** @description Temporarily unavailable: the database cannot be reached (problem SERVICE_UNAVAILABLE); see Retry-After. */
+            /** @description Temporarily unavailable: the database or the rate-limit store cannot be reached (problem SERVICE_UNAVAILABLE); see Retry-After. */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -1990,7 +1990,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemResponse"];
                 };
             };
-            /** @description Temporarily unavailable: the database cannot be reached (problem SERVICE_UNAVAILABLE); see Retry-After. */
+            /** @description Temporarily unavailable: the database or the rate-limit store cannot be reached (problem SERVICE_UNAVAILABLE); see Retry-After. */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -2710,7 +2710,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemResponse"];
                 };
             };
-            /** @description Temporarily unavailable: the database cannot be reached (problem SERVICE_UNAVAILABLE); see Retry-After. */
+            /** @description Temporarily unavailable: the database or the rate-limit store cannot be reached (problem SERVICE_UNAVAILABLE); see Retry-After. */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -2788,7 +2788,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemResponse"];
                 };
             };
-            /** @description Temporarily unavailable: the database cannot be reached (problem SERVICE_UNAVAILABLE); see Retry-After. */
+            /** @description Temporarily unavailable: the database or the rate-limit store cannot be reached (problem SERVICE_UNAVAILABLE); see Retry-After. */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -2984,7 +2984,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemResponse"];
                 };
             };
-            /** @description Temporarily unavailable: the database cannot be reached (problem SERVICE_UNAVAILABLE); see Retry-After. */
+            /** @description Temporarily unavailable: the database or the rate-limit store cannot be reached (problem SERVICE_UNAVAILABLE); see Retry-After. */
             503: {
                 headers: {
                     [name: string]: unknown;

@@ -22,3 +22,15 @@ export function ApiProblems(...statuses: number[]): MethodDecorator {
     ),
   );
 }
+
+/**
+ * The 503 of an operation that checks a credential under a failure limit: besides the database,
+ * the shared rate-limit store (REDIS_URL) must answer, or the check is refused (fail closed).
+ */
+export function ApiCredentialCheckUnavailable(): MethodDecorator {
+  return ApiResponse({
+    status: 503,
+    description: 'Temporarily unavailable: the database or the rate-limit store cannot be reached (problem SERVICE_UNAVAILABLE); see Retry-After.',
+    content: { 'application/problem+json': { schema: { $ref: '#/components/schemas/ProblemResponse' } } },
+  });
+}

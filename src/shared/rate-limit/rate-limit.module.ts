@@ -1,9 +1,20 @@
 import { Global, Module } from '@nestjs/common';
+import { Env } from '../../config/env.js';
+import { Secrets } from '../../config/secrets.js';
 import { FailureLimiter, InMemoryFailureLimiter } from './failure-limiter.js';
+import { RedisFailureLimiter } from './redis-failure-limiter.js';
 
+/** REDIS_URL set: the limits are shared by every instance through Redis. Unset: kept in this process. */
 @Global()
 @Module({
-  providers: [{ provide: FailureLimiter, useFactory: () => new InMemoryFailureLimiter() }],
+  providers: [
+    {
+      provide: FailureLimiter,
+      inject: [Env, Secrets],
+      useFactory: (env: Env, secrets: Secrets): FailureLimiter =>
+        env.REDIS_URL ? RedisFailureLimiter.connect(env.REDIS_URL, { keyPrefix: env.REDIS_KEY_PREFIX, keySecret: secrets.pepper }) : new InMemoryFailureLimiter(),
+    },
+  ],
   exports: [FailureLimiter],
 })
 export class RateLimitModule {}

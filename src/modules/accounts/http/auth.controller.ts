@@ -1,7 +1,7 @@
 import { Body, Controller, Get, HttpCode, Post } from '@nestjs/common';
 import { ApiBody, ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
 import { CurrentCustomer, CustomerAuth, Public } from '../../../auth/auth.decorators.js';
-import { ApiProblems } from '../../../shared/http/api-problems.decorator.js';
+import { ApiCredentialCheckUnavailable, ApiProblems } from '../../../shared/http/api-problems.decorator.js';
 import { ClientAddress } from '../../../shared/http/client-address.decorator.js';
 import { TokenResponse } from '../../devices/http/device.response.js';
 import { AccountsService, CustomerPrincipal } from '../application/accounts.service.js';
@@ -52,6 +52,7 @@ export class AuthController {
   @ApiBody({ type: LoginRequest })
   @ApiResponse({ status: 200, type: TokenResponse, description: 'Signed in.' })
   @ApiProblems(400, 401, 413, 415, 429)
+  @ApiCredentialCheckUnavailable()
   async login(@Body() body: LoginRequest, @ClientAddress() address: string): Promise<TokenResponse> {
     return TokenResponse.from(await this.accounts.login(body.email, body.password, address));
   }
@@ -63,6 +64,7 @@ export class AuthController {
   @ApiBody({ type: UserRefreshRequest })
   @ApiResponse({ status: 200, type: TokenResponse, description: 'New token pair.' })
   @ApiProblems(400, 401, 413, 415, 429)
+  @ApiCredentialCheckUnavailable()
   async refresh(@Body() body: UserRefreshRequest, @ClientAddress() address: string): Promise<TokenResponse> {
     return TokenResponse.from(await this.accounts.refresh(body.refreshToken, address));
   }

@@ -1,7 +1,7 @@
 import { Body, Controller, Delete, Get, HttpCode, Post } from '@nestjs/common';
 import { ApiBody, ApiOperation, ApiParam, ApiResponse, ApiTags } from '@nestjs/swagger';
 import { CurrentCustomer, CustomerAuth } from '../../../auth/auth.decorators.js';
-import { ApiProblems } from '../../../shared/http/api-problems.decorator.js';
+import { ApiCredentialCheckUnavailable, ApiProblems } from '../../../shared/http/api-problems.decorator.js';
 import { ClientAddress } from '../../../shared/http/client-address.decorator.js';
 import { DeviceIdParam } from '../../devices/http/device-id.param.js';
 import type { CustomerPrincipal } from '../../accounts/application/accounts.service.js';
@@ -26,6 +26,7 @@ export class ClaimsController {
   @ApiBody({ type: ClaimDeviceRequest })
   @ApiResponse({ status: 200, type: ClaimResponse, description: 'Claimed, or already yours.' })
   @ApiProblems(400, 401, 403, 409, 413, 415, 429)
+  @ApiCredentialCheckUnavailable()
   async claim(@CurrentCustomer() customer: CustomerPrincipal, @Body() body: ClaimDeviceRequest, @ClientAddress() address: string): Promise<ClaimResponse> {
     return ClaimResponse.from(await this.claims.claim(customer, body, address));
   }

@@ -1,7 +1,7 @@
 import { Body, Controller, Get, HttpCode, Post, Put } from '@nestjs/common';
 import { ApiBody, ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
 import { CurrentDevice, DeviceAuth, Public } from '../../../auth/auth.decorators.js';
-import { ApiProblems } from '../../../shared/http/api-problems.decorator.js';
+import { ApiCredentialCheckUnavailable, ApiProblems } from '../../../shared/http/api-problems.decorator.js';
 import { ClientAddress } from '../../../shared/http/client-address.decorator.js';
 import { DevicePrincipal, DevicesService } from '../application/devices.service.js';
 import { DeviceLoginRequest, RefreshTokenRequest } from './device-credentials.request.js';
@@ -25,6 +25,7 @@ export class DevicesController {
   @ApiBody({ type: RegisterDeviceRequest })
   @ApiResponse({ status: 201, type: RegisterDeviceResponse, description: 'Registered.' })
   @ApiProblems(400, 403, 409, 413, 415, 429)
+  @ApiCredentialCheckUnavailable()
   async register(@Body() body: RegisterDeviceRequest, @ClientAddress() address: string): Promise<RegisterDeviceResponse> {
     return RegisterDeviceResponse.fromRegistration(await this.devices.register(body, address));
   }
@@ -36,6 +37,7 @@ export class DevicesController {
   @ApiBody({ type: DeviceLoginRequest })
   @ApiResponse({ status: 200, type: TokenResponse, description: 'Logged in.' })
   @ApiProblems(400, 401, 413, 415, 429)
+  @ApiCredentialCheckUnavailable()
   async login(@Body() body: DeviceLoginRequest, @ClientAddress() address: string): Promise<TokenResponse> {
     return TokenResponse.from(await this.devices.login(body.deviceId, body.deviceSecret, address));
   }
@@ -51,6 +53,7 @@ export class DevicesController {
   @ApiBody({ type: RefreshTokenRequest })
   @ApiResponse({ status: 200, type: TokenResponse, description: 'New token pair.' })
   @ApiProblems(400, 401, 413, 415, 429)
+  @ApiCredentialCheckUnavailable()
   async refresh(@Body() body: RefreshTokenRequest, @ClientAddress() address: string): Promise<TokenResponse> {
     return TokenResponse.from(await this.devices.refresh(body.refreshToken, address));
   }
