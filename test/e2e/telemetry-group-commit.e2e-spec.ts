@@ -43,4 +43,35 @@ describe('telemetry group commit', () => {
     expect(answers.reduce((sum, answer) => sum + answer.data!.duplicates, 0)).toBe(80);
     expect(await rollupRows(t.db, device.deviceId)).toEqual(expectedRollup(records));
   });
+
+  it('large batches from devices that share rollup rows, many at once (several flushes in parallel): every record once, every level exact', async () => {
+    const devices = await Promise.all(Array.from({ length: 4 }, () => registerDevice(t.api)));
+    // 16 requests of 500 records: more than one flush's worth waits, so flushes run side by side
+    // and write the same 5-minute, hourly and daily rows of the same devices.
+    const sent = devices.map((_, d) =>
+      Array.from({ length: 4 }, (_, b) =>
+        Array.from({ length: 500 }, (_, i) => ({ ts: iso(now - 40 * MINUTE + (i * 4 + b) * 1000 + d), metrics: { voltage: d * 1000 + b * 10 + (i % 7), soc: i % 100 } })),
+      ),
+    );
+
+    const answers = await Promise.all(devices.flatMap((device, d) => sent[d].map((records) => ingest(t.api, device.accessToken, records))));
+
+    expect(answers.map((answer) => [answer.response.status, answer.data])).toEqual(answers.map(() => [200, { accepted: 500, duplicates: 0, rejected: [] }]));
+    for (const [d, device] of devices.entries()) {
+      expect(await telemetryRows(t.db, device.deviceId)).toHaveLength(2000);
+      expect(await rollupRows(t.db, device.deviceId)).toEqual(expectedRollup(sent[d].flat()));
+    }
+  });
+
+  it('the same large batches again, all at once: nothing stored twice, every request counts duplicates', async () => {
+    const device = await registerDevice(t.api);
+    const records = Array.from({ length: 500 }, (_, i) => ({ ts: iso(now - 50 * MINUTE + i * 1000), metrics: { voltage: i } }));
+
+    const answers = await Promise.all(Array.from({ length: 6 }, () => ingest(t.api, device.accessToken, records)));
+
+    expect(answers.map((answer) => answer.response.status)).toEqual(answers.map(() => 200));
+    expect(answers.reduce((sum, answer) => sum + answer.data!.accepted, 0)).toBe(500);
+    expect(answers.reduce((sum, answer) => sum + answer.data!.duplicates, 0)).toBe(2500);
+    expect(await rollupRows(t.db, device.deviceId)).toEqual(expectedRollup(records));
+  });
 });

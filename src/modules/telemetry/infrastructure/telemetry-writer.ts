@@ -66,20 +66,27 @@ interface Pending {
 }
 
 /** Records one flush may carry: enough to amortise a commit, small enough to stay quick. */
-const MAX_RECORDS_PER_FLUSH = 5000;
+const MAX_RECORDS_PER_FLUSH = 1000;
+/**
+ * Flushes running at once. One while load is light, so everything that arrives meanwhile merges
+ * into the next; more only while a full flush's worth is waiting (large batches from many
+ * gateways), so PostgreSQL works on them with more than one backend instead of one.
+ */
+const MAX_CONCURRENT_FLUSHES = 3;
 const DEADLOCK = '40P01';
 
 const keyOf = (deviceId: string, batteryId: string, ts: Date) => `${deviceId}\u0000${batteryId}\u0000${ts.getTime()}`;
 
 /**
- * Group commit: while one ingest statement runs, the batches that arrive meanwhile wait and go
+ * Group commit: while an ingest statement runs, the batches that arrive meanwhile wait and go
  * out together in the next one — one round trip and one commit for many requests, no added delay
  * when the service is idle. Each request is answered after the commit that holds its records.
  */
 @Injectable()
 export class TelemetryWriter {
   private readonly queue: Pending[] = [];
-  private flushing = false;
+  private queuedRecords = 0;
+  private running = 0;
 
   constructor(private readonly sql: Sql) {}
 
@@ -87,24 +94,28 @@ export class TelemetryWriter {
   write(deviceId: string, records: TelemetryRecord[], now: Date): Promise<number> {
     return new Promise((resolve, reject) => {
       this.queue.push({ deviceId, records, now, resolve, reject });
-      if (!this.flushing) void this.flush();
+      this.queuedRecords += records.length;
+      this.startFlushes();
     });
   }
 
-  private async flush(): Promise<void> {
-    this.flushing = true;
+  private startFlushes(): void {
+    while (this.queue.length > 0 && (this.running === 0 || (this.running < MAX_CONCURRENT_FLUSHES && this.queuedRecords >= MAX_RECORDS_PER_FLUSH))) {
+      const batch = this.takeBatch();
+      this.running += 1;
+      void this.flush(batch).finally(() => {
+        this.running -= 1;
+        this.startFlushes();
+      });
+    }
+  }
+
+  private async flush(batch: Pending[]): Promise<void> {
     try {
-      while (this.queue.length > 0) {
-        const batch = this.takeBatch();
-        try {
-          const inserted = await this.store(batch);
-          for (const pending of batch) pending.resolve(this.claim(pending, inserted));
-        } catch (error) {
-          for (const pending of batch) pending.reject(error);
-        }
-      }
-    } finally {
-      this.flushing = false;
+      const inserted = await this.store(batch);
+      for (const pending of batch) pending.resolve(this.claim(pending, inserted));
+    } catch (error) {
+      for (const pending of batch) pending.reject(error);
     }
   }
 
@@ -114,6 +125,7 @@ export class TelemetryWriter {
     while (this.queue.length > 0 && (batch.length === 0 || records + this.queue[0].records.length <= MAX_RECORDS_PER_FLUSH)) {
       const next = this.queue.shift()!;
       records += next.records.length;
+      this.queuedRecords -= next.records.length;
       batch.push(next);
     }
     return batch;
@@ -134,8 +146,8 @@ export class TelemetryWriter {
     }
     const now = batch[batch.length - 1].now;
     const run = () => this.sql.rows<{ device_id: string; battery_id: string; ts: Date }>(INGEST_SQL, [deviceIds, batteryIds, timestamps, metrics, now], 'telemetry_ingest');
-    // Another instance writing the same rollup rows may deadlock with us; PostgreSQL aborts one
-    // side, which then simply runs again.
+    // Another flush (of this instance or another) writing the same rows may deadlock with this
+    // one; PostgreSQL aborts one side, which then simply runs again.
     const rows = await run().catch((error: unknown) => {
       if ((error as { code?: unknown }).code === DEADLOCK) return run();
       throw error;
