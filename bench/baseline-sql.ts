@@ -23,23 +23,21 @@ WITH input AS (
   FROM metric_values GROUP BY device_id, battery_id, metric, bucket
 ), rollup_5m AS (
   INSERT INTO telemetry_rollup_5m AS r (device_id, battery_id, metric, bucket, count, sum, min, max)
-  SELECT device_id, battery_id, metric, bucket, count, sum, min, max
-  FROM slots ORDER BY device_id, bucket, battery_id, metric
+  SELECT device_id, battery_id, metric, date_bin('5 minutes', bucket, TIMESTAMPTZ '1970-01-01 00:00:00+00') AS slot, sum(count), sum(sum), min(min), max(max)
+  FROM slots GROUP BY device_id, battery_id, metric, slot ORDER BY device_id, slot, battery_id, metric
   ON CONFLICT (device_id, bucket, battery_id, metric) DO UPDATE
     SET count = r.count + EXCLUDED.count, sum = r.sum + EXCLUDED.sum,
         min = LEAST(r.min, EXCLUDED.min), max = GREATEST(r.max, EXCLUDED.max)
 ), rollup_1h AS (
   INSERT INTO telemetry_rollup_1h AS r (device_id, battery_id, metric, bucket, count, sum, min, max)
-  SELECT device_id, battery_id, metric, date_bin('1 hour', bucket, TIMESTAMPTZ '1970-01-01 00:00:00+00') AS slot,
-         sum(count), sum(sum), min(min), max(max)
+  SELECT device_id, battery_id, metric, date_bin('1 hour', bucket, TIMESTAMPTZ '1970-01-01 00:00:00+00') AS slot, sum(count), sum(sum), min(min), max(max)
   FROM slots GROUP BY device_id, battery_id, metric, slot ORDER BY device_id, slot, battery_id, metric
   ON CONFLICT (device_id, bucket, battery_id, metric) DO UPDATE
     SET count = r.count + EXCLUDED.count, sum = r.sum + EXCLUDED.sum,
         min = LEAST(r.min, EXCLUDED.min), max = GREATEST(r.max, EXCLUDED.max)
 ), rollup_1d AS (
   INSERT INTO telemetry_rollup_1d AS r (device_id, battery_id, metric, bucket, count, sum, min, max)
-  SELECT device_id, battery_id, metric, date_bin('1 day', bucket, TIMESTAMPTZ '1970-01-01 00:00:00+00') AS slot,
-         sum(count), sum(sum), min(min), max(max)
+  SELECT device_id, battery_id, metric, date_bin('1 day', bucket, TIMESTAMPTZ '1970-01-01 00:00:00+00') AS slot, sum(count), sum(sum), min(min), max(max)
   FROM slots GROUP BY device_id, battery_id, metric, slot ORDER BY device_id, slot, battery_id, metric
   ON CONFLICT (device_id, bucket, battery_id, metric) DO UPDATE
     SET count = r.count + EXCLUDED.count, sum = r.sum + EXCLUDED.sum,

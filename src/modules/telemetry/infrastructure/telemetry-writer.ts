@@ -2,6 +2,18 @@ import { Injectable } from '@nestjs/common';
 import { Sql } from '../../../shared/database/sql.js';
 import type { TelemetryRecord } from '../domain/telemetry-record.js';
 
+const EPOCH = "TIMESTAMPTZ '1970-01-01 00:00:00+00'";
+
+/** Adds the batch's 5-minute sums into one rollup level, taking row locks in key order. */
+function addToRollup(table: string, width: string): string {
+  return `INSERT INTO ${table} AS r (device_id, battery_id, metric, bucket, count, sum, min, max)
+  SELECT device_id, battery_id, metric, date_bin('${width}', bucket, ${EPOCH}) AS slot, sum(count), sum(sum), min(min), max(max)
+  FROM slots GROUP BY device_id, battery_id, metric, slot ORDER BY device_id, slot, battery_id, metric
+  ON CONFLICT (device_id, bucket, battery_id, metric) DO UPDATE
+    SET count = r.count + EXCLUDED.count, sum = r.sum + EXCLUDED.sum,
+        min = LEAST(r.min, EXCLUDED.min), max = GREATEST(r.max, EXCLUDED.max)`;
+}
+
 /**
  * The ingest statement for records of any number of devices: unnest into the partitioned table
  * (first stored value wins on (device, ts, battery)), and only the rows actually inserted feed
@@ -21,32 +33,15 @@ WITH input AS (
   SELECT i.device_id, i.battery_id, m.key AS metric, i.ts, m.value::float8 AS value
   FROM inserted i CROSS JOIN LATERAL jsonb_each_text(i.metrics) AS m (key, value)
 ), slots AS (
-  SELECT device_id, battery_id, metric, date_bin('5 minutes', ts, TIMESTAMPTZ '1970-01-01 00:00:00+00') AS bucket,
+  SELECT device_id, battery_id, metric, date_bin('5 minutes', ts, ${EPOCH}) AS bucket,
          count(*) AS count, sum(value) AS sum, min(value) AS min, max(value) AS max
   FROM metric_values GROUP BY device_id, battery_id, metric, bucket
 ), rollup_5m AS (
-  INSERT INTO telemetry_rollup_5m AS r (device_id, battery_id, metric, bucket, count, sum, min, max)
-  SELECT device_id, battery_id, metric, bucket, count, sum, min, max
-  FROM slots ORDER BY device_id, bucket, battery_id, metric
-  ON CONFLICT (device_id, bucket, battery_id, metric) DO UPDATE
-    SET count = r.count + EXCLUDED.count, sum = r.sum + EXCLUDED.sum,
-        min = LEAST(r.min, EXCLUDED.min), max = GREATEST(r.max, EXCLUDED.max)
+  ${addToRollup('telemetry_rollup_5m', '5 minutes')}
 ), rollup_1h AS (
-  INSERT INTO telemetry_rollup_1h AS r (device_id, battery_id, metric, bucket, count, sum, min, max)
-  SELECT device_id, battery_id, metric, date_bin('1 hour', bucket, TIMESTAMPTZ '1970-01-01 00:00:00+00') AS slot,
-         sum(count), sum(sum), min(min), max(max)
-  FROM slots GROUP BY device_id, battery_id, metric, slot ORDER BY device_id, slot, battery_id, metric
-  ON CONFLICT (device_id, bucket, battery_id, metric) DO UPDATE
-    SET count = r.count + EXCLUDED.count, sum = r.sum + EXCLUDED.sum,
-        min = LEAST(r.min, EXCLUDED.min), max = GREATEST(r.max, EXCLUDED.max)
+  ${addToRollup('telemetry_rollup_1h', '1 hour')}
 ), rollup_1d AS (
-  INSERT INTO telemetry_rollup_1d AS r (device_id, battery_id, metric, bucket, count, sum, min, max)
-  SELECT device_id, battery_id, metric, date_bin('1 day', bucket, TIMESTAMPTZ '1970-01-01 00:00:00+00') AS slot,
-         sum(count), sum(sum), min(min), max(max)
-  FROM slots GROUP BY device_id, battery_id, metric, slot ORDER BY device_id, slot, battery_id, metric
-  ON CONFLICT (device_id, bucket, battery_id, metric) DO UPDATE
-    SET count = r.count + EXCLUDED.count, sum = r.sum + EXCLUDED.sum,
-        min = LEAST(r.min, EXCLUDED.min), max = GREATEST(r.max, EXCLUDED.max)
+  ${addToRollup('telemetry_rollup_1d', '1 day')}
 ), latest AS (
   INSERT INTO device_latest_metrics AS l (device_id, battery_id, metric, ts, value)
   SELECT DISTINCT ON (device_id, battery_id, metric) device_id, battery_id, metric, ts, value
