@@ -1,3 +1,4 @@
+import type { Http2SecureServer } from 'node:http2';
 import { RequestMethod } from '@nestjs/common';
 import { HttpAdapterHost, NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
@@ -6,12 +7,13 @@ import { DocumentBuilder, SwaggerModule, type OpenAPIObject } from '@nestjs/swag
 import { Logger } from 'nestjs-pino';
 import { AppModule, type AppSettings } from './app.module.js';
 import type { Env } from './config/env.js';
+import { secureContextOptions, type TlsCredentials } from './config/tls.js';
 import { ShutdownState } from './health/shutdown-state.js';
 import type { FastifyRequest } from 'fastify';
 import { DomainError } from './shared/domain-error.js';
 import { useJsonBodyParser } from './shared/http/json-body-parser.js';
 import { installNotModifiedHook, NotModifiedShortcuts } from './shared/http/not-modified.js';
-import { installShutdownGate } from './shared/http/shutdown-gate.js';
+import { closeHttp2ConnectionsOnShutdown, installShutdownGate } from './shared/http/shutdown-gate.js';
 import { ProblemResponse } from './shared/http/problem.response.js';
 import { requestIdOf } from './shared/logging.js';
 import { ProblemDetailsFilter } from './shared/problem-details.filter.js';
@@ -32,8 +34,20 @@ function trustProxyOf(env: Env): string[] | false {
   return proxies.length > 0 ? proxies : false;
 }
 
-export function createAdapter(env: Env): FastifyAdapter {
-  return new FastifyAdapter({
+/** What Node's HTTP/2 server reads for its HTTP/1.1 connections (lib/internal/http2/core.js). */
+interface Http1Timeouts {
+  requestTimeout: number;
+  headersTimeout: number;
+  keepAliveTimeout: number;
+  connectionsCheckingInterval: number;
+}
+
+/**
+ * With credentials, HTTPS with HTTP/2 and HTTP/1.1 chosen by ALPN on one port; without, plain
+ * HTTP/1.1 for a TLS-terminating proxy in front.
+ */
+export function createAdapter(env: Env, tls?: TlsCredentials): FastifyAdapter {
+  const options = {
     bodyLimit: env.BODY_LIMIT_BYTES,
     trustProxy: trustProxyOf(env),
     genReqId: requestIdOf,
@@ -56,7 +70,19 @@ export function createAdapter(env: Env): FastifyAdapter {
     routerOptions: { maxParamLength: 256 },
     onProtoPoisoning: 'error',
     onConstructorPoisoning: 'error',
-  });
+  } as const;
+  if (!tls) return new FastifyAdapter(options);
+  const adapter = new FastifyAdapter({ ...options, http2: true, https: { ...secureContextOptions(tls), allowHTTP1: true } });
+  // Fastify applies `http` and the timeouts above to an HTTP/1 server only; the HTTP/2 server
+  // serves HTTP/1.1 connections (allowHTTP1) with the same settings, so they get them here.
+  const server = adapter.getInstance().server as unknown as Http2SecureServer & Http1Timeouts;
+  server.requestTimeout = env.REQUEST_TIMEOUT_MS;
+  server.headersTimeout = env.REQUEST_TIMEOUT_MS;
+  server.keepAliveTimeout = options.keepAliveTimeout;
+  server.connectionsCheckingInterval = options.http.connectionsCheckingInterval;
+  // The rest of the application sees the request and reply types of the HTTP/1 server; HTTP/2
+  // requests come through Node's compatibility API, which has the same shape for what it uses.
+  return adapter as unknown as FastifyAdapter;
 }
 
 /** JSON in, JSON out: a body of any other type is refused before it is parsed. */
@@ -112,10 +138,11 @@ export function buildOpenApiDocument(app: NestFastifyApplication): OpenAPIObject
  * Everything that turns the Nest application into this service's HTTP API: prefix, validation,
  * problem details, logging, OpenAPI and Swagger UI. main.ts and the end-to-end tests share it.
  */
-export async function createApp(settings: AppSettings): Promise<NestFastifyApplication> {
-  const adapter = createAdapter(settings.env);
+export async function createApp(settings: AppSettings, tls?: TlsCredentials): Promise<NestFastifyApplication> {
+  const adapter = createAdapter(settings.env, tls);
   const registry: { shortcuts?: NotModifiedShortcuts; shutdown?: ShutdownState } = {};
   installShutdownGate(adapter.getInstance(), () => registry.shutdown?.shuttingDown ?? false);
+  if (tls) closeHttp2ConnectionsOnShutdown(adapter.getInstance());
   installNotModifiedHook(adapter.getInstance(), () => registry.shortcuts);
   const app = await NestFactory.create<NestFastifyApplication>(AppModule.register(settings), adapter, {
     bufferLogs: true,

@@ -1,8 +1,10 @@
 import 'reflect-metadata';
 import type { Server } from 'node:http';
+import type { Server as TlsServer } from 'node:tls';
 import { createApp } from './configure-app.js';
 import { InvalidEnvironmentError, loadEnv, type Env } from './config/env.js';
 import { resolveSecrets } from './config/secrets.js';
+import { loadTlsCredentials, reloadCertificate, type TlsCredentials } from './config/tls.js';
 import { startEmbeddedPostgres, type EmbeddedPostgresHandle } from './shared/database/embedded-postgres.js';
 import { ShutdownState } from './health/shutdown-state.js';
 
@@ -10,9 +12,10 @@ function log(level: 'info' | 'error', msg: string, extra: Record<string, unknown
   process.stdout.write(JSON.stringify({ level, time: new Date().toISOString(), msg, ...extra }) + '\n');
 }
 
-function readEnv(): Env {
+function readEnv(): { env: Env; tls: TlsCredentials | undefined } {
   try {
-    return loadEnv();
+    const env = loadEnv();
+    return { env, tls: loadTlsCredentials(env) };
   } catch (error) {
     if (error instanceof InvalidEnvironmentError) {
       process.stderr.write(`Configuration error — fix these environment variables and start again:\n${error.problems.map((p) => `  - ${p}`).join('\n')}\n`);
@@ -22,8 +25,22 @@ function readEnv(): Env {
   }
 }
 
+/** A renewed certificate is put in place without a restart: open connections are kept. */
+function reloadCertificateOnSighup(server: TlsServer, initial: TlsCredentials): void {
+  let current = initial;
+  process.on('SIGHUP', () => {
+    try {
+      current = reloadCertificate(server, current);
+      log('info', 'TLS certificate reloaded', { certFile: current.certFile });
+    } catch (error) {
+      const problems = error instanceof InvalidEnvironmentError ? error.problems : [String(error)];
+      log('error', 'TLS certificate not reloaded; still serving the previous one', { problems });
+    }
+  });
+}
+
 async function bootstrap(): Promise<void> {
-  const env = readEnv();
+  const { env, tls } = readEnv();
   const secrets = resolveSecrets(env);
   let embedded: EmbeddedPostgresHandle | undefined;
   let databaseUrl = env.DATABASE_URL;
@@ -35,9 +52,10 @@ async function bootstrap(): Promise<void> {
   }
   // Migrations run inside the application (DatabaseConnection): the service starts, and answers
   // 503 until they are done, also while PostgreSQL is still down.
-  const app = await createApp({ env, secrets, databaseUrl });
+  const app = await createApp({ env, secrets, databaseUrl }, tls);
   await app.listen({ port: env.PORT, host: env.HOST });
-  log('info', 'Device Cloud Service listening', { url: `http://${env.HOST === '0.0.0.0' ? 'localhost' : env.HOST}:${env.PORT}`, docs: '/docs' });
+  log('info', 'Device Cloud Service listening', { url: `${tls ? 'https' : 'http'}://${env.HOST === '0.0.0.0' ? 'localhost' : env.HOST}:${env.PORT}`, docs: '/docs' });
+  if (tls) reloadCertificateOnSighup(app.getHttpServer() as unknown as TlsServer, tls);
 
   let stopping = false;
   const shutdown = async (signal: string) => {

@@ -113,6 +113,14 @@ describe('loadEnv', () => {
     expect(loadEnv({ REDIS_KEY_PREFIX: 'staging.dcs:' }).REDIS_KEY_PREFIX).toBe('staging.dcs:');
   });
 
+  it('takes TLS_CERT_FILE and TLS_KEY_FILE together, and names both when only one is set', () => {
+    expect(loadEnv({}).TLS_CERT_FILE).toBeUndefined();
+    expect(loadEnv({ TLS_CERT_FILE: ' ', TLS_KEY_FILE: '' }).TLS_KEY_FILE).toBeUndefined();
+    expect(loadEnv({ TLS_CERT_FILE: '/etc/dcs/cert.pem', TLS_KEY_FILE: '/etc/dcs/key.pem' })).toMatchObject({ TLS_CERT_FILE: '/etc/dcs/cert.pem', TLS_KEY_FILE: '/etc/dcs/key.pem' });
+    expect(badVariables({ TLS_CERT_FILE: '/etc/dcs/cert.pem' })).toEqual(['TLS_CERT_FILE, TLS_KEY_FILE']);
+    expect(badVariables({ TLS_KEY_FILE: '/etc/dcs/key.pem', TLS_CERT_FILE: ' ' })).toEqual(['TLS_CERT_FILE, TLS_KEY_FILE']);
+  });
+
   it('names every bad variable at once, in the message too', () => {
     const source = { PORT: 'abc', LOG_LEVEL: 'loud', DATABASE_URL: 'mysql://x', DB_POOL_SIZE: '500' };
 

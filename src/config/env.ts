@@ -80,6 +80,13 @@ export class Env {
   @Transform(blankToUndefined) @IsOptional() @IsString() @MaxLength(2000)
   TRUST_PROXY?: string;
 
+  /** PEM certificate chain and private key: both set, the service serves HTTPS (HTTP/1.1 and HTTP/2) itself. */
+  @Transform(blankToUndefined) @IsOptional() @IsString()
+  TLS_CERT_FILE?: string;
+
+  @Transform(blankToUndefined) @IsOptional() @IsString()
+  TLS_KEY_FILE?: string;
+
   /** Comma-separated browser origins allowed to call the API (the dashboard), e.g. https://dash.example.com. */
   @Transform(blankToUndefined) @IsOptional() @IsString() @MaxLength(2000)
   @Matches(/^https?:\/\/[^\s,/]+(,\s*https?:\/\/[^\s,/]+)*$/, { message: 'CORS_ORIGINS must be comma-separated origins such as https://dash.example.com' })
@@ -167,6 +174,7 @@ export function loadEnv(source: Record<string, string | undefined> = process.env
     }
   }
   if (Boolean(env.ADMIN_EMAIL) !== Boolean(env.ADMIN_PASSWORD)) problems.push('ADMIN_EMAIL, ADMIN_PASSWORD: set both or neither');
+  if (Boolean(env.TLS_CERT_FILE) !== Boolean(env.TLS_KEY_FILE)) problems.push('TLS_CERT_FILE, TLS_KEY_FILE: set both or neither');
   if (problems.length > 0) throw new InvalidEnvironmentError(problems);
   return env;
 }
