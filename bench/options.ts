@@ -13,6 +13,8 @@ export interface BenchOptions {
   reseed: boolean;
   /** Seed (or check the existing seed), then stop: no load. */
   seedOnly: boolean;
+  /** Soak: mixed traffic against the service alone for this many seconds, instead of the scenarios. */
+  soakSec?: number;
 }
 
 const ALL_SCENARIOS: ScenarioId[] = ['S1', 'S2', 'S3', 'S4', 'S5'];
@@ -29,6 +31,8 @@ export const USAGE = `npm run bench -- [options]
   --days N           override the days of seeded history
   --reseed           seed again even when a matching seeded database exists
   --seed-only        seed (or reuse) the data, print its figures, and stop
+  --soak DURATION    soak instead of the scenarios: mixed traffic against the service alone for
+                     e.g. 90s, 10m or 1h, figures per minute (per tenth when shorter than 10 min)
 `;
 
 function positiveInt(name: string, raw: string | undefined): number {
@@ -37,15 +41,29 @@ function positiveInt(name: string, raw: string | undefined): number {
   return value;
 }
 
+/** "90s", "10m", "1.5h" → seconds. */
+export function parseDuration(name: string, raw: string | undefined): number {
+  const match = /^(\d+(?:\.\d+)?)(s|m|h)$/.exec(raw ?? '');
+  if (!match) throw new Error(`${name} needs a duration such as 90s, 10m or 1h, got ${raw ?? 'nothing'}`);
+  return Math.round(Number(match[1]) * { s: 1, m: 60, h: 3600 }[match[2] as 's' | 'm' | 'h']);
+}
+
 export function parseOptions(argv: string[]): BenchOptions {
   const flags = new Set(argv.filter((arg) => arg.startsWith('--')));
   const valueOf = (name: string): string | undefined => {
     const index = argv.indexOf(name);
     return index >= 0 ? argv[index + 1] : undefined;
   };
-  const known = new Set(['--quick', '--full', '--scenarios', '--rounds', '--warmup', '--duration', '--devices', '--days', '--reseed', '--seed-only', '--help']);
+  const known = new Set(['--quick', '--full', '--scenarios', '--rounds', '--warmup', '--duration', '--devices', '--days', '--reseed', '--seed-only', '--soak', '--help']);
   for (const flag of flags) if (!known.has(flag)) throw new Error(`Unknown option ${flag}\n\n${USAGE}`);
   if (flags.has('--quick') && flags.has('--full')) throw new Error('--quick and --full exclude each other');
+  const soakSec = flags.has('--soak') ? parseDuration('--soak', valueOf('--soak')) : undefined;
+  if (soakSec !== undefined) {
+    for (const flag of ['--scenarios', '--rounds', '--warmup', '--duration', '--seed-only']) {
+      if (flags.has(flag)) throw new Error(`--soak runs its own traffic mix for its own duration: drop ${flag}`);
+    }
+    if (soakSec < 30 || soakSec > 86_400) throw new Error('--soak must last from 30s to 24h');
+  }
 
   const profile: Profile = flags.has('--quick') ? 'quick' : flags.has('--full') ? 'full' : 'default';
   const base =
@@ -76,5 +94,6 @@ export function parseOptions(argv: string[]): BenchOptions {
     scenarios,
     reseed: flags.has('--reseed'),
     seedOnly: flags.has('--seed-only'),
+    soakSec,
   };
 }

@@ -86,9 +86,9 @@ function aggregate(runs: RunResult[]): Aggregate | undefined {
   };
 }
 
-const int = (value: number) => (Number.isFinite(value) ? Math.round(value).toLocaleString('en-US') : '–');
-const ms = (value: number) => (Number.isFinite(value) ? String(Math.round(value * 10) / 10) : '–');
-const pct = (share: number) => `${(share * 100).toFixed(1)} %`;
+export const int = (value: number) => (Number.isFinite(value) ? Math.round(value).toLocaleString('en-US') : '–');
+export const ms = (value: number) => (Number.isFinite(value) ? String(Math.round(value * 10) / 10) : '–');
+export const pct = (share: number) => `${(share * 100).toFixed(1)} %`;
 const ratio = (service: number | undefined, baseline: number | undefined) =>
   service !== undefined && baseline !== undefined && Number.isFinite(service) && Number.isFinite(baseline) && baseline !== 0 ? (service / baseline).toFixed(2) : '–';
 
@@ -235,18 +235,27 @@ function disturbance(runs: RunResult[]): string[] {
   ];
 }
 
+export function machineText(info: RunInfo): string {
+  const { machine } = info;
+  return `${machine.cpus} CPUs (${machine.cpuModel}), ${machine.memGiB} GiB RAM, Linux ${machine.kernel}, Node ${machine.node}, ${info.postgresVersion}`;
+}
+
+export function dataText(seed: SeedInfo): string {
+  return `${seed.devices} devices × ${seed.days} days at one record per 10 s, 4 metrics: ${int(seed.records)} records, ${int(seed.rollupRows)} rollup rows, ending ${seed.t0}. ${
+    seed.reused ? `Reused from an earlier seeding (reset in ${seed.cleanupSeconds} s); it was seeded in ${seed.seconds.total} s` : `Seeded in ${seed.seconds.total} s`
+  } (history + rollup ${seed.seconds.telemetryAndRollup} s, indexes ${seed.seconds.indexes} s, VACUUM ANALYZE ${seed.seconds.vacuumAnalyze} s). Telemetry heap ${int(seed.bytes.telemetryHeap / 2 ** 20)} MB (${int(seed.bytes.telemetryHeap / Math.max(1, seed.records))} B/record), its indexes ${int(seed.bytes.telemetryIndexes / 2 ** 20)} MB, rollup with indexes ${int(seed.bytes.rollupTotal / 2 ** 20)} MB.`;
+}
+
 export function renderReport(info: RunInfo, summaries: VariantSummary[], runs: RunResult[]): string {
-  const { machine, options, seed } = info;
+  const { options } = info;
   const minutes = Math.round((info.finishedAt.getTime() - info.startedAt.getTime()) / 6000) / 10;
   const targets = checkTargets(summaries, info);
   return [
     `# Benchmark run ${info.startedAt.toISOString()}`,
     '',
-    `- Machine: ${machine.cpus} CPUs (${machine.cpuModel}), ${machine.memGiB} GiB RAM, Linux ${machine.kernel}, Node ${machine.node}, ${info.postgresVersion}. Load generator, server and PostgreSQL share the CPUs.`,
+    `- Machine: ${machineText(info)}. Load generator, server and PostgreSQL share the CPUs.`,
     `- Run: profile ${options.profile}, scenarios ${options.scenarios.join(', ')}, ${options.rounds} round(s) of baseline then service per variant, ${options.warmupSec} s warm-up + ${options.durationSec} s measured per run; ${minutes} min in all.`,
-    `- Data: ${seed.devices} devices × ${seed.days} days at one record per 10 s, 4 metrics: ${int(seed.records)} records, ${int(seed.rollupRows)} rollup rows, ending ${seed.t0}. ${
-      seed.reused ? `Reused from an earlier seeding (reset in ${seed.cleanupSeconds} s); it was seeded in ${seed.seconds.total} s` : `Seeded in ${seed.seconds.total} s`
-    } (history + rollup ${seed.seconds.telemetryAndRollup} s, indexes ${seed.seconds.indexes} s, VACUUM ANALYZE ${seed.seconds.vacuumAnalyze} s). Telemetry heap ${int(seed.bytes.telemetryHeap / 2 ** 20)} MB (${int(seed.bytes.telemetryHeap / Math.max(1, seed.records))} B/record), its indexes ${int(seed.bytes.telemetryIndexes / 2 ** 20)} MB, rollup with indexes ${int(seed.bytes.rollupTotal / 2 ** 20)} MB.`,
+    `- Data: ${dataText(info.seed)}`,
     `- Both servers: pool of ${info.poolSize} connections; service with NODE_ENV=production, LOG_LEVEL=warn. Medians over rounds; non-2xx and integrity summed over rounds; peak RSS ${info.peakRssExact ? 'is VmHWM reset at the start of each measured run' : 'is sampled every 200 ms'}.`,
     '',
     ...disturbance(runs),

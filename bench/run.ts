@@ -2,7 +2,8 @@
  * `npm run bench`: the performance benchmark (not a test). One embedded PostgreSQL, seeded history,
  * the service and the hand-written baseline (bench/baseline-server.ts) side by side, rounds that
  * alternate baseline and service per scenario, and a report of medians and service ÷ baseline
- * ratios on stdout and in test-output/bench/last-run.md. See bench/README.md.
+ * ratios on stdout and in test-output/bench/last-run.md. With --soak, the service alone under mixed
+ * traffic for a long time instead (bench/soak.ts, test-output/bench/soak-last-run.md). See bench/README.md.
  */
 import 'reflect-metadata';
 import { appendFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -18,6 +19,7 @@ import { machineInfo, resetPeakRss } from './proc-stats.js';
 import { renderReport, summarize, type RunInfo } from './report.js';
 import { VARIANTS } from './scenarios.js';
 import { prepareData } from './seed.js';
+import { EventLoopLog, renderSoakReport, runSoak, soakIntervalMs, type SoakInterval, type SoakResult } from './soak.js';
 import { killAllChildrenNow, startServer, type ServerProcess } from './servers.js';
 import { checkSqlParity } from './sql-parity.js';
 import { fleetOf, IngestClock } from './workloads.js';
@@ -44,11 +46,17 @@ async function main(): Promise<void> {
   mkdirSync(outputDir, { recursive: true });
   const startedAt = new Date();
   const variants = options.scenarios.flatMap((scenario) => VARIANTS[scenario]);
-  const estimateMin = Math.round((variants.length * options.rounds * 2 * (options.warmupSec + options.durationSec + 2)) / 6) / 10;
-  log(`Benchmark: ${options.devices} devices x ${options.days} days, ${variants.length} variants x ${options.rounds} rounds x 2 servers: about ${estimateMin} min of load after seeding.`);
-
-  await checkSqlParity();
-  log('SQL parity: the baseline runs the same statements as the service.');
+  const soakSec = options.soakSec;
+  if (soakSec !== undefined) {
+    // Each half of the fleet feeds one ingest stream (bench/soak.ts).
+    if (options.devices < 2) throw new Error('--soak needs at least 2 devices');
+    log(`Soak: ${options.devices} devices x ${options.days} days, the service alone, ${soakSec} s of mixed traffic, figures every ${soakIntervalMs(soakSec) / 1000} s.`);
+  } else {
+    const estimateMin = Math.round((variants.length * options.rounds * 2 * (options.warmupSec + options.durationSec + 2)) / 6) / 10;
+    log(`Benchmark: ${options.devices} devices x ${options.days} days, ${variants.length} variants x ${options.rounds} rounds x 2 servers: about ${estimateMin} min of load after seeding.`);
+    await checkSqlParity();
+    log('SQL parity: the baseline runs the same statements as the service.');
+  }
 
   const dataDir = join(root, '.data-bench', `${options.devices}x${options.days}`);
   const postgresLog = join(outputDir, 'postgres.log');
@@ -97,6 +105,41 @@ async function main(): Promise<void> {
       CUSTOMER_JWT_SECRET: BENCH_SECRETS.customerJwtSecret,
       SECRET_PEPPER: BENCH_SECRETS.pepper,
     };
+    const serviceServer = { name: 'service', script: join(root, 'dist', 'src', 'main.js'), url: `http://${HOST}:${SERVICE_PORT}`, readyPath: '/health/ready', logDir: outputDir };
+    const serviceEnv = { ...common, NODE_ENV: 'production', LOG_LEVEL: 'warn', PORT: String(SERVICE_PORT), DATA_DIR: join(outputDir, 'service-data') };
+    const devices = devicesOf(options.devices);
+    const fleet = fleetOf(devices, customersOf(options.devices), new Date(seed.t0));
+    const clock = new IngestClock(devices.length);
+
+    if (soakSec !== undefined) {
+      const eventLoop = new EventLoopLog();
+      const service = await startServer({
+        ...serviceServer,
+        env: { ...serviceEnv, EVENT_LOOP_LOG_MS: String(soakIntervalMs(soakSec)) },
+        onStdoutLine: (line) => eventLoop.take(line),
+      });
+      servers.push(service);
+      log(`Service up: pid ${service.pid} on ${service.url}; PostgreSQL postmaster pid ${postmasterPid}. Traffic starts now.`);
+      const soakInfo = (): RunInfo => ({ startedAt, finishedAt: new Date(), options, machine: machineInfo(), postgresVersion, poolSize: POOL_SIZE, seed, peakRssExact: true });
+      const soakReport = join(outputDir, 'soak-last-run.md');
+      const intervals: SoakInterval[] = [];
+      writePartialReport = (reason) => {
+        if (intervals.length === 0) return;
+        const partial: SoakResult = { durationSec: soakSec, intervalSec: soakIntervalMs(soakSec) / 1000, intervals };
+        writeFileSync(soakReport, renderSoakReport(soakInfo(), partial, reason));
+        log(`Partial soak report of ${intervals.length} intervals written to ${soakReport}`);
+      };
+      const result = await runSoak({ service, eventLoop, fleet, clock, pool, postmasterPid, durationSec: soakSec, log, onInterval: (interval) => intervals.push(interval) });
+      writePartialReport = undefined;
+      const info = soakInfo();
+      const report = renderSoakReport(info, result);
+      writeFileSync(soakReport, report);
+      writeFileSync(join(outputDir, 'soak-last-run.json'), JSON.stringify({ info, result }, null, 2));
+      log(`\n${report}`);
+      log(`Soak report written to ${soakReport}`);
+      return;
+    }
+
     const baseline = await startServer({
       name: 'baseline',
       script: join(root, 'dist', 'bench', 'baseline-server.js'),
@@ -106,22 +149,14 @@ async function main(): Promise<void> {
       logDir: outputDir,
     });
     servers.push(baseline);
-    const service = await startServer({
-      name: 'service',
-      script: join(root, 'dist', 'src', 'main.js'),
-      env: { ...common, NODE_ENV: 'production', LOG_LEVEL: 'warn', PORT: String(SERVICE_PORT), DATA_DIR: join(outputDir, 'service-data') },
-      url: `http://${HOST}:${SERVICE_PORT}`,
-      readyPath: '/health/ready',
-      logDir: outputDir,
-    });
+    const service = await startServer({ ...serviceServer, env: serviceEnv });
     servers.push(service);
     log(`Servers up: baseline pid ${baseline.pid} on ${baseline.url}, service pid ${service.pid} on ${service.url}; PostgreSQL postmaster pid ${postmasterPid}.`);
 
     const peakRssExact = resetPeakRss(service.pid);
-    const devices = devicesOf(options.devices);
     const context = {
-      fleet: fleetOf(devices, customersOf(options.devices), new Date(seed.t0)),
-      clock: new IngestClock(devices.length),
+      fleet,
+      clock,
       pool,
       postmasterPid,
       warmupSec: options.warmupSec,

@@ -1,6 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createWriteStream } from 'node:fs';
 import { join } from 'node:path';
+import { createInterface } from 'node:readline';
 
 export interface ServerProcess {
   name: string;
@@ -33,8 +34,19 @@ async function waitUntilReady(url: string, child: ChildProcess, name: string, ti
   throw new Error(`${name} did not become ready at ${url} within ${timeoutMs / 1000} s`);
 }
 
-/** Starts `node <script>` with the given environment, its output in <logDir>/<name>.log, and waits for readyUrl. */
-export async function startServer(options: { name: string; script: string; env: Record<string, string>; url: string; readyPath: string; logDir: string }): Promise<ServerProcess> {
+/**
+ * Starts `node <script>` with the given environment, its output in <logDir>/<name>.log (and each
+ * stdout line to `onStdoutLine`), and waits for readyUrl.
+ */
+export async function startServer(options: {
+  name: string;
+  script: string;
+  env: Record<string, string>;
+  url: string;
+  readyPath: string;
+  logDir: string;
+  onStdoutLine?: (line: string) => void;
+}): Promise<ServerProcess> {
   const log = createWriteStream(join(options.logDir, `${options.name}.log`));
   // BENCH_NODE_ARGS, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof", profiles the servers under load.
   const nodeArgs = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
@@ -45,6 +57,7 @@ export async function startServer(options: { name: string; script: string; env: 
   running.add(child);
   child.stdout?.pipe(log);
   child.stderr?.pipe(log);
+  if (options.onStdoutLine && child.stdout) createInterface({ input: child.stdout }).on('line', options.onStdoutLine);
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   exited.then(() => running.delete(child), () => undefined);
   await waitUntilReady(`${options.url}${options.readyPath}`, child, options.name, 60_000);

@@ -92,8 +92,12 @@ interface IngestResponse {
   rejected: unknown[];
 }
 
-/** POST /api/v1/telemetry for a random device, `recordsPerRequest` records with the four seeded metrics. */
-export function ingestWorkload(fleet: Fleet, clock: IngestClock, recordsPerRequest: number): Workload {
+/**
+ * POST /api/v1/telemetry for a random device, `recordsPerRequest` records with the four seeded
+ * metrics. `devices` (indexes into the fleet, default all) keeps concurrent ingest workloads apart,
+ * so each one's integrity check counts its own records only.
+ */
+export function ingestWorkload(fleet: Fleet, clock: IngestClock, recordsPerRequest: number, devices: number[] = fleet.devices.map((device) => device.index)): Workload {
   const from = clock.startWindow();
   const inFlight = new Set<Pending>();
   let acknowledged = 0;
@@ -105,7 +109,7 @@ export function ingestWorkload(fleet: Fleet, clock: IngestClock, recordsPerReque
     method: 'POST',
     path: '/api/v1/telemetry',
     setupRequest: (req, context) => {
-      const device = pick(fleet.devices.length);
+      const device = devices[pick(devices.length)];
       const base = clock.next(device, recordsPerRequest);
       const records = [];
       for (let k = 0; k < recordsPerRequest; k++) {
@@ -139,7 +143,7 @@ export function ingestWorkload(fleet: Fleet, clock: IngestClock, recordsPerReque
     request,
     unexpectedBodies: () => unexpected,
     async settle(pool) {
-      const ids = fleet.devices.map((device) => device.deviceId);
+      const ids = devices.map((device) => fleet.devices[device].deviceId);
       const countStored = async () =>
         (
           await pool.query<{ n: number }>('SELECT count(*)::int AS n FROM telemetry WHERE device_id = ANY($1::text[]) AND ts >= $2 AND ts <= $3', [

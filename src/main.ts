@@ -7,6 +7,7 @@ import { resolveSecrets } from './config/secrets.js';
 import { loadTlsCredentials, reloadCertificate, type TlsCredentials } from './config/tls.js';
 import { startEmbeddedPostgres, type EmbeddedPostgresHandle } from './shared/database/embedded-postgres.js';
 import { ShutdownState } from './health/shutdown-state.js';
+import { logEventLoopDelay } from './shared/event-loop-log.js';
 
 function log(level: 'info' | 'error', msg: string, extra: Record<string, unknown> = {}): void {
   process.stdout.write(JSON.stringify({ level, time: new Date().toISOString(), msg, ...extra }) + '\n');
@@ -56,6 +57,7 @@ async function bootstrap(): Promise<void> {
   await app.listen({ port: env.PORT, host: env.HOST });
   log('info', 'Device Cloud Service listening', { url: `${tls ? 'https' : 'http'}://${env.HOST === '0.0.0.0' ? 'localhost' : env.HOST}:${env.PORT}`, docs: '/docs' });
   if (tls) reloadCertificateOnSighup(app.getHttpServer() as unknown as TlsServer, tls);
+  if (env.EVENT_LOOP_LOG_MS > 0) logEventLoopDelay(env.EVENT_LOOP_LOG_MS);
 
   let stopping = false;
   const shutdown = async (signal: string) => {

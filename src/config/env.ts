@@ -154,6 +154,10 @@ export class Env {
 
   @Transform(toInt) @IsInt() @Min(0) @Max(120_000)
   SHUTDOWN_GRACE_MS = 20_000;
+
+  /** Above 0: every that many ms, a JSON line with the event-loop delay on stdout (the benchmark's soak reads it). */
+  @Transform(toInt) @IsInt() @Min(0) @Max(3_600_000)
+  EVENT_LOOP_LOG_MS = 0;
 }
 
 export class InvalidEnvironmentError extends Error {
