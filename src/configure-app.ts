@@ -11,6 +11,7 @@ import { secureContextOptions, type TlsCredentials } from './config/tls.js';
 import { ShutdownState } from './health/shutdown-state.js';
 import type { FastifyRequest } from 'fastify';
 import { DomainError } from './shared/domain-error.js';
+import { clientErrorHandler, frameworkErrors } from './shared/http/framework-errors.js';
 import { useJsonBodyParser } from './shared/http/json-body-parser.js';
 import { installNotModifiedHook, NotModifiedShortcuts } from './shared/http/not-modified.js';
 import { closeHttp2ConnectionsOnShutdown, installShutdownGate } from './shared/http/shutdown-gate.js';
@@ -70,6 +71,8 @@ export function createAdapter(env: Env, tls?: TlsCredentials): FastifyAdapter {
     routerOptions: { maxParamLength: 256 },
     onProtoPoisoning: 'error',
     onConstructorPoisoning: 'error',
+    frameworkErrors,
+    clientErrorHandler,
   } as const;
   if (!tls) return new FastifyAdapter(options);
   const adapter = new FastifyAdapter({ ...options, http2: true, https: { ...secureContextOptions(tls), allowHTTP1: true } });

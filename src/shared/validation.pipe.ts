@@ -2,6 +2,12 @@ import { ArgumentMetadata, Injectable, ValidationError, ValidationPipe } from '@
 import { ValidationFailedError, type FieldError } from './domain-error.js';
 
 const MAX_DEPTH = 32;
+/**
+ * Above every array a request may hold (allowlist imports: 5,000). A longer one is refused before
+ * class-transformer builds an object per element and class-validator reports each one: 100,000
+ * elements took seconds and answered with 100,000 errors.
+ */
+const MAX_ARRAY_LENGTH = 10_000;
 
 function flatten(errors: ValidationError[], parent = ''): FieldError[] {
   return errors.flatMap((error) => {
@@ -11,13 +17,14 @@ function flatten(errors: ValidationError[], parent = ''): FieldError[] {
   });
 }
 
-/** Finds the first string or key holding a NUL character, or a structure nested too deep. */
+/** Finds the first string or key holding a NUL character, a structure nested too deep, or an array too long. */
 function findForbidden(value: unknown, path: string, depth = 0): FieldError | undefined {
   if (depth > MAX_DEPTH) return { field: path || '(root)', message: 'is nested too deeply' };
   if (typeof value === 'string') {
     return value.includes('\u0000') ? { field: path || '(root)', message: 'must not contain NUL characters' } : undefined;
   }
   if (value === null || typeof value !== 'object') return undefined;
+  if (Array.isArray(value) && value.length > MAX_ARRAY_LENGTH) return { field: path || '(root)', message: `must not contain more than ${MAX_ARRAY_LENGTH} elements` };
   for (const [key, child] of Object.entries(value)) {
     const childPath = path ? `${path}.${key}` : key;
     if (key.includes('\u0000')) return { field: path || '(root)', message: 'property names must not contain NUL characters' };
@@ -29,7 +36,7 @@ function findForbidden(value: unknown, path: string, depth = 0): FieldError | un
 
 /**
  * The one validation pipe: whitelists DTO properties (unknown ones are a 400), never coerces types
- * implicitly, and rejects NUL characters anywhere in body, query or path.
+ * implicitly, and rejects NUL characters anywhere in body, query or path, and arrays too long to validate.
  */
 @Injectable()
 export class AppValidationPipe extends ValidationPipe {
