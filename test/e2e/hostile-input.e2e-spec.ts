@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import http from 'node:http';
+import net from 'node:net';
 import { performance } from 'node:perf_hooks';
 import fc from 'fast-check';
 import { getMe, registerDevice } from '../support/builders.js';
@@ -456,6 +457,11 @@ describe('Hostile input, every operation of openapi.json', () => {
     ['POST /api/v1/admin/devices/allowlist', { method: 'POST', path: '/api/v1/admin/devices/allowlist', headers: { 'content-type': 'application/json' }, auth: 'valid', body: Buffer.from(`{"entries":${WIDE_ARRAY}}`) }],
     ['POST /api/v1/ota/events', { method: 'POST', path: '/api/v1/ota/events', headers: { 'content-type': 'application/json' }, auth: 'valid', body: Buffer.from(`{"events":${WIDE_ARRAY}}`) }],
     ['POST /api/v1/auth/refresh', { method: 'POST', path: '/api/v1/auth/refresh', headers: { 'content-type': 'application/json' }, auth: 'none', body: Buffer.from(`{"refreshToken":${WIDE_ARRAY}}`) }],
+    // Found: an array where an entry object belongs passed @ValidateNested (it validates the inner array's elements) and crashed the service (500).
+    ['POST /api/v1/admin/devices/allowlist', { method: 'POST', path: '/api/v1/admin/devices/allowlist', headers: { 'content-type': 'application/json' }, auth: 'valid', body: json({ entries: [[]], csv: 'deviceId,hardwareId\ngw-0001,esp32s3-7c:df:a1:0b:22:c4' }) }],
+    ['POST /api/v1/admin/devices/allowlist', { method: 'POST', path: '/api/v1/admin/devices/allowlist', headers: { 'content-type': 'application/json' }, auth: 'valid', body: json({ entries: [[{ deviceId: 'gw-1', hardwareId: 'hw-1' }]] }) }],
+    ['POST /api/v1/ota/events', { method: 'POST', path: '/api/v1/ota/events', headers: { 'content-type': 'application/json' }, auth: 'valid', body: json({ events: [[]] }) }],
+    ['POST /api/v1/ota/events', { method: 'POST', path: '/api/v1/ota/events', headers: { 'content-type': 'application/json' }, auth: 'valid', body: json({ events: [[(byName('POST /api/v1/ota/events').exampleBody as { events: unknown[] }).events[0]]] }) }],
     // The issue's named inputs.
     ['POST /api/v1/telemetry', { method: 'POST', path: '/api/v1/telemetry', headers: { 'content-type': 'application/json' }, auth: 'valid', body: Buffer.concat([Buffer.from('{"records":[{"ts":"'), Buffer.from([0xc3, 0x28, 0xff]), Buffer.from('"}]}')]) }],
     ['POST /api/v1/telemetry', { method: 'POST', path: '/api/v1/telemetry', headers: { 'content-type': 'application/json' }, auth: 'valid', body: Buffer.from(`{"records":${DEEP_ARRAY}}`) }],
@@ -478,6 +484,26 @@ describe('Hostile input, every operation of openapi.json', () => {
 
   it.each(examples.map(([name, request], index) => [index, name, request] as const))('example %i, %s', async (_index, name, request) => {
     await check(byName(name), request);
+  });
+
+  it('a request line Node cannot parse (raw 0xFF and NUL bytes in the path): 400 problem document', async () => {
+    const port = new URL(t.baseUrl).port;
+    const before = await fingerprint();
+    const raw = await new Promise<string>((resolvePromise, reject) => {
+      const socket = net.connect(Number(port), '127.0.0.1', () => {
+        socket.end(Buffer.concat([Buffer.from('GET /api/v1/device/'), Buffer.from([0xff, 0x00, 0x20]), Buffer.from('me HTTP/1.1\r\nHost: x\r\n\r\n')]));
+      });
+      const chunks: Buffer[] = [];
+      socket.on('data', (chunk: Buffer) => chunks.push(chunk));
+      socket.on('close', () => resolvePromise(Buffer.concat(chunks).toString('utf8')));
+      socket.on('error', reject);
+      socket.setTimeout(5000, () => socket.destroy(new Error('no answer within 5 s')));
+    });
+    const [head, body] = raw.split('\r\n\r\n');
+    expect(head).toMatch(/^HTTP\/1\.1 400 /);
+    expect(head).toMatch(/\r\nContent-Type: application\/problem\+json/i);
+    expect(JSON.parse(body)).toEqual(expect.objectContaining({ status: 400, code: 'VALIDATION_FAILED' }));
+    expect(await fingerprint()).toBe(before);
   });
 
   it('unknown routes and methods: a problem document, never a 5xx', async () => {

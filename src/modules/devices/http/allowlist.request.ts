@@ -1,6 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
-import { ArrayMaxSize, IsArray, IsOptional, IsString, Length, Matches, MaxLength, ValidateIf, ValidateNested } from 'class-validator';
+import { ArrayMaxSize, IsArray, IsObject, IsOptional, IsString, Length, Matches, MaxLength, ValidateIf, ValidateNested } from 'class-validator';
 import { DEVICE_ID_PATTERN } from './register-device.request.js';
 
 export class AllowlistEntryRequest {
@@ -22,6 +22,8 @@ export class ImportAllowlistRequest {
   @ValidateIf((request: ImportAllowlistRequest) => request.entries !== undefined || request.csv === undefined)
   @IsArray({ message: 'entries or csv is required' })
   @ArrayMaxSize(5000)
+  // @ValidateNested alone lets an element that is itself an array through (it validates that array's elements).
+  @IsObject({ each: true })
   @ValidateNested({ each: true })
   @Type(() => AllowlistEntryRequest)
   entries?: AllowlistEntryRequest[];

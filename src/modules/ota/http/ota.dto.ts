@@ -7,6 +7,7 @@ import {
   IsArray,
   IsBoolean,
   IsIn,
+  IsObject,
   IsInt,
   IsOptional,
   IsString,
@@ -153,6 +154,8 @@ export class IngestOtaEventsRequest {
   @IsArray()
   @ArrayMinSize(1)
   @ArrayMaxSize(100)
+  // @ValidateNested alone lets an element that is itself an array through (it validates that array's elements).
+  @IsObject({ each: true })
   @ValidateNested({ each: true })
   @Type(() => OtaEventRequest)
   events!: OtaEventRequest[];
