@@ -270,7 +270,7 @@ const GARBAGE_AUTH = ['Bearer ', 'Bearer x', 'Bearer a.b.c', `Bearer ${'x'.repea
 
 function hostileRequest(operation: Operation, samplePathValue: Record<string, string>): fc.Arbitrary<HostileRequest> {
   const pathValues = fc.record(Object.fromEntries(operation.pathParams.map((name) => [name, fc.oneof({ weight: 1, arbitrary: fc.constant(samplePathValue[name] ?? 'x') }, { weight: 3, arbitrary: hostilePathSegment })])));
-  const hostileHeader = fc.oneof(hostileString.map((text) => text.replace(/[^\t\x20-\x7e\x80-\xff]/g, '?')), fc.constantFrom('*', 'W/"x"', '"', '"0"', '"' + 'x'.repeat(7000) + '"', '1e309'));
+  const hostileHeader = fc.oneof(hostileString.map((text) => text.replace(/[^\t\x20-\x7e\x80-\xff]/g, '?')), fc.constantFrom('*', 'W/"x"', '"', '"0"', '"' + 'x'.repeat(7000) + '"', '1e309', 'gzip', 'deflate', 'br', 'identity', 'application/xml', '*/*;q=NaN'));
   return fc
     .record({
       pathValues,
