@@ -1,6 +1,7 @@
 import { Module, type DynamicModule } from '@nestjs/common';
 import { ScheduleModule } from '@nestjs/schedule';
 import { LoggerModule } from 'nestjs-pino';
+import type { DestinationStream } from 'pino';
 import { AuthModule } from './auth/auth.module.js';
 import { ConfigModule } from './config/config.module.js';
 import type { Env } from './config/env.js';
@@ -21,17 +22,19 @@ export interface AppSettings {
   env: Env;
   secrets: Secrets;
   databaseUrl: string;
+  /** Where log lines go instead of stdout (the e2e tests capture them). */
+  logDestination?: DestinationStream;
 }
 
 @Module({})
 export class AppModule {
-  static register({ env, secrets, databaseUrl }: AppSettings): DynamicModule {
+  static register({ env, secrets, databaseUrl, logDestination }: AppSettings): DynamicModule {
     return {
       module: AppModule,
       imports: [
         ConfigModule.register(env, secrets),
         ScheduleModule.forRoot(),
-        LoggerModule.forRoot(loggerOptions(env)),
+        LoggerModule.forRoot(loggerOptions(env, logDestination)),
         DatabaseModule.register({
           url: databaseUrl,
           poolSize: env.DB_POOL_SIZE,

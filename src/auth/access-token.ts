@@ -1,6 +1,6 @@
 import { createSecretKey, type KeyObject } from 'node:crypto';
 import jwt from 'jsonwebtoken';
-import { ExtractJwt, type StrategyOptionsWithoutRequest } from 'passport-jwt';
+import type { StrategyOptionsWithoutRequest } from 'passport-jwt';
 import { ACCESS_TOKEN_TYPE, TOKEN_ISSUER } from '../modules/devices/application/device-tokens.js';
 import { UnauthorizedError } from '../shared/domain-error.js';
 
@@ -19,10 +19,22 @@ export function hmacKey(secret: string): KeyObject {
   return createSecretKey(Buffer.from(secret, 'utf8'));
 }
 
+/**
+ * The token of `Authorization: Bearer <token>`, the scheme name in any case (RFC 7235), else null.
+ * Exactly two parts: passport-jwt's own extractor also took `Bearer <token> <anything>`.
+ */
+export function bearerTokenOf(authorization: string | undefined): string | null {
+  const match = /^(\S+)\s+(\S+)$/.exec(authorization ?? '');
+  return match && match[1].toLowerCase() === 'bearer' ? match[2] : null;
+}
+
 /** Verification shared by both kinds of access token: bearer header, HS256 only, issuer, audience, expiry. */
 export function accessTokenOptions(secret: string, audience: string): StrategyOptionsWithoutRequest {
   return {
-    jwtFromRequest: ExtractJwt.fromAuthHeaderAsBearerToken(),
+    jwtFromRequest: (request: { headers: Record<string, string | string[] | undefined> }) => {
+      const authorization = request.headers.authorization;
+      return bearerTokenOf(typeof authorization === 'string' ? authorization : undefined);
+    },
     // passport-jwt hands the key to jsonwebtoken unchanged; its typings predate KeyObject.
     secretOrKey: hmacKey(secret) as unknown as string,
     algorithms: ['HS256'],
@@ -38,10 +50,10 @@ export function accessTokenOptions(secret: string, audience: string): StrategyOp
  * for the few places that run before Nest's guard (NotModifiedShortcuts). Null when not valid.
  */
 export function verifyBearer(authorization: string | undefined, key: KeyObject, audience: string): CompleteToken | null {
-  const match = /^(\S+)\s+(\S+)$/.exec(authorization ?? '');
-  if (!match || match[1].toLowerCase() !== 'bearer') return null;
+  const token = bearerTokenOf(authorization);
+  if (!token) return null;
   try {
-    return jwt.verify(match[2], key, { algorithms: ['HS256'], audience, issuer: TOKEN_ISSUER, clockTolerance: 5, complete: true }) as unknown as CompleteToken;
+    return jwt.verify(token, key, { algorithms: ['HS256'], audience, issuer: TOKEN_ISSUER, clockTolerance: 5, complete: true }) as unknown as CompleteToken;
   } catch {
     return null;
   }

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Params } from 'nestjs-pino';
+import type { DestinationStream } from 'pino';
 import type { Env } from '../config/env.js';
 
 const REQUEST_ID_HEADER = 'x-request-id';
@@ -17,33 +18,39 @@ export function requestIdOf(request: IncomingMessage): string {
   return id;
 }
 
+type PinoHttpOptions = Exclude<NonNullable<Params['pinoHttp']>, DestinationStream | unknown[]>;
+
 function pathOnly(url: string | undefined): string {
   return (url ?? '').split('?')[0].slice(0, 256);
 }
 
 /**
  * Request logs name the route, status and timing only. Headers (Authorization), bodies (secrets,
- * claim codes, passwords) and query strings never reach a log line.
+ * claim codes, passwords) and query strings never reach a log line. Lines go to stdout unless a
+ * destination is given (the e2e tests capture them to scan for leaked secrets).
  */
-export function loggerOptions(env: Env): Params {
-  return {
-    pinoHttp: {
-      level: env.LOG_LEVEL,
-      genReqId: (request: IncomingMessage) => String(request.headers[REQUEST_ID_HEADER] ?? randomUUID()),
-      customProps: () => ({}),
-      serializers: {
-        req: (request: IncomingMessage & { id?: string; raw?: IncomingMessage }) => ({
-          id: request.id,
-          method: request.method,
-          path: pathOnly(request.url),
-        }),
-        res: (response: ServerResponse) => ({ statusCode: response.statusCode }),
-        err: (error: Error & { code?: unknown }) => ({ type: error.name, message: error.message.slice(0, 300), code: error.code }),
-      },
-      redact: { paths: ['req.headers', 'res.headers', 'req.body', '*.password', '*.deviceSecret', '*.claimCode', '*.refreshToken', '*.accessToken', '*.token'], remove: true },
-      customLogLevel: (_request: IncomingMessage, response: ServerResponse, error?: Error) =>
-        error || response.statusCode >= 500 ? 'error' : response.statusCode >= 400 ? 'info' : 'info',
-      autoLogging: { ignore: (request: IncomingMessage) => (request.url ?? '').startsWith('/health/') },
+export function loggerOptions(env: Env, destination?: DestinationStream): Params {
+  const options: PinoHttpOptions = {
+    level: env.LOG_LEVEL,
+    genReqId: (request: IncomingMessage) => String(request.headers[REQUEST_ID_HEADER] ?? randomUUID()),
+    customProps: () => ({}),
+    serializers: {
+      req: (request: IncomingMessage & { id?: string; raw?: IncomingMessage }) => ({
+        id: request.id,
+        method: request.method,
+        path: pathOnly(request.url),
+      }),
+      res: (response: ServerResponse) => ({ statusCode: response.statusCode }),
+      // Some call sites log `{ err: error.message }`: a string must not make the logger throw.
+      err: (error: unknown) =>
+        error instanceof Object
+          ? { type: (error as Error).name, message: String((error as Error).message ?? '').slice(0, 300), code: (error as { code?: unknown }).code }
+          : { message: String(error).slice(0, 300) },
     },
+    redact: { paths: ['req.headers', 'res.headers', 'req.body', '*.password', '*.deviceSecret', '*.claimCode', '*.refreshToken', '*.accessToken', '*.token'], remove: true },
+    customLogLevel: (_request: IncomingMessage, response: ServerResponse, error?: Error) =>
+      error || response.statusCode >= 500 ? 'error' : response.statusCode >= 400 ? 'info' : 'info',
+    autoLogging: { ignore: (request: IncomingMessage) => (request.url ?? '').startsWith('/health/') },
   };
+  return { pinoHttp: destination ? [options, destination] : options };
 }

@@ -10,6 +10,7 @@ import { resolveSecrets, type Secrets } from '../../src/config/secrets.js';
 import { runMigrations } from '../../src/shared/database/migrate.js';
 import type { paths } from '../client/schema.js';
 import { contractCheck } from './contract.js';
+import { assertNoLeaks, fileScanner } from './leak-scan.js';
 import { createTestDatabase } from './postgres.js';
 
 export type ApiClient = Client<paths>;
@@ -35,8 +36,11 @@ export async function createTestApp(overrides: Record<string, string> = {}): Pro
   return {
     ...app,
     close: async () => {
-      await app.close();
-      await database.drop();
+      try {
+        await app.close();
+      } finally {
+        await database.drop();
+      }
     },
   };
 }
@@ -44,26 +48,32 @@ export async function createTestApp(overrides: Record<string, string> = {}): Pro
 /**
  * Starts the application on an existing test database and leaves the database in place on close:
  * for tests about what a restart does with data an earlier instance left.
+ *
+ * Every answer of the client and every log line go to the test file's leak scanner
+ * (test/support/leak-scan.ts); close() fails if any of them carries a secret, a stored hash or
+ * another user's e-mail.
  */
 export async function startTestApp(databaseUrl: string, overrides: Record<string, string> = {}): Promise<TestApp> {
   await runMigrations(databaseUrl);
   const dataDir = mkdtempSync(join(tmpdir(), 'dcs-test-data-'));
   const env = loadEnv({
     NODE_ENV: 'test',
-    LOG_LEVEL: 'silent',
+    // Captured in memory for the leak scan, never printed.
+    LOG_LEVEL: 'debug',
     DATA_DIR: dataDir,
     DB_POOL_SIZE: '5',
     ...overrides,
   });
   const secrets = resolveSecrets(env);
-  const app = await createApp({ env, secrets, databaseUrl });
+  for (const [name, value] of Object.entries(secrets)) if (typeof value === 'string') fileScanner.secret(value, `the ${name} key`);
+  const app = await createApp({ env, secrets, databaseUrl, logDestination: fileScanner.logDestination });
   await app.listen({ port: 0, host: '127.0.0.1' });
   const address = app.getHttpServer().address();
   const baseUrl = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
   const db = new pg.Pool({ connectionString: databaseUrl, max: 3 });
   const api = createClient<paths>({ baseUrl });
   // Every answer the suite gets through the client must match openapi.json (test/support/contract.ts).
-  api.use(contractCheck);
+  api.use(contractCheck, fileScanner.middleware);
   return {
     app,
     baseUrl,
@@ -71,9 +81,15 @@ export async function startTestApp(databaseUrl: string, overrides: Record<string
     db,
     secrets,
     close: async () => {
-      await app.close();
-      await db.end();
-      rmSync(dataDir, { recursive: true, force: true });
+      try {
+        await app.close();
+        // A test that left its database unreachable still gets the scan, without the stored hashes.
+        await fileScanner.harvest(db).catch(() => undefined);
+      } finally {
+        await db.end();
+        rmSync(dataDir, { recursive: true, force: true });
+      }
+      assertNoLeaks(fileScanner);
     },
   };
 }

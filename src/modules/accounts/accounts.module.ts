@@ -27,7 +27,7 @@ import { TypeOrmUserRepository } from './infrastructure/typeorm-user.repository.
     UserTokens,
     { provide: RefreshTokenStore, inject: [Sql], useFactory: (sql: Sql) => new SqlRefreshTokenStore(sql, 'user_refresh_tokens', 'user_id') },
     { provide: UserRepository, useClass: TypeOrmUserRepository },
-    { provide: Mailer, inject: [Env], useFactory: (env: Env) => (env.SMTP_URL ? new SmtpMailer(env.SMTP_URL, env.MAIL_FROM) : new LogMailer()) },
+    { provide: Mailer, inject: [Env], useFactory: (env: Env) => (env.SMTP_URL ? new SmtpMailer(env.SMTP_URL, env.MAIL_FROM) : new LogMailer(env.NODE_ENV === 'development')) },
   ],
   exports: [AccountsService],
 })

@@ -133,14 +133,15 @@ export class AccountsService {
     const existing = await this.users.findByEmail(normalized);
     if (!existing) {
       const admin = User.create({ id: randomUUID(), email: normalized, passwordHash: await this.hasher.hashLowEntropy(password), role: 'admin', verified: true, now });
-      if (await this.users.insertIfEmailFree(admin)) this.logger.log(`Administrator account ${normalized} created`);
+      // The address stays out of the log (the user id names the account), like every address.
+      if (await this.users.insertIfEmailFree(admin)) this.logger.log({ userId: admin.id }, 'Administrator account from ADMIN_EMAIL created');
       return;
     }
     if (existing.isAdmin && existing.emailVerified && (await this.hasher.verifyLowEntropy(password, existing.passwordHash))) return;
     existing.promoteToAdmin(await this.hasher.hashLowEntropy(password), now);
     await this.users.save(existing);
     await this.tokens.revokeAllOf(existing.id, now);
-    this.logger.log(`Account ${normalized} is now the administrator; its earlier sessions were revoked`);
+    this.logger.log({ userId: existing.id }, 'Account of ADMIN_EMAIL is now the administrator; its earlier sessions were revoked');
   }
 
   private async revokeAllTokens(userId: string): Promise<void> {
