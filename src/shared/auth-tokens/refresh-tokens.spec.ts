@@ -67,7 +67,7 @@ describe('RefreshTokens', () => {
       const { store, subjects, refreshTokens } = setUp();
       const token = await refreshTokens.issue('subject-1', 1, NOW);
 
-      await expect(refreshTokens.rotate(token, later(10), subjects)).resolves.toBe('subject-1');
+      await expect(refreshTokens.rotate(token, later(10), subjects)).resolves.toMatchObject({ subjectId: 'subject-1' });
 
       expect(store.of('subject-1').map((stored) => [stored.rotatedAt, stored.revokedAt])).toEqual([[later(10), null]]);
       expect(subjects.revokeAllCalls).toEqual([]);
@@ -88,7 +88,7 @@ describe('RefreshTokens', () => {
       expect(store.of('subject-1').map((stored) => stored.revokedAt)).toEqual([later(20), later(20)]);
       expect(store.of('subject-2').map((stored) => stored.revokedAt)).toEqual([null]);
       await expect(refreshTokens.rotate(successor, later(30), subjects)).rejects.toBeInstanceOf(InvalidRefreshTokenError);
-      await expect(refreshTokens.rotate(otherSubjects, later(30), subjects)).resolves.toBe('subject-2');
+      await expect(refreshTokens.rotate(otherSubjects, later(30), subjects)).resolves.toMatchObject({ subjectId: 'subject-2' });
     });
 
     it('lets only one of two concurrent rotations of the same token win, and voids the subject', async () => {
@@ -108,7 +108,7 @@ describe('RefreshTokens', () => {
       const { subjects, refreshTokens } = setUp();
       const token = await refreshTokens.issue('subject-1', 1, NOW);
 
-      await expect(refreshTokens.rotate(token, later(TTL_DAYS * 86_400 - 1), subjects)).resolves.toBe('subject-1');
+      await expect(refreshTokens.rotate(token, later(TTL_DAYS * 86_400 - 1), subjects)).resolves.toMatchObject({ subjectId: 'subject-1' });
     });
 
     it('refuses an expired token without voiding the subject', async () => {
@@ -131,7 +131,7 @@ describe('RefreshTokens', () => {
 
       expect(subjects.revokeAllCalls).toEqual([]);
       const current = await refreshTokens.issue('subject-1', 2, NOW);
-      await expect(refreshTokens.rotate(current, later(10), subjects)).resolves.toBe('subject-1');
+      await expect(refreshTokens.rotate(current, later(10), subjects)).resolves.toMatchObject({ subjectId: 'subject-1' });
     });
 
     it('refuses a revoked token', async () => {
@@ -190,7 +190,7 @@ describe('RefreshTokens', () => {
       await expect(refreshTokens.rotate(token, later(10), subjects)).rejects.toBeInstanceOf(InvalidRefreshTokenError);
       expect(subjects.revokeAllCalls).toEqual([]);
       expect(store.of('subject-1').map((stored) => stored.revokedAt)).toEqual([later(5), null]);
-      await expect(refreshTokens.rotate(other, later(10), subjects)).resolves.toBe('subject-1');
+      await expect(refreshTokens.rotate(other, later(10), subjects)).resolves.toMatchObject({ subjectId: 'subject-1' });
     });
 
     it('ignores an unknown token, so a logout can be retried', async () => {

@@ -15,6 +15,11 @@ export interface TokenSubject {
   revokeAllTokens(subjectId: string): Promise<void>;
 }
 
+export interface RotatedToken {
+  subjectId: string;
+  tokenVersion: number;
+}
+
 export interface RefreshTokenPolicy {
   /** Makes a leaked token recognisable to secret scanners (dcr_ device, ucr_ user). */
   prefix: string;
@@ -45,8 +50,13 @@ export class RefreshTokens {
     return token;
   }
 
-  /** Retires the presented token and returns its subject; the caller then issues the successor. */
-  async rotate(token: string, now: Date, subject: TokenSubject): Promise<string> {
+  /**
+   * Retires the presented token and returns its subject and token version. The caller issues the
+   * successor for that version, not for whatever the subject holds by then: when a concurrent
+   * request presented the same token and voided everything (the version went up), the successor
+   * is born void too, on whichever instance it was issued.
+   */
+  async rotate(token: string, now: Date, subject: TokenSubject): Promise<RotatedToken> {
     const stored = await this.store.findByHash(this.hasher.hmac(token));
     if (!stored) throw new InvalidRefreshTokenError();
     const currentVersion = await subject.currentTokenVersion(stored.subjectId);
@@ -63,7 +73,7 @@ export class RefreshTokens {
       await this.voidAll(stored.subjectId, subject, now);
       throw new InvalidRefreshTokenError();
     }
-    return stored.subjectId;
+    return { subjectId: stored.subjectId, tokenVersion: stored.tokenVersion };
   }
 
   /** Logout: the token stops working; unknown tokens are ignored so logout is safe to retry. */

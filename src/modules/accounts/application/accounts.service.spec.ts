@@ -313,6 +313,27 @@ describe('AccountsService', () => {
       await expect(service.refresh(fresh.refreshToken, ADDRESS)).resolves.toMatchObject({ tokenType: 'Bearer' });
     });
 
+    it('the same token presented twice at once: the request that rotated it gets no successor when the other voided everything meanwhile', async () => {
+      const { service, stored, refreshTokens } = setUp();
+      const user = await service.signup(EMAIL, PASSWORD);
+      const first = await service.login(EMAIL, PASSWORD, ADDRESS);
+      const markRotated = refreshTokens.markRotated.bind(refreshTokens);
+      let concurrent: Promise<unknown> | undefined;
+      // The second request arrives right after the first marked the token rotated (another instance, say).
+      refreshTokens.markRotated = async (id, now) => {
+        const rotated = await markRotated(id, now);
+        concurrent ??= service.refresh(first.refreshToken, ADDRESS).catch((error: unknown) => error);
+        await concurrent;
+        return rotated;
+      };
+
+      await expect(service.refresh(first.refreshToken, ADDRESS)).rejects.toBeInstanceOf(InvalidRefreshTokenError);
+
+      expect(await concurrent).toBeInstanceOf(InvalidRefreshTokenError);
+      expect((await stored(user.id)).tokenVersion).toBe(2);
+      expect(refreshTokens.of(user.id)).toHaveLength(1);
+    });
+
     it('refuses an unknown token, and rate limits an address after LOGIN_MAX_FAILURES_PER_ADDRESS of them', async () => {
       const { service, env } = setUp();
       await service.signup(EMAIL, PASSWORD);

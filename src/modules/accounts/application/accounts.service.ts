@@ -8,6 +8,7 @@ import { FailureLimiter, type FailureBucket } from '../../../shared/rate-limit/f
 import type { TokenPair } from '../../devices/application/device-tokens.js';
 import { EmailTakenError, InvalidLoginError, InvalidVerificationTokenError } from '../domain/accounts.errors.js';
 import { User, type Role } from '../domain/user.js';
+import { InvalidRefreshTokenError } from '../../../shared/auth-tokens/refresh-tokens.js';
 import { UserRepository } from '../domain/user.repository.js';
 import { MailUnavailableError, Mailer } from './mailer.js';
 import { UserTokens, type CustomerTokenClaims } from './user-tokens.js';
@@ -97,13 +98,16 @@ export class AccountsService {
       { key: `user-refresh:address:${clientAddress}`, limit: this.env.LOGIN_MAX_FAILURES_PER_ADDRESS, windowSec: this.env.LOGIN_FAILURE_WINDOW_SEC },
     ];
     const now = this.clock.now();
-    const userId = await this.limiter.guard(buckets, () =>
+    const rotated = await this.limiter.guard(buckets, () =>
       this.tokens.rotate(refreshToken, now, {
         currentTokenVersion: async (id) => (await this.users.findById(id))?.tokenVersion ?? null,
         revokeAllTokens: (id) => this.revokeAllTokens(id),
       }),
     );
-    return this.tokens.issue(await this.getUser(userId), now);
+    const user = await this.getUser(rotated.subjectId);
+    // The same token presented elsewhere at once voided every token meanwhile: no successor.
+    if (user.tokenVersion !== rotated.tokenVersion) throw new InvalidRefreshTokenError();
+    return this.tokens.issue(user, now, rotated.tokenVersion);
   }
 
   async logout(refreshToken: string): Promise<void> {

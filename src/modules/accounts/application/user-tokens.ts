@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { JwtService } from '@nestjs/jwt';
 import { Env } from '../../../config/env.js';
 import { RefreshTokenStore } from '../../../shared/auth-tokens/refresh-token-store.js';
-import { RefreshTokens, type TokenSubject } from '../../../shared/auth-tokens/refresh-tokens.js';
+import { RefreshTokens, type RotatedToken, type TokenSubject } from '../../../shared/auth-tokens/refresh-tokens.js';
 import { SecretHasher } from '../../../shared/crypto/secret-hasher.js';
 import { ACCESS_TOKEN_TYPE, TOKEN_ISSUER, type TokenPair } from '../../devices/application/device-tokens.js';
 import type { Role, User } from '../domain/user.js';
@@ -28,8 +28,9 @@ export class UserTokens {
     this.refreshTokens = new RefreshTokens(store, hasher, { prefix: 'ucr_', ttlDays: env.CUSTOMER_REFRESH_TOKEN_TTL_DAYS });
   }
 
-  async issue(user: User, now: Date): Promise<TokenPair> {
-    const claims: CustomerTokenClaims = { sub: user.id, tv: user.tokenVersion, role: user.role };
+  /** A token pair for the user's current token version, or for `tokenVersion` (a rotation's). */
+  async issue(user: User, now: Date, tokenVersion = user.tokenVersion): Promise<TokenPair> {
+    const claims: CustomerTokenClaims = { sub: user.id, tv: tokenVersion, role: user.role };
     const accessToken = await this.jwt.signAsync(claims, {
       audience: CUSTOMER_TOKEN_AUDIENCE,
       issuer: TOKEN_ISSUER,
@@ -37,11 +38,11 @@ export class UserTokens {
       algorithm: 'HS256',
       header: { alg: 'HS256', typ: ACCESS_TOKEN_TYPE },
     });
-    const refreshToken = await this.refreshTokens.issue(user.id, user.tokenVersion, now);
+    const refreshToken = await this.refreshTokens.issue(user.id, tokenVersion, now);
     return { accessToken, refreshToken, tokenType: 'Bearer', expiresIn: this.env.CUSTOMER_ACCESS_TOKEN_TTL_SEC };
   }
 
-  rotate(refreshToken: string, now: Date, subject: TokenSubject): Promise<string> {
+  rotate(refreshToken: string, now: Date, subject: TokenSubject): Promise<RotatedToken> {
     return this.refreshTokens.rotate(refreshToken, now, subject);
   }
 

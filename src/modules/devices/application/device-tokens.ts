@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { JwtService } from '@nestjs/jwt';
 import { Env } from '../../../config/env.js';
 import { RefreshTokenStore } from '../../../shared/auth-tokens/refresh-token-store.js';
-import { RefreshTokens, type TokenSubject } from '../../../shared/auth-tokens/refresh-tokens.js';
+import { RefreshTokens, type RotatedToken, type TokenSubject } from '../../../shared/auth-tokens/refresh-tokens.js';
 import { SecretHasher } from '../../../shared/crypto/secret-hasher.js';
 import type { Device } from '../domain/device.js';
 
@@ -36,8 +36,9 @@ export class DeviceTokens {
     this.refreshTokens = new RefreshTokens(store, hasher, { prefix: 'dcr_', ttlDays: env.DEVICE_REFRESH_TOKEN_TTL_DAYS });
   }
 
-  async issue(device: Device, now: Date): Promise<TokenPair> {
-    const claims: DeviceTokenClaims = { sub: device.deviceId, tv: device.tokenVersion };
+  /** A token pair for the device's current token version, or for `tokenVersion` (a rotation's). */
+  async issue(device: Device, now: Date, tokenVersion = device.tokenVersion): Promise<TokenPair> {
+    const claims: DeviceTokenClaims = { sub: device.deviceId, tv: tokenVersion };
     const accessToken = await this.jwt.signAsync(claims, {
       audience: DEVICE_TOKEN_AUDIENCE,
       issuer: TOKEN_ISSUER,
@@ -45,11 +46,11 @@ export class DeviceTokens {
       algorithm: 'HS256',
       header: { alg: 'HS256', typ: ACCESS_TOKEN_TYPE },
     });
-    const refreshToken = await this.refreshTokens.issue(device.deviceId, device.tokenVersion, now);
+    const refreshToken = await this.refreshTokens.issue(device.deviceId, tokenVersion, now);
     return { accessToken, refreshToken, tokenType: 'Bearer', expiresIn: this.env.DEVICE_ACCESS_TOKEN_TTL_SEC };
   }
 
-  rotate(refreshToken: string, now: Date, subject: TokenSubject): Promise<string> {
+  rotate(refreshToken: string, now: Date, subject: TokenSubject): Promise<RotatedToken> {
     return this.refreshTokens.rotate(refreshToken, now, subject);
   }
 

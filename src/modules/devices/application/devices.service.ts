@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import { InvalidRefreshTokenError } from '../../../shared/auth-tokens/refresh-tokens.js';
 import { Clock } from '../../../config/config.module.js';
 import { Env } from '../../../config/env.js';
 import { SecretHasher } from '../../../shared/crypto/secret-hasher.js';
@@ -138,7 +139,7 @@ export class DevicesService {
       { key: `refresh:address:${clientAddress}`, limit: this.env.LOGIN_MAX_FAILURES_PER_ADDRESS, windowSec: this.env.LOGIN_FAILURE_WINDOW_SEC },
     ];
     const now = this.clock.now();
-    const deviceId = await this.limiter.guard(buckets, () =>
+    const rotated = await this.limiter.guard(buckets, () =>
       this.tokens.rotate(refreshToken, now, {
         currentTokenVersion: async (id) => (await this.devices.findById(id))?.tokenVersion ?? null,
         revokeAllTokens: async (id) => {
@@ -149,9 +150,11 @@ export class DevicesService {
         },
       }),
     );
-    const device = await this.getDevice(deviceId);
+    const device = await this.getDevice(rotated.subjectId);
+    // The same token presented elsewhere at once voided every token meanwhile: no successor.
+    if (device.tokenVersion !== rotated.tokenVersion) throw new InvalidRefreshTokenError();
     if (!device.credentialsUsedAt) await this.devices.markCredentialsUsed(device.deviceId, now);
-    return this.tokens.issue(device, now);
+    return this.tokens.issue(device, now, rotated.tokenVersion);
   }
 
   /** Checks a verified access token against the device's current credentials (guard). */
