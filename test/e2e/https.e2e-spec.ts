@@ -6,7 +6,7 @@ import tls from 'node:tls';
 import { aRegistration, bearer, type Registered } from '../support/builders.js';
 import { selfSignedCertificate, type Certificate } from '../support/certificates.js';
 import { createTestDatabase } from '../support/postgres.js';
-import { buildService, freePort, killService, runService, scratchDir, startService, waitFor, type Running } from '../support/service-process.js';
+import { buildService, freePort, httpCall, killService, runService, scratchDir, startService, waitFor, type Running } from '../support/service-process.js';
 
 /**
  * The compiled service with TLS_CERT_FILE and TLS_KEY_FILE: HTTPS itself, HTTP/1.1 and HTTP/2 by
@@ -20,37 +20,6 @@ interface Answer {
   status: number;
   headers: IncomingHttpHeaders;
   body: string;
-}
-
-interface HttpsAnswer extends Answer {
-  httpVersion: string;
-  reusedSocket: boolean;
-}
-
-function httpsCall(port: number, ca: Buffer, call: { method?: string; path: string; body?: unknown; headers?: Record<string, string>; agent?: https.Agent }): Promise<HttpsAnswer> {
-  const payload = call.body === undefined ? undefined : JSON.stringify(call.body);
-  return new Promise((done, fail) => {
-    const request = https.request(
-      {
-        host: '127.0.0.1',
-        port,
-        ca,
-        method: call.method ?? 'GET',
-        path: call.path,
-        agent: call.agent,
-        headers: { ...(payload === undefined ? {} : { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) }), ...call.headers },
-      },
-      (response) => {
-        let body = '';
-        response.setEncoding('utf8');
-        response.on('data', (chunk: string) => (body += chunk));
-        response.on('end', () => done({ status: response.statusCode ?? 0, headers: response.headers, body, httpVersion: response.httpVersion, reusedSocket: request.reusedSocket }));
-        response.on('error', fail);
-      },
-    );
-    request.on('error', fail);
-    request.end(payload);
-  });
 }
 
 function h2Connect(port: number, ca: Buffer): Promise<ClientHttp2Session> {
@@ -126,7 +95,7 @@ async function start(env: Record<string, string>, ca: Buffer): Promise<Running> 
   started.push(service);
   const deadline = Date.now() + 60_000;
   for (;;) {
-    const status = await httpsCall(Number(env.PORT), ca, { path: '/health/ready' }).then(
+    const status = await httpCall(Number(env.PORT), { ca, path: '/health/ready' }).then(
       (answer) => answer.status,
       () => 0,
     );
@@ -192,7 +161,7 @@ describe('serving HTTPS with its own certificate', () => {
   }, 120_000);
 
   it('answers over HTTP/1.1 and over HTTP/2, chosen by ALPN', async () => {
-    const overHttp1 = await httpsCall(port, first.pem, { path: '/health/live' });
+    const overHttp1 = await httpCall(port, { ca: first.pem, path: '/health/live' });
     expect(overHttp1).toMatchObject({ status: 200, httpVersion: '1.1' });
 
     const session = await h2Connect(port, first.pem);
@@ -223,7 +192,7 @@ describe('serving HTTPS with its own certificate', () => {
       expect(registered.status).toBe(201);
       const { deviceSecret, accessToken } = JSON.parse(registered.body) as Registered;
 
-      const login = await httpsCall(port, first.pem, { method: 'POST', path: '/api/v1/device/login', body: { deviceId: registration.deviceId, deviceSecret } });
+      const login = await httpCall(port, { ca: first.pem, method: 'POST', path: '/api/v1/device/login', body: { deviceId: registration.deviceId, deviceSecret } });
       expect(login.status).toBe(200);
 
       const config = await h2Call(session, { path: '/api/v1/device/config', headers: bearer(accessToken) });
@@ -242,7 +211,7 @@ describe('serving HTTPS with its own certificate', () => {
     const agent = new https.Agent({ keepAlive: true, maxSockets: 1 });
     const session = await h2Connect(port, first.pem);
     try {
-      expect((await httpsCall(port, first.pem, { path: '/health/live', agent })).status).toBe(200);
+      expect((await httpCall(port, { ca: first.pem, path: '/health/live', agent })).status).toBe(200);
       expect((await h2Call(session, { path: '/health/live' })).status).toBe(200);
       expect((await presented(port)).fingerprint256).toBe(first.fingerprint256);
 
@@ -253,13 +222,13 @@ describe('serving HTTPS with its own certificate', () => {
       serving = second;
 
       // Connections opened before the reload carry on, on the same socket and session.
-      const overOldConnection = await httpsCall(port, first.pem, { path: '/health/live', agent });
+      const overOldConnection = await httpCall(port, { ca: first.pem, path: '/health/live', agent });
       expect(overOldConnection).toMatchObject({ status: 200, reusedSocket: true });
       expect(session.closed).toBe(false);
       expect((await h2Call(session, { path: '/health/live' })).status).toBe(200);
       // New ones are shown the new certificate, still with ALPN, still TLS 1.2 at least.
       expect(await presented(port)).toEqual({ fingerprint256: second.fingerprint256, alpn: 'h2' });
-      expect((await httpsCall(port, second.pem, { path: '/health/live' })).status).toBe(200);
+      expect((await httpCall(port, { ca: second.pem, path: '/health/live' })).status).toBe(200);
       expect(await handshake(port, second.pem, 'TLSv1.1')).toBe('ERR_SSL_TLSV1_ALERT_PROTOCOL_VERSION');
 
       // A certificate file that is not PEM, then a key of another certificate: neither is taken.
@@ -273,7 +242,7 @@ describe('serving HTTPS with its own certificate', () => {
       service.child.kill('SIGHUP');
       await waitFor(() => count(service.output(), 'TLS certificate not reloaded') === 2, 10_000, 'the second refused reload');
       expect((await presented(port)).fingerprint256).toBe(second.fingerprint256);
-      expect((await httpsCall(port, second.pem, { path: '/health/ready' })).status).toBe(200);
+      expect((await httpCall(port, { ca: second.pem, path: '/health/ready' })).status).toBe(200);
       expect(service.output()).toMatch(/TLS certificate not reloaded.*TLS_CERT_FILE, TLS_KEY_FILE/);
       expect(count(service.output(), 'TLS certificate reloaded')).toBe(1);
       expect(service.child.exitCode).toBeNull();
@@ -293,7 +262,7 @@ describe('serving HTTPS with its own certificate', () => {
     for (const each of [session, idleSession]) each.on('error', () => undefined);
     expect((await h2Call(session, { path: '/health/live' })).status).toBe(200);
     expect((await h2Call(idleSession, { path: '/health/live' })).status).toBe(200);
-    expect((await httpsCall(port, ca, { path: '/health/live', agent })).status).toBe(200);
+    expect((await httpCall(port, { ca, path: '/health/live', agent })).status).toBe(200);
 
     const stoppedAt = Date.now();
     service.child.kill('SIGTERM');

@@ -220,7 +220,7 @@ function startUpload(port: number, batch: Batch): { finish: () => void; answer: 
         let body = '';
         response.setEncoding('utf8');
         response.on('data', (chunk: string) => (body += chunk));
-        response.on('end', () => done({ status: response.statusCode ?? 0, headers: response.headers, body }));
+        response.on('end', () => done({ status: response.statusCode ?? 0, headers: response.headers, body, httpVersion: response.httpVersion, reusedSocket: request.reusedSocket }));
       },
     );
     request.on('error', fail);

@@ -1,6 +1,7 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync } from 'node:fs';
 import http from 'node:http';
+import https from 'node:https';
 import { connect, createServer } from 'node:net';
 import { join, resolve } from 'node:path';
 
@@ -124,6 +125,9 @@ export function stopLeftoverPostgres(dataDir: string): void {
 }
 
 export interface HttpAnswer {
+  httpVersion: string;
+  /** The request went over a kept-alive connection of the agent. */
+  reusedSocket: boolean;
   status: number;
   headers: http.IncomingHttpHeaders;
   body: string;
@@ -135,19 +139,24 @@ export interface HttpCall {
   headers?: Record<string, string>;
   body?: unknown;
   agent?: http.Agent;
+  /** Set: HTTPS, trusting this certificate. */
+  ca?: Buffer;
 }
 
 /**
- * One request over node:http, so a test chooses the connection (an Agent with keepAlive, or none)
- * and sees socket errors as they are. Rejects on a connection error, never on a status.
+ * One request over node:http (node:https with `ca`), so a test chooses the connection (an Agent
+ * with keepAlive, or none) and sees socket errors as they are. Rejects on a connection error,
+ * never on a status.
  */
 export function httpCall(port: number, call: HttpCall): Promise<HttpAnswer> {
   const payload = call.body === undefined ? undefined : JSON.stringify(call.body);
+  const send = call.ca === undefined ? http.request : https.request;
   return new Promise((done, fail) => {
-    const request = http.request(
+    const request = send(
       {
         host: '127.0.0.1',
         port,
+        ca: call.ca,
         method: call.method ?? 'GET',
         path: call.path,
         agent: call.agent,
@@ -157,7 +166,7 @@ export function httpCall(port: number, call: HttpCall): Promise<HttpAnswer> {
         let body = '';
         response.setEncoding('utf8');
         response.on('data', (chunk: string) => (body += chunk));
-        response.on('end', () => done({ status: response.statusCode ?? 0, headers: response.headers, body }));
+        response.on('end', () => done({ status: response.statusCode ?? 0, headers: response.headers, body, httpVersion: response.httpVersion, reusedSocket: request.reusedSocket }));
         response.on('error', fail);
       },
     );

@@ -233,11 +233,7 @@ export class TelemetryHistoryResponse {
     return {
       ...base,
       bucketSec: history.bucketSec,
-      series: history.series.map((series) => ({
-        metric: series.metric,
-        batteryId: series.batteryId,
-        points: series.points,
-      })),
+      series: history.series,
       nextCursor: null,
     };
   }
