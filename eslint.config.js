@@ -46,4 +46,15 @@ export default defineConfig(
       // emitDecoratorMetadata needs for constructor injection into type-only imports.
     },
   },
+  {
+    // Request classes: a property that may be left out is @Optional() (src/shared/http/optional.decorator.ts);
+    // class-validator's IsOptional also waves null through every check, which reached parsers as a 500.
+    files: ['src/modules/**/*.ts', 'src/shared/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        { paths: [{ name: 'class-validator', importNames: ['IsOptional'], message: 'Use @Optional() from src/shared/http/optional.decorator.ts: IsOptional lets null through.' }] },
+      ],
+    },
+  },
 );

@@ -1,12 +1,13 @@
 import { ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
-import { IsInt, IsOptional, IsString, Max, MaxLength, Min } from 'class-validator';
+import { IsInt, IsString, Max, MaxLength, Min } from 'class-validator';
+import { Optional } from './optional.decorator.js';
 
 /** `limit` (1–maxLimit, default 50) and `cursor`: the query of every cursor-paginated list. Extend it. */
 export function PageQuery(maxLimit: number) {
   class Page {
     @ApiPropertyOptional({ minimum: 1, maximum: maxLimit, default: 50 })
-    @IsOptional()
+    @Optional()
     @Type(() => Number)
     @IsInt()
     @Min(1)
@@ -14,7 +15,7 @@ export function PageQuery(maxLimit: number) {
     limit?: number;
 
     @ApiPropertyOptional({ description: 'nextCursor of the previous page.' })
-    @IsOptional()
+    @Optional()
     @IsString()
     @MaxLength(200)
     cursor?: string;

@@ -1,6 +1,7 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { IsOptional, IsString, Length, Matches, ValidateIf } from 'class-validator';
+import { IsString, Length, Matches, ValidateIf } from 'class-validator';
 import { DEVICE_ID_PATTERN } from '../../devices/http/register-device.request.js';
+import { Optional } from '../../../shared/http/optional.decorator.js';
 
 export class ClaimDeviceRequest {
   @ApiProperty({ example: 'gw-0001', pattern: DEVICE_ID_PATTERN.source, minLength: 1, maxLength: 64 })
@@ -16,7 +17,7 @@ export class ClaimDeviceRequest {
   claimCode?: string;
 
   @ApiPropertyOptional({ description: 'Legacy mode only: the device secret of a device registered without a claim code.', example: 'q7w4Yx0bW7b0R2mCw0w5m1cN1x6f3j8Hh2kP9sT4uVw', minLength: 1, maxLength: 128 })
-  @IsOptional()
+  @Optional()
   @IsString()
   @Length(1, 128)
   deviceSecret?: string;

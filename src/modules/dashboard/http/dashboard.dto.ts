@@ -1,35 +1,36 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { PageQuery } from '../../../shared/http/page-query.js';
 import { Type } from 'class-transformer';
-import { IsInt, IsOptional, IsString, Max, MaxLength, Min } from 'class-validator';
+import { IsInt, IsString, Max, MaxLength, Min } from 'class-validator';
 import type { DeviceSummaryRow } from '../application/dashboard.queries.js';
 import type { History } from '../application/dashboard.service.js';
 import type { FleetDefaults } from '../../devices/domain/device-config.js';
+import { Optional } from '../../../shared/http/optional.decorator.js';
 
 /** limit (1–100) and cursor. */
 export class ListDevicesQuery extends PageQuery(100) {}
 
 export class TelemetryHistoryQuery {
   @ApiPropertyOptional({ description: 'Inclusive start, ISO 8601 with zone. Default: 24 h before `to`.', example: '2026-11-20T12:00:00Z' })
-  @IsOptional()
+  @Optional()
   @IsString()
   @MaxLength(40)
   from?: string;
 
   @ApiPropertyOptional({ description: 'Exclusive end, ISO 8601 with zone. Default: now. At most 366 days after `from`.', example: '2026-11-21T12:00:00Z' })
-  @IsOptional()
+  @Optional()
   @IsString()
   @MaxLength(40)
   to?: string;
 
   @ApiPropertyOptional({ description: 'Comma-separated metric names. Default: every metric reported in the range.', example: 'voltage,soc' })
-  @IsOptional()
+  @Optional()
   @IsString()
   @MaxLength(2700)
   metrics?: string;
 
   @ApiPropertyOptional({ description: 'Only this battery. Default: all.', example: 'main' })
-  @IsOptional()
+  @Optional()
   @IsString()
   @MaxLength(64)
   batteryId?: string;
@@ -39,13 +40,13 @@ export class TelemetryHistoryQuery {
     example: 'auto',
     default: 'auto',
   })
-  @IsOptional()
+  @Optional()
   @IsString()
   @MaxLength(12)
   bucket?: string;
 
   @ApiPropertyOptional({ description: 'Raw mode: records per page.', minimum: 1, maximum: 1000, default: 1000 })
-  @IsOptional()
+  @Optional()
   @Type(() => Number)
   @IsInt()
   @Min(1)
@@ -53,7 +54,7 @@ export class TelemetryHistoryQuery {
   limit?: number;
 
   @ApiPropertyOptional({ description: 'Raw mode: nextCursor of the previous page.' })
-  @IsOptional()
+  @Optional()
   @IsString()
   @MaxLength(200)
   cursor?: string;

@@ -1,6 +1,7 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import { ArrayMaxSize, IsArray, IsObject, IsString, Length, Matches, MaxLength, ValidateIf, ValidateNested } from 'class-validator';
+import { Optional } from '../../../shared/http/optional.decorator.js';
 import { DEVICE_ID_PATTERN } from './register-device.request.js';
 
 export class AllowlistEntryRequest {
@@ -29,8 +30,7 @@ export class ImportAllowlistRequest {
   entries?: AllowlistEntryRequest[];
 
   @ApiPropertyOptional({ description: 'CSV with the header line `deviceId,hardwareId`, one device per line.', example: 'deviceId,hardwareId\ngw-0001,esp32s3-7c:df:a1:0b:22:c4', maxLength: 200_000 })
-  // Absent is fine; null is not a CSV (@IsOptional would let null through to the parser).
-  @ValidateIf((request: ImportAllowlistRequest) => request.csv !== undefined)
+  @Optional()
   @IsString()
   @MaxLength(200_000)
   csv?: string;

@@ -1,9 +1,9 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsString, Length, Matches, MaxLength } from 'class-validator';
-import { IsOptional } from 'class-validator';
 import { ClaimCode } from '../domain/claim-code.js';
 import { DEVICE_ID_PATTERN } from '../domain/device-id.js';
 import { FirmwareVersion } from '../domain/firmware-version.js';
+import { Optional } from '../../../shared/http/optional.decorator.js';
 
 export { DEVICE_ID_PATTERN };
 
@@ -31,7 +31,7 @@ export class RegisterDeviceRequest {
     pattern: ClaimCode.PATTERN.source,
     maxLength: ClaimCode.MAX_LENGTH,
   })
-  @IsOptional()
+  @Optional()
   @IsString()
   @MaxLength(ClaimCode.MAX_LENGTH)
   @Matches(ClaimCode.PATTERN, { message: 'claimCode must be letters in two or more groups joined by single hyphens' })

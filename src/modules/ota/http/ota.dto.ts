@@ -9,7 +9,6 @@ import {
   IsIn,
   IsObject,
   IsInt,
-  IsOptional,
   IsString,
   IsUrl,
   Length,
@@ -27,6 +26,7 @@ import type { EventsOutcome, LatestFirmware } from '../application/ota.service.j
 import type { FirmwareRelease } from '../domain/firmware-release.js';
 import { OTA_EVENT_TYPES, type OtaEventType } from '../domain/ota-event.js';
 import type { StoredOtaEvent } from '../infrastructure/sql-ota-events.js';
+import { Optional } from '../../../shared/http/optional.decorator.js';
 
 function IsInstant(): PropertyDecorator {
   return (target, propertyName) =>
@@ -116,34 +116,34 @@ export class OtaEventRequest {
   type!: OtaEventType;
 
   @ApiPropertyOptional(versionDoc('The version the update started from (after rolled_back: the version running again).'))
-  @IsOptional()
+  @Optional()
   @IsString()
   @MaxLength(64)
   @Matches(FirmwareVersion.PATTERN, { message: `fromVersion ${VERSION_MESSAGE}` })
   fromVersion?: string;
 
   @ApiPropertyOptional(versionDoc('The version the update goes to; names the release the event is about.'))
-  @IsOptional()
+  @Optional()
   @IsString()
   @MaxLength(64)
   @Matches(FirmwareVersion.PATTERN, { message: `toVersion ${VERSION_MESSAGE}` })
   toVersion?: string;
 
   @ApiPropertyOptional({ type: 'integer', minimum: 0, maximum: 100, example: 40 })
-  @IsOptional()
+  @Optional()
   @IsInt()
   @Min(0)
   @Max(100)
   progressPct?: number;
 
   @ApiPropertyOptional({ maxLength: 64, example: 'E_SHA_MISMATCH' })
-  @IsOptional()
+  @Optional()
   @IsString()
   @Length(1, 64)
   errorCode?: string;
 
   @ApiPropertyOptional({ maxLength: 500, example: 'SHA-256 of the downloaded image does not match the release' })
-  @IsOptional()
+  @Optional()
   @IsString()
   @MaxLength(500)
   message?: string;
@@ -191,21 +191,21 @@ export class IngestOtaEventsResponse {
 
 export class OtaHistoryQuery extends PageQuery(200) {
   @ApiPropertyOptional({ format: 'date-time', description: 'Inclusive.' })
-  @IsOptional()
+  @Optional()
   @IsString()
   @MaxLength(40)
   @IsInstant()
   from?: string;
 
   @ApiPropertyOptional({ format: 'date-time', description: 'Exclusive.' })
-  @IsOptional()
+  @Optional()
   @IsString()
   @MaxLength(40)
   @IsInstant()
   to?: string;
 
   @ApiPropertyOptional({ description: `Comma-separated event types (${OTA_EVENT_TYPES.join(', ')}).`, example: 'install_failed,rolled_back' })
-  @IsOptional()
+  @Optional()
   @IsString()
   @MaxLength(400)
   type?: string;
@@ -273,13 +273,13 @@ export class PublishFirmwareRequest {
   version!: string;
 
   @ApiPropertyOptional({ description: 'Only for this hardware; absent: for every hardware.', minLength: 1, maxLength: 128, example: EXAMPLE_HARDWARE_ID })
-  @IsOptional()
+  @Optional()
   @IsString()
   @Length(1, 128)
   hardwareId?: string;
 
   @ApiPropertyOptional({ enum: ['stable', 'beta'], default: 'stable' })
-  @IsOptional()
+  @Optional()
   @IsIn(['stable', 'beta'])
   channel?: 'stable' | 'beta';
 
@@ -301,20 +301,20 @@ export class PublishFirmwareRequest {
   size!: number;
 
   @ApiPropertyOptional({ maxLength: 10000, example: EXAMPLE_RELEASE_NOTES })
-  @IsOptional()
+  @Optional()
   @IsString()
   @MaxLength(10_000)
   releaseNotes?: string;
 
   @ApiPropertyOptional({ type: 'integer', minimum: 0, maximum: 100, default: 100, description: 'Share of devices offered the release (staged rollout).' })
-  @IsOptional()
+  @Optional()
   @IsInt()
   @Min(0)
   @Max(100)
   rolloutPercent?: number;
 
   @ApiPropertyOptional(versionDoc('Only devices running at least this version are offered the release.'))
-  @IsOptional()
+  @Optional()
   @IsString()
   @MaxLength(64)
   @Matches(FirmwareVersion.PATTERN, { message: `minFromVersion ${VERSION_MESSAGE}` })
@@ -327,7 +327,7 @@ export class PublishFirmwareRequest {
     description: 'Pause the release by itself when more than this share of the devices that finished it (at least 10) failed or rolled back.',
     example: 20,
   })
-  @IsOptional()
+  @Optional()
   @IsInt()
   @Min(0)
   @Max(100)
@@ -336,44 +336,44 @@ export class PublishFirmwareRequest {
 
 export class ChangeFirmwareRequest {
   @ApiPropertyOptional({ type: 'integer', minimum: 0, maximum: 100, example: 50 })
-  @IsOptional()
+  @Optional()
   @IsInt()
   @Min(0)
   @Max(100)
   rolloutPercent?: number;
 
   @ApiPropertyOptional({ description: 'A paused release is offered to nobody; false resumes it (also after an automatic pause).', example: false })
-  @IsOptional()
+  @Optional()
   @IsBoolean()
   paused?: boolean;
 
   @ApiPropertyOptional({ description: 'A revoked release is never offered again unless un-revoked.', example: false })
-  @IsOptional()
+  @Optional()
   @IsBoolean()
   revoked?: boolean;
 }
 
 export class ListFirmwareQuery extends PageQuery(100) {
   @ApiPropertyOptional({ enum: ['stable', 'beta'] })
-  @IsOptional()
+  @Optional()
   @IsIn(['stable', 'beta'])
   channel?: 'stable' | 'beta';
 
   @ApiPropertyOptional({ maxLength: 128 })
-  @IsOptional()
+  @Optional()
   @IsString()
   @Length(1, 128)
   hardwareId?: string;
 
   @ApiPropertyOptional(versionDoc('Only this version.'))
-  @IsOptional()
+  @Optional()
   @IsString()
   @MaxLength(64)
   @Matches(FirmwareVersion.PATTERN, { message: `version ${VERSION_MESSAGE}` })
   version?: string;
 
   @ApiPropertyOptional({ enum: ['true', 'false'], default: 'false', description: 'Include revoked releases.' })
-  @IsOptional()
+  @Optional()
   @IsIn(['true', 'false'])
   includeRevoked?: 'true' | 'false';
 }
