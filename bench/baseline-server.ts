@@ -104,7 +104,11 @@ interface SummaryRow {
 interface SeriesRow {
   battery_id: string;
   metric: string;
-  points: Array<{ ts: string; avg: number; min: number; max: number; count: number }>;
+  ts: number[];
+  avg: number[];
+  min: number[];
+  max: number[];
+  count: number[];
 }
 
 /** passport-jwt's fromAuthHeaderAsBearerToken, then jsonwebtoken with the service's options. */
@@ -366,10 +370,11 @@ app.get<{ Params: { deviceId: string }; Querystring: HistoryQuery }>(
         ])
       ).rows;
     }
-    for (const row of rows) {
-      for (const point of row.points) point.ts = new Date(point.ts).toISOString();
-    }
-    const series = rows.map((row) => ({ metric: row.metric, batteryId: row.battery_id, points: row.points }));
+    const series = rows.map((row) => ({
+      metric: row.metric,
+      batteryId: row.battery_id,
+      points: row.ts.map((seconds, i) => ({ ts: new Date(seconds * 1000).toISOString(), avg: row.avg[i], min: row.min[i], max: row.max[i], count: row.count[i] })),
+    }));
     return { deviceId, from: range.from.toISOString(), to: range.to.toISOString(), bucketSec, series, nextCursor: null };
   },
 );

@@ -104,11 +104,18 @@ export const SERIES_SQL = `WITH parts AS (
           WHERE ($11::text[] IS NULL OR r.metric = ANY($11)) AND ($12::text IS NULL OR r.battery_id = $12)
          UNION ALL
          SELECT t.battery_id, m.key, t.ts, 1, v.value, v.value, v.value
-           FROM (VALUES ($2::timestamptz, $4::timestamptz), ($5::timestamptz, $3::timestamptz)) AS span (lo, hi)
-           JOIN telemetry t ON t.device_id = $1 AND t.ts >= span.lo AND t.ts < span.hi
+           FROM telemetry t
            CROSS JOIN LATERAL jsonb_each_text(t.metrics) AS m (key, value)
            CROSS JOIN LATERAL (SELECT m.value::float8 AS value) AS v
-          WHERE ($11::text[] IS NULL OR m.key = ANY($11)) AND ($12::text IS NULL OR t.battery_id = $12)
+          WHERE t.device_id = $1 AND t.ts >= $2 AND t.ts < $4
+            AND ($11::text[] IS NULL OR m.key = ANY($11)) AND ($12::text IS NULL OR t.battery_id = $12)
+         UNION ALL
+         SELECT t.battery_id, m.key, t.ts, 1, v.value, v.value, v.value
+           FROM telemetry t
+           CROSS JOIN LATERAL jsonb_each_text(t.metrics) AS m (key, value)
+           CROSS JOIN LATERAL (SELECT m.value::float8 AS value) AS v
+          WHERE t.device_id = $1 AND t.ts >= $5 AND t.ts < $3
+            AND ($11::text[] IS NULL OR m.key = ANY($11)) AND ($12::text IS NULL OR t.battery_id = $12)
        ), buckets AS (
          SELECT battery_id, metric, date_bin(make_interval(secs => $10), at, TIMESTAMPTZ '1970-01-01 00:00:00+00') AS bucket,
                 sum(sum) / sum(count) AS avg, min(min) AS min, max(max) AS max, sum(count)::int AS count
@@ -116,8 +123,8 @@ export const SERIES_SQL = `WITH parts AS (
           GROUP BY battery_id, metric, 3
        )
        SELECT battery_id, metric,
-              json_agg(json_build_object('ts', bucket, 'avg', avg, 'min', min, 'max', max, 'count', count)
-                       ORDER BY bucket) AS points
+              json_agg(extract(epoch FROM bucket)::float8 ORDER BY bucket) AS ts, json_agg(avg ORDER BY bucket) AS avg,
+              json_agg(min ORDER BY bucket) AS min, json_agg(max ORDER BY bucket) AS max, json_agg(count ORDER BY bucket) AS count
          FROM buckets
         GROUP BY battery_id, metric
         ORDER BY metric, battery_id`;

@@ -24,11 +24,15 @@ export interface DeviceSummaryRow {
   latest: Array<{ batteryId: string; metric: string; ts: string; value: number }> | null;
 }
 
-/** One series with its points, built as JSON by PostgreSQL (ts as PostgreSQL writes a timestamptz in JSON). */
+/** One series, its points as one JSON array per column, ascending (ts: bucket start in Unix seconds). */
 export interface SeriesRow {
   battery_id: string;
   metric: string;
-  points: Array<{ ts: string; avg: number; min: number; max: number; count: number }>;
+  ts: number[];
+  avg: number[];
+  min: number[];
+  max: number[];
+  count: number[];
 }
 
 export interface RawRecordRow {
@@ -77,9 +81,11 @@ export class DashboardQueries {
    * Buckets of [from, to), answered by the coarsest rollup level that is exact for each part (see
    * rollupSpans: `spans` are the 5-minute, hourly and daily spans, nested) and raw records at the
    * edges; the parts are merged per bucket, so the result equals aggregating the raw records.
-   * Each series comes back as one row with its points as JSON: a day of 5-minute points is
-   * over a thousand rows, and parsing them row by row in Node cost as much as the query. (ts is
-   * left in PostgreSQL's JSON form and rewritten by the caller: to_char cost ~3 ms per 1,000 points.)
+   * Each series comes back as one row with one JSON array per column: a day of 5-minute points is
+   * over a thousand rows, and parsing them row by row in Node cost as much as the query; building a
+   * JSON object per point cost PostgreSQL ~1.5 ms more per 24-hour query than five flat arrays.
+   * (ts is Unix seconds, formatted by the caller: to_char cost ~3 ms per 1,000 points.) The raw
+   * edges are two arms with their bounds as parameters, so the planner prunes the partitions.
    */
   series(query: {
     deviceId: string;
@@ -109,11 +115,18 @@ export class DashboardQueries {
           WHERE ($11::text[] IS NULL OR r.metric = ANY($11)) AND ($12::text IS NULL OR r.battery_id = $12)
          UNION ALL
          SELECT t.battery_id, m.key, t.ts, 1, v.value, v.value, v.value
-           FROM (VALUES ($2::timestamptz, $4::timestamptz), ($5::timestamptz, $3::timestamptz)) AS span (lo, hi)
-           JOIN telemetry t ON t.device_id = $1 AND t.ts >= span.lo AND t.ts < span.hi
+           FROM telemetry t
            CROSS JOIN LATERAL jsonb_each_text(t.metrics) AS m (key, value)
            CROSS JOIN LATERAL (SELECT m.value::float8 AS value) AS v
-          WHERE ($11::text[] IS NULL OR m.key = ANY($11)) AND ($12::text IS NULL OR t.battery_id = $12)
+          WHERE t.device_id = $1 AND t.ts >= $2 AND t.ts < $4
+            AND ($11::text[] IS NULL OR m.key = ANY($11)) AND ($12::text IS NULL OR t.battery_id = $12)
+         UNION ALL
+         SELECT t.battery_id, m.key, t.ts, 1, v.value, v.value, v.value
+           FROM telemetry t
+           CROSS JOIN LATERAL jsonb_each_text(t.metrics) AS m (key, value)
+           CROSS JOIN LATERAL (SELECT m.value::float8 AS value) AS v
+          WHERE t.device_id = $1 AND t.ts >= $5 AND t.ts < $3
+            AND ($11::text[] IS NULL OR m.key = ANY($11)) AND ($12::text IS NULL OR t.battery_id = $12)
        ), buckets AS (
          SELECT battery_id, metric, date_bin(make_interval(secs => $10), at, TIMESTAMPTZ '1970-01-01 00:00:00+00') AS bucket,
                 sum(sum) / sum(count) AS avg, min(min) AS min, max(max) AS max, sum(count)::int AS count
@@ -121,8 +134,8 @@ export class DashboardQueries {
           GROUP BY battery_id, metric, 3
        )
        SELECT battery_id, metric,
-              json_agg(json_build_object('ts', bucket, 'avg', avg, 'min', min, 'max', max, 'count', count)
-                       ORDER BY bucket) AS points
+              json_agg(extract(epoch FROM bucket)::float8 ORDER BY bucket) AS ts, json_agg(avg ORDER BY bucket) AS avg,
+              json_agg(min ORDER BY bucket) AS min, json_agg(max ORDER BY bucket) AS max, json_agg(count ORDER BY bucket) AS count
          FROM buckets
         GROUP BY battery_id, metric
         ORDER BY metric, battery_id`,

@@ -19,10 +19,18 @@ export interface HistoryParams {
   cursor?: string;
 }
 
+export interface Point {
+  ts: string;
+  avg: number;
+  min: number;
+  max: number;
+  count: number;
+}
+
 export interface Series {
   metric: string;
   batteryId: string;
-  points: SeriesRow['points'];
+  points: Point[];
 }
 
 export type History =
@@ -110,10 +118,11 @@ function parseMetrics(raw: string): string[] {
 
 /** ts as this API writes every instant: ISO 8601 in UTC with milliseconds (toISOString). */
 function toSeries(rows: SeriesRow[]): Series[] {
-  for (const row of rows) {
-    for (const point of row.points) point.ts = new Date(point.ts).toISOString();
-  }
-  return rows.map((row) => ({ metric: row.metric, batteryId: row.battery_id, points: row.points }));
+  return rows.map((row) => ({
+    metric: row.metric,
+    batteryId: row.battery_id,
+    points: row.ts.map((seconds, i) => ({ ts: new Date(seconds * 1000).toISOString(), avg: row.avg[i], min: row.min[i], max: row.max[i], count: row.count[i] })),
+  }));
 }
 
 function decodeRawCursor(cursor: string): { ts: Date; batteryId: string } {
