@@ -11,6 +11,8 @@ export interface RunInfo {
   machine: MachineInfo;
   postgresVersion: string;
   poolSize: number;
+  /** Node flags of the service (those of `npm start`). */
+  serviceNodeFlags: string[];
   seed: SeedInfo;
   /** Whether VmHWM could be reset per run (else peak RSS is sampled every 200 ms). */
   peakRssExact: boolean;
@@ -256,7 +258,7 @@ export function renderReport(info: RunInfo, summaries: VariantSummary[], runs: R
     `- Machine: ${machineText(info)}. Load generator, server and PostgreSQL share the CPUs.`,
     `- Run: profile ${options.profile}, scenarios ${options.scenarios.join(', ')}, ${options.rounds} round(s) of baseline then service per variant, ${options.warmupSec} s warm-up + ${options.durationSec} s measured per run; ${minutes} min in all.`,
     `- Data: ${dataText(info.seed)}`,
-    `- Both servers: pool of ${info.poolSize} connections; service with NODE_ENV=production, LOG_LEVEL=warn. Medians over rounds; non-2xx and integrity summed over rounds; peak RSS ${info.peakRssExact ? 'is VmHWM reset at the start of each measured run' : 'is sampled every 200 ms'}.`,
+    `- Both servers: pool of ${info.poolSize} connections; service run as npm start runs it (node ${info.serviceNodeFlags.join(' ')}) with NODE_ENV=production, LOG_LEVEL=warn. Medians over rounds; non-2xx and integrity summed over rounds; peak RSS ${info.peakRssExact ? 'is VmHWM reset at the start of each measured run' : 'is sampled every 200 ms'}.`,
     '',
     ...disturbance(runs),
     '## Targets',

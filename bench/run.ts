@@ -20,7 +20,7 @@ import { renderReport, summarize, type RunInfo } from './report.js';
 import { VARIANTS } from './scenarios.js';
 import { prepareData } from './seed.js';
 import { EventLoopLog, renderSoakReport, runSoak, soakIntervalMs, type SoakInterval, type SoakResult } from './soak.js';
-import { killAllChildrenNow, startServer, type ServerProcess } from './servers.js';
+import { killAllChildrenNow, serviceNodeFlags, startServer, type ServerProcess } from './servers.js';
 import { checkSqlParity } from './sql-parity.js';
 import { fleetOf, IngestClock } from './workloads.js';
 
@@ -105,7 +105,14 @@ async function main(): Promise<void> {
       CUSTOMER_JWT_SECRET: BENCH_SECRETS.customerJwtSecret,
       SECRET_PEPPER: BENCH_SECRETS.pepper,
     };
-    const serviceServer = { name: 'service', script: join(root, 'dist', 'src', 'main.js'), url: `http://${HOST}:${SERVICE_PORT}`, readyPath: '/health/ready', logDir: outputDir };
+    const serviceServer = {
+      name: 'service',
+      script: join(root, 'dist', 'src', 'main.js'),
+      nodeFlags: serviceNodeFlags(root),
+      url: `http://${HOST}:${SERVICE_PORT}`,
+      readyPath: '/health/ready',
+      logDir: outputDir,
+    };
     const serviceEnv = { ...common, NODE_ENV: 'production', LOG_LEVEL: 'warn', PORT: String(SERVICE_PORT), DATA_DIR: join(outputDir, 'service-data') };
     const devices = devicesOf(options.devices);
     const fleet = fleetOf(devices, customersOf(options.devices), new Date(seed.t0));
@@ -120,7 +127,7 @@ async function main(): Promise<void> {
       });
       servers.push(service);
       log(`Service up: pid ${service.pid} on ${service.url}; PostgreSQL postmaster pid ${postmasterPid}. Traffic starts now.`);
-      const soakInfo = (): RunInfo => ({ startedAt, finishedAt: new Date(), options, machine: machineInfo(), postgresVersion, poolSize: POOL_SIZE, seed, peakRssExact: true });
+      const soakInfo = (): RunInfo => ({ startedAt, finishedAt: new Date(), options, machine: machineInfo(), postgresVersion, poolSize: POOL_SIZE, serviceNodeFlags: serviceServer.nodeFlags, seed, peakRssExact: true });
       const soakReport = join(outputDir, 'soak-last-run.md');
       const intervals: SoakInterval[] = [];
       writePartialReport = (reason) => {
@@ -163,7 +170,7 @@ async function main(): Promise<void> {
       durationSec: options.durationSec,
     };
     const runs: RunResult[] = [];
-    const infoNow = (): RunInfo => ({ startedAt, finishedAt: new Date(), options, machine: machineInfo(), postgresVersion, poolSize: POOL_SIZE, seed, peakRssExact });
+    const infoNow = (): RunInfo => ({ startedAt, finishedAt: new Date(), options, machine: machineInfo(), postgresVersion, poolSize: POOL_SIZE, serviceNodeFlags: serviceServer.nodeFlags, seed, peakRssExact });
     writePartialReport = (reason) => {
       if (runs.length === 0) return;
       const report = `> **Incomplete run** (${reason}): ${runs.length} of ${variants.length * options.rounds * 2} runs finished.\n\n${renderReport(infoNow(), summarize(variants, runs), runs)}`;

@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createWriteStream } from 'node:fs';
+import { createWriteStream, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 
@@ -34,6 +34,14 @@ async function waitUntilReady(url: string, child: ChildProcess, name: string, ti
   throw new Error(`${name} did not become ready at ${url} within ${timeoutMs / 1000} s`);
 }
 
+/** The Node flags `npm start` runs the service with (package.json), so the bench measures the service as operators run it. */
+export function serviceNodeFlags(root: string): string[] {
+  const packageJson = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { scripts: Record<string, string> };
+  const words = packageJson.scripts.start.split(/\s+/);
+  if (words[0] !== 'node') throw new Error(`package.json "start" does not run node: ${packageJson.scripts.start}`);
+  return words.slice(1).filter((word) => word.startsWith('--'));
+}
+
 /**
  * Starts `node <script>` with the given environment, its output in <logDir>/<name>.log (and each
  * stdout line to `onStdoutLine`), and waits for readyUrl.
@@ -46,11 +54,13 @@ export async function startServer(options: {
   readyPath: string;
   logDir: string;
   onStdoutLine?: (line: string) => void;
+  /** Node flags before the script (the service gets those of `npm start`: serviceNodeFlags). */
+  nodeFlags?: string[];
 }): Promise<ServerProcess> {
   const log = createWriteStream(join(options.logDir, `${options.name}.log`));
   // BENCH_NODE_ARGS, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof", profiles the servers under load.
   const nodeArgs = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
-  const child = spawn(process.execPath, [...nodeArgs, options.script], {
+  const child = spawn(process.execPath, [...(options.nodeFlags ?? []), ...nodeArgs, options.script], {
     env: { PATH: process.env.PATH ?? '', ...options.env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

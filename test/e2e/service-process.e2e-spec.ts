@@ -1,9 +1,12 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import createClient from 'openapi-fetch';
 import pg from 'pg';
 import { MIGRATIONS } from '../../src/shared/database/data-source-options.js';
 import type { paths } from '../client/schema.js';
 import { stoppablePostgres, type StoppablePostgres } from '../support/stoppable-postgres.js';
-import { buildService, freePort, portAccepts, runService, scratchDir, stopLeftoverPostgres, waitFor, type Running } from '../support/service-process.js';
+import { serviceNodeFlags } from '../../bench/servers.js';
+import { buildService, freePort, portAccepts, root, runService, scratchDir, stopLeftoverPostgres, waitFor, type Running } from '../support/service-process.js';
 
 /**
  * The service as an operator runs it: the compiled main.js with no DATABASE_URL, so it starts its
@@ -55,6 +58,14 @@ describe('npm start without DATABASE_URL', () => {
       await service.exited;
     }
     stopLeftoverPostgres(dataDir);
+  });
+
+  it("runs with npm start's Node flags, and the Dockerfile starts the service with the same ones", () => {
+    const flags = serviceNodeFlags(root);
+    expect(flags).toEqual(expect.arrayContaining([expect.stringMatching(/^--max-semi-space-size=\d+$/), expect.stringMatching(/^--heap-growing-percent=\d+$/)]));
+    const cmd = /^CMD (\[.*\])$/m.exec(readFileSync(join(root, 'Dockerfile'), 'utf8'));
+    expect(cmd).not.toBeNull();
+    expect(JSON.parse(cmd![1])).toEqual(['node', ...flags, 'dist/src/main.js']);
   });
 
   it('serves Swagger UI and the OpenAPI document', async () => {

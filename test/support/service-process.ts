@@ -4,6 +4,7 @@ import http from 'node:http';
 import https from 'node:https';
 import { connect, createServer } from 'node:net';
 import { join, resolve } from 'node:path';
+import { serviceNodeFlags } from '../../bench/servers.js';
 
 /**
  * The service as an operator runs it: the compiled main.js as a child process. For tests about
@@ -38,9 +39,9 @@ export interface Running {
   exited: Promise<number | null>;
 }
 
-/** Starts main.js with only PATH, HOME and `env` in its environment. */
+/** Starts main.js with npm start's Node flags and only PATH, HOME and `env` in its environment. */
 export function runService(main: string, env: Record<string, string>): Running {
-  const child = spawn(process.execPath, [main], {
+  const child = spawn(process.execPath, [...serviceNodeFlags(root), main], {
     cwd: root,
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/root', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
