@@ -1,20 +1,12 @@
 import { createHmac, generateKeyPairSync, randomBytes } from 'node:crypto';
-import jwt, { type Algorithm } from 'jsonwebtoken';
 import type pg from 'pg';
 import { bearer, getMe, registerDevice } from '../support/builders.js';
 import { ADMIN_SETTINGS, anAdmin } from '../support/claim-fixtures.js';
 import { createTestApp, type TestApp } from '../support/create-test-app.js';
+import { base64url, craftAccessToken, type TokenSpec } from '../support/crafted-tokens.js';
 import { aVerifiedCustomer, type SignedInCustomer } from '../support/customers.js';
 import { expectProblem, fieldsOf } from '../support/problems.js';
 
-interface TokenSpec {
-  payload?: Record<string, unknown>;
-  header?: Record<string, unknown>;
-  secret?: string;
-  algorithm?: Algorithm;
-}
-
-const base64url = (value: object) => Buffer.from(JSON.stringify(value)).toString('base64url');
 const decode = (segment: string) => JSON.parse(Buffer.from(segment, 'base64url').toString()) as Record<string, unknown>;
 
 /** Everything a refused call must leave as it was: the account row and its refresh tokens. */
@@ -36,10 +28,7 @@ describe('customer access tokens on GET /api/v1/users/me and an admin route', ()
 
   /** A customer access token made here: every claim right unless the spec changes it. */
   function craftToken(userId: string, spec: TokenSpec = {}): string {
-    const now = Math.floor(Date.now() / 1000);
-    const payload = { sub: userId, tv: 1, role: 'customer', aud: 'device-cloud:customer', iss: 'device-cloud', iat: now, exp: now + 300, ...spec.payload };
-    const algorithm = spec.algorithm ?? 'HS256';
-    return jwt.sign(payload, spec.secret ?? t.secrets.customerJwtSecret, { algorithm, header: { alg: algorithm, typ: 'at+jwt', ...spec.header } });
+    return craftAccessToken({ sub: userId, role: 'customer', aud: 'device-cloud:customer' }, t.secrets.customerJwtSecret, spec);
   }
 
   const usersMe = (headers: Record<string, string>) => t.api.GET('/api/v1/users/me', { headers });

@@ -1,18 +1,10 @@
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
-import jwt, { type Algorithm } from 'jsonwebtoken';
 import { aDeviceId, aRegistration, bearer, getMe, registerDevice } from '../support/builders.js';
 import { createTestApp, type TestApp } from '../support/create-test-app.js';
+import { base64url, craftAccessToken, type TokenSpec } from '../support/crafted-tokens.js';
 import { deviceRow, snapshot } from '../support/database-state.js';
 import { expectProblem } from '../support/problems.js';
 
-interface TokenSpec {
-  payload?: Record<string, unknown>;
-  header?: Record<string, unknown>;
-  secret?: string;
-  algorithm?: Algorithm;
-}
-
-const base64url = (value: object) => Buffer.from(JSON.stringify(value)).toString('base64url');
 
 describe('device access tokens on GET /api/v1/device/me', () => {
   let t: TestApp;
@@ -26,10 +18,7 @@ describe('device access tokens on GET /api/v1/device/me', () => {
 
   /** A device access token made here: every claim right unless the spec changes it. */
   function craftToken(deviceId: string, spec: TokenSpec = {}): string {
-    const now = Math.floor(Date.now() / 1000);
-    const payload = { sub: deviceId, tv: 1, aud: 'device-cloud:device', iss: 'device-cloud', iat: now, exp: now + 300, ...spec.payload };
-    const algorithm = spec.algorithm ?? 'HS256';
-    return jwt.sign(payload, spec.secret ?? t.secrets.deviceJwtSecret, { algorithm, header: { alg: algorithm, typ: 'at+jwt', ...spec.header } });
+    return craftAccessToken({ sub: deviceId, aud: 'device-cloud:device' }, t.secrets.deviceJwtSecret, spec);
   }
 
   /** The call is refused with a 401 problem and leaves the device untouched (credentials not marked used). */
@@ -167,11 +156,7 @@ describe('device access tokens on GET /api/v1/device/me', () => {
 
     it('a token signed with RS256 (asymmetric algorithm where the service pins HS256)', async () => {
       const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
-      const now = Math.floor(Date.now() / 1000);
-      const token = jwt.sign({ sub: deviceId, tv: 1, aud: 'device-cloud:device', iss: 'device-cloud', iat: now, exp: now + 300 }, privateKey, {
-        algorithm: 'RS256',
-        header: { alg: 'RS256', typ: 'at+jwt' },
-      });
+      const token = craftToken(deviceId, { algorithm: 'RS256', secret: privateKey.export({ type: 'pkcs8', format: 'pem' }) as string });
 
       await expectRejected(deviceId, bearer(token));
     });

@@ -62,6 +62,8 @@ interface Operation {
   exampleBody?: unknown;
   /** Every property name of the body schema, at any depth. */
   bodyKeys: string[];
+  /** The JSON body schema, $ref resolved, or undefined when the operation takes none. */
+  bodySchema?: SchemaObject;
 }
 
 const spec = JSON.parse(readFileSync(new URL('../../openapi.json', import.meta.url), 'utf8')) as OpenApiDocument;
@@ -92,11 +94,6 @@ function keysOf(schema: SchemaObject, into = new Set<string>(), depth = 0): Set<
   if (own.items) keysOf(own.items, into, depth + 1);
   for (const variant of [...(own.oneOf ?? []), ...(own.anyOf ?? []), ...(own.allOf ?? [])]) keysOf(variant, into, depth + 1);
   return into;
-}
-
-function bodySchemaOf(operation: Operation): SchemaObject | undefined {
-  const schema = spec.paths[operation.path][operation.method]?.requestBody?.content['application/json']?.schema;
-  return schema ? resolve(schema) : undefined;
 }
 
 /** Whether the document lets a property be null (OpenAPI 3.1: `null` among its types, or a variant that is). */
@@ -130,6 +127,7 @@ const operations: Operation[] = Object.entries(spec.paths).flatMap(([path, item]
         headerParams: parameters.filter((p) => p.in === 'header').map((p) => p.name.toLowerCase()),
         exampleBody: bodySchema ? exampleOf(bodySchema) : undefined,
         bodyKeys: bodySchema ? [...keysOf(bodySchema)] : [],
+        bodySchema: bodySchema ? resolve(bodySchema) : undefined,
       },
     ];
   }),
@@ -505,7 +503,7 @@ describe('Hostile input, every operation of openapi.json', () => {
   // property. Every body property the document does not call nullable, set to null in an otherwise
   // valid body, is a 400 naming that property — and changes nothing.
   const nullCases = operations.flatMap((operation) => {
-    const schema = bodySchemaOf(operation);
+    const schema = operation.bodySchema;
     if (!schema?.properties || typeof operation.exampleBody !== 'object' || operation.exampleBody === null) return [];
     return Object.entries(schema.properties)
       .filter(([, property]) => !allowsNull(property))
