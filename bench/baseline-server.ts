@@ -20,6 +20,7 @@ import { effectiveConfig, type ConfigOverrides, type FleetDefaults } from '../sr
 import { FirmwareVersion } from '../src/modules/devices/domain/firmware-version.js';
 import { selectRelease, type FirmwareRelease } from '../src/modules/ota/domain/firmware-release.js';
 import { DomainError } from '../src/shared/domain-error.js';
+import { SESSION_OPTIONS } from '../src/shared/database/data-source-options.js';
 import * as SQL from './baseline-sql.js';
 
 const env = (name: string, fallback?: string): string => {
@@ -53,12 +54,13 @@ const CUSTOMER_AUDIENCE = 'device-cloud:customer';
 const DEVICE_ID = '^[A-Za-z0-9._:-]{1,64}$';
 const NO_NUL = '^[^\\u0000]*$';
 
-// The pool as TypeORM builds it from src/shared/database/data-source-options.ts.
+// The pool as TypeORM builds it from src/shared/database/data-source-options.ts (same session options: named statements keep one plan).
 const pool = new pg.Pool({
   connectionString: config.databaseUrl,
   max: config.poolSize,
   connectionTimeoutMillis: 5000,
   application_name: 'bench-baseline',
+  options: SESSION_OPTIONS,
   statement_timeout: 10_000,
   idle_in_transaction_session_timeout: 30_000,
   idleTimeoutMillis: 30_000,
@@ -342,7 +344,7 @@ app.get<{ Params: { deviceId: string }; Querystring: HistoryQuery }>(
     const bucket = parseBucket(query.bucket);
     const metrics = query.metrics === undefined ? null : parseMetrics(query.metrics);
     if (query.batteryId !== undefined && !BATTERY_ID_PATTERN.test(query.batteryId)) throw new HttpError(400, 'VALIDATION_FAILED');
-    const { rows: devices } = await pool.query<SummaryRow>(SQL.DEVICE_SUMMARY_SQL, [deviceId, viewer.isAdmin, viewer.userId]);
+    const { rows: devices } = await pool.query<SummaryRow>({ name: SQL.DEVICE_SUMMARY_NAME, text: SQL.DEVICE_SUMMARY_SQL, values: [deviceId, viewer.isAdmin, viewer.userId] });
     const device = devices[0];
     if (!device) throw new HttpError(404, 'NOT_FOUND');
     const visibleFrom = !viewer.isAdmin && device.visible_since && device.visible_since > range.from ? device.visible_since : range.from;
@@ -352,22 +354,28 @@ app.get<{ Params: { deviceId: string }; Querystring: HistoryQuery }>(
     if ((range.to.getTime() - range.from.getTime()) / 1000 / bucketSec > MAX_POINTS_EXPLICIT) throw new HttpError(400, 'VALIDATION_FAILED');
     let rows: SeriesRow[] = [];
     if (effective.from < effective.to) {
-      const [fiveMinutes, hours, days] = rollupSpans(effective, bucketSec);
+      const [fiveMinutes, hours, sixHours, days] = rollupSpans(effective, bucketSec);
       rows = (
-        await pool.query<SeriesRow>(SQL.SERIES_SQL, [
-          deviceId,
-          effective.from,
-          effective.to,
-          fiveMinutes.from,
-          fiveMinutes.to,
-          hours.from,
-          hours.to,
-          days.from,
-          days.to,
-          bucketSec,
-          metrics,
-          query.batteryId ?? null,
-        ])
+        await pool.query<SeriesRow>({
+          name: SQL.SERIES_NAME,
+          text: SQL.SERIES_SQL,
+          values: [
+            deviceId,
+            effective.from,
+            effective.to,
+            fiveMinutes.from,
+            fiveMinutes.to,
+            hours.from,
+            hours.to,
+            sixHours.from,
+            sixHours.to,
+            days.from,
+            days.to,
+            bucketSec,
+            metrics,
+            query.batteryId ?? null,
+          ],
+        })
       ).rows;
     }
     const series = rows.map((row) => ({

@@ -35,6 +35,13 @@ WITH input AS (
   ON CONFLICT (device_id, bucket, battery_id, metric) DO UPDATE
     SET count = r.count + EXCLUDED.count, sum = r.sum + EXCLUDED.sum,
         min = LEAST(r.min, EXCLUDED.min), max = GREATEST(r.max, EXCLUDED.max)
+), rollup_6h AS (
+  INSERT INTO telemetry_rollup_6h AS r (device_id, battery_id, metric, bucket, count, sum, min, max)
+  SELECT device_id, battery_id, metric, date_bin('6 hours', bucket, TIMESTAMPTZ '1970-01-01 00:00:00+00') AS slot, sum(count), sum(sum), min(min), max(max)
+  FROM slots GROUP BY device_id, battery_id, metric, slot ORDER BY device_id, slot, battery_id, metric
+  ON CONFLICT (device_id, bucket, battery_id, metric) DO UPDATE
+    SET count = r.count + EXCLUDED.count, sum = r.sum + EXCLUDED.sum,
+        min = LEAST(r.min, EXCLUDED.min), max = GREATEST(r.max, EXCLUDED.max)
 ), rollup_1d AS (
   INSERT INTO telemetry_rollup_1d AS r (device_id, battery_id, metric, bucket, count, sum, min, max)
   SELECT device_id, battery_id, metric, date_bin('1 day', bucket, TIMESTAMPTZ '1970-01-01 00:00:00+00') AS slot, sum(count), sum(sum), min(min), max(max)
@@ -86,38 +93,44 @@ const SUMMARY_COLUMNS = `
     WHERE l.device_id = d.device_id AND ($2::boolean OR d.visible_since IS NULL OR l.ts >= d.visible_since)) AS latest`;
 
 export const DEVICE_SUMMARY_SQL = `SELECT ${SUMMARY_COLUMNS} FROM devices d LEFT JOIN users u ON u.id = d.owner_id WHERE d.device_id = $1 AND ${VISIBLE}`;
+export const DEVICE_SUMMARY_NAME = 'dashboard_device';
 
 export const SERIES_SQL = `WITH parts AS (
          SELECT r.battery_id, r.metric, r.bucket AS at, r.count, r.sum, r.min, r.max
            FROM telemetry_rollup_1d r
-          WHERE r.device_id = $1 AND r.bucket >= $8 AND r.bucket < $9
-            AND ($11::text[] IS NULL OR r.metric = ANY($11)) AND ($12::text IS NULL OR r.battery_id = $12)
+          WHERE r.device_id = $1 AND r.bucket >= $10 AND r.bucket < $11
+            AND ($13::text[] IS NULL OR r.metric = ANY($13)) AND ($14::text IS NULL OR r.battery_id = $14)
+         UNION ALL
+         SELECT r.battery_id, r.metric, r.bucket, r.count, r.sum, r.min, r.max
+           FROM (VALUES ($8::timestamptz, $10::timestamptz), ($11::timestamptz, $9::timestamptz)) AS span (lo, hi)
+           JOIN telemetry_rollup_6h r ON r.device_id = $1 AND r.bucket >= span.lo AND r.bucket < span.hi
+          WHERE ($13::text[] IS NULL OR r.metric = ANY($13)) AND ($14::text IS NULL OR r.battery_id = $14)
          UNION ALL
          SELECT r.battery_id, r.metric, r.bucket, r.count, r.sum, r.min, r.max
            FROM (VALUES ($6::timestamptz, $8::timestamptz), ($9::timestamptz, $7::timestamptz)) AS span (lo, hi)
            JOIN telemetry_rollup_1h r ON r.device_id = $1 AND r.bucket >= span.lo AND r.bucket < span.hi
-          WHERE ($11::text[] IS NULL OR r.metric = ANY($11)) AND ($12::text IS NULL OR r.battery_id = $12)
+          WHERE ($13::text[] IS NULL OR r.metric = ANY($13)) AND ($14::text IS NULL OR r.battery_id = $14)
          UNION ALL
          SELECT r.battery_id, r.metric, r.bucket, r.count, r.sum, r.min, r.max
            FROM (VALUES ($4::timestamptz, $6::timestamptz), ($7::timestamptz, $5::timestamptz)) AS span (lo, hi)
            JOIN telemetry_rollup_5m r ON r.device_id = $1 AND r.bucket >= span.lo AND r.bucket < span.hi
-          WHERE ($11::text[] IS NULL OR r.metric = ANY($11)) AND ($12::text IS NULL OR r.battery_id = $12)
+          WHERE ($13::text[] IS NULL OR r.metric = ANY($13)) AND ($14::text IS NULL OR r.battery_id = $14)
          UNION ALL
          SELECT t.battery_id, m.key, t.ts, 1, v.value, v.value, v.value
            FROM telemetry t
            CROSS JOIN LATERAL jsonb_each_text(t.metrics) AS m (key, value)
            CROSS JOIN LATERAL (SELECT m.value::float8 AS value) AS v
           WHERE t.device_id = $1 AND t.ts >= $2 AND t.ts < $4
-            AND ($11::text[] IS NULL OR m.key = ANY($11)) AND ($12::text IS NULL OR t.battery_id = $12)
+            AND ($13::text[] IS NULL OR m.key = ANY($13)) AND ($14::text IS NULL OR t.battery_id = $14)
          UNION ALL
          SELECT t.battery_id, m.key, t.ts, 1, v.value, v.value, v.value
            FROM telemetry t
            CROSS JOIN LATERAL jsonb_each_text(t.metrics) AS m (key, value)
            CROSS JOIN LATERAL (SELECT m.value::float8 AS value) AS v
           WHERE t.device_id = $1 AND t.ts >= $5 AND t.ts < $3
-            AND ($11::text[] IS NULL OR m.key = ANY($11)) AND ($12::text IS NULL OR t.battery_id = $12)
+            AND ($13::text[] IS NULL OR m.key = ANY($13)) AND ($14::text IS NULL OR t.battery_id = $14)
        ), buckets AS (
-         SELECT battery_id, metric, date_bin(make_interval(secs => $10), at, TIMESTAMPTZ '1970-01-01 00:00:00+00') AS bucket,
+         SELECT battery_id, metric, date_bin(make_interval(secs => $12), at, TIMESTAMPTZ '1970-01-01 00:00:00+00') AS bucket,
                 sum(sum) / sum(count) AS avg, min(min) AS min, max(max) AS max, sum(count)::int AS count
            FROM parts
           GROUP BY battery_id, metric, 3
@@ -128,6 +141,7 @@ export const SERIES_SQL = `WITH parts AS (
          FROM buckets
         GROUP BY battery_id, metric
         ORDER BY metric, battery_id`;
+export const SERIES_NAME = 'dashboard_series';
 
 /** src/modules/devices/infrastructure/sql-fleet-defaults.store.ts and ota/infrastructure/sql-firmware-releases.ts (mirrored in memory). */
 export const CONFIG_DEFAULTS_SQL = 'SELECT settings, revision, updated_at FROM config_defaults WHERE id = 1';

@@ -130,9 +130,10 @@ SELECT device_id, battery_id, m.key, date_bin('5 minutes', ts, TIMESTAMPTZ '1970
  GROUP BY device_id, battery_id, m.key, bucket
  ORDER BY bucket, device_id, battery_id, m.key`;
 
-/** The hourly and daily rollups, summed from the 5-minute one as the migration does, for slots from $1 on. */
+/** The hourly, 6-hour and daily rollups, summed from the 5-minute one as the migrations do, for slots from $1 on. */
 const COARSER_LEVELS = [
   { table: 'telemetry_rollup_1h', width: '1 hour' },
+  { table: 'telemetry_rollup_6h', width: '6 hours' },
   { table: 'telemetry_rollup_1d', width: '1 day' },
 ];
 
@@ -192,7 +193,7 @@ async function sizes(client: pg.Client): Promise<SeedInfo['bytes']> {
   const { rows } = await client.query<{ heap: string; indexes: string; rollup: string }>(
     `SELECT (SELECT coalesce(sum(pg_relation_size(inhrelid)), 0) FROM pg_inherits WHERE inhparent = 'telemetry'::regclass) AS heap,
             (SELECT coalesce(sum(pg_indexes_size(inhrelid)), 0) FROM pg_inherits WHERE inhparent = 'telemetry'::regclass) AS indexes,
-            pg_total_relation_size('telemetry_rollup_5m') + pg_total_relation_size('telemetry_rollup_1h') + pg_total_relation_size('telemetry_rollup_1d') AS rollup`,
+            pg_total_relation_size('telemetry_rollup_5m') + pg_total_relation_size('telemetry_rollup_1h') + pg_total_relation_size('telemetry_rollup_6h') + pg_total_relation_size('telemetry_rollup_1d') AS rollup`,
   );
   return { telemetryHeap: Number(rows[0].heap), telemetryIndexes: Number(rows[0].indexes), rollupTotal: Number(rows[0].rollup) };
 }
@@ -230,14 +231,14 @@ async function seedFresh(serverUrl: string, database: string, plan: SeedPlan, lo
     for (const index of saved) await client.query(index.create);
     const indexes = seconds(indexBegan);
 
-    log('Hourly and daily rollups…');
+    log('Hourly, 6-hour and daily rollups…');
     await buildCoarserRollups(client, start);
     await client.query(LATEST_SQL, [t0]);
     await client.query('UPDATE devices SET last_seen_at = $1', [new Date(t0.getTime() - SAMPLE_SEC * 1000)]);
 
     log('VACUUM ANALYZE…');
     const vacuumBegan = Date.now();
-    await client.query('VACUUM (ANALYZE) telemetry, telemetry_rollup_5m, telemetry_rollup_1h, telemetry_rollup_1d, device_latest_metrics, devices, users');
+    await client.query('VACUUM (ANALYZE) telemetry, telemetry_rollup_5m, telemetry_rollup_1h, telemetry_rollup_6h, telemetry_rollup_1d, device_latest_metrics, devices, users');
     await client.query('CHECKPOINT');
     const vacuumAnalyze = seconds(vacuumBegan);
 
@@ -274,7 +275,7 @@ async function resetReused(url: string, info: SeedInfo, log: Log): Promise<numbe
     await client.query('DELETE FROM device_refresh_tokens');
     await client.query('DELETE FROM user_refresh_tokens');
     await client.query('DELETE FROM device_release_states');
-    await client.query('VACUUM (ANALYZE) telemetry, telemetry_rollup_5m, telemetry_rollup_1h, telemetry_rollup_1d, device_latest_metrics, devices, device_refresh_tokens, user_refresh_tokens');
+    await client.query('VACUUM (ANALYZE) telemetry, telemetry_rollup_5m, telemetry_rollup_1h, telemetry_rollup_6h, telemetry_rollup_1d, device_latest_metrics, devices, device_refresh_tokens, user_refresh_tokens');
     await client.query('CHECKPOINT');
   } finally {
     await client.end();

@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { totalmem } from 'node:os';
 import { join } from 'node:path';
 import createClient from 'openapi-fetch';
 import pg from 'pg';
@@ -66,6 +67,24 @@ describe('npm start without DATABASE_URL', () => {
     const cmd = /^CMD (\[.*\])$/m.exec(readFileSync(join(root, 'Dockerfile'), 'utf8'));
     expect(cmd).not.toBeNull();
     expect(JSON.parse(cmd![1])).toEqual(['node', ...flags, 'dist/src/main.js']);
+  });
+
+  it('tunes its embedded PostgreSQL: a quarter of the memory for shared buffers (128 MB to 2 GB), fsync on', async () => {
+    const password = readFileSync(join(dataDir, 'postgres-password'), 'utf8').trim();
+    const db = new pg.Client({ connectionString: `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${pgPort}/postgres` });
+    await db.connect();
+    try {
+      const { rows } = await db.query<{ name: string; setting: string; unit: string | null }>(
+        "SELECT name, setting, unit FROM pg_settings WHERE name IN ('shared_buffers', 'fsync') ORDER BY name",
+      );
+      const expectedMb = Math.min(2048, Math.max(128, Math.floor(totalmem() / 4 / 1024 / 1024)));
+      expect(rows).toEqual([
+        { name: 'fsync', setting: 'on', unit: null },
+        { name: 'shared_buffers', setting: String((expectedMb * 1024) / 8), unit: '8kB' },
+      ]);
+    } finally {
+      await db.end();
+    }
   });
 
   it('serves Swagger UI and the OpenAPI document', async () => {

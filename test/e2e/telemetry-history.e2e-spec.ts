@@ -1,4 +1,5 @@
 import { aRegistration, registerDevice } from '../support/builders.js';
+import { Sql } from '../../src/shared/database/sql.js';
 import { createTestApp, type TestApp } from '../support/create-test-app.js';
 import { aVerifiedCustomer, customerAuth } from '../support/customers.js';
 import { expectProblem, fieldsOf } from '../support/problems.js';
@@ -77,6 +78,12 @@ describe('GET /api/v1/dashboard/devices/:deviceId/telemetry/history', () => {
     expect(records).toHaveLength(2 * (STEPS - (GAP.to - GAP.from)));
     expect(rows[0].n).toBe(records.length);
     expect(end).toBeLessThan(now - HOUR + 1);
+  });
+
+  it("runs on sessions that keep one plan per named statement (the history statement is planned once per connection)", async () => {
+    const rows = await t.app.get(Sql).rows<{ mode: string }>("SELECT current_setting('plan_cache_mode') AS mode");
+
+    expect(rows).toEqual([{ mode: 'force_generic_plan' }]);
   });
 
   describe('buckets over the whole dataset equal the aggregates computed here', () => {

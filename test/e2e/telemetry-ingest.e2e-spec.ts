@@ -402,7 +402,7 @@ describe('POST /api/v1/telemetry', () => {
       expect(stored(await telemetryRows(t.db, a.deviceId))).toEqual([{ deviceId: a.deviceId, batteryId: 'main', ts: batch()[0].ts, metrics: { voltage: 3 } }]);
       expect(await telemetryRows(t.db, b.deviceId)).toEqual([]);
       expect(await latestRows(t.db, b.deviceId)).toEqual([]);
-      expect(await rollupRows(t.db, b.deviceId)).toEqual({ '5m': [], '1h': [], '1d': [] });
+      expect(await rollupRows(t.db, b.deviceId)).toEqual({ '5m': [], '1h': [], '6h': [], '1d': [] });
       expect((await deviceRow(t.db, b.deviceId))!.last_seen_at).toBeNull();
     });
 

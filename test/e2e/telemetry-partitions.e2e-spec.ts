@@ -142,9 +142,9 @@ describe('telemetry partitions and retention', () => {
       expect(await partitions(t.db)).toEqual(expectedMonths(later.getTime(), RETENTION_DAYS));
     });
 
-    it('deletes the rollup rows of the dropped months at every level (5 min, 1 h, 1 day), keeps the newer', async () => {
+    it('deletes the rollup rows of the dropped months at every level (5 min, 1 h, 6 h, 1 day), keeps the newer', async () => {
       const levels = await rollupRows(t.db, device.deviceId);
-      expect(Object.keys(levels)).toEqual(['5m', '1h', '1d']);
+      expect(Object.keys(levels)).toEqual(['5m', '1h', '6h', '1d']);
       for (const rows of Object.values(levels)) expect(rows.map((row) => row.bucket.getTime())).toEqual([survivorTs]);
       for (const { table } of Object.values(ROLLUP_LEVELS)) {
         const { rows } = await t.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${table} WHERE bucket < $1`, [monthStart(cutoff)]);

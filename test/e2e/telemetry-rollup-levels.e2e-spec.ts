@@ -38,7 +38,7 @@ function dataset(start: number, end: number): TelemetryRecordBody[] {
   return records;
 }
 
-describe('hourly and daily rollups: trends over days read the coarsest exact level', () => {
+describe('hourly, 6-hour and daily rollups: trends over days read the coarsest exact level', () => {
   let t: TestApp;
   let headers: { authorization: string };
   let deviceId: string;
@@ -151,12 +151,19 @@ describe('hourly and daily rollups: trends over days read the coarsest exact lev
 
     it('daily buckets over whole days: the daily rollup', async () => {
       expect(await withMarkedSlot('1d', midnight + DAY, { from: iso(midnight), to: iso(midnight + 3 * DAY), bucket: '86400' })).toBe(1e6);
+      expect(await withMarkedSlot('6h', midnight + DAY + 6 * HOUR, { from: iso(midnight), to: iso(midnight + 3 * DAY), bucket: '86400' })).not.toBe(1e6);
       expect(await withMarkedSlot('1h', midnight + DAY + 5 * HOUR, { from: iso(midnight), to: iso(midnight + 3 * DAY), bucket: '86400' })).not.toBe(1e6);
     });
 
-    it('6-hour buckets: the hourly rollup, not the daily one', async () => {
-      expect(await withMarkedSlot('1h', midnight + DAY + 5 * HOUR, { from: iso(midnight), to: iso(midnight + 3 * DAY), bucket: '21600' })).toBe(1e6);
+    it('6-hour buckets: the 6-hour rollup, not the hourly or the daily one', async () => {
+      expect(await withMarkedSlot('6h', midnight + DAY + 6 * HOUR, { from: iso(midnight), to: iso(midnight + 3 * DAY), bucket: '21600' })).toBe(1e6);
+      expect(await withMarkedSlot('1h', midnight + DAY + 5 * HOUR, { from: iso(midnight), to: iso(midnight + 3 * DAY), bucket: '21600' })).not.toBe(1e6);
       expect(await withMarkedSlot('1d', midnight + DAY, { from: iso(midnight), to: iso(midnight + 3 * DAY), bucket: '21600' })).not.toBe(1e6);
+    });
+
+    it('2-hour buckets: the hourly rollup, since a 6-hour slot cannot answer them', async () => {
+      expect(await withMarkedSlot('1h', midnight + DAY + 5 * HOUR, { from: iso(midnight), to: iso(midnight + 3 * DAY), bucket: '7200' })).toBe(1e6);
+      expect(await withMarkedSlot('6h', midnight + DAY + 6 * HOUR, { from: iso(midnight), to: iso(midnight + 3 * DAY), bucket: '7200' })).not.toBe(1e6);
     });
 
     it('an hour cut by the range end: 5-minute slots there, hours before', async () => {

@@ -6,16 +6,16 @@ import { runMigrations } from '../../src/shared/database/migrate.js';
 import { createTestDatabase } from '../support/postgres.js';
 
 /**
- * A database that already holds 5-minute rollups when the hourly and daily levels arrive: the
- * migration sums the existing slots into them, so trends stay exact across the upgrade.
+ * A database that already holds 5-minute rollups when the hourly, daily and 6-hour levels arrive:
+ * the migrations sum the existing slots into them, so trends stay exact across the upgrade.
  */
-describe('migration TelemetryRollupLevels: existing 5-minute rollups fill the new levels', () => {
+describe('migrations TelemetryRollupLevels and TelemetryRollup6h: existing 5-minute rollups fill the new levels', () => {
   let database: { url: string; drop: () => Promise<void> };
   let db: pg.Pool;
 
   beforeAll(async () => {
     database = await createTestDatabase();
-    const before = new DataSource({ ...dataSourceOptions({ url: database.url, poolSize: 1 }), migrations: MIGRATIONS.filter((m) => m !== TelemetryRollupLevels1763780000000) });
+    const before = new DataSource({ ...dataSourceOptions({ url: database.url, poolSize: 1 }), migrations: MIGRATIONS.slice(0, MIGRATIONS.indexOf(TelemetryRollupLevels1763780000000)) });
     await before.initialize();
     await before.runMigrations();
     await before.destroy();
@@ -40,7 +40,7 @@ describe('migration TelemetryRollupLevels: existing 5-minute rollups fill the ne
       ]);
     }
 
-    expect(await runMigrations(database.url)).toEqual(['TelemetryRollupLevels1763780000000']);
+    expect(await runMigrations(database.url)).toEqual(['TelemetryRollupLevels1763780000000', 'TelemetryRollup6h1763790000000']);
   });
   afterAll(async () => {
     await db.end();
@@ -59,6 +59,14 @@ describe('migration TelemetryRollupLevels: existing 5-minute rollups fill the ne
       { battery_id: 'main', metric: 'voltage', bucket: '2026-11-20T00:00:00.000Z', count: 40, sum: 2040, min: 47, max: 53 },
       { battery_id: 'pack-2', metric: 'soc', bucket: '2026-11-20T00:00:00.000Z', count: 3, sum: 270, min: 89, max: 91 },
       { battery_id: 'main', metric: 'voltage', bucket: '2026-11-20T01:00:00.000Z', count: 5, sum: 250, min: 50, max: 50 },
+    ]);
+  });
+
+  it('6 hours: the slots of each quarter of a UTC day summed', async () => {
+    expect(await rows('telemetry_rollup_6h')).toEqual([
+      { battery_id: 'main', metric: 'voltage', bucket: '2026-11-19T18:00:00.000Z', count: 30, sum: 1500, min: 49, max: 51 },
+      { battery_id: 'main', metric: 'voltage', bucket: '2026-11-20T00:00:00.000Z', count: 45, sum: 2290, min: 47, max: 53 },
+      { battery_id: 'pack-2', metric: 'soc', bucket: '2026-11-20T00:00:00.000Z', count: 3, sum: 270, min: 89, max: 91 },
     ]);
   });
 

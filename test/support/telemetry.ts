@@ -87,7 +87,7 @@ const rollupOrder = (row: RollupRow) => `${row.bucket.toISOString()}|${row.batte
 const byRollupKey = (a: RollupRow, b: RollupRow) => (rollupOrder(a) < rollupOrder(b) ? -1 : rollupOrder(a) > rollupOrder(b) ? 1 : 0);
 
 /** The rollup levels and their tables, finest first. */
-export const ROLLUP_LEVELS = { '5m': { table: 'telemetry_rollup_5m', widthMs: 300_000 }, '1h': { table: 'telemetry_rollup_1h', widthMs: 3_600_000 }, '1d': { table: 'telemetry_rollup_1d', widthMs: 86_400_000 } } as const;
+export const ROLLUP_LEVELS = { '5m': { table: 'telemetry_rollup_5m', widthMs: 300_000 }, '1h': { table: 'telemetry_rollup_1h', widthMs: 3_600_000 }, '6h': { table: 'telemetry_rollup_6h', widthMs: 21_600_000 }, '1d': { table: 'telemetry_rollup_1d', widthMs: 86_400_000 } } as const;
 export type RollupLevel = keyof typeof ROLLUP_LEVELS;
 export type RollupLevels = Record<RollupLevel, RollupRow[]>;
 
@@ -116,7 +116,7 @@ export async function latestRows(db: pg.Pool, deviceId: string): Promise<LatestR
 export async function telemetryCounts(db: pg.Pool): Promise<{ telemetry: number; rollup: number; latest: number }> {
   const { rows } = await db.query<{ telemetry: number; rollup: number; latest: number }>(
     `SELECT (SELECT count(*)::int FROM telemetry) AS telemetry,
-            (SELECT count(*)::int FROM telemetry_rollup_5m) + (SELECT count(*)::int FROM telemetry_rollup_1h) + (SELECT count(*)::int FROM telemetry_rollup_1d) AS rollup,
+            (SELECT count(*)::int FROM telemetry_rollup_5m) + (SELECT count(*)::int FROM telemetry_rollup_1h) + (SELECT count(*)::int FROM telemetry_rollup_6h) + (SELECT count(*)::int FROM telemetry_rollup_1d) AS rollup,
             (SELECT count(*)::int FROM device_latest_metrics) AS latest`,
   );
   return rows[0];

@@ -7,6 +7,7 @@ import { AccountsAndClaims1763750000000 } from './migrations/1763750000000-accou
 import { Telemetry1763760000000 } from './migrations/1763760000000-telemetry.js';
 import { ConfigAndOta1763770000000 } from './migrations/1763770000000-config-and-ota.js';
 import { TelemetryRollupLevels1763780000000 } from './migrations/1763780000000-telemetry-rollup-levels.js';
+import { TelemetryRollup6h1763790000000 } from './migrations/1763790000000-telemetry-rollup-6h.js';
 
 export const ENTITIES = [
   DeviceRecord,
@@ -18,7 +19,7 @@ export const ENTITIES = [
   ClaimAuditRecord,
 ];
 /** Telemetry tables are partitioned and written with set-based SQL; they have no entity (see the migration). */
-export const MIGRATIONS = [DeviceIdentity1763740000000, AccountsAndClaims1763750000000, Telemetry1763760000000, ConfigAndOta1763770000000, TelemetryRollupLevels1763780000000];
+export const MIGRATIONS = [DeviceIdentity1763740000000, AccountsAndClaims1763750000000, Telemetry1763760000000, ConfigAndOta1763770000000, TelemetryRollupLevels1763780000000, TelemetryRollup6h1763790000000];
 
 export interface DatabaseSettings {
   url: string;
@@ -28,6 +29,14 @@ export interface DatabaseSettings {
   /** Longest a statement may run; 0: no limit (DATABASE_STATEMENT_TIMEOUT_MS). */
   statementTimeoutMs?: number;
 }
+
+/**
+ * Named statements are planned once per connection and the plan is kept (PostgreSQL's default
+ * re-plans a statement whenever a generic plan looks costlier, and for a partitioned table it
+ * always does: the history query spent ~1.2 ms of its ~4.4 ms planning). Partitions are still
+ * pruned at execution. Unnamed statements are planned for their values every time, as before.
+ */
+export const SESSION_OPTIONS = '-c plan_cache_mode=force_generic_plan';
 
 export const DEFAULT_CONNECT_TIMEOUT_MS = 3000;
 export const DEFAULT_STATEMENT_TIMEOUT_MS = 5000;
@@ -51,6 +60,7 @@ export function dataSourceOptions(settings: DatabaseSettings): DataSourceOptions
     connectTimeoutMS: connectTimeoutMs,
     applicationName: 'device-cloud',
     extra: {
+      options: SESSION_OPTIONS,
       statement_timeout: statementTimeoutMs,
       // The server cancels a statement at statement_timeout; when it cannot even say so (the
       // network is gone), the driver gives up a little later and drops the connection.

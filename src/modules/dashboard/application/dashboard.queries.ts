@@ -63,6 +63,7 @@ export class DashboardQueries {
     const rows = await this.sql.rows<DeviceSummaryRow>(
       `SELECT ${SUMMARY_COLUMNS} FROM devices d LEFT JOIN users u ON u.id = d.owner_id WHERE d.device_id = $1 AND ${VISIBLE}`,
       [deviceId, viewer.isAdmin, viewer.userId],
+      'dashboard_device',
     );
     return rows[0] ?? null;
   }
@@ -79,7 +80,7 @@ export class DashboardQueries {
 
   /**
    * Buckets of [from, to), answered by the coarsest rollup level that is exact for each part (see
-   * rollupSpans: `spans` are the 5-minute, hourly and daily spans, nested) and raw records at the
+   * rollupSpans: `spans` are the 5-minute, hourly, 6-hour and daily spans, nested) and raw records at the
    * edges; the parts are merged per bucket, so the result equals aggregating the raw records.
    * Each series comes back as one row with one JSON array per column: a day of 5-minute points is
    * over a thousand rows, and parsing them row by row in Node cost as much as the query; building a
@@ -96,39 +97,44 @@ export class DashboardQueries {
     metrics: string[] | null;
     batteryId: string | null;
   }): Promise<SeriesRow[]> {
-    const [fiveMinutes, hours, days] = query.spans;
+    const [fiveMinutes, hours, sixHours, days] = query.spans;
     return this.sql.rows<SeriesRow>(
       `WITH parts AS (
          SELECT r.battery_id, r.metric, r.bucket AS at, r.count, r.sum, r.min, r.max
            FROM telemetry_rollup_1d r
-          WHERE r.device_id = $1 AND r.bucket >= $8 AND r.bucket < $9
-            AND ($11::text[] IS NULL OR r.metric = ANY($11)) AND ($12::text IS NULL OR r.battery_id = $12)
+          WHERE r.device_id = $1 AND r.bucket >= $10 AND r.bucket < $11
+            AND ($13::text[] IS NULL OR r.metric = ANY($13)) AND ($14::text IS NULL OR r.battery_id = $14)
+         UNION ALL
+         SELECT r.battery_id, r.metric, r.bucket, r.count, r.sum, r.min, r.max
+           FROM (VALUES ($8::timestamptz, $10::timestamptz), ($11::timestamptz, $9::timestamptz)) AS span (lo, hi)
+           JOIN telemetry_rollup_6h r ON r.device_id = $1 AND r.bucket >= span.lo AND r.bucket < span.hi
+          WHERE ($13::text[] IS NULL OR r.metric = ANY($13)) AND ($14::text IS NULL OR r.battery_id = $14)
          UNION ALL
          SELECT r.battery_id, r.metric, r.bucket, r.count, r.sum, r.min, r.max
            FROM (VALUES ($6::timestamptz, $8::timestamptz), ($9::timestamptz, $7::timestamptz)) AS span (lo, hi)
            JOIN telemetry_rollup_1h r ON r.device_id = $1 AND r.bucket >= span.lo AND r.bucket < span.hi
-          WHERE ($11::text[] IS NULL OR r.metric = ANY($11)) AND ($12::text IS NULL OR r.battery_id = $12)
+          WHERE ($13::text[] IS NULL OR r.metric = ANY($13)) AND ($14::text IS NULL OR r.battery_id = $14)
          UNION ALL
          SELECT r.battery_id, r.metric, r.bucket, r.count, r.sum, r.min, r.max
            FROM (VALUES ($4::timestamptz, $6::timestamptz), ($7::timestamptz, $5::timestamptz)) AS span (lo, hi)
            JOIN telemetry_rollup_5m r ON r.device_id = $1 AND r.bucket >= span.lo AND r.bucket < span.hi
-          WHERE ($11::text[] IS NULL OR r.metric = ANY($11)) AND ($12::text IS NULL OR r.battery_id = $12)
+          WHERE ($13::text[] IS NULL OR r.metric = ANY($13)) AND ($14::text IS NULL OR r.battery_id = $14)
          UNION ALL
          SELECT t.battery_id, m.key, t.ts, 1, v.value, v.value, v.value
            FROM telemetry t
            CROSS JOIN LATERAL jsonb_each_text(t.metrics) AS m (key, value)
            CROSS JOIN LATERAL (SELECT m.value::float8 AS value) AS v
           WHERE t.device_id = $1 AND t.ts >= $2 AND t.ts < $4
-            AND ($11::text[] IS NULL OR m.key = ANY($11)) AND ($12::text IS NULL OR t.battery_id = $12)
+            AND ($13::text[] IS NULL OR m.key = ANY($13)) AND ($14::text IS NULL OR t.battery_id = $14)
          UNION ALL
          SELECT t.battery_id, m.key, t.ts, 1, v.value, v.value, v.value
            FROM telemetry t
            CROSS JOIN LATERAL jsonb_each_text(t.metrics) AS m (key, value)
            CROSS JOIN LATERAL (SELECT m.value::float8 AS value) AS v
           WHERE t.device_id = $1 AND t.ts >= $5 AND t.ts < $3
-            AND ($11::text[] IS NULL OR m.key = ANY($11)) AND ($12::text IS NULL OR t.battery_id = $12)
+            AND ($13::text[] IS NULL OR m.key = ANY($13)) AND ($14::text IS NULL OR t.battery_id = $14)
        ), buckets AS (
-         SELECT battery_id, metric, date_bin(make_interval(secs => $10), at, TIMESTAMPTZ '1970-01-01 00:00:00+00') AS bucket,
+         SELECT battery_id, metric, date_bin(make_interval(secs => $12), at, TIMESTAMPTZ '1970-01-01 00:00:00+00') AS bucket,
                 sum(sum) / sum(count) AS avg, min(min) AS min, max(max) AS max, sum(count)::int AS count
            FROM parts
           GROUP BY battery_id, metric, 3
@@ -147,12 +153,15 @@ export class DashboardQueries {
         fiveMinutes.to,
         hours.from,
         hours.to,
+        sixHours.from,
+        sixHours.to,
         days.from,
         days.to,
         query.bucketSec,
         query.metrics,
         query.batteryId,
       ],
+      'dashboard_series',
     );
   }
 

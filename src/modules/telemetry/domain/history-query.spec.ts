@@ -128,7 +128,7 @@ describe('resolveRange: from inclusive, to exclusive, default the last 24 hours,
 describe('rollupSpans: which rollup level answers which part of the range', () => {
   const range = (from: string, to: string) => ({ from: at(from), to: at(to) });
   /** The pieces each source reads: raw = range minus the 5-minute span, a level = its span minus the next coarser one. */
-  function pieces(r: HistoryRange, bucketSec: number): Record<'raw' | '5m' | '1h' | '1d', Array<[string, string]>> {
+  function pieces(r: HistoryRange, bucketSec: number): Record<'raw' | '5m' | '1h' | '6h' | '1d', Array<[string, string]>> {
     const spans = rollupSpans(r, bucketSec);
     const minus = (outer: HistoryRange, inner: HistoryRange): Array<[string, string]> =>
       [
@@ -137,7 +137,13 @@ describe('rollupSpans: which rollup level answers which part of the range', () =
       ]
         .filter(([lo, hi]) => lo < hi)
         .map(([lo, hi]) => [lo.toISOString(), hi.toISOString()]);
-    return { raw: minus(r, spans[0]), '5m': minus(spans[0], spans[1]), '1h': minus(spans[1], spans[2]), '1d': minus(spans[2], { from: spans[2].to, to: spans[2].to }) };
+    return {
+      raw: minus(r, spans[0]),
+      '5m': minus(spans[0], spans[1]),
+      '1h': minus(spans[1], spans[2]),
+      '6h': minus(spans[2], spans[3]),
+      '1d': minus(spans[3], { from: spans[3].to, to: spans[3].to }),
+    };
   }
 
   it('an aligned day in 1-day buckets: the daily rollup alone', () => {
@@ -145,11 +151,12 @@ describe('rollupSpans: which rollup level answers which part of the range', () =
       raw: [],
       '5m': [],
       '1h': [],
+      '6h': [],
       '1d': [['2026-11-20T00:00:00.000Z', '2026-11-21T00:00:00.000Z']],
     });
   });
 
-  it('30 unaligned days in 6-hour buckets: hours in the middle, 5-minute slots and raw records at the edges only', () => {
+  it('30 unaligned days in 6-hour buckets: 6-hour slots in the middle, hours, 5-minute slots and raw records towards the edges, no days', () => {
     expect(pieces(range('2026-10-22T19:32:10Z', '2026-11-21T19:32:10Z'), 21_600)).toEqual({
       raw: [
         ['2026-10-22T19:32:10.000Z', '2026-10-22T19:35:00.000Z'],
@@ -159,7 +166,11 @@ describe('rollupSpans: which rollup level answers which part of the range', () =
         ['2026-10-22T19:35:00.000Z', '2026-10-22T20:00:00.000Z'],
         ['2026-11-21T19:00:00.000Z', '2026-11-21T19:30:00.000Z'],
       ],
-      '1h': [['2026-10-22T20:00:00.000Z', '2026-11-21T19:00:00.000Z']],
+      '1h': [
+        ['2026-10-22T20:00:00.000Z', '2026-10-23T00:00:00.000Z'],
+        ['2026-11-21T18:00:00.000Z', '2026-11-21T19:00:00.000Z'],
+      ],
+      '6h': [['2026-10-23T00:00:00.000Z', '2026-11-21T18:00:00.000Z']],
       '1d': [],
     });
   });
@@ -175,15 +186,17 @@ describe('rollupSpans: which rollup level answers which part of the range', () =
         ['2026-11-18T23:00:00.000Z', '2026-11-19T00:00:00.000Z'],
         ['2026-11-21T00:00:00.000Z', '2026-11-21T01:00:00.000Z'],
       ],
+      '6h': [],
       '1d': [['2026-11-19T00:00:00.000Z', '2026-11-21T00:00:00.000Z']],
     });
   });
 
-  it('7 days in 1-hour buckets: no daily slots, since a day bucket cannot answer hours', () => {
+  it('7 days in 1-hour buckets: no 6-hour or daily slots, since they cannot answer hours', () => {
     expect(pieces(range('2026-11-14T00:00:00Z', '2026-11-21T00:00:00Z'), 3600)).toEqual({
       raw: [],
       '5m': [],
       '1h': [['2026-11-14T00:00:00.000Z', '2026-11-21T00:00:00.000Z']],
+      '6h': [],
       '1d': [],
     });
   });
@@ -196,6 +209,7 @@ describe('rollupSpans: which rollup level answers which part of the range', () =
       ],
       '5m': [['2026-11-21T10:05:00.000Z', '2026-11-21T11:55:00.000Z']],
       '1h': [],
+      '6h': [],
       '1d': [],
     });
   });
@@ -208,7 +222,7 @@ describe('rollupSpans: which rollup level answers which part of the range', () =
     ['inside one slot', '2026-11-21T10:01:00Z', '2026-11-21T10:04:00Z'],
     ['across one boundary, no whole slot', '2026-11-21T10:02:00Z', '2026-11-21T10:08:00Z'],
   ])('too short (%s): raw records answer all', (_name, from, to) => {
-    expect(pieces(range(from, to), 300)).toEqual({ raw: [[at(from).toISOString(), at(to).toISOString()]], '5m': [], '1h': [], '1d': [] });
+    expect(pieces(range(from, to), 300)).toEqual({ raw: [[at(from).toISOString(), at(to).toISOString()]], '5m': [], '1h': [], '6h': [], '1d': [] });
   });
 
   it.each([60, 7, 420, 450, 299, 301])('a bucket that is no multiple of 300 (%d s): raw records answer all', (bucket) => {
@@ -216,33 +230,34 @@ describe('rollupSpans: which rollup level answers which part of the range', () =
       raw: [['2026-11-21T10:00:00.000Z', '2026-11-21T12:00:00.000Z']],
       '5m': [],
       '1h': [],
+      '6h': [],
       '1d': [],
     });
   });
 
   it('any range and bucket: the pieces tile the range exactly, each aligned to a width that divides the bucket, the coarsest exact level as wide as it can be', () => {
-    const widths = { '5m': 300_000, '1h': 3_600_000, '1d': 86_400_000 } as const;
+    const widths = { '5m': 300_000, '1h': 3_600_000, '6h': 21_600_000, '1d': 86_400_000 } as const;
     const base = Date.parse('2026-01-01T00:00:00Z');
     fc.assert(
       fc.property(
         fc.integer({ min: 0, max: 200 * DAY }),
         fc.integer({ min: 1, max: 40 * DAY }),
-        fc.constantFrom(1, 7, 60, 300, 600, 900, 3600, 7200, 21_600, 86_400, 172_800),
+        fc.constantFrom(1, 7, 60, 300, 600, 900, 3600, 7200, 21_600, 43_200, 86_400, 172_800),
         (fromOffset, length, bucketSec) => {
           const r = { from: new Date(base + fromOffset), to: new Date(base + fromOffset + length) };
           const all = pieces(r, bucketSec);
-          const tiles = [...all.raw, ...all['5m'], ...all['1h'], ...all['1d']].map(([lo, hi]) => [Date.parse(lo), Date.parse(hi)]).sort((a, b) => a[0] - b[0]);
+          const tiles = [...all.raw, ...all['5m'], ...all['1h'], ...all['6h'], ...all['1d']].map(([lo, hi]) => [Date.parse(lo), Date.parse(hi)]).sort((a, b) => a[0] - b[0]);
           expect(tiles[0][0]).toBe(r.from.getTime());
           expect(tiles[tiles.length - 1][1]).toBe(r.to.getTime());
           for (let i = 1; i < tiles.length; i++) expect(tiles[i][0]).toBe(tiles[i - 1][1]);
-          for (const level of ['5m', '1h', '1d'] as const) {
+          for (const level of ['5m', '1h', '6h', '1d'] as const) {
             for (const [lo, hi] of all[level]) {
               expect(Date.parse(lo) % widths[level]).toBe(0);
               expect(Date.parse(hi) % widths[level]).toBe(0);
               expect((bucketSec * 1000) % widths[level]).toBe(0);
             }
           }
-          const coarsest = (['1d', '1h', '5m'] as const).find((level) => (bucketSec * 1000) % widths[level] === 0);
+          const coarsest = (['1d', '6h', '1h', '5m'] as const).find((level) => (bucketSec * 1000) % widths[level] === 0);
           if (coarsest) {
             const w = widths[coarsest];
             const alignedFrom = Math.ceil(r.from.getTime() / w) * w;

@@ -45,7 +45,7 @@ export function parseInstant(value: string, field: string): Date {
 }
 
 /** Rollup levels, finest first; each width divides the next. Slots are aligned to the Unix epoch (UTC days). */
-export const ROLLUP_LEVELS_SEC = [300, 3600, 86_400] as const;
+export const ROLLUP_LEVELS_SEC = [300, 3600, 21_600, 86_400] as const;
 
 /**
  * Which rollup level answers which part of [from, to). A level answers exactly where its slots lie

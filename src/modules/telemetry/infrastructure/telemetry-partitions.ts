@@ -3,7 +3,7 @@ import { Sql } from '../../../shared/database/sql.js';
 
 /** Arbitrary constant: the advisory lock that lets one instance at a time maintain partitions. */
 const PARTITION_LOCK = 7_221_950_002;
-const ROLLUP_TABLES = ['telemetry_rollup_5m', 'telemetry_rollup_1h', 'telemetry_rollup_1d'];
+const ROLLUP_TABLES = ['telemetry_rollup_5m', 'telemetry_rollup_1h', 'telemetry_rollup_6h', 'telemetry_rollup_1d'];
 
 function monthStart(date: Date): Date {
   return new Date(Date.UTC(date.getUTCFullYear(), date.getUTCMonth(), 1));
@@ -56,7 +56,7 @@ export class TelemetryPartitions {
         created.push(name);
       }
       // Rollup slots go with the raw months they summarise: below the oldest month kept (a month
-      // starts at a UTC midnight, so no hourly or daily slot straddles it).
+      // starts at a UTC midnight, so no coarser slot straddles it).
       for (const table of ROLLUP_TABLES) {
         await tx.rows(
           `DELETE FROM ${table} WHERE bucket < (

@@ -17,7 +17,7 @@ function addToRollup(table: string, width: string): string {
 /**
  * The ingest statement for records of any number of devices: unnest into the partitioned table
  * (first stored value wins on (device, ts, battery)), and only the rows actually inserted feed
- * the rollups (5-minute slots, summed again into hours and days), the latest value per metric and
+ * the rollups (5-minute slots, summed again into hours, 6 hours and days), the latest value per metric and
  * lastSeenAt. Locks are taken in a fixed order (ORDER BY) so concurrent writers queue instead of
  * deadlocking.
  */
@@ -40,6 +40,8 @@ WITH input AS (
   ${addToRollup('telemetry_rollup_5m', '5 minutes')}
 ), rollup_1h AS (
   ${addToRollup('telemetry_rollup_1h', '1 hour')}
+), rollup_6h AS (
+  ${addToRollup('telemetry_rollup_6h', '6 hours')}
 ), rollup_1d AS (
   ${addToRollup('telemetry_rollup_1d', '1 day')}
 ), latest AS (
