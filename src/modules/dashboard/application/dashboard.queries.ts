@@ -52,6 +52,17 @@ const SUMMARY_COLUMNS = `
     WHERE l.device_id = d.device_id AND ($2::boolean OR d.visible_since IS NULL OR l.ts >= d.visible_since)) AS latest`;
 
 /**
+ * One rollup level's share of a history query: its span (parameters $outer, $outer + 1) minus the
+ * span of the next coarser level ($inner, $inner + 1), as two ranges of one index scan each.
+ */
+function levelMinusInner(table: string, outer: number, inner: number): string {
+  return `SELECT r.battery_id, r.metric, r.bucket, r.count, r.sum, r.min, r.max
+           FROM (VALUES ($${outer}::timestamptz, $${inner}::timestamptz), ($${inner + 1}::timestamptz, $${outer + 1}::timestamptz)) AS span (lo, hi)
+           JOIN ${table} r ON r.device_id = $1 AND r.bucket >= span.lo AND r.bucket < span.hi
+          WHERE ($13::text[] IS NULL OR r.metric = ANY($13)) AND ($14::text IS NULL OR r.battery_id = $14)`;
+}
+
+/**
  * The dashboard's read side: response-shaped rows straight from SQL written for each screen.
  * Aggregation runs in PostgreSQL; history is clipped to what the viewer may see.
  */
@@ -105,20 +116,11 @@ export class DashboardQueries {
           WHERE r.device_id = $1 AND r.bucket >= $10 AND r.bucket < $11
             AND ($13::text[] IS NULL OR r.metric = ANY($13)) AND ($14::text IS NULL OR r.battery_id = $14)
          UNION ALL
-         SELECT r.battery_id, r.metric, r.bucket, r.count, r.sum, r.min, r.max
-           FROM (VALUES ($8::timestamptz, $10::timestamptz), ($11::timestamptz, $9::timestamptz)) AS span (lo, hi)
-           JOIN telemetry_rollup_6h r ON r.device_id = $1 AND r.bucket >= span.lo AND r.bucket < span.hi
-          WHERE ($13::text[] IS NULL OR r.metric = ANY($13)) AND ($14::text IS NULL OR r.battery_id = $14)
+         ${levelMinusInner('telemetry_rollup_6h', 8, 10)}
          UNION ALL
-         SELECT r.battery_id, r.metric, r.bucket, r.count, r.sum, r.min, r.max
-           FROM (VALUES ($6::timestamptz, $8::timestamptz), ($9::timestamptz, $7::timestamptz)) AS span (lo, hi)
-           JOIN telemetry_rollup_1h r ON r.device_id = $1 AND r.bucket >= span.lo AND r.bucket < span.hi
-          WHERE ($13::text[] IS NULL OR r.metric = ANY($13)) AND ($14::text IS NULL OR r.battery_id = $14)
+         ${levelMinusInner('telemetry_rollup_1h', 6, 8)}
          UNION ALL
-         SELECT r.battery_id, r.metric, r.bucket, r.count, r.sum, r.min, r.max
-           FROM (VALUES ($4::timestamptz, $6::timestamptz), ($7::timestamptz, $5::timestamptz)) AS span (lo, hi)
-           JOIN telemetry_rollup_5m r ON r.device_id = $1 AND r.bucket >= span.lo AND r.bucket < span.hi
-          WHERE ($13::text[] IS NULL OR r.metric = ANY($13)) AND ($14::text IS NULL OR r.battery_id = $14)
+         ${levelMinusInner('telemetry_rollup_5m', 4, 6)}
          UNION ALL
          SELECT t.battery_id, m.key, t.ts, 1, v.value, v.value, v.value
            FROM telemetry t
