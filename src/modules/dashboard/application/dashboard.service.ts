@@ -116,12 +116,24 @@ function parseMetrics(raw: string): string[] {
   return names;
 }
 
-/** ts as this API writes every instant: ISO 8601 in UTC with milliseconds (toISOString). */
+/**
+ * ts as this API writes every instant: ISO 8601 in UTC with milliseconds (toISOString). The series
+ * of one answer mostly share their buckets, so each instant is formatted once.
+ */
 function toSeries(rows: SeriesRow[]): Series[] {
+  const formatted = new Map<number, string>();
+  const iso = (seconds: number): string => {
+    let text = formatted.get(seconds);
+    if (text === undefined) {
+      text = new Date(seconds * 1000).toISOString();
+      formatted.set(seconds, text);
+    }
+    return text;
+  };
   return rows.map((row) => ({
     metric: row.metric,
     batteryId: row.battery_id,
-    points: row.ts.map((seconds, i) => ({ ts: new Date(seconds * 1000).toISOString(), avg: row.avg[i], min: row.min[i], max: row.max[i], count: row.count[i] })),
+    points: row.ts.map((seconds, i) => ({ ts: iso(seconds), avg: row.avg[i], min: row.min[i], max: row.max[i], count: row.count[i] })),
   }));
 }
 
