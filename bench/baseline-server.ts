@@ -98,8 +98,7 @@ interface UserRow {
   token_version: number;
 }
 
-interface SummaryRow {
-  device_id: string;
+interface VisibilityRow {
   visible_since: Date | null;
 }
 
@@ -344,7 +343,7 @@ app.get<{ Params: { deviceId: string }; Querystring: HistoryQuery }>(
     const bucket = parseBucket(query.bucket);
     const metrics = query.metrics === undefined ? null : parseMetrics(query.metrics);
     if (query.batteryId !== undefined && !BATTERY_ID_PATTERN.test(query.batteryId)) throw new HttpError(400, 'VALIDATION_FAILED');
-    const { rows: devices } = await pool.query<SummaryRow>({ name: SQL.DEVICE_SUMMARY_NAME, text: SQL.DEVICE_SUMMARY_SQL, values: [deviceId, viewer.isAdmin, viewer.userId] });
+    const { rows: devices } = await pool.query<VisibilityRow>({ name: SQL.DEVICE_VISIBILITY_NAME, text: SQL.DEVICE_VISIBILITY_SQL, values: [deviceId, viewer.isAdmin, viewer.userId] });
     const device = devices[0];
     if (!device) throw new HttpError(404, 'NOT_FOUND');
     const visibleFrom = !viewer.isAdmin && device.visible_since && device.visible_since > range.from ? device.visible_since : range.from;
@@ -381,7 +380,10 @@ app.get<{ Params: { deviceId: string }; Querystring: HistoryQuery }>(
     const series = rows.map((row) => ({
       metric: row.metric,
       batteryId: row.battery_id,
-      points: row.ts.map((seconds, i) => ({ ts: new Date(seconds * 1000).toISOString(), avg: row.avg[i], min: row.min[i], max: row.max[i], count: row.count[i] })),
+      points: row.ts
+        .map((_, i) => i)
+        .sort((a, b) => row.ts[a] - row.ts[b])
+        .map((i) => ({ ts: new Date(row.ts[i] * 1000).toISOString(), avg: row.avg[i], min: row.min[i], max: row.max[i], count: row.count[i] })),
     }));
     return { deviceId, from: range.from.toISOString(), to: range.to.toISOString(), bucketSec, series, nextCursor: null };
   },

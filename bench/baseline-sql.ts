@@ -82,18 +82,11 @@ export const INSERT_DEVICE_REFRESH_TOKEN_SQL =
   'INSERT INTO device_refresh_tokens (device_id, token_version, token_hash, issued_at, expires_at) VALUES ($1, $2, $3, $4, $5)';
 export const INSERT_USER_REFRESH_TOKEN_SQL = 'INSERT INTO user_refresh_tokens (user_id, token_version, token_hash, issued_at, expires_at) VALUES ($1, $2, $3, $4, $5)';
 
-/** src/modules/dashboard/application/dashboard.queries.ts: device() and series(). */
+/** src/modules/dashboard/application/dashboard.queries.ts: visibility() and series(). */
 const VISIBLE = '($2::boolean OR d.owner_id = $3::uuid)';
 
-const SUMMARY_COLUMNS = `
-  d.device_id, d.hardware_id, d.firmware_version, d.owner_id, u.email AS owner_email, d.claimed_at, d.last_seen_at, d.visible_since,
-  d.config_overrides, d.config_revision, d.applied_config_version, d.config_applied_at,
-  (SELECT json_agg(json_build_object('batteryId', l.battery_id, 'metric', l.metric, 'ts', l.ts, 'value', l.value) ORDER BY l.battery_id, l.metric)
-     FROM device_latest_metrics l
-    WHERE l.device_id = d.device_id AND ($2::boolean OR d.visible_since IS NULL OR l.ts >= d.visible_since)) AS latest`;
-
-export const DEVICE_SUMMARY_SQL = `SELECT ${SUMMARY_COLUMNS} FROM devices d LEFT JOIN users u ON u.id = d.owner_id WHERE d.device_id = $1 AND ${VISIBLE}`;
-export const DEVICE_SUMMARY_NAME = 'dashboard_device';
+export const DEVICE_VISIBILITY_SQL = `SELECT d.visible_since FROM devices d WHERE d.device_id = $1 AND ${VISIBLE}`;
+export const DEVICE_VISIBILITY_NAME = 'dashboard_visibility';
 
 export const SERIES_SQL = `WITH parts AS (
          SELECT r.battery_id, r.metric, r.bucket AS at, r.count, r.sum, r.min, r.max
@@ -136,8 +129,7 @@ export const SERIES_SQL = `WITH parts AS (
           GROUP BY battery_id, metric, 3
        )
        SELECT battery_id, metric,
-              json_agg(extract(epoch FROM bucket)::float8 ORDER BY bucket) AS ts, json_agg(avg ORDER BY bucket) AS avg,
-              json_agg(min ORDER BY bucket) AS min, json_agg(max ORDER BY bucket) AS max, json_agg(count ORDER BY bucket) AS count
+              json_agg(date_part('epoch', bucket)) AS ts, json_agg(avg) AS avg, json_agg(min) AS min, json_agg(max) AS max, json_agg(count) AS count
          FROM buckets
         GROUP BY battery_id, metric
         ORDER BY metric, battery_id`;

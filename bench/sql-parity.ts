@@ -63,7 +63,7 @@ export async function checkSqlParity(): Promise<void> {
     ['fleet defaults', await capture((sql) => new SqlFleetDefaultsStore(asSql(sql), feed()).current()), baseline.CONFIG_DEFAULTS_SQL, baseline.CONFIG_DEFAULTS_NAME],
     ['offerable releases', await capture((sql) => new SqlFirmwareReleases(asSql(sql), feed()).offerableReleases()), baseline.OFFERABLE_RELEASES_SQL, baseline.OFFERABLE_RELEASES_NAME],
     ['record offer', await capture((sql) => new SqlFirmwareReleases(asSql(sql), feed()).recordOffer('d', 'r', now)), baseline.RECORD_OFFER_SQL, baseline.RECORD_OFFER_NAME],
-    ['dashboard device', await capture((sql) => new DashboardQueries(asSql(sql)).device({ userId: 'u', isAdmin: false }, 'd')), baseline.DEVICE_SUMMARY_SQL, baseline.DEVICE_SUMMARY_NAME],
+    ['dashboard visibility', await capture((sql) => new DashboardQueries(asSql(sql)).visibility({ userId: 'u', isAdmin: false }, 'd')), baseline.DEVICE_VISIBILITY_SQL, baseline.DEVICE_VISIBILITY_NAME],
     [
       'history series',
       await capture((sql) => new DashboardQueries(asSql(sql)).series({ deviceId: 'd', from: now, to: now, bucketSec: 300, spans: rollupSpans({ from: now, to: now }, 300), metrics: null, batteryId: null })),

@@ -8,7 +8,12 @@ export interface Viewer {
   isAdmin: boolean;
 }
 
-export interface DeviceSummaryRow {
+/** Whether a viewer sees a device at all, and from when on its history (a later owner's view starts at their claim). */
+export interface DeviceVisibilityRow {
+  visible_since: Date | null;
+}
+
+export interface DeviceSummaryRow extends DeviceVisibilityRow {
   device_id: string;
   hardware_id: string;
   firmware_version: string;
@@ -16,7 +21,6 @@ export interface DeviceSummaryRow {
   owner_email: string | null;
   claimed_at: Date | null;
   last_seen_at: Date | null;
-  visible_since: Date | null;
   config_overrides: ConfigOverrides;
   config_revision: number;
   applied_config_version: number | null;
@@ -24,7 +28,10 @@ export interface DeviceSummaryRow {
   latest: Array<{ batteryId: string; metric: string; ts: string; value: number }> | null;
 }
 
-/** One series, its points as one JSON array per column, ascending (ts: bucket start in Unix seconds). */
+/**
+ * One series, its points as one JSON array per column, in no particular order but aligned across
+ * the columns (ts: bucket start in Unix seconds); the caller orders them.
+ */
 export interface SeriesRow {
   battery_id: string;
   metric: string;
@@ -79,6 +86,16 @@ export class DashboardQueries {
     return rows[0] ?? null;
   }
 
+  /** The visibility check alone, for screens that show no summary (history, configuration): one primary-key read. */
+  async visibility(viewer: Viewer, deviceId: string): Promise<DeviceVisibilityRow | null> {
+    const rows = await this.sql.rows<DeviceVisibilityRow>(
+      `SELECT d.visible_since FROM devices d WHERE d.device_id = $1 AND ${VISIBLE}`,
+      [deviceId, viewer.isAdmin, viewer.userId],
+      'dashboard_visibility',
+    );
+    return rows[0] ?? null;
+  }
+
   /** Keyset pagination on deviceId: stable while devices are added. */
   devices(viewer: Viewer, limit: number, after: string | undefined): Promise<DeviceSummaryRow[]> {
     return this.sql.rows<DeviceSummaryRow>(
@@ -96,7 +113,9 @@ export class DashboardQueries {
    * Each series comes back as one row with one JSON array per column: a day of 5-minute points is
    * over a thousand rows, and parsing them row by row in Node cost as much as the query; building a
    * JSON object per point cost PostgreSQL ~1.5 ms more per 24-hour query than five flat arrays.
-   * (ts is Unix seconds, formatted by the caller: to_char cost ~3 ms per 1,000 points.) The raw
+   * (ts is Unix seconds, formatted by the caller: to_char cost ~3 ms per 1,000 points.) The arrays
+   * are not ordered here: ordered aggregates made PostgreSQL sort every bucket row by series and
+   * time, a third of the query's time; the caller orders each series' few hundred points. The raw
    * edges are two arms with their bounds as parameters, so the planner prunes the partitions.
    */
   series(query: {
@@ -142,8 +161,7 @@ export class DashboardQueries {
           GROUP BY battery_id, metric, 3
        )
        SELECT battery_id, metric,
-              json_agg(extract(epoch FROM bucket)::float8 ORDER BY bucket) AS ts, json_agg(avg ORDER BY bucket) AS avg,
-              json_agg(min ORDER BY bucket) AS min, json_agg(max ORDER BY bucket) AS max, json_agg(count ORDER BY bucket) AS count
+              json_agg(date_part('epoch', bucket)) AS ts, json_agg(avg) AS avg, json_agg(min) AS min, json_agg(max) AS max, json_agg(count) AS count
          FROM buckets
         GROUP BY battery_id, metric
         ORDER BY metric, battery_id`,

@@ -7,7 +7,7 @@ import type { FleetDefaults } from '../../devices/domain/device-config.js';
 import { DEVICE_ID_PATTERN } from '../../devices/domain/device-id.js';
 import { autoBucketSec, MAX_POINTS_EXPLICIT, parseBucket, resolveRange, rollupSpans } from '../../telemetry/domain/history-query.js';
 import { BATTERY_ID_PATTERN, METRIC_NAME } from '../../telemetry/domain/telemetry-record.js';
-import { DashboardQueries, type DeviceSummaryRow, type RawRecordRow, type SeriesRow, type Viewer } from './dashboard.queries.js';
+import { DashboardQueries, type DeviceSummaryRow, type DeviceVisibilityRow, type RawRecordRow, type SeriesRow, type Viewer } from './dashboard.queries.js';
 
 export interface HistoryParams {
   from?: string;
@@ -53,9 +53,12 @@ export class DashboardService {
 
   /** A device the viewer may not see answers exactly like one that does not exist. */
   async device(viewer: Viewer, deviceId: string): Promise<DeviceSummaryRow> {
-    const device = await this.queries.device(viewer, deviceId);
-    if (!device) throw new NotFoundError('No visible device has this id.');
-    return device;
+    return visibleOrNotFound(await this.queries.device(viewer, deviceId));
+  }
+
+  /** The same check as device() without reading the summary. */
+  async visibility(viewer: Viewer, deviceId: string): Promise<DeviceVisibilityRow> {
+    return visibleOrNotFound(await this.queries.visibility(viewer, deviceId));
   }
 
   async devices(viewer: Viewer, limit: number, cursor: string | undefined): Promise<{ items: DeviceSummaryRow[]; nextCursor: string | null }> {
@@ -72,7 +75,7 @@ export class DashboardService {
   }
 
   /** Where the viewer's view of a device's history starts: a later owner sees nothing from before the release that preceded their claim. */
-  visibleFrom(viewer: Viewer, device: DeviceSummaryRow, from: Date | null): Date | null {
+  visibleFrom(viewer: Viewer, device: DeviceVisibilityRow, from: Date | null): Date | null {
     return !viewer.isAdmin && device.visible_since && (!from || device.visible_since > from) ? device.visible_since : from;
   }
 
@@ -83,7 +86,7 @@ export class DashboardService {
     if (params.batteryId !== undefined && !BATTERY_ID_PATTERN.test(params.batteryId)) {
       throw new ValidationFailedError([{ field: 'batteryId', message: 'batteryId must be 1–64 characters of A–Z a–z 0–9 . _ : -' }]);
     }
-    const device = await this.device(viewer, deviceId);
+    const device = await this.visibility(viewer, deviceId);
     const visibleFrom = this.visibleFrom(viewer, device, range.from) ?? range.from;
     const effective = { from: visibleFrom < range.to ? visibleFrom : range.to, to: range.to };
     const batteryId = params.batteryId ?? null;
@@ -108,6 +111,11 @@ export class DashboardService {
   }
 }
 
+function visibleOrNotFound<T>(row: T | null): T {
+  if (!row) throw new NotFoundError('No visible device has this id.');
+  return row;
+}
+
 function parseMetrics(raw: string): string[] {
   const names = raw.split(',').map((name) => name.trim()).filter(Boolean);
   if (names.length === 0 || names.length > 64 || names.some((name) => !METRIC_NAME.test(name))) {
@@ -117,8 +125,9 @@ function parseMetrics(raw: string): string[] {
 }
 
 /**
- * ts as this API writes every instant: ISO 8601 in UTC with milliseconds (toISOString). The series
- * of one answer mostly share their buckets, so each instant is formatted once.
+ * Points ascending by ts (the query leaves them unordered). ts as this API writes every instant:
+ * ISO 8601 in UTC with milliseconds (toISOString). The series of one answer mostly share their
+ * buckets, so each instant is formatted once.
  */
 function toSeries(rows: SeriesRow[]): Series[] {
   const formatted = new Map<number, string>();
@@ -133,7 +142,10 @@ function toSeries(rows: SeriesRow[]): Series[] {
   return rows.map((row) => ({
     metric: row.metric,
     batteryId: row.battery_id,
-    points: row.ts.map((seconds, i) => ({ ts: iso(seconds), avg: row.avg[i], min: row.min[i], max: row.max[i], count: row.count[i] })),
+    points: row.ts
+      .map((_, i) => i)
+      .sort((a, b) => row.ts[a] - row.ts[b])
+      .map((i) => ({ ts: iso(row.ts[i]), avg: row.avg[i], min: row.min[i], max: row.max[i], count: row.count[i] })),
   }));
 }
 

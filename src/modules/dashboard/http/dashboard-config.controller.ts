@@ -32,7 +32,7 @@ export class DashboardConfigController {
     @DeviceIdParam() deviceId: string,
     @Res({ passthrough: true }) reply: FastifyReply,
   ): Promise<DashboardDeviceConfigResponse> {
-    await this.dashboard.device({ userId: customer.userId, isAdmin: customer.isAdmin }, deviceId);
+    await this.dashboard.visibility({ userId: customer.userId, isAdmin: customer.isAdmin }, deviceId);
     // The row itself, not a DeviceSnapshot: the change feed does not announce a gateway's
     // confirmation (applied_config_version), so a snapshot would show a stale applied version.
     const device = await this.devices.findDevice(deviceId);
@@ -62,7 +62,7 @@ export class DashboardConfigController {
     @Headers('if-match') ifMatch: string | undefined,
     @Res({ passthrough: true }) reply: FastifyReply,
   ): Promise<DashboardDeviceConfigResponse> {
-    await this.dashboard.device({ userId: customer.userId, isAdmin: customer.isAdmin }, deviceId);
+    await this.dashboard.visibility({ userId: customer.userId, isAdmin: customer.isAdmin }, deviceId);
     const view = await this.configs.patchOverrides(deviceId, body, (etag) => ifMatchHolds(ifMatch, etag));
     reply.header('ETag', view.etag);
     return DashboardDeviceConfigResponse.from(view);

@@ -45,7 +45,7 @@ export class DashboardOtaController {
     if (from && to && from >= to) throw new ValidationFailedError([{ field: 'from', message: 'from must be before to' }]);
     const before = query.cursor === undefined ? null : decodeTimeCursor(query.cursor, (key) => /^[0-9]{1,19}$/.test(key));
     const viewer = { userId: customer.userId, isAdmin: customer.isAdmin };
-    const visibleFrom = this.dashboard.visibleFrom(viewer, await this.dashboard.device(viewer, deviceId), from);
+    const visibleFrom = this.dashboard.visibleFrom(viewer, await this.dashboard.visibility(viewer, deviceId), from);
     const limit = query.limit ?? 50;
     const rows = await this.ota.history({ deviceId, from: visibleFrom, to, types, limit: limit + 1, before: before && { ts: before.ts, id: before.key } });
     const items = rows.slice(0, limit);
