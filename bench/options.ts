@@ -15,6 +15,8 @@ export interface BenchOptions {
   seedOnly: boolean;
   /** Soak: mixed traffic against the service alone for this many seconds, instead of the scenarios. */
   soakSec?: number;
+  /** Only the floor under S3 (bench/floor.ts): no database, no service. */
+  floor: boolean;
 }
 
 const ALL_SCENARIOS: ScenarioId[] = ['S1', 'S2', 'S3', 'S4', 'S5'];
@@ -33,6 +35,8 @@ export const USAGE = `npm run bench -- [options]
   --seed-only        seed (or reuse) the data, print its figures, and stop
   --soak DURATION    soak instead of the scenarios: mixed traffic against the service alone for
                      e.g. 90s, 10m or 1h, figures per minute (per tenth when shorter than 10 min)
+  --floor            S3's answers from a bare node:http server (JSON and socket only, no database):
+                     what building and sending them costs on this machine (uses --warmup, --duration)
 `;
 
 function positiveInt(name: string, raw: string | undefined): number {
@@ -54,7 +58,7 @@ export function parseOptions(argv: string[]): BenchOptions {
     const index = argv.indexOf(name);
     return index >= 0 ? argv[index + 1] : undefined;
   };
-  const known = new Set(['--quick', '--full', '--scenarios', '--rounds', '--warmup', '--duration', '--devices', '--days', '--reseed', '--seed-only', '--soak', '--help']);
+  const known = new Set(['--quick', '--full', '--scenarios', '--rounds', '--warmup', '--duration', '--devices', '--days', '--reseed', '--seed-only', '--soak', '--floor', '--help']);
   for (const flag of flags) if (!known.has(flag)) throw new Error(`Unknown option ${flag}\n\n${USAGE}`);
   if (flags.has('--quick') && flags.has('--full')) throw new Error('--quick and --full exclude each other');
   const soakSec = flags.has('--soak') ? parseDuration('--soak', valueOf('--soak')) : undefined;
@@ -95,5 +99,6 @@ export function parseOptions(argv: string[]): BenchOptions {
     reseed: flags.has('--reseed'),
     seedOnly: flags.has('--seed-only'),
     soakSec,
+    floor: flags.has('--floor'),
   };
 }

@@ -21,6 +21,7 @@ import { VARIANTS } from './scenarios.js';
 import { prepareData } from './seed.js';
 import { EventLoopLog, renderSoakReport, runSoak, soakIntervalMs, type SoakInterval, type SoakResult } from './soak.js';
 import { killAllChildrenNow, serviceNodeFlags, startServer, type ServerProcess } from './servers.js';
+import { runFloor } from './floor.js';
 import { checkSqlParity } from './sql-parity.js';
 import { fleetOf, IngestClock } from './workloads.js';
 
@@ -44,6 +45,11 @@ async function main(): Promise<void> {
   // The service classes the seeding reuses log through Nest's static logger; keep the output to the bench's own.
   Logger.overrideLogger(false);
   mkdirSync(outputDir, { recursive: true });
+  if (options.floor) {
+    log(`Floor: S3's answers from bench/floor-server.ts, ${options.warmupSec} s warm-up + ${options.durationSec} s measured per row.`);
+    await runFloor(root, outputDir, options, log);
+    return;
+  }
   const startedAt = new Date();
   const variants = options.scenarios.flatMap((scenario) => VARIANTS[scenario]);
   const soakSec = options.soakSec;

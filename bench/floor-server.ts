@@ -1,0 +1,92 @@
+/**
+ * The floor under S3: a bare node:http server that does only the last step of a history answer —
+ * turn four series of numbers (what PostgreSQL hands the service) into the API's JSON and send it.
+ * No framework, no authentication, no database. Whatever latency it shows at a given concurrency,
+ * no server that builds the same answers per request can show less on this machine.
+ */
+import { createServer } from 'node:http';
+
+const METRICS = [
+  { name: 'current', base: 0, swing: 12, noise: 0.3, decimals: 2 },
+  { name: 'soc', base: 55, swing: 40, noise: 0, decimals: 1 },
+  { name: 'temperature', base: 23, swing: 5, noise: 0.2, decimals: 2 },
+  { name: 'voltage', base: 52, swing: 1.2, noise: 0.05, decimals: 3 },
+];
+const SAMPLES_PER_POINT = 30;
+
+interface Columns {
+  metric: string;
+  ts: number[];
+  avg: number[];
+  min: number[];
+  max: number[];
+  count: number[];
+}
+
+/** Aggregates of 30 samples per point, rounded as the bench's seeded records are, so the numbers print as long as real ones. */
+function columnsOf(points: number, bucketSec: number, end: number): Columns[] {
+  return METRICS.map((metric, m) => {
+    const columns: Columns = { metric: metric.name, ts: [], avg: [], min: [], max: [], count: [] };
+    for (let i = 0; i < points; i++) {
+      const ts = end - (points - i) * bucketSec;
+      const samples = Array.from({ length: SAMPLES_PER_POINT }, (_, s) => {
+        const value = metric.base + metric.swing * Math.sin((ts + s * 10) / 5400 + m) + metric.noise * Math.random();
+        return Math.round(value * 10 ** metric.decimals) / 10 ** metric.decimals;
+      });
+      columns.ts.push(ts);
+      columns.avg.push(samples.reduce((sum, value) => sum + value, 0) / samples.length);
+      columns.min.push(Math.min(...samples));
+      columns.max.push(Math.max(...samples));
+      columns.count.push(samples.length);
+    }
+    return columns;
+  });
+}
+
+/** The service's last step (DashboardService.toSeries, then the reply's JSON.stringify), per request. */
+function answer(series: Columns[], bucketSec: number): string {
+  const formatted = new Map<number, string>();
+  const iso = (seconds: number): string => {
+    let text = formatted.get(seconds);
+    if (text === undefined) {
+      text = new Date(seconds * 1000).toISOString();
+      formatted.set(seconds, text);
+    }
+    return text;
+  };
+  const first = series[0].ts[0];
+  const last = series[0].ts[series[0].ts.length - 1] + bucketSec;
+  return JSON.stringify({
+    deviceId: 'bench-00000',
+    from: iso(first),
+    to: iso(last),
+    bucketSec,
+    series: series.map((row) => ({
+      metric: row.metric,
+      batteryId: 'main',
+      points: row.ts.map((seconds, i) => ({ ts: iso(seconds), avg: row.avg[i], min: row.min[i], max: row.max[i], count: row.count[i] })),
+    })),
+    nextCursor: null,
+  });
+}
+
+const end = Math.floor(Date.now() / 86_400_000) * 86_400;
+/** The auto buckets of the S3 ranges: 24 h → 5 min, 7 d → 1 h, 30 d → 6 h. */
+const SHAPES = new Map([
+  ['24h', { points: 288, bucketSec: 300 }],
+  ['7d', { points: 168, bucketSec: 3600 }],
+  ['30d', { points: 120, bucketSec: 21_600 }],
+]);
+const prepared = new Map([...SHAPES].map(([range, shape]) => [range, { ...shape, series: columnsOf(shape.points, shape.bucketSec, end) }]));
+
+createServer((request, response) => {
+  const range = new URL(request.url ?? '/', 'http://floor').searchParams.get('range') ?? '';
+  const shape = prepared.get(range);
+  if (request.url === '/health') {
+    response.writeHead(200, { 'content-type': 'application/json' }).end('{"status":"ok"}');
+  } else if (!shape) {
+    response.writeHead(404).end();
+  } else {
+    response.writeHead(200, { 'content-type': 'application/json; charset=utf-8' }).end(answer(shape.series, shape.bucketSec));
+  }
+}).listen(Number(process.env.PORT), process.env.HOST ?? '127.0.0.1');
