@@ -3,6 +3,7 @@ import type pg from 'pg';
 import { cpus } from 'node:os';
 import { machineBusyUs, peakRssKb, postgresCpuUs, processCpuUs, resetPeakRss, rssKb } from './proc-stats.js';
 import type { LoadSpec, Variant } from './scenarios.js';
+import { firePaced, type LoadOutcome } from './paced.js';
 import type { ServerProcess } from './servers.js';
 import type { Fleet, IngestClock, Integrity, Workload } from './workloads.js';
 
@@ -55,15 +56,11 @@ async function transactionCount(pool: pg.Pool): Promise<number> {
   return Number(rows[0].n);
 }
 
-function fire(url: string, load: LoadSpec, workload: Workload, durationSec: number): Promise<autocannon.Result> {
-  return autocannon({
-    url,
-    connections: load.connections,
-    overallRate: load.overallRate,
-    duration: durationSec,
-    timeout: 10,
-    requests: [workload.request],
-  });
+/** As fast as answered on `connections` (autocannon), or at an even pace when the load sets a rate (firePaced). */
+async function fire(url: string, load: LoadSpec, workload: Workload, durationSec: number): Promise<LoadOutcome> {
+  if (load.overallRate !== undefined) return firePaced(url, load.connections, load.overallRate, workload.request, durationSec);
+  const result = await autocannon({ url, connections: load.connections, duration: durationSec, timeout: 10, requests: [workload.request] });
+  return { requests: result.requests.total, durationSec: result.duration, p50Ms: result.latency.p50, p99Ms: result.latency.p99, non2xx: result.non2xx, errors: result.errors };
 }
 
 export interface RunContext {
@@ -122,10 +119,10 @@ export async function runVariant(variant: Variant, server: ServerProcess, target
     const result = results[index];
     loads.push({
       name: run.load.name,
-      requests: result.requests.total,
-      rps: result.requests.total / result.duration,
-      p50Ms: result.latency.p50,
-      p99Ms: result.latency.p99,
+      requests: result.requests,
+      rps: result.requests / result.durationSec,
+      p50Ms: result.p50Ms,
+      p99Ms: result.p99Ms,
       non2xx: result.non2xx - (run.workload.notModified?.() ?? 0),
       notModified: run.workload.notModified?.() ?? 0,
       errors: result.errors,

@@ -5,7 +5,7 @@ import { customerLoginWorkload, deviceLoginWorkload, historyWorkload, ingestWork
 export interface LoadSpec {
   name: string;
   connections: number;
-  /** autocannon overallRate (requests per second over all connections); unset: as fast as answered. */
+  /** Requests per second over all connections, sent at an even pace (bench/paced.ts); unset: as fast as answered (autocannon). */
   overallRate?: number;
   workload(fleet: Fleet, clock: IngestClock): Workload;
 }
