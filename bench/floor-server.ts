@@ -5,6 +5,8 @@
  * no server that builds the same answers per request can show less on this machine.
  */
 import { createServer } from 'node:http';
+import type { SeriesRow } from '../src/modules/dashboard/application/dashboard.queries.js';
+import { toSeries } from '../src/modules/dashboard/application/dashboard.service.js';
 
 const METRICS = [
   { name: 'current', base: 0, swing: 12, noise: 0.3, decimals: 2 },
@@ -14,19 +16,10 @@ const METRICS = [
 ];
 const SAMPLES_PER_POINT = 30;
 
-interface Columns {
-  metric: string;
-  ts: number[];
-  avg: number[];
-  min: number[];
-  max: number[];
-  count: number[];
-}
-
 /** Aggregates of 30 samples per point, rounded as the bench's seeded records are, so the numbers print as long as real ones. */
-function columnsOf(points: number, bucketSec: number, end: number): Columns[] {
+function columnsOf(points: number, bucketSec: number, end: number): SeriesRow[] {
   return METRICS.map((metric, m) => {
-    const columns: Columns = { metric: metric.name, ts: [], avg: [], min: [], max: [], count: [] };
+    const columns: SeriesRow = { battery_id: 'main', metric: metric.name, ts: [], avg: [], min: [], max: [], count: [] };
     for (let i = 0; i < points; i++) {
       const ts = end - (points - i) * bucketSec;
       const samples = Array.from({ length: SAMPLES_PER_POINT }, (_, s) => {
@@ -43,31 +36,11 @@ function columnsOf(points: number, bucketSec: number, end: number): Columns[] {
   });
 }
 
-/** The service's last step (DashboardService.toSeries, then the reply's JSON.stringify), per request. */
-function answer(series: Columns[], bucketSec: number): string {
-  const formatted = new Map<number, string>();
-  const iso = (seconds: number): string => {
-    let text = formatted.get(seconds);
-    if (text === undefined) {
-      text = new Date(seconds * 1000).toISOString();
-      formatted.set(seconds, text);
-    }
-    return text;
-  };
+/** The service's last step, per request: DashboardService's toSeries, then the reply's JSON.stringify. */
+function answer(series: SeriesRow[], bucketSec: number): string {
   const first = series[0].ts[0];
   const last = series[0].ts[series[0].ts.length - 1] + bucketSec;
-  return JSON.stringify({
-    deviceId: 'bench-00000',
-    from: iso(first),
-    to: iso(last),
-    bucketSec,
-    series: series.map((row) => ({
-      metric: row.metric,
-      batteryId: 'main',
-      points: row.ts.map((seconds, i) => ({ ts: iso(seconds), avg: row.avg[i], min: row.min[i], max: row.max[i], count: row.count[i] })),
-    })),
-    nextCursor: null,
-  });
+  return JSON.stringify({ deviceId: 'bench-00000', from: new Date(first * 1000).toISOString(), to: new Date(last * 1000).toISOString(), bucketSec, series: toSeries(series), nextCursor: null });
 }
 
 const end = Math.floor(Date.now() / 86_400_000) * 86_400;

@@ -129,7 +129,7 @@ function parseMetrics(raw: string): string[] {
  * ISO 8601 in UTC with milliseconds (toISOString). The series of one answer mostly share their
  * buckets, so each instant is formatted once.
  */
-function toSeries(rows: SeriesRow[]): Series[] {
+export function toSeries(rows: SeriesRow[]): Series[] {
   const formatted = new Map<number, string>();
   const iso = (seconds: number): string => {
     let text = formatted.get(seconds);
