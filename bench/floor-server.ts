@@ -53,13 +53,11 @@ const SHAPES = new Map([
 const prepared = new Map([...SHAPES].map(([range, shape]) => [range, { ...shape, series: columnsOf(shape.points, shape.bucketSec, end) }]));
 
 createServer((request, response) => {
-  const range = new URL(request.url ?? '/', 'http://floor').searchParams.get('range') ?? '';
-  const shape = prepared.get(range);
   if (request.url === '/health') {
     response.writeHead(200, { 'content-type': 'application/json' }).end('{"status":"ok"}');
-  } else if (!shape) {
-    response.writeHead(404).end();
-  } else {
-    response.writeHead(200, { 'content-type': 'application/json; charset=utf-8' }).end(answer(shape.series, shape.bucketSec));
+    return;
   }
+  const shape = prepared.get(new URL(request.url ?? '/', 'http://floor').searchParams.get('range') ?? '');
+  if (!shape) response.writeHead(404).end();
+  else response.writeHead(200, { 'content-type': 'application/json; charset=utf-8' }).end(answer(shape.series, shape.bucketSec));
 }).listen(Number(process.env.PORT), process.env.HOST ?? '127.0.0.1');

@@ -9,6 +9,7 @@ import autocannon from 'autocannon';
 import { HOST } from './fixtures.js';
 import type { BenchOptions } from './options.js';
 import { machineInfo } from './proc-stats.js';
+import { machineDescription } from './report.js';
 import { startServer } from './servers.js';
 
 const FLOOR_PORT = 3192;
@@ -44,7 +45,8 @@ async function measure(url: string, range: string, connections: number, warmupSe
     p50: result.latency.p50,
     p99: result.latency.p99,
     bytesPerAnswer: Math.round(result.throughput.total / Math.max(1, result.requests.total)),
-    errors: result.errors + result.timeouts + result.non2xx + unexpected,
+    // autocannon counts time-outs among its errors; `unexpected` every answer that is not a 200 with points.
+    errors: result.errors + unexpected,
   };
 }
 
@@ -69,11 +71,10 @@ export async function runFloor(root: string, outputDir: string, options: BenchOp
   } finally {
     await server.stop();
   }
-  const machine = machineInfo();
   const report = [
     `## Floor run ${new Date().toISOString()}`,
     '',
-    `- Machine: ${machine.cpus} CPUs (${machine.cpuModel}), ${machine.memGiB} GiB RAM, Linux ${machine.kernel}, Node ${machine.node}. Load generator and server share the CPUs.`,
+    `- Machine: ${machineDescription(machineInfo())}. Load generator and server share the CPUs.`,
     `- bench/floor-server.ts: S3's answers (4 series; 24 h: 288 points each, 7 d: 168, 30 d: 120) built from numbers in memory and sent; no framework, authentication or database. ${options.warmupSec} s warm-up + ${options.durationSec} s measured per row.`,
     '',
     '| range | connections | req/s | p50 ms | p99 ms | bytes per answer | errors |',

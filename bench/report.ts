@@ -238,9 +238,13 @@ function disturbance(runs: RunResult[]): string[] {
   ];
 }
 
+/** The machine as every report names it: CPUs, memory, kernel, Node. */
+export function machineDescription(machine: MachineInfo): string {
+  return `${machine.cpus} CPUs (${machine.cpuModel}), ${machine.memGiB} GiB RAM, Linux ${machine.kernel}, Node ${machine.node}`;
+}
+
 export function machineText(info: RunInfo): string {
-  const { machine } = info;
-  return `${machine.cpus} CPUs (${machine.cpuModel}), ${machine.memGiB} GiB RAM, Linux ${machine.kernel}, Node ${machine.node}, ${info.postgresVersion}`;
+  return `${machineDescription(info.machine)}, ${info.postgresVersion}`;
 }
 
 export function dataText(seed: SeedInfo): string {
