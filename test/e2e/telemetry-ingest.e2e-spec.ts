@@ -290,7 +290,6 @@ describe('POST /api/v1/telemetry', () => {
       ['a metric value that is a number in a string ("1.5")', () => metrics({ voltage: '1.5' }), 'records.1.metrics'],
       ['a metric value null', () => metrics({ voltage: null }), 'records.1.metrics'],
       ['a metric value that is an object', () => metrics({ voltage: { v: 1 } }), 'records.1.metrics'],
-      ['a metric value 1e309 (parses to Infinity)', () => metrics({ voltage: 1 }).replace('"voltage":1}', '"voltage":1e309}'), 'records.1.metrics'],
       ['ts without a zone', () => withSecond({ ts: iso(now - 4 * MINUTE).slice(0, 19) }), 'records.1.ts'],
       ['ts garbage', () => withSecond({ ts: 'yesterday' }), 'records.1.ts'],
       ['ts shaped right but no real instant (month 13, hour 25)', () => withSecond({ ts: '2026-13-40T25:61:61Z' }), 'records.1.ts'],

@@ -12,6 +12,12 @@ const MAX_REPORTED = 20;
  */
 const ajv = new Ajv({ allErrors: true, strict: true, strictNumbers: true, coerceTypes: false, removeAdditional: false, useDefaults: false });
 
+/**
+ * `{ anyNumber: true }`: any JSON number, Infinity included (what 1e999 parses to), for values the
+ * service refuses one by one later rather than with the whole body (telemetry metric values).
+ */
+ajv.addKeyword({ keyword: 'anyNumber', schemaType: 'boolean', errors: false, validate: (wanted: boolean, data: unknown) => !wanted || typeof data === 'number' });
+
 const formatMessages = new Map<string, string>();
 
 /** Adds a format checked by a function (e.g. an ISO instant that must name a real date) and what a refusal says. */
@@ -31,6 +37,7 @@ function fieldOf(error: ErrorObject, fieldFor: (path: string[]) => string[]): st
 
 function messageOf(error: ErrorObject): string {
   if (error.keyword === 'additionalProperties') return 'is not a known property';
+  if (error.keyword === 'anyNumber') return 'must be number';
   if (error.keyword === 'format') return formatMessages.get(String((error.params as { format: string }).format)) ?? 'has the wrong format';
   if (error.propertyName !== undefined) return `property name ${JSON.stringify(error.propertyName.slice(0, 40))} ${error.message ?? 'is not allowed'}`;
   return error.message ?? 'is not valid';

@@ -30,16 +30,32 @@ export interface TelemetryRecord {
   metrics: Record<string, number>;
 }
 
-export type RejectionCode = 'TS_IN_FUTURE' | 'TS_BEYOND_RETENTION';
+/**
+ * Metric values a gateway can send: a magnitude of at most 1e12, and none below 1e-12 except 0.
+ * No battery reading comes near either bound, and inside them every sum the rollups and history
+ * compute stays finite (1e12 × a year of microsecond records is ~3e25) and every average stays
+ * clear of float8 underflow (which PostgreSQL raises as an error for a nonzero quotient of 0).
+ */
+export const MAX_METRIC_MAGNITUDE = 1e12;
+export const MIN_METRIC_MAGNITUDE = 1e-12;
+
+export type RejectionCode = 'TS_IN_FUTURE' | 'TS_BEYOND_RETENTION' | 'VALUE_OUT_OF_RANGE';
 
 export interface Rejection {
   index: number;
   code: RejectionCode;
 }
 
+/** Finite, and 0 (-0 included) or a magnitude within [MIN_METRIC_MAGNITUDE, MAX_METRIC_MAGNITUDE]. */
+export function isStorableValue(value: number): boolean {
+  const magnitude = Math.abs(value);
+  return Number.isFinite(value) && magnitude <= MAX_METRIC_MAGNITUDE && (magnitude === 0 || magnitude >= MIN_METRIC_MAGNITUDE);
+}
+
 /**
  * Splits a batch into records to store and records rejected on their own: a timestamp more than
- * five minutes ahead of the server clock, or older than the retention window.
+ * five minutes ahead of the server clock, older than the retention window, or a metric value that
+ * is not finite or outside the bounds above.
  */
 export function admit(records: TelemetryRecord[], now: Date, retentionDays: number): { accepted: Array<TelemetryRecord & { index: number }>; rejected: Rejection[] } {
   const latest = now.getTime() + MAX_CLOCK_AHEAD_MS;
@@ -50,6 +66,7 @@ export function admit(records: TelemetryRecord[], now: Date, retentionDays: numb
     const at = record.ts.getTime();
     if (at > latest) rejected.push({ index, code: 'TS_IN_FUTURE' });
     else if (at < earliest) rejected.push({ index, code: 'TS_BEYOND_RETENTION' });
+    else if (!Object.values(record.metrics).every(isStorableValue)) rejected.push({ index, code: 'VALUE_OUT_OF_RANGE' });
     else accepted.push({ ...record, index });
   });
   return { accepted, rejected };

@@ -37,7 +37,8 @@ export const INGEST_BODY_SCHEMA = {
             minProperties: 1,
             maxProperties: MAX_METRICS_PER_RECORD,
             propertyNames: { pattern: METRIC_NAME.source },
-            additionalProperties: { type: 'number' },
+            // Non-finite values pass here and are rejected per record (VALUE_OUT_OF_RANGE) by admit.
+            additionalProperties: { anyNumber: true },
           },
         },
       },
@@ -56,7 +57,8 @@ export class TelemetryRecordRequest {
   batteryId?: string;
 
   @ApiProperty({
-    description: '1–64 finite numbers. Well-known: voltage (V), current (A, negative = discharge), power (W), soc (%), soh (%), temperature (°C), cellVoltageMin/cellVoltageMax (V), cycleCount, rssi (dBm), uptime (s), freeHeap (bytes).',
+    description:
+      '1–64 numbers. Each must be 0 or have a magnitude from 1e-12 to 1e12; a record with a value outside (or not finite, e.g. 1e999) is rejected on its own as VALUE_OUT_OF_RANGE. Well-known: voltage (V), current (A, negative = discharge), power (W), soc (%), soh (%), temperature (°C), cellVoltageMin/cellVoltageMax (V), cycleCount, rssi (dBm), uptime (s), freeHeap (bytes).',
     type: 'object',
     additionalProperties: { type: 'number' },
     example: { voltage: 52.1, current: -3.4, soc: 81.5, temperature: 24.2 },
@@ -73,7 +75,7 @@ export class RejectedRecordResponse {
   @ApiProperty({ description: 'Position of the record in the batch.', example: 3 })
   index!: number;
 
-  @ApiProperty({ enum: ['TS_IN_FUTURE', 'TS_BEYOND_RETENTION'], example: 'TS_IN_FUTURE' })
+  @ApiProperty({ enum: ['TS_IN_FUTURE', 'TS_BEYOND_RETENTION', 'VALUE_OUT_OF_RANGE'], example: 'TS_IN_FUTURE' })
   code!: string;
 }
 

@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import { isDatabaseUnavailable } from '../../../shared/database/database-errors.js';
 import { Sql } from '../../../shared/database/sql.js';
 import type { TelemetryRecord } from '../domain/telemetry-record.js';
 
@@ -109,11 +110,37 @@ export class TelemetryWriter {
 
   private async flush(batch: Pending[]): Promise<void> {
     try {
-      const inserted = await this.store(batch);
-      for (const pending of batch) pending.resolve(this.claim(pending, inserted));
+      await this.storeIsolating(batch);
     } catch (error) {
+      // The database cannot serve: every request of the flush still waiting fails now, none is
+      // retried (a settled promise ignores the reject).
       for (const pending of batch) pending.reject(error);
     }
+  }
+
+  /**
+   * Stores the batch in one statement; when the statement fails for a reason other than
+   * unavailability, the fault lies in some request's records (admit should have refused them): the
+   * batch is split in halves and each is tried again, down to single requests, so only the guilty
+   * request gets the error and every other one is stored. A flush with k guilty requests of n costs
+   * at most about 2k·log2(n) more statements. Unavailability is thrown on at once, no retry.
+   */
+  private async storeIsolating(batch: Pending[]): Promise<void> {
+    let inserted: Set<string>;
+    try {
+      inserted = await this.store(batch);
+    } catch (error) {
+      if (isDatabaseUnavailable(error)) throw error;
+      if (batch.length === 1) {
+        batch[0].reject(error);
+        return;
+      }
+      const middle = Math.ceil(batch.length / 2);
+      await this.storeIsolating(batch.slice(0, middle));
+      await this.storeIsolating(batch.slice(middle));
+      return;
+    }
+    for (const pending of batch) pending.resolve(this.claim(pending, inserted));
   }
 
   private takeBatch(): Pending[] {
