@@ -801,6 +801,11 @@ describe('OTA events', () => {
         ['an empty type', { type: '' }, 'type'],
         ['a garbage cursor', { cursor: 'not a cursor!' }, 'cursor'],
         ['a cursor with a key that is not an event id', { cursor: Buffer.from(`${new Date().toISOString()}|abc`, 'utf8').toString('base64url') }, 'cursor'],
+        // Issue 15, point 9: these reached PostgreSQL (500) or were read leniently (200).
+        ['a cursor with an event id beyond bigint', { cursor: Buffer.from(`${new Date().toISOString()}|9223372036854775808`, 'utf8').toString('base64url') }, 'cursor'],
+        ['a cursor with a year PostgreSQL cannot store', { cursor: Buffer.from('-271821-04-20T00:00:00.000Z|42', 'utf8').toString('base64url') }, 'cursor'],
+        ['a cursor with an instant read leniently ("1")', { cursor: Buffer.from('1|42', 'utf8').toString('base64url') }, 'cursor'],
+        ['a cursor with 30 February', { cursor: Buffer.from('2026-02-30T00:00:00.000Z|42', 'utf8').toString('base64url') }, 'cursor'],
         ['from not a date', { from: 'yesterday' }, 'from'],
         ['from after to', { from: iso(Date.now()), to: iso(Date.now() - HOUR) }, 'from'],
       ] as Array<[string, HistoryQuery, string]>)('%s: 400 naming the field', async (_name, query, field) => {

@@ -14,7 +14,7 @@ export function PageQuery(maxLimit: number) {
     @Max(maxLimit)
     limit?: number;
 
-    @ApiPropertyOptional({ description: 'nextCursor of the previous page.' })
+    @ApiPropertyOptional({ description: 'nextCursor of the previous page, exactly as returned; anything else is a 400 naming `cursor`.' })
     @Optional()
     @IsString()
     @MaxLength(200)

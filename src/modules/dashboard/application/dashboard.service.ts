@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { Clock } from '../../../config/config.module.js';
 import { NotFoundError, ValidationFailedError } from '../../../shared/domain-error.js';
-import { decodeCursor, decodeTimeCursor, encodeCursor, encodeTimeCursor } from '../../../shared/http/cursor.js';
+import { decodeCursor, decodeTimeCursor, encodeCursor, encodeTimeCursor, invalidCursor } from '../../../shared/http/cursor.js';
 import { FleetDefaultsStore } from '../../devices/application/fleet-defaults.js';
 import type { FleetDefaults } from '../../devices/domain/device-config.js';
 import { DEVICE_ID_PATTERN } from '../../devices/domain/device-id.js';
@@ -86,6 +86,9 @@ export class DashboardService {
     if (params.batteryId !== undefined && !BATTERY_ID_PATTERN.test(params.batteryId)) {
       throw new ValidationFailedError([{ field: 'batteryId', message: 'batteryId must be 1–64 characters of A–Z a–z 0–9 . _ : -' }]);
     }
+    // Bucket answers are never paged: a cursor there is a client mistake, refused rather than ignored.
+    if (params.cursor !== undefined && bucket.kind !== 'raw') throw invalidCursor('cursor applies only to bucket=raw: bucket answers have no pages');
+    const after = params.cursor === undefined ? null : decodeRawCursor(params.cursor);
     const device = await this.visibility(viewer, deviceId);
     const visibleFrom = this.visibleFrom(viewer, device, range.from) ?? range.from;
     const effective = { from: visibleFrom < range.to ? visibleFrom : range.to, to: range.to };
@@ -93,7 +96,6 @@ export class DashboardService {
 
     if (bucket.kind === 'raw') {
       const limit = params.limit ?? 1000;
-      const after = params.cursor === undefined ? null : decodeRawCursor(params.cursor);
       const rows = await this.queries.raw({ deviceId, ...effective, batteryId, limit: limit + 1, after });
       const records = rows.slice(0, limit);
       const last = records[records.length - 1];

@@ -20,6 +20,9 @@ function parseTypes(raw: string | undefined): OtaEventType[] | null {
   return types as OtaEventType[];
 }
 
+/** An OTA event id as the cursor holds it: a bigint, so at most 2^63 − 1 (more is a database error, not a 400). */
+const isEventId = (key: string): boolean => /^(0|[1-9][0-9]{0,18})$/.test(key) && BigInt(key) <= 9_223_372_036_854_775_807n;
+
 @ApiTags('dashboard')
 @Controller('dashboard/devices/:deviceId/ota/history')
 export class DashboardOtaController {
@@ -43,7 +46,7 @@ export class DashboardOtaController {
     const from = query.from === undefined ? null : new Date(query.from);
     const to = query.to === undefined ? null : new Date(query.to);
     if (from && to && from >= to) throw new ValidationFailedError([{ field: 'from', message: 'from must be before to' }]);
-    const before = query.cursor === undefined ? null : decodeTimeCursor(query.cursor, (key) => /^[0-9]{1,19}$/.test(key));
+    const before = query.cursor === undefined ? null : decodeTimeCursor(query.cursor, isEventId);
     const viewer = { userId: customer.userId, isAdmin: customer.isAdmin };
     const visibleFrom = this.dashboard.visibleFrom(viewer, await this.dashboard.visibility(viewer, deviceId), from);
     const limit = query.limit ?? 50;

@@ -53,7 +53,7 @@ export class TelemetryHistoryQuery {
   @Max(1000)
   limit?: number;
 
-  @ApiPropertyOptional({ description: 'Raw mode: nextCursor of the previous page.' })
+  @ApiPropertyOptional({ description: 'Raw mode only: nextCursor of the previous page. With any other bucket (whose answers have no pages), or a value this service did not return, a 400 naming `cursor`.' })
   @Optional()
   @IsString()
   @MaxLength(200)
