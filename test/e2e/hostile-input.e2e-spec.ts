@@ -156,6 +156,35 @@ const HOSTILE_DATES = [
   '1e309',
 ];
 const HOSTILE_NUMBERS = ['NaN', 'Infinity', '-Infinity', '1e309', '-1e309', '9007199254740993', '-9007199254740993', '18446744073709551616', '1e-400', '-0', '0x10', '1_000', '.5', '0.1e1', '-1', '0'];
+/**
+ * Issue 15: finite JSON numbers at the edges of float8, int4, int8 and the safe integers. Each is
+ * valid JSON that parses to a finite number (or -0), so it passes any "is a number" check and
+ * reaches bounds checks, arithmetic and columns behind them.
+ */
+const EXTREME_NUMBERS = [
+  '1e308',
+  '-1e308',
+  '1.7e308',
+  '1.7976931348623157e308',
+  '-1.7976931348623157e308',
+  '5e-324',
+  '-5e-324',
+  '2.2250738585072014e-308',
+  '-0',
+  '-0.0',
+  '9007199254740991',
+  '-9007199254740991',
+  '9007199254740993',
+  '1e21',
+  '2147483647',
+  '2147483648',
+  '-2147483649',
+  '4294967296',
+  '9223372036854775807',
+  '9223372036854775808',
+  '-9223372036854775809',
+  '1e-7',
+];
 const PROTO_KEYS = ['__proto__', 'constructor', 'prototype'];
 
 /** Strings a server might choke on, as JS strings (JSON-encoded where they go into a body). */
@@ -175,6 +204,7 @@ const hostileValueText: fc.Arbitrary<string> = fc.oneof(
   { weight: 1, arbitrary: fc.constantFrom(JSON.stringify(HUGE), JSON.stringify('b'.repeat(10_000)), DEEP_ARRAY, DEEP_OBJECT, WIDE_ARRAY, JSON.stringify(LONG_ID)) },
   { weight: 1, arbitrary: fc.integer({ min: Number.MIN_SAFE_INTEGER, max: Number.MAX_SAFE_INTEGER }).map(String) },
   { weight: 1, arbitrary: fc.double().map((value) => (Number.isFinite(value) ? String(value) : 'NaN')) },
+  { weight: 2, arbitrary: fc.constantFrom(...EXTREME_NUMBERS) },
 );
 
 const SENTINEL = 'HOSTILE-SENTINEL-7f3a';
@@ -186,10 +216,38 @@ function pathsIn(value: unknown, prefix: (string | number)[] = []): (string | nu
   return [];
 }
 
+/**
+ * Paths to every number the body schema allows, inside its example: properties (also those the
+ * example leaves out), array items, map values (additionalProperties, e.g. telemetry metrics) and
+ * every variant of oneOf/anyOf/allOf.
+ */
+function numericPathsOf(schema: SchemaObject, example: unknown, prefix: (string | number)[] = [], depth = 0): (string | number)[][] {
+  const own = resolve(schema) as SchemaObject & { additionalProperties?: SchemaObject | boolean };
+  if (depth > 8) return [];
+  const types = ([] as string[]).concat(own.type ?? []);
+  const found: (string | number)[][] = types.includes('number') || types.includes('integer') ? [prefix] : [];
+  for (const variant of [...(own.oneOf ?? []), ...(own.anyOf ?? []), ...(own.allOf ?? [])]) found.push(...numericPathsOf(variant, example, prefix, depth + 1));
+  if (own.items) {
+    const items = Array.isArray(example) && example.length > 0 ? example : [undefined];
+    items.forEach((child, index) => found.push(...numericPathsOf(own.items!, child, [...prefix, index], depth + 1)));
+  }
+  const object = example !== null && typeof example === 'object' && !Array.isArray(example) ? (example as Record<string, unknown>) : {};
+  for (const key of new Set([...Object.keys(object), ...Object.keys(own.properties ?? {})])) {
+    const child = own.properties?.[key] ?? (typeof own.additionalProperties === 'object' ? own.additionalProperties : undefined);
+    if (child) found.push(...numericPathsOf(child, object[key], [...prefix, key], depth + 1));
+  }
+  const unique = new Map(found.map((path) => [JSON.stringify(path), path]));
+  return [...unique.values()];
+}
+
 function withSentinelAt(value: unknown, path: (string | number)[]): unknown {
   const copy = structuredClone(value) as Record<string | number, unknown>;
   let node = copy;
-  for (const step of path.slice(0, -1)) node = node[step] as Record<string | number, unknown>;
+  // A path may lead through properties the example leaves out (numericPathsOf): create them.
+  path.slice(0, -1).forEach((step, i) => {
+    node[step] ??= typeof path[i + 1] === 'number' ? [] : {};
+    node = node[step] as Record<string | number, unknown>;
+  });
   node[path[path.length - 1]] = SENTINEL;
   return copy;
 }
@@ -528,6 +586,37 @@ describe('Hostile input, every operation of openapi.json', () => {
     const problem = JSON.parse(answer.body.toString('utf8')) as { code: string; errors?: { field: string }[] };
     expect(problem.code).toBe('VALIDATION_FAILED');
     expect((problem.errors ?? []).map((error) => error.field.split(/[.[]/)[0])).toContain(property);
+  });
+
+  // Issue 15: every number field of every body (at any depth, map values included) set to each
+  // extreme finite number in an otherwise valid body, with timestamps moved to now so that the
+  // value is what gets judged: a 2xx, or a 4xx problem document that changed nothing — never a 5xx.
+  const numericCases = operations.flatMap((operation) =>
+    operation.bodySchema && operation.exampleBody !== undefined
+      ? numericPathsOf(operation.bodySchema, operation.exampleBody).map((path) => [operation.name, path.join('.'), operation, path] as const)
+      : [],
+  );
+
+  it('finds the numeric body fields', () => {
+    expect(numericCases.length).toBeGreaterThanOrEqual(16);
+    expect(numericCases.map(([name, path]) => `${name} ${path}`)).toEqual(
+      expect.arrayContaining(['POST /api/v1/telemetry records.0.metrics.voltage', 'POST /api/v1/admin/firmware size', 'POST /api/v1/ota/events events.0.progressPct']),
+    );
+  });
+
+  it.each(numericCases)('%s: %s set to extreme finite numbers: never a 5xx', async (_name, _path, operation, path) => {
+    const pathValues = operation.method === 'delete' ? deletablePathValue : samplePathValue;
+    const fresh = JSON.parse(JSON.stringify(operation.exampleBody).replace(/"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})"/g, () => JSON.stringify(new Date().toISOString()))) as unknown;
+    const template = JSON.stringify(withSentinelAt(fresh, path));
+    for (const text of EXTREME_NUMBERS) {
+      await check(operation, {
+        method: operation.method.toUpperCase(),
+        path: operation.path.replace(/\{(\w+)\}/g, (_, name: string) => pathValues[name] ?? 'x'),
+        headers: { 'content-type': 'application/json' },
+        auth: 'valid',
+        body: Buffer.from(template.replace(JSON.stringify(SENTINEL), text)),
+      });
+    }
   });
 
   it('a request line Node cannot parse (raw 0xFF and NUL bytes in the path): 400 problem document', async () => {
