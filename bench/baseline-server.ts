@@ -9,7 +9,7 @@
  * (buckets; raw mode is not benchmarked and answers 400 here), POST /api/v1/device/login,
  * POST /api/v1/auth/login, GET /health.
  */
-import { createHash, createHmac, createSecretKey, randomBytes, timingSafeEqual, type KeyObject } from 'node:crypto';
+import { createHash, createHmac, createSecretKey, randomBytes, randomUUID, timingSafeEqual, type KeyObject } from 'node:crypto';
 import * as argon2 from 'argon2';
 import Fastify, { type FastifyError, type FastifyRequest } from 'fastify';
 import jwt, { type JwtPayload } from 'jsonwebtoken';
@@ -113,7 +113,7 @@ interface SeriesRow {
 }
 
 /** passport-jwt's fromAuthHeaderAsBearerToken, then jsonwebtoken with the service's options. */
-function verifyAccessToken(request: FastifyRequest, secret: KeyObject, audience: string): { sub: string; tv: number } {
+function verifyAccessToken(request: FastifyRequest, secret: KeyObject, audience: string): { sub: string; tv: number; sid: unknown } {
   const match = /^(\S+)\s+(\S+)$/.exec(request.headers.authorization ?? '');
   if (!match || match[1].toLowerCase() !== 'bearer') throw unauthorized();
   let token: jwt.Jwt;
@@ -124,7 +124,8 @@ function verifyAccessToken(request: FastifyRequest, secret: KeyObject, audience:
   }
   const payload = token.payload as JwtPayload;
   if (token.header.typ !== ACCESS_TOKEN_TYPE || typeof payload.sub !== 'string' || typeof payload.tv !== 'number') throw unauthorized();
-  return { sub: payload.sub, tv: payload.tv };
+  if (typeof payload.exp !== 'number' || typeof payload.iat !== 'number' || payload.iat > Date.now() / 1000 + 5) throw unauthorized();
+  return { sub: payload.sub, tv: payload.tv, sid: payload.sid };
 }
 
 /**
@@ -155,8 +156,9 @@ async function deviceOf(request: FastifyRequest): Promise<DeviceRow> {
 }
 
 async function authenticateCustomer(request: FastifyRequest): Promise<{ userId: string; isAdmin: boolean }> {
-  const { sub, tv } = verifyAccessToken(request, customerKey, CUSTOMER_AUDIENCE);
-  const { rows } = await pool.query<UserRow>({ name: SQL.USER_BY_ID_NAME, text: SQL.USER_BY_ID_SQL, values: [sub] });
+  const { sub, tv, sid } = verifyAccessToken(request, customerKey, CUSTOMER_AUDIENCE);
+  if (typeof sid !== 'string' || !/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/.test(sid)) throw unauthorized();
+  const { rows } = await pool.query<UserRow>({ name: SQL.USER_IN_SESSION_NAME, text: SQL.USER_IN_SESSION_SQL, values: [sub, sid] });
   const user = rows[0];
   if (!user || user.token_version !== tv) throw unauthorized();
   return { userId: user.id, isAdmin: user.role === 'admin' };
@@ -192,7 +194,9 @@ const dummyPasswordHash = argon2.hash(randomBytes(16).toString('hex'), { type: a
 async function issueTokens(kind: 'device' | 'customer', subject: string, tokenVersion: number, extraClaims: Record<string, unknown>, now: Date) {
   const device = kind === 'device';
   const expiresIn = device ? config.deviceTokenTtlSec : config.customerTokenTtlSec;
-  const accessToken = jwt.sign({ sub: subject, tv: tokenVersion, ...extraClaims }, device ? deviceKey : customerKey, {
+  const familyId = randomUUID();
+  const claims = device ? { sub: subject, tv: tokenVersion, ...extraClaims } : { sub: subject, tv: tokenVersion, sid: familyId, ...extraClaims };
+  const accessToken = jwt.sign(claims, device ? deviceKey : customerKey, {
     audience: device ? DEVICE_AUDIENCE : CUSTOMER_AUDIENCE,
     issuer: ISSUER,
     expiresIn,
@@ -203,6 +207,7 @@ async function issueTokens(kind: 'device' | 'customer', subject: string, tokenVe
   await pool.query(device ? SQL.INSERT_DEVICE_REFRESH_TOKEN_SQL : SQL.INSERT_USER_REFRESH_TOKEN_SQL, [
     subject,
     tokenVersion,
+    familyId,
     hmac(refreshToken),
     now,
     new Date(now.getTime() + config.refreshTtlDays * 86_400_000),

@@ -76,11 +76,16 @@ const USER_COLUMNS = 'id, email, password_hash, role, email_verified_at, token_v
 export const USER_BY_ID_SQL = `SELECT ${USER_COLUMNS} FROM users WHERE id = $1`;
 export const USER_BY_ID_NAME = 'user_by_id';
 export const USER_BY_EMAIL_SQL = `SELECT ${USER_COLUMNS} FROM users WHERE email = $1`;
+/** findInSession: the customer guard's read, with the session (refresh-token family) check. */
+export const USER_IN_SESSION_SQL = `SELECT ${USER_COLUMNS} FROM users
+        WHERE id = $1 AND EXISTS (SELECT 1 FROM user_refresh_tokens t WHERE t.family_id = $2 AND t.user_id = users.id AND t.revoked_at IS NULL)`;
+export const USER_IN_SESSION_NAME = 'user_in_session';
 
 /** src/shared/auth-tokens/refresh-token-store.ts: insert, for devices and for users. */
 export const INSERT_DEVICE_REFRESH_TOKEN_SQL =
-  'INSERT INTO device_refresh_tokens (device_id, token_version, token_hash, issued_at, expires_at) VALUES ($1, $2, $3, $4, $5)';
-export const INSERT_USER_REFRESH_TOKEN_SQL = 'INSERT INTO user_refresh_tokens (user_id, token_version, token_hash, issued_at, expires_at) VALUES ($1, $2, $3, $4, $5)';
+  'INSERT INTO device_refresh_tokens (device_id, token_version, family_id, token_hash, issued_at, expires_at) VALUES ($1, $2, $3, $4, $5, $6)';
+export const INSERT_USER_REFRESH_TOKEN_SQL =
+  'INSERT INTO user_refresh_tokens (user_id, token_version, family_id, token_hash, issued_at, expires_at) VALUES ($1, $2, $3, $4, $5, $6)';
 
 /** src/modules/dashboard/application/dashboard.queries.ts: visibility() and series(). */
 const VISIBLE = '($2::boolean OR d.owner_id = $3::uuid)';

@@ -3,7 +3,7 @@ import { Reflector } from '@nestjs/core';
 import { AuthGuard as PassportAuthGuard, type IAuthGuard } from '@nestjs/passport';
 import type { FastifyRequest } from 'fastify';
 import type { CustomerPrincipal } from '../modules/accounts/application/accounts.service.js';
-import { DomainError, UnauthorizedError } from '../shared/domain-error.js';
+import { DomainError, InvalidBearerTokenError, UnauthorizedError } from '../shared/domain-error.js';
 import { AUTH_KIND, type AuthKind } from './auth.decorators.js';
 
 class ForbiddenRoleError extends DomainError {
@@ -12,13 +12,24 @@ class ForbiddenRoleError extends DomainError {
   }
 }
 
-/** Passport guard whose failures are our problem documents, never Nest's default 401 body. */
+/** A token under the Bearer scheme (well-formed or not); none, or another scheme, is no bearer token sent. */
+function bearerTokenSent(context: ExecutionContext): boolean {
+  const authorization = context.switchToHttp().getRequest<FastifyRequest>().headers.authorization;
+  return typeof authorization === 'string' && /^bearer\s+\S/i.test(authorization);
+}
+
+/**
+ * Passport guard whose failures are our problem documents, never Nest's default 401 body. A
+ * refused bearer token is an InvalidBearerTokenError (WWW-Authenticate error="invalid_token");
+ * a request without one gets the plain challenge (RFC 6750 §3).
+ */
 function strategyGuard(strategy: 'device-jwt' | 'customer-jwt'): IAuthGuard {
   class StrategyGuard extends PassportAuthGuard(strategy) {
-    override handleRequest<T>(error: unknown, principal: T | false): T {
-      if (error instanceof DomainError) throw error;
-      if (error || !principal) throw new UnauthorizedError();
-      return principal;
+    override handleRequest<T>(error: unknown, principal: T | false, _info: unknown, context: ExecutionContext): T {
+      if (!error && principal) return principal;
+      const refused = error instanceof DomainError ? error : new UnauthorizedError();
+      if (refused.kind === 'unauthorized' && bearerTokenSent(context)) throw new InvalidBearerTokenError(refused.message);
+      throw refused;
     }
   }
   return new StrategyGuard();

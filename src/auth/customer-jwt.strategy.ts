@@ -4,9 +4,9 @@ import { Strategy } from 'passport-jwt';
 import { Secrets } from '../config/secrets.js';
 import { AccountsService, CustomerPrincipal } from '../modules/accounts/application/accounts.service.js';
 import { CUSTOMER_TOKEN_AUDIENCE } from '../modules/accounts/application/user-tokens.js';
-import { accessTokenOptions, subjectOf, type CompleteToken } from './access-token.js';
+import { accessTokenOptions, sessionOf, type CompleteToken } from './access-token.js';
 
-/** Customer access tokens: their own key and audience; role and verification come from the database. */
+/** Customer access tokens: their own key and audience; role, verification and the session's state come from the database. */
 @Injectable()
 export class CustomerJwtStrategy extends PassportStrategy(Strategy, 'customer-jwt') {
   constructor(
@@ -17,6 +17,6 @@ export class CustomerJwtStrategy extends PassportStrategy(Strategy, 'customer-jw
   }
 
   validate(token: CompleteToken): Promise<CustomerPrincipal> {
-    return this.accounts.authenticate(subjectOf(token));
+    return this.accounts.authenticate(sessionOf(token));
   }
 }

@@ -49,6 +49,12 @@ export class UnauthorizedError extends DomainError {
   }
 }
 
+/**
+ * A bearer token was sent and refused (malformed, bad signature, expired, revoked, of the other
+ * kind): the 401 says error="invalid_token" (RFC 6750 §3). Same code as any other 401.
+ */
+export class InvalidBearerTokenError extends UnauthorizedError {}
+
 export class NotFoundError extends DomainError {
   constructor(message = 'The resource does not exist.') {
     super('NOT_FOUND', 'not-found', message);

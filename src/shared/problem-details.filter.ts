@@ -1,7 +1,7 @@
 import { ArgumentsHost, Catch, ExceptionFilter, HttpException, Logger } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { DomainError, type ErrorKind, type FieldError } from './domain-error.js';
+import { DomainError, InvalidBearerTokenError, type ErrorKind, type FieldError } from './domain-error.js';
 import { DatabaseUnavailableError } from './database/database-errors.js';
 import { PROBLEM_TITLES, problemType } from './problem-types.js';
 
@@ -122,8 +122,8 @@ export class ProblemDetailsFilter implements ExceptionFilter {
       requestId,
       ...(errors ? { errors } : {}),
     };
-    // RFC 9110: a 401 names the scheme that would succeed.
-    if (status === 401) reply.header('WWW-Authenticate', 'Bearer realm="device-cloud"');
+    // RFC 9110: a 401 names the scheme that would succeed; RFC 6750 §3: and says when the token sent was refused.
+    if (status === 401) reply.header('WWW-Authenticate', error instanceof InvalidBearerTokenError ? 'Bearer realm="device-cloud", error="invalid_token"' : 'Bearer realm="device-cloud"');
     if (retryAfterSec !== undefined) reply.header('Retry-After', String(Math.max(1, Math.ceil(retryAfterSec))));
     reply.header('Content-Type', 'application/problem+json; charset=utf-8');
     this.adapterHost.httpAdapter.reply(reply, body, status);

@@ -41,8 +41,9 @@ describe.each([
 
   it('a revoked token with the current ETag: 401, not 304', async () => {
     const { registered, etag } = await aPollingGateway();
-    // Refresh-token reuse voids every token of the device.
-    expect((await refresh(t.api, registered.refreshToken)).response.status).toBe(200);
+    // Refresh-token reuse (a token two generations old) voids every token of the device.
+    const second = await refresh(t.api, registered.refreshToken);
+    expect((await refresh(t.api, second.data!.refreshToken)).response.status).toBe(200);
     expect((await refresh(t.api, registered.refreshToken)).response.status).toBe(401);
 
     const answer = await t.api.GET(path, { headers: { ...bearer(registered.accessToken), 'if-none-match': etag } });
@@ -50,14 +51,27 @@ describe.each([
     expectProblem(answer, 401, 'UNAUTHORIZED');
   });
 
-  it('no token, a customer token, a token signed with another key or expired, with the current ETag: 401', async () => {
+  it('no token, a customer token, a token signed with another key, expired, without exp or issued in the future, with the current ETag: 401', async () => {
     const { registered, etag } = await aPollingGateway();
     const customer = await aCustomer(t);
     const claims = jwt.decode(registered.accessToken) as Record<string, unknown>;
     const forged = jwt.sign({ ...claims }, 'another-key-another-key-another-key', { algorithm: 'HS256', header: { alg: 'HS256', typ: 'at+jwt' } });
     const expired = jwt.sign({ ...claims, iat: 1_000, exp: 2_000 }, t.secrets.deviceJwtSecret, { algorithm: 'HS256', header: { alg: 'HS256', typ: 'at+jwt' } });
+    const { exp: _exp, ...withoutExp } = claims;
+    // Signed from a string, so jsonwebtoken adds no claims of its own.
+    const neverExpiring = jwt.sign(JSON.stringify(withoutExp), t.secrets.deviceJwtSecret, { algorithm: 'HS256', header: { alg: 'HS256', typ: 'at+jwt' } });
+    const now = Math.floor(Date.now() / 1000);
+    const issuedAhead = jwt.sign(JSON.stringify({ ...claims, iat: now + 60, exp: now + 360 }), t.secrets.deviceJwtSecret, { algorithm: 'HS256', header: { alg: 'HS256', typ: 'at+jwt' } });
 
-    for (const authorization of [undefined, `Bearer ${customer.accessToken}`, `Bearer ${forged}`, `Bearer ${expired}`, `Basic ${registered.accessToken}`]) {
+    for (const authorization of [
+      undefined,
+      `Bearer ${customer.accessToken}`,
+      `Bearer ${forged}`,
+      `Bearer ${expired}`,
+      `Bearer ${neverExpiring}`,
+      `Bearer ${issuedAhead}`,
+      `Basic ${registered.accessToken}`,
+    ]) {
       const headers = { 'if-none-match': etag, ...(authorization ? { authorization } : {}) };
       expectProblem(await t.api.GET(path, { headers }), 401, 'UNAUTHORIZED');
     }

@@ -635,11 +635,14 @@ describe('device configuration', () => {
         const rotated = (await refresh(t.api, gateway.registered.refreshToken)).data!;
         expect((await gatewayConfig(t.api, rotated.accessToken)).response.status).toBe(200);
         expect((await gatewayConfig(t.api, gateway.accessToken)).response.status).toBe(200);
+        const latest = (await refresh(t.api, rotated.refreshToken)).data!;
 
+        // Two generations old: reuse (a repeat of the immediately previous token within the grace is not).
         expectProblem(await refresh(t.api, gateway.registered.refreshToken), 401, 'INVALID_TOKEN');
 
         expectProblem(await gatewayConfig(t.api, gateway.accessToken), 401, 'UNAUTHORIZED');
         expectProblem(await gatewayConfig(t.api, rotated.accessToken), 401, 'UNAUTHORIZED');
+        expectProblem(await gatewayConfig(t.api, latest.accessToken), 401, 'UNAUTHORIZED');
         const again = (await login(t.api, gateway.deviceId, gateway.registered.deviceSecret)).data!;
         expect((await gatewayConfig(t.api, again.accessToken)).data).toEqual(gateway.registered.config);
       });
@@ -936,8 +939,10 @@ describe('device configuration', () => {
       const gateway = await aGateway(a);
       await currentConfig(b.api, gateway);
       await currentConfig(b.api, gateway);
-      await refresh(a.api, gateway.registered.refreshToken);
+      const rotated = await refresh(a.api, gateway.registered.refreshToken);
+      expect((await refresh(b.api, rotated.data!.refreshToken)).response.status).toBe(200);
 
+      // Two generations old: reuse.
       expectProblem(await refresh(a.api, gateway.registered.refreshToken), 401, 'INVALID_TOKEN');
 
       const refused = await eventually(

@@ -1,6 +1,7 @@
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import { aDeviceId, aRegistration, bearer, getMe, registerDevice } from '../support/builders.js';
 import { createTestApp, type TestApp } from '../support/create-test-app.js';
+import { INVALID_TOKEN_CHALLENGE, NO_TOKEN_CHALLENGE } from '../support/challenges.js';
 import { base64url, craftAccessToken, type TokenSpec } from '../support/crafted-tokens.js';
 import { deviceRow, snapshot } from '../support/database-state.js';
 import { expectProblem } from '../support/problems.js';
@@ -21,12 +22,18 @@ describe('device access tokens on GET /api/v1/device/me', () => {
     return craftAccessToken({ sub: deviceId, aud: 'device-cloud:device' }, t.secrets.deviceJwtSecret, spec);
   }
 
-  /** The call is refused with a 401 problem and leaves the device untouched (credentials not marked used). */
-  async function expectRejected(deviceId: string, headers: Record<string, string>): Promise<void> {
+  /**
+   * The call is refused with a 401 problem whose challenge says the token sent was refused (or,
+   * when none was sent, only names the scheme), and leaves the device untouched (credentials not
+   * marked used).
+   */
+  async function expectRejected(deviceId: string, headers: Record<string, string>, challenge = INVALID_TOKEN_CHALLENGE): Promise<void> {
     const before = await snapshot(t.db, deviceId);
 
-    expectProblem(await t.api.GET('/api/v1/device/me', { headers }), 401, 'UNAUTHORIZED');
+    const result = await t.api.GET('/api/v1/device/me', { headers });
 
+    expectProblem(result, 401, 'UNAUTHORIZED');
+    expect(result.response.headers.get('www-authenticate')).toBe(challenge);
     expect(await snapshot(t.db, deviceId)).toEqual(before);
   }
 
@@ -75,17 +82,17 @@ describe('device access tokens on GET /api/v1/device/me', () => {
       ({ deviceId, accessToken } = await registerDevice(t.api));
     });
 
-    it('no Authorization header', async () => {
-      await expectRejected(deviceId, {});
+    it('no Authorization header (challenge without error)', async () => {
+      await expectRejected(deviceId, {}, NO_TOKEN_CHALLENGE);
     });
 
     it.each([
-      ['Bearer garbage', () => 'Bearer garbage'],
-      ['an empty bearer token', () => 'Bearer '],
-      ['the token without the Bearer scheme', () => accessToken],
-      ['the token under the Basic scheme', () => `Basic ${accessToken}`],
-    ])('%s', async (_name, authorization) => {
-      await expectRejected(deviceId, { authorization: authorization() });
+      ['Bearer garbage', () => 'Bearer garbage', INVALID_TOKEN_CHALLENGE],
+      ['an empty bearer token (challenge without error)', () => 'Bearer ', NO_TOKEN_CHALLENGE],
+      ['the token without the Bearer scheme (challenge without error)', () => accessToken, NO_TOKEN_CHALLENGE],
+      ['the token under the Basic scheme (challenge without error)', () => `Basic ${accessToken}`, NO_TOKEN_CHALLENGE],
+    ])('%s', async (_name, authorization, challenge) => {
+      await expectRejected(deviceId, { authorization: authorization() }, challenge);
     });
 
     it('a payload with one character changed', async () => {
@@ -138,6 +145,28 @@ describe('device access tokens on GET /api/v1/device/me', () => {
 
     it('a token without the token version claim', async () => {
       await expectRejected(deviceId, bearer(craftToken(deviceId, { payload: { tv: undefined } })));
+    });
+
+    it('a token without exp (RFC 8725: every access token expires)', async () => {
+      await expectRejected(deviceId, bearer(craftToken(deviceId, { payload: { exp: undefined } })));
+    });
+
+    it('a token without iat', async () => {
+      await expectRejected(deviceId, bearer(craftToken(deviceId, { payload: { iat: undefined } })));
+    });
+
+    it.each([
+      ['exp', { exp: String(Math.floor(Date.now() / 1000) + 300) }],
+      ['iat', { iat: String(Math.floor(Date.now() / 1000)) }],
+    ])('a token whose %s is not a number', async (_claim, payload) => {
+      await expectRejected(deviceId, bearer(craftToken(deviceId, { payload })));
+    });
+
+    it('a token issued a minute in the future (one issued 2 seconds ahead is still accepted)', async () => {
+      const now = Math.floor(Date.now() / 1000);
+      expect((await getMe(t.api, craftToken(deviceId, { payload: { iat: now + 2, exp: now + 302 } }))).response.status).toBe(200);
+
+      await expectRejected(deviceId, bearer(craftToken(deviceId, { payload: { iat: now + 60, exp: now + 360 } })));
     });
 
     it('a token naming an unknown device', async () => {

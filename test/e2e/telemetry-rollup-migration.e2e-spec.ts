@@ -40,7 +40,8 @@ describe('migrations TelemetryRollupLevels and TelemetryRollup6h: existing 5-min
       ]);
     }
 
-    expect(await runMigrations(database.url)).toEqual(['TelemetryRollupLevels1763780000000', 'TelemetryRollup6h1763790000000']);
+    // Migrations added later run too; these two are the subject here.
+    expect((await runMigrations(database.url)).slice(0, 2)).toEqual(['TelemetryRollupLevels1763780000000', 'TelemetryRollup6h1763790000000']);
   });
   afterAll(async () => {
     await db.end();

@@ -20,6 +20,7 @@ export interface RefreshTokenRow {
   device_id: string;
   token_hash: string;
   token_version: number;
+  family_id: string;
   issued_at: Date;
   expires_at: Date;
   rotated_at: Date | null;

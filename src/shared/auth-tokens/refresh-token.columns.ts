@@ -11,6 +11,10 @@ export abstract class RefreshTokenColumns {
   @Column({ name: 'token_version', type: 'integer' })
   tokenVersion!: number;
 
+  /** The session: shared by the token a login issued and all its successors. */
+  @Column({ name: 'family_id', type: 'uuid' })
+  familyId!: string;
+
   @Column({ name: 'issued_at', type: 'timestamptz' })
   issuedAt!: Date;
 

@@ -20,14 +20,15 @@ class FakeSubjects implements TokenSubject {
 
 const NOW = new Date('2026-11-21T12:00:00.000Z');
 const TTL_DAYS = 30;
+const GRACE_SEC = 30;
 const later = (seconds: number) => new Date(NOW.getTime() + seconds * 1000);
 
-function setUp() {
+function setUp(reuseGraceSec = GRACE_SEC) {
   const store = new InMemoryRefreshTokenStore();
   const hasher = new SecretHasher('p'.repeat(32));
   const subjects = new FakeSubjects();
   subjects.versions.set('subject-1', 1);
-  const refreshTokens = new RefreshTokens(store, hasher, { prefix: 'tst_', ttlDays: TTL_DAYS });
+  const refreshTokens = new RefreshTokens(store, hasher, { prefix: 'tst_', ttlDays: TTL_DAYS, reuseGraceSec });
   return { store, hasher, subjects, refreshTokens };
 }
 
@@ -63,45 +64,141 @@ describe('RefreshTokens', () => {
   });
 
   describe('rotate', () => {
-    it('returns the subject and marks the token rotated', async () => {
-      const { store, subjects, refreshTokens } = setUp();
-      const token = await refreshTokens.issue('subject-1', 1, NOW);
+    it('returns the subject and a successor in the same family, marks the token rotated and stores only the successor\'s HMAC', async () => {
+      const { store, hasher, subjects, refreshTokens } = setUp();
+      const token = await refreshTokens.issue('subject-1', 1, NOW, 'family-1');
 
-      await expect(refreshTokens.rotate(token, later(10), subjects)).resolves.toMatchObject({ subjectId: 'subject-1' });
+      const rotated = await refreshTokens.rotate(token, later(10), subjects);
 
-      expect(store.of('subject-1').map((stored) => [stored.rotatedAt, stored.revokedAt])).toEqual([[later(10), null]]);
+      expect(rotated).toEqual({ subjectId: 'subject-1', tokenVersion: 1, familyId: 'family-1', refreshToken: expect.stringMatching(/^tst_[A-Za-z0-9_-]{43}$/), rotatedAt: later(10) });
+      expect(rotated.refreshToken).not.toBe(token);
+      expect(store.of('subject-1')).toEqual([
+        expect.objectContaining({ tokenHash: hasher.hmac(token), familyId: 'family-1', rotatedAt: later(10), revokedAt: null }),
+        expect.objectContaining({ tokenHash: hasher.hmac(rotated.refreshToken), familyId: 'family-1', tokenVersion: 1, expiresAt: later(10 + TTL_DAYS * 86_400), rotatedAt: null, revokedAt: null }),
+      ]);
+      expect(JSON.stringify(store.of('subject-1'))).not.toContain(rotated.refreshToken.slice(4));
       expect(subjects.revokeAllCalls).toEqual([]);
+      await expect(refreshTokens.rotate(rotated.refreshToken, later(20), subjects)).resolves.toMatchObject({ subjectId: 'subject-1', familyId: 'family-1' });
     });
 
-    it('treats a second use of a rotated token as theft: voids the subject and every token it has', async () => {
+    it('opens a new family for each issued token unless told which', async () => {
+      const { store, refreshTokens } = setUp();
+
+      await refreshTokens.issue('subject-1', 1, NOW);
+      await refreshTokens.issue('subject-1', 1, NOW);
+
+      const [first, second] = store.of('subject-1').map((stored) => stored.familyId);
+      expect(first).not.toBe(second);
+    });
+
+    it('treats a second use of a rotated token after the grace as theft: voids the subject and every token it has', async () => {
       const { store, subjects, refreshTokens } = setUp();
       const token = await refreshTokens.issue('subject-1', 1, NOW);
-      await refreshTokens.rotate(token, later(10), subjects);
-      const successor = await refreshTokens.issue('subject-1', 1, later(10));
+      const { refreshToken: successor } = await refreshTokens.rotate(token, later(10), subjects);
       const otherSubjects = await refreshTokens.issue('subject-2', 1, NOW);
       subjects.versions.set('subject-2', 1);
+      const afterGrace = later(10 + GRACE_SEC + 1);
 
-      await expect(refreshTokens.rotate(token, later(20), subjects)).rejects.toBeInstanceOf(InvalidRefreshTokenError);
+      await expect(refreshTokens.rotate(token, afterGrace, subjects)).rejects.toBeInstanceOf(InvalidRefreshTokenError);
 
       expect(subjects.revokeAllCalls).toEqual(['subject-1']);
       expect(subjects.versions.get('subject-1')).toBe(2);
-      expect(store.of('subject-1').map((stored) => stored.revokedAt)).toEqual([later(20), later(20)]);
+      expect(store.of('subject-1').map((stored) => stored.revokedAt)).toEqual([afterGrace, afterGrace]);
       expect(store.of('subject-2').map((stored) => stored.revokedAt)).toEqual([null]);
-      await expect(refreshTokens.rotate(successor, later(30), subjects)).rejects.toBeInstanceOf(InvalidRefreshTokenError);
-      await expect(refreshTokens.rotate(otherSubjects, later(30), subjects)).resolves.toMatchObject({ subjectId: 'subject-2' });
+      await expect(refreshTokens.rotate(successor, later(100), subjects)).rejects.toBeInstanceOf(InvalidRefreshTokenError);
+      await expect(refreshTokens.rotate(otherSubjects, later(100), subjects)).resolves.toMatchObject({ subjectId: 'subject-2' });
     });
 
-    it('lets only one of two concurrent rotations of the same token win, and voids the subject', async () => {
-      const { store, subjects, refreshTokens } = setUp();
-      const token = await refreshTokens.issue('subject-1', 1, NOW);
+    describe('a repeat of the immediately previous token (the client lost the answer)', () => {
+      it('within the grace: the same successor and rotation time, nothing changed, and the successor still works', async () => {
+        const { store, subjects, refreshTokens } = setUp();
+        const token = await refreshTokens.issue('subject-1', 1, NOW);
+        const first = await refreshTokens.rotate(token, later(10), subjects);
+        const before = store.of('subject-1');
 
-      const results = await Promise.allSettled([refreshTokens.rotate(token, later(1), subjects), refreshTokens.rotate(token, later(1), subjects)]);
+        const repeat = await refreshTokens.rotate(token, later(10 + GRACE_SEC), subjects);
 
-      expect(results.map((result) => result.status).sort()).toEqual(['fulfilled', 'rejected']);
-      const rejected = results.find((result): result is PromiseRejectedResult => result.status === 'rejected');
-      expect(rejected?.reason).toBeInstanceOf(InvalidRefreshTokenError);
-      expect(subjects.revokeAllCalls).toEqual(['subject-1']);
-      expect(store.of('subject-1').every((stored) => stored.revokedAt !== null)).toBe(true);
+        expect(repeat).toEqual(first);
+        expect(store.of('subject-1')).toEqual(before);
+        expect(subjects.revokeAllCalls).toEqual([]);
+        await expect(refreshTokens.rotate(first.refreshToken, later(50), subjects)).resolves.toMatchObject({ subjectId: 'subject-1' });
+      });
+
+      it('at once, concurrently: every request gets the same successor and the subject stays valid', async () => {
+        // Until issue 15 the loser of this race voided the subject; RFC 9700 allows this grace.
+        const { store, subjects, refreshTokens } = setUp();
+        const token = await refreshTokens.issue('subject-1', 1, NOW);
+
+        const results = await Promise.all([1, 2, 3].map(() => refreshTokens.rotate(token, later(1), subjects)));
+
+        expect(new Set(results.map((result) => result.refreshToken)).size).toBe(1);
+        expect(results.every((result) => result.rotatedAt.getTime() === later(1).getTime())).toBe(true);
+        expect(subjects.revokeAllCalls).toEqual([]);
+        expect(store.of('subject-1').map((stored) => [stored.rotatedAt, stored.revokedAt])).toEqual([
+          [later(1), null],
+          [null, null],
+        ]);
+        await expect(refreshTokens.rotate(results[0].refreshToken, later(40), subjects)).resolves.toMatchObject({ subjectId: 'subject-1' });
+      });
+
+      it('after the grace: reuse', async () => {
+        const { subjects, refreshTokens } = setUp();
+        const token = await refreshTokens.issue('subject-1', 1, NOW);
+        await refreshTokens.rotate(token, later(10), subjects);
+
+        await expect(refreshTokens.rotate(token, later(10 + GRACE_SEC + 1), subjects)).rejects.toBeInstanceOf(InvalidRefreshTokenError);
+
+        expect(subjects.revokeAllCalls).toEqual(['subject-1']);
+      });
+
+      it('two generations old (its successor was rotated too), even within the grace: reuse', async () => {
+        const { store, subjects, refreshTokens } = setUp();
+        const token = await refreshTokens.issue('subject-1', 1, NOW);
+        const second = await refreshTokens.rotate(token, later(1), subjects);
+        const third = await refreshTokens.rotate(second.refreshToken, later(2), subjects);
+
+        await expect(refreshTokens.rotate(token, later(3), subjects)).rejects.toBeInstanceOf(InvalidRefreshTokenError);
+
+        expect(subjects.revokeAllCalls).toEqual(['subject-1']);
+        expect(store.of('subject-1').every((stored) => stored.revokedAt !== null)).toBe(true);
+        await expect(refreshTokens.rotate(third.refreshToken, later(4), subjects)).rejects.toBeInstanceOf(InvalidRefreshTokenError);
+      });
+
+      it('with a grace of 0: every repeat is reuse, a concurrent one too', async () => {
+        const { store, subjects, refreshTokens } = setUp(0);
+        const token = await refreshTokens.issue('subject-1', 1, NOW);
+
+        const results = await Promise.allSettled([refreshTokens.rotate(token, later(1), subjects), refreshTokens.rotate(token, later(1), subjects)]);
+
+        expect(results.map((result) => result.status).sort()).toEqual(['fulfilled', 'rejected']);
+        const rejected = results.find((result): result is PromiseRejectedResult => result.status === 'rejected');
+        expect(rejected?.reason).toBeInstanceOf(InvalidRefreshTokenError);
+        expect(subjects.revokeAllCalls).toEqual(['subject-1']);
+        expect(store.of('subject-1').every((stored) => stored.revokedAt !== null)).toBe(true);
+      });
+
+      it('after the session was logged out: refused, without voiding the subject', async () => {
+        const { subjects, refreshTokens } = setUp();
+        const token = await refreshTokens.issue('subject-1', 1, NOW);
+        const { refreshToken: successor } = await refreshTokens.rotate(token, later(1), subjects);
+        await refreshTokens.revokeSession(successor, later(2));
+
+        await expect(refreshTokens.rotate(token, later(3), subjects)).rejects.toBeInstanceOf(InvalidRefreshTokenError);
+
+        expect(subjects.revokeAllCalls).toEqual([]);
+      });
+
+      it('after reuse detection voided the subject: refused, without voiding it again', async () => {
+        const { subjects, refreshTokens } = setUp();
+        const token = await refreshTokens.issue('subject-1', 1, NOW);
+        const second = await refreshTokens.rotate(token, later(1), subjects);
+        await refreshTokens.rotate(second.refreshToken, later(2), subjects);
+        await expect(refreshTokens.rotate(token, later(3), subjects)).rejects.toBeInstanceOf(InvalidRefreshTokenError);
+
+        await expect(refreshTokens.rotate(second.refreshToken, later(4), subjects)).rejects.toBeInstanceOf(InvalidRefreshTokenError);
+
+        expect(subjects.revokeAllCalls).toEqual(['subject-1']);
+      });
     });
 
     it('accepts a token a second before it expires', async () => {
@@ -172,34 +269,40 @@ describe('RefreshTokens', () => {
       await refreshTokens.rotate(token, later(10), subjects);
       subjects.versions.delete('subject-1');
 
-      await expect(refreshTokens.rotate(token, later(20), subjects)).rejects.toBeInstanceOf(InvalidRefreshTokenError);
+      await expect(refreshTokens.rotate(token, later(10 + GRACE_SEC + 1), subjects)).rejects.toBeInstanceOf(InvalidRefreshTokenError);
 
       expect(subjects.revokeAllCalls).toEqual([]);
-      expect(store.of('subject-1').map((stored) => stored.revokedAt)).toEqual([null]);
+      expect(store.of('subject-1').map((stored) => stored.revokedAt)).toEqual([null, null]);
     });
   });
 
-  describe('revoke (logout)', () => {
-    it('stops the token from rotating, leaving the other tokens of the subject alive', async () => {
+  describe('revokeSession (logout)', () => {
+    it('ends the token\'s session, every token of its family, leaving the other sessions of the subject alive', async () => {
       const { store, subjects, refreshTokens } = setUp();
-      const token = await refreshTokens.issue('subject-1', 1, NOW);
-      const other = await refreshTokens.issue('subject-1', 1, NOW);
+      const token = await refreshTokens.issue('subject-1', 1, NOW, 'laptop');
+      const other = await refreshTokens.issue('subject-1', 1, NOW, 'phone');
+      const { refreshToken: successor } = await refreshTokens.rotate(token, later(1), subjects);
 
-      await refreshTokens.revoke(token, later(5));
+      await refreshTokens.revokeSession(successor, later(5));
 
+      await expect(refreshTokens.rotate(successor, later(10), subjects)).rejects.toBeInstanceOf(InvalidRefreshTokenError);
       await expect(refreshTokens.rotate(token, later(10), subjects)).rejects.toBeInstanceOf(InvalidRefreshTokenError);
       expect(subjects.revokeAllCalls).toEqual([]);
-      expect(store.of('subject-1').map((stored) => stored.revokedAt)).toEqual([later(5), null]);
-      await expect(refreshTokens.rotate(other, later(10), subjects)).resolves.toMatchObject({ subjectId: 'subject-1' });
+      expect(store.of('subject-1').map((stored) => [stored.familyId, stored.revokedAt])).toEqual([
+        ['laptop', later(5)],
+        ['phone', null],
+        ['laptop', later(5)],
+      ]);
+      await expect(refreshTokens.rotate(other, later(10), subjects)).resolves.toMatchObject({ subjectId: 'subject-1', familyId: 'phone' });
     });
 
     it('ignores an unknown token, so a logout can be retried', async () => {
       const { store, refreshTokens } = setUp();
       const token = await refreshTokens.issue('subject-1', 1, NOW);
 
-      await expect(refreshTokens.revoke('tst_unknown', later(5))).resolves.toBeUndefined();
-      await refreshTokens.revoke(token, later(5));
-      await expect(refreshTokens.revoke(token, later(6))).resolves.toBeUndefined();
+      await expect(refreshTokens.revokeSession('tst_unknown', later(5))).resolves.toBeUndefined();
+      await refreshTokens.revokeSession(token, later(5));
+      await expect(refreshTokens.revokeSession(token, later(6))).resolves.toBeUndefined();
 
       expect(store.of('subject-1').map((stored) => stored.revokedAt)).toEqual([later(5)]);
     });

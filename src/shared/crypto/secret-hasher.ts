@@ -48,6 +48,14 @@ export class SecretHasher {
     return createHmac('sha256', this.pepper).update(value, 'utf8').digest('hex');
   }
 
+  /**
+   * A token derived from `value` under the pepper (base64url, 43 characters, like randomToken()):
+   * the same value always gives the same token, which no one without the pepper can compute.
+   */
+  derive(value: string): string {
+    return createHmac('sha256', this.pepper).update(value, 'utf8').digest('base64url');
+  }
+
   /** Constant-time comparison of a presented value with a stored HMAC (hex). */
   hmacMatches(value: string, storedHash: string | undefined): boolean {
     const presented = Buffer.from(this.hmac(value), 'hex');

@@ -8,6 +8,7 @@ import { Telemetry1763760000000 } from './migrations/1763760000000-telemetry.js'
 import { ConfigAndOta1763770000000 } from './migrations/1763770000000-config-and-ota.js';
 import { TelemetryRollupLevels1763780000000 } from './migrations/1763780000000-telemetry-rollup-levels.js';
 import { TelemetryRollup6h1763790000000 } from './migrations/1763790000000-telemetry-rollup-6h.js';
+import { RefreshTokenSessions1763800300000 } from './migrations/1763800300000-refresh-token-sessions.js';
 
 export const ENTITIES = [
   DeviceRecord,
@@ -19,7 +20,7 @@ export const ENTITIES = [
   ClaimAuditRecord,
 ];
 /** Telemetry tables are partitioned and written with set-based SQL; they have no entity (see the migration). */
-export const MIGRATIONS = [DeviceIdentity1763740000000, AccountsAndClaims1763750000000, Telemetry1763760000000, ConfigAndOta1763770000000, TelemetryRollupLevels1763780000000, TelemetryRollup6h1763790000000];
+export const MIGRATIONS = [DeviceIdentity1763740000000, AccountsAndClaims1763750000000, Telemetry1763760000000, ConfigAndOta1763770000000, TelemetryRollupLevels1763780000000, TelemetryRollup6h1763790000000, RefreshTokenSessions1763800300000];
 
 export interface DatabaseSettings {
   url: string;

@@ -1,3 +1,4 @@
+import type { InMemoryRefreshTokenStore } from '../../../shared/auth-tokens/in-memory-refresh-token.store.js';
 import { User, type UserState } from '../domain/user.js';
 import { UserRepository } from '../domain/user.repository.js';
 
@@ -15,9 +16,19 @@ export class InMemoryUserRepository extends UserRepository {
   private readonly users = new Map<string, UserState>();
   private readonly verificationTokens = new Map<string, VerificationToken>();
 
+  /** `refreshTokens`: where sessions live, as user_refresh_tokens does for the SQL repository. */
+  constructor(private readonly refreshTokens: InMemoryRefreshTokenStore) {
+    super();
+  }
+
   async findById(id: string): Promise<User | null> {
     const state = this.users.get(id);
     return state ? User.restore(state) : null;
+  }
+
+  async findInSession(id: string, sessionId: string): Promise<User | null> {
+    const live = this.refreshTokens.of(id).some((token) => token.familyId === sessionId && token.revokedAt === null);
+    return live ? this.findById(id) : null;
   }
 
   async findByEmail(email: string): Promise<User | null> {

@@ -4,6 +4,8 @@ import type { User } from './user.js';
 export abstract class UserRepository {
   abstract findById(id: string): Promise<User | null>;
   abstract findByEmail(email: string): Promise<User | null>;
+  /** The user, when the session `sessionId` (a refresh-token family) still has a live token; else null. */
+  abstract findInSession(id: string, sessionId: string): Promise<User | null>;
   /** Inserts unless the e-mail is taken; false when it was. */
   abstract insertIfEmailFree(user: User): Promise<boolean>;
   abstract save(user: User): Promise<void>;

@@ -43,6 +43,18 @@ export class TypeOrmUserRepository extends UserRepository {
     return rows[0] ? toDomain(rows[0]) : null;
   }
 
+  async findInSession(id: string, sessionId: string): Promise<User | null> {
+    // The customer guard's one read per request: the session check rides along (partial index
+    // user_refresh_tokens_live_family_idx).
+    const rows = await this.sql.rows<UserRow>(
+      `SELECT ${USER_COLUMNS} FROM users
+        WHERE id = $1 AND EXISTS (SELECT 1 FROM user_refresh_tokens t WHERE t.family_id = $2 AND t.user_id = users.id AND t.revoked_at IS NULL)`,
+      [id, sessionId],
+      'user_in_session',
+    );
+    return rows[0] ? toDomain(rows[0]) : null;
+  }
+
   async findByEmail(email: string): Promise<User | null> {
     const rows = await this.sql.rows<UserRow>(`SELECT ${USER_COLUMNS} FROM users WHERE email = $1`, [email]);
     return rows[0] ? toDomain(rows[0]) : null;

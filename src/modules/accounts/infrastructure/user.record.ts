@@ -44,6 +44,7 @@ export class EmailVerificationTokenRecord {
 @Entity({ name: 'user_refresh_tokens' })
 @Index('user_refresh_tokens_user_idx', ['userId'])
 @Index('user_refresh_tokens_hash_key', ['tokenHash'], { unique: true })
+@Index('user_refresh_tokens_live_family_idx', ['familyId'], { where: 'revoked_at IS NULL' })
 export class UserRefreshTokenRecord extends RefreshTokenColumns {
   @Column({ name: 'user_id', type: 'uuid' })
   userId!: string;

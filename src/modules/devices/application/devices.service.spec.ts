@@ -29,8 +29,8 @@ const START = new Date('2026-11-21T12:00:00.000Z');
 const ADDRESS = '203.0.113.7';
 const CLAIM_CODE = 'QUICK-AMBER-FALCON';
 
-function setUp() {
-  const env = loadEnv({});
+function setUp(overrides: Record<string, string> = {}) {
+  const env = loadEnv(overrides);
   const clock = new FixedClock(START);
   const repository = new InMemoryDeviceRepository();
   const hasher = new SecretHasher('x'.repeat(32));
@@ -49,6 +49,8 @@ function setUp() {
       audience: DEVICE_TOKEN_AUDIENCE,
       issuer: TOKEN_ISSUER,
       algorithms: ['HS256'],
+      // Tokens are issued at the service clock's time.
+      clockTimestamp: clock.now().getTime() / 1000,
     });
   return { env, clock, repository, refreshTokens, hasher, jwt, service, stored, verifyAccessToken };
 }
@@ -240,6 +242,30 @@ describe('DevicesService', () => {
     });
   });
 
+  describe('register: new devices per client address', () => {
+    it('creates REGISTRATION_MAX_PER_ADDRESS devices from one address, then 429 for the rest of the window, storing nothing', async () => {
+      const { service, repository, clock } = setUp({ REGISTRATION_MAX_PER_ADDRESS: '3', REGISTRATION_WINDOW_SEC: '3600' });
+      for (let i = 1; i <= 3; i++) await service.register(aLegacyRegistration({ deviceId: `gw-000${i}` }), ADDRESS);
+      clock.advanceSec(600);
+
+      await expect(service.register(aLegacyRegistration({ deviceId: 'gw-0004' }), ADDRESS)).rejects.toMatchObject({ code: 'RATE_LIMITED', details: { retryAfterSec: 3000 } });
+      expect(await repository.findById('gw-0004')).toBeNull();
+      await expect(service.register(aLegacyRegistration({ deviceId: 'gw-0005' }), '198.51.100.1')).resolves.toMatchObject({ deviceSecret: expect.any(String) });
+      clock.advanceSec(3000);
+      await expect(service.register(aLegacyRegistration({ deviceId: 'gw-0004' }), ADDRESS)).resolves.toMatchObject({ deviceSecret: expect.any(String) });
+    });
+
+    it('counts only devices created: retries and refused registrations of known ids use none of the budget', async () => {
+      const { service } = setUp({ REGISTRATION_MAX_PER_ADDRESS: '2' });
+      await service.register(aLegacyRegistration(), ADDRESS);
+      await service.register(aLegacyRegistration(), ADDRESS);
+      await expect(service.register(aLegacyRegistration({ hardwareId: 'someone-else' }), ADDRESS)).rejects.toBeInstanceOf(DeviceAlreadyRegisteredError);
+
+      await expect(service.register(aLegacyRegistration({ deviceId: 'gw-0002' }), ADDRESS)).resolves.toMatchObject({ deviceSecret: expect.any(String) });
+      await expect(service.register(aLegacyRegistration({ deviceId: 'gw-0003' }), ADDRESS)).rejects.toBeInstanceOf(RateLimitedError);
+    });
+  });
+
   describe('login', () => {
     it('issues tokens for the right secret and records the first use of the credentials', async () => {
       const { service, clock, stored, verifyAccessToken } = setUp();
@@ -265,22 +291,13 @@ describe('DevicesService', () => {
       expect((await stored('gw-0001')).credentialsUsedAt).toBeNull();
     });
 
-    it('blocks a device after LOGIN_MAX_FAILURES_PER_DEVICE wrong secrets, even with the right one, until the window ends', async () => {
-      const { service, env, clock } = setUp();
+    it('never locks a device out: after many wrong secrets from other addresses the right one still logs in', async () => {
+      const { service, env } = setUp();
       const { deviceSecret } = await service.register(aRegistration(), ADDRESS);
-      for (let i = 0; i < env.LOGIN_MAX_FAILURES_PER_DEVICE - 1; i++) {
-        await expect(service.login('gw-0001', 'wrong', `198.51.100.${i}`)).rejects.toBeInstanceOf(InvalidCredentialsError);
+      for (let i = 0; i < 5 * env.LOGIN_MAX_FAILURES_PER_DEVICE; i++) {
+        await expect(service.login('gw-0001', `wrong-${i}`, `198.51.100.${i}`)).rejects.toBeInstanceOf(InvalidCredentialsError);
       }
-      await expect(service.login('gw-0001', deviceSecret, ADDRESS)).resolves.toMatchObject({ tokenType: 'Bearer' });
-      await expect(service.login('gw-0001', 'wrong', ADDRESS)).rejects.toBeInstanceOf(InvalidCredentialsError);
 
-      await expect(service.login('gw-0001', deviceSecret, ADDRESS)).rejects.toMatchObject({
-        code: 'RATE_LIMITED',
-        details: { retryAfterSec: env.LOGIN_FAILURE_WINDOW_SEC },
-      });
-      clock.advanceSec(env.LOGIN_FAILURE_WINDOW_SEC - 1);
-      await expect(service.login('gw-0001', deviceSecret, ADDRESS)).rejects.toMatchObject({ details: { retryAfterSec: 1 } });
-      clock.advanceSec(1);
       await expect(service.login('gw-0001', deviceSecret, ADDRESS)).resolves.toMatchObject({ tokenType: 'Bearer' });
     });
 
@@ -310,10 +327,11 @@ describe('DevicesService', () => {
       await expect(service.refresh(second.refreshToken, ADDRESS)).resolves.toMatchObject({ tokenType: 'Bearer' });
     });
 
-    it('treats reuse of a rotated token as theft: voids every token of the device, the secret still logs in', async () => {
-      const { service, stored, refreshTokens } = setUp();
+    it('treats reuse of a rotated token after the grace as theft: voids every token of the device, the secret still logs in', async () => {
+      const { service, env, clock, stored, refreshTokens } = setUp();
       const { deviceSecret, tokens: first } = await service.register(aRegistration(), ADDRESS);
       const second = await service.refresh(first.refreshToken, ADDRESS);
+      clock.advanceSec(env.REFRESH_REUSE_GRACE_SEC + 1);
 
       await expect(service.refresh(first.refreshToken, ADDRESS)).rejects.toMatchObject({ name: 'InvalidRefreshTokenError', code: 'INVALID_TOKEN' });
 
@@ -323,6 +341,21 @@ describe('DevicesService', () => {
       await expect(service.authenticate({ sub: 'gw-0001', tv: 1 })).rejects.toBeInstanceOf(UnauthorizedError);
       const fresh = await service.login('gw-0001', deviceSecret, ADDRESS);
       await expect(service.refresh(fresh.refreshToken, ADDRESS)).resolves.toMatchObject({ tokenType: 'Bearer' });
+    });
+
+    it('a repeat within the grace (the gateway lost the answer) gets the same pair, byte for byte, and the device stays valid', async () => {
+      const { service, clock, stored, refreshTokens, verifyAccessToken } = setUp();
+      const { tokens: first } = await service.register(aRegistration(), ADDRESS);
+      clock.advanceSec(10);
+      const second = await service.refresh(first.refreshToken, ADDRESS);
+      clock.advanceSec(20);
+
+      await expect(service.refresh(first.refreshToken, ADDRESS)).resolves.toEqual(second);
+
+      expect(await verifyAccessToken(second.accessToken)).toMatchObject({ iat: START.getTime() / 1000 + 10 });
+      expect((await stored('gw-0001')).tokenVersion).toBe(1);
+      expect(refreshTokens.of('gw-0001').map((token) => token.revokedAt)).toEqual([null, null]);
+      await expect(service.refresh(second.refreshToken, ADDRESS)).resolves.toMatchObject({ tokenType: 'Bearer' });
     });
 
     it('refuses an unknown token', async () => {
@@ -365,9 +398,10 @@ describe('DevicesService', () => {
     });
 
     it('refuses a token of an earlier version', async () => {
-      const { service } = setUp();
+      const { service, env, clock } = setUp();
       const { tokens } = await service.register(aRegistration(), ADDRESS);
       await service.refresh(tokens.refreshToken, ADDRESS);
+      clock.advanceSec(env.REFRESH_REUSE_GRACE_SEC + 1);
       await expect(service.refresh(tokens.refreshToken, ADDRESS)).rejects.toMatchObject({ code: 'INVALID_TOKEN' });
 
       await expect(service.authenticate({ sub: 'gw-0001', tv: 1 })).rejects.toBeInstanceOf(UnauthorizedError);
