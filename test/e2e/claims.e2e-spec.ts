@@ -760,6 +760,23 @@ describe('claim failure limit per device (CLAIM_MAX_FAILURES_PER_DEVICE=3)', () 
     ]);
   });
 
+  it.each<[string, (device: { deviceSecret: string }) => Omit<ClaimBody, 'deviceId'>, boolean, string]>([
+    ['a device secret (even the right one) for a device with a claim code', (device) => ({ deviceSecret: device.deviceSecret }), false, 'CLAIM_CODE_REQUIRED'],
+    ['a claim code for a legacy device', () => ({ claimCode: aClaimCode() }), true, 'DEVICE_SECRET_REQUIRED'],
+  ])('the wrong kind of proof keeps its 400 but counts like a wrong code: %s, 3 times, then 429 even for the right proof', async (_name, wrongKind, legacy, code) => {
+    const [guesser, rightful] = await Promise.all([aCustomer(t), aCustomer(t)]);
+    const body = legacy ? aLegacyRegistration() : aRegistration();
+    const registered = await registerDevice(t.api, body);
+    for (let i = 0; i < 3; i++) expectProblem(await claim(t, guesser, { deviceId: body.deviceId, ...wrongKind(registered) }), 400, code);
+
+    const limited = await claim(t, rightful, { deviceId: body.deviceId, ...(legacy ? { deviceSecret: registered.deviceSecret } : { claimCode: body.claimCode }) });
+
+    expectProblem(limited, 429, 'RATE_LIMITED');
+    expect(Number(limited.response.headers.get('retry-after'))).toBeGreaterThan(0);
+    expect((await ownedDeviceRow(t.db, body.deviceId))!.owner_id).toBeNull();
+    expect((await auditRows(t.db, body.deviceId)).map((row) => row.outcome)).toEqual([code, code, code, 'RATE_LIMITED']);
+  });
+
   it('two wrong codes are not yet limited: the right code then claims', async () => {
     const customer = await aCustomer(t);
     const { body } = await aRegisteredDevice(t);

@@ -327,17 +327,30 @@ describe('ClaimsService', () => {
         await expect(service.claim(BOB, withCode(), ADDRESS)).resolves.toMatchObject({ ownerId: BOB.userId });
       });
 
-      it('counts neither a missing proof nor a device owned by another account as a failed guess', async () => {
+      it('does not count a device owned by another account as a failed guess', async () => {
         const { service, register, env } = setUp();
         await register();
         await register({ deviceId: 'gw-0002' });
         await service.claim(BOB, withCode('gw-0002'), ADDRESS);
         for (let i = 0; i < env.CLAIM_MAX_FAILURES_PER_DEVICE; i++) {
-          await expect(service.claim(ALICE, { deviceId: 'gw-0001' }, ADDRESS)).rejects.toBeInstanceOf(ClaimCodeMissingError);
           await expect(service.claim(ALICE, withCode('gw-0002'), ADDRESS)).rejects.toBeInstanceOf(DeviceAlreadyClaimedError);
         }
 
         await expect(service.claim(ALICE, withCode(), ADDRESS)).resolves.toMatchObject({ ownerId: ALICE.userId });
+      });
+
+      it('counts the wrong kind of proof like a wrong code, keeping its 400: a secret or nothing for a device with a claim code, a code for a legacy device', async () => {
+        const { service, register, registerLegacy, env } = setUp();
+        const { deviceSecret } = await register({ deviceId: 'gw-0002' });
+        await registerLegacy();
+        for (let i = 0; i < env.CLAIM_MAX_FAILURES_PER_DEVICE; i++) {
+          const wrongKind = i % 2 === 0 ? { deviceId: 'gw-0002', deviceSecret } : { deviceId: 'gw-0002' };
+          await expect(service.claim(ALICE, wrongKind, ADDRESS)).rejects.toBeInstanceOf(ClaimCodeMissingError);
+          await expect(service.claim(ALICE, withCode('gw-0001'), ADDRESS)).rejects.toBeInstanceOf(DeviceSecretRequiredError);
+        }
+
+        await expect(service.claim(ALICE, withCode('gw-0002'), ADDRESS)).rejects.toBeInstanceOf(RateLimitedError);
+        await expect(service.claim(BOB, withCode('gw-0001'), ADDRESS)).rejects.toBeInstanceOf(RateLimitedError);
       });
     });
   });

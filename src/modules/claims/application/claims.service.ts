@@ -55,7 +55,7 @@ export class ClaimsService {
     const attempt = { userId: customer.userId, deviceId: command.deviceId, action: 'claim' as const, clientAddress };
     return this.audited(attempt, async (note) => {
       if (this.env.EMAIL_VERIFICATION_REQUIRED && !customer.emailVerified) throw new EmailNotVerifiedError();
-      // Only wrong proofs count against the limits; they are counted before the (slow) check.
+      // Only wrong proofs (of either kind) count against the limits; they are counted before the (slow) check.
       return this.limiter.guard(
         this.claimBuckets(command.deviceId, customer.userId),
         async () => {
@@ -72,7 +72,9 @@ export class ClaimsService {
           if (!ownership) throw new DeviceAlreadyClaimedError();
           return { deviceId: device.deviceId, ...ownership };
         },
-        (error) => error instanceof InvalidClaimError,
+        // The wrong kind of proof keeps the seed's 400 but counts like a wrong one, so it is no way
+        // around the limits (and no free probe of which ids are registered).
+        (error) => error instanceof InvalidClaimError || error instanceof ClaimCodeMissingError || error instanceof DeviceSecretRequiredError,
       );
     });
   }
