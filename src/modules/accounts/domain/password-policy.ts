@@ -1,0 +1,40 @@
+import { dictionary } from '@zxcvbn-ts/language-common';
+import { DomainError } from '../../../shared/domain-error.js';
+
+export const PASSWORD_MIN_LENGTH = 10;
+export const PASSWORD_MAX_LENGTH = 128;
+
+/**
+ * The ~49,000 most used passwords of zxcvbn-ts's common list, lower-cased there; only those a
+ * signup could choose (the length rule refuses the rest) are kept in memory.
+ */
+const COMMON_PASSWORDS = new Set(dictionary['passwords-common'].filter((password) => password.length >= PASSWORD_MIN_LENGTH));
+
+export class PasswordTooCommonError extends DomainError {
+  constructor() {
+    super(
+      'PASSWORD_TOO_COMMON',
+      'invalid',
+      'This password is too easy to guess: it is one of the most used passwords, repeats or counts up one character, or contains the e-mail address. Choose another.',
+      { errors: [{ field: 'password', message: 'password is too common' }] },
+    );
+  }
+}
+
+/** Each character the same, or each one up or down by one from the last: aaaaaaaaaa, 0123456789, zyxwvutsrq. */
+function isRepeatedOrSequential(password: string): boolean {
+  const codes = [...password].map((character) => character.codePointAt(0)!);
+  const steps = new Set(codes.slice(1).map((code, index) => code - codes[index]));
+  return steps.size === 1 && [0, 1, -1].includes([...steps][0]);
+}
+
+/**
+ * NIST SP 800-63B §3.1.1.2: refuse passwords that are commonly used, repetitive or sequential, or
+ * taken from the context (here the e-mail address). Length is checked with the request's shape.
+ */
+export function assertGuessResistant(password: string, email: string): void {
+  const lowered = password.toLowerCase();
+  const localPart = email.toLowerCase().split('@')[0];
+  const fromContext = lowered.includes(email.toLowerCase()) || (localPart.length >= 4 && lowered.includes(localPart));
+  if (COMMON_PASSWORDS.has(lowered) || isRepeatedOrSequential(password) || fromContext) throw new PasswordTooCommonError();
+}
