@@ -1,5 +1,5 @@
 import { ShutdownState } from '../../src/health/shutdown-state.js';
-import { aRegistration } from '../support/builders.js';
+import { aLegacyRegistration, aRegistration, bearer, registerDevice } from '../support/builders.js';
 import { createTestApp, type TestApp } from '../support/create-test-app.js';
 import { tableCounts } from '../support/database-state.js';
 import { expectProblem, fieldsOf } from '../support/problems.js';
@@ -87,26 +87,36 @@ describe('API conventions', () => {
       expectProblem(result, 415, 'UNSUPPORTED_MEDIA_TYPE');
     });
 
-    /** A registration body of exactly `bytes` bytes, its hardwareId padded out. */
-    const bodyOfSize = (bytes: number) => {
-      const bare = JSON.stringify(aRegistration({ hardwareId: '' }));
-      return JSON.stringify(aRegistration({ hardwareId: 'h'.repeat(bytes - bare.length) }));
+    /*
+     * The unauthenticated auth routes (register among them) take 4 KiB at most
+     * (device-rate-limits.e2e-spec.ts); the default limit is shown on a route that keeps it: a
+     * device setting its claim code, with a body of exactly `bytes` bytes, its claimCode padded out.
+     */
+    const claimCodeBodyOfSize = (bytes: number) => {
+      const bare = JSON.stringify({ claimCode: '' });
+      return JSON.stringify({ claimCode: 'C'.repeat(bytes - bare.length) });
+    };
+    const setClaimCodeRaw = async (raw: string) => {
+      const device = await registerDevice(t.api, aLegacyRegistration());
+      return withoutWrites(() =>
+        t.api.PUT('/api/v1/device/claim-code', { body: {} as never, bodySerializer: () => raw, headers: { 'content-type': 'application/json', ...bearer(device.accessToken) } }),
+      );
     };
 
     it('a body one byte over 256 KiB: 413 PAYLOAD_TOO_LARGE', async () => {
-      const raw = bodyOfSize(BODY_LIMIT_BYTES + 1);
+      const raw = claimCodeBodyOfSize(BODY_LIMIT_BYTES + 1);
       expect(Buffer.byteLength(raw)).toBe(BODY_LIMIT_BYTES + 1);
 
-      expectProblem(await withoutWrites(() => registerRaw(raw)), 413, 'PAYLOAD_TOO_LARGE');
+      expectProblem(await setClaimCodeRaw(raw), 413, 'PAYLOAD_TOO_LARGE');
     });
 
-    it('a body of exactly 256 KiB is read (and refused only for its too long hardwareId)', async () => {
-      const raw = bodyOfSize(BODY_LIMIT_BYTES);
+    it('a body of exactly 256 KiB is read (and refused only for its too long claimCode)', async () => {
+      const raw = claimCodeBodyOfSize(BODY_LIMIT_BYTES);
       expect(Buffer.byteLength(raw)).toBe(BODY_LIMIT_BYTES);
 
-      const problem = expectProblem(await withoutWrites(() => registerRaw(raw)), 400, 'VALIDATION_FAILED');
+      const problem = expectProblem(await setClaimCodeRaw(raw), 400, 'VALIDATION_FAILED');
 
-      expect(fieldsOf(problem)).toContain('hardwareId');
+      expect(fieldsOf(problem)).toContain('claimCode');
     });
 
     it.each([

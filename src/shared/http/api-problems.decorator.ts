@@ -10,7 +10,7 @@ const DESCRIPTIONS: Record<number, string> = {
   412: 'If-Match names a version that is no longer current (problem PRECONDITION_FAILED).',
   413: 'Body too large.',
   415: 'Unsupported content type.',
-  429: 'Too many failed attempts; see Retry-After.',
+  429: 'Too many attempts or requests (problem RATE_LIMITED); see Retry-After.',
   503: 'Temporarily unavailable; see Retry-After.',
 };
 

@@ -101,6 +101,13 @@ describe('InMemoryFailureLimiter', () => {
     expect(await second.retryAfterSec([device])).toBe(0);
   });
 
+  it('tryAcquire: like acquire while the store answers (0 and counted, then the wait)', async () => {
+    const { limiter } = aLimiter();
+    for (let i = 0; i < device.limit; i++) expect(await limiter.tryAcquire([device])).toBe(0);
+
+    expect(await limiter.tryAcquire([device])).toBe(60);
+  });
+
   it('guard: counts a check that failed, not one the database could not make', async () => {
     const { limiter } = aLimiter();
     const wrongSecret = () => Promise.reject(new DomainError('INVALID_CREDENTIALS', 'unauthorized', 'wrong'));

@@ -25,6 +25,20 @@ export abstract class FailureLimiter {
   /** Takes back an attempt counted by acquire (it did not fail). */
   abstract refund(buckets: FailureBucket[]): Promise<void>;
 
+  /**
+   * For request budgets (registrations, uploads), not credential checks: like acquire, but null
+   * (nothing counted) while the store cannot answer, so the route can go on unlimited through an
+   * outage instead of failing.
+   */
+  async tryAcquire(buckets: FailureBucket[]): Promise<number | null> {
+    try {
+      return await this.acquire(buckets);
+    } catch (error) {
+      if (error instanceof DomainError && error.kind === 'unavailable') return null;
+      throw error;
+    }
+  }
+
   /** Throws RATE_LIMITED (with Retry-After) while any of the buckets is full. */
   async refuseWhileLimited(buckets: FailureBucket[]): Promise<void> {
     const wait = await this.retryAfterSec(buckets);

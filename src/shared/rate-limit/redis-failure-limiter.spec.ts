@@ -217,6 +217,8 @@ describe('RedisFailureLimiter when Redis does not answer (fails closed)', () => 
       ).rejects.toBeInstanceOf(RateLimitStoreUnavailableError);
       expect(checked).toBe(false);
       await expect(limiter.refund([device])).resolves.toBeUndefined();
+      // Request budgets (uploads, new registrations) go on unlimited instead: null, nothing counted.
+      await expect(limiter.tryAcquire([device])).resolves.toBeNull();
     } finally {
       await limiter.close();
     }

@@ -3,7 +3,7 @@ import { InvalidRefreshTokenError } from '../../../shared/auth-tokens/refresh-to
 import { Clock } from '../../../config/config.module.js';
 import { Env } from '../../../config/env.js';
 import { SecretHasher } from '../../../shared/crypto/secret-hasher.js';
-import { UnauthorizedError } from '../../../shared/domain-error.js';
+import { RateLimitedError, UnauthorizedError } from '../../../shared/domain-error.js';
 import { FailureLimiter, type FailureBucket } from '../../../shared/rate-limit/failure-limiter.js';
 import { ClaimCode } from '../domain/claim-code.js';
 import { Device } from '../domain/device.js';
@@ -65,11 +65,15 @@ export class DevicesService {
     const existing = await this.devices.findById(command.deviceId);
     // Known ids skip the argon2 hash unless they re-register: a retry only verifies.
     if (!existing) {
-      if (this.env.REGISTRATION_MODE === 'allowlist' && !(await this.allowlist.allows(command))) throw new RegistrationNotAllowedError();
-      const claimCodeHash = claimCode ? await this.hasher.hashLowEntropy(claimCode.value) : null;
-      const now = this.clock.now();
-      const fresh = Device.create({ deviceId: command.deviceId, hardwareId: command.hardwareId, firmwareVersion: firmware, claimCodeHash, secretHash, now });
-      if (await this.devices.insertIfAbsent(fresh)) {
+      const created = await this.createWithinAddressLimit(clientAddress, async () => {
+        if (this.env.REGISTRATION_MODE === 'allowlist' && !(await this.allowlist.allows(command))) throw new RegistrationNotAllowedError();
+        const claimCodeHash = claimCode ? await this.hasher.hashLowEntropy(claimCode.value) : null;
+        const now = this.clock.now();
+        const fresh = Device.create({ deviceId: command.deviceId, hardwareId: command.hardwareId, firmwareVersion: firmware, claimCodeHash, secretHash, now });
+        return (await this.devices.insertIfAbsent(fresh)) ? { fresh, now } : null;
+      });
+      if (created) {
+        const { fresh, now } = created;
         return { device: fresh, deviceSecret, tokens: await this.tokens.issue(fresh, now), config: await this.configOf(fresh) };
       }
     }
@@ -117,8 +121,13 @@ export class DevicesService {
     });
   }
 
+  /**
+   * Limited per client address only. A device secret is a 256-bit random value: no number of
+   * guesses finds it, so a per-device lockout would protect nothing and let anyone who knows a
+   * deviceId lock that gateway out. A global limit would do the same to the whole fleet.
+   */
   async login(deviceId: string, deviceSecret: string, clientAddress: string): Promise<TokenPair> {
-    return this.limiter.guard(this.credentialBuckets('login', deviceId, clientAddress), async () => {
+    return this.limiter.guard([this.addressBucket('login', clientAddress)], async () => {
       const device = await this.devices.findById(deviceId);
       // Compare even when the device is unknown, so both failures take the same time.
       const secretMatches = this.hasher.hmacMatches(deviceSecret, device?.secretHash);
@@ -132,7 +141,8 @@ export class DevicesService {
   /**
    * Rotates a refresh token. A token presented after it was rotated means two parties hold it:
    * every token of the device is voided (RFC 9700 reuse detection) and the gateway logs in again
-   * with its secret.
+   * with its secret. A repeat within REFRESH_REUSE_GRACE_SEC while the successor is unused (the
+   * gateway lost the answer) gets the same pair again.
    */
   async refresh(refreshToken: string, clientAddress: string): Promise<TokenPair> {
     const buckets: FailureBucket[] = [
@@ -154,7 +164,7 @@ export class DevicesService {
     // The same token presented elsewhere at once voided every token meanwhile: no successor.
     if (device.tokenVersion !== rotated.tokenVersion) throw new InvalidRefreshTokenError();
     if (!device.credentialsUsedAt) await this.devices.markCredentialsUsed(device.deviceId, now);
-    return this.tokens.issue(device, now, rotated.tokenVersion);
+    return this.tokens.pairOf(rotated);
   }
 
   /** Checks a verified access token against the device's current credentials (guard). */
@@ -219,11 +229,33 @@ export class DevicesService {
     return this.allowlist.importEntries(entries, importedBy, this.clock.now());
   }
 
+  /** For low-entropy proofs (a claim code on a registration retry): per device id too, where guessing is the threat. */
   private credentialBuckets(purpose: string, deviceId: string, clientAddress: string): FailureBucket[] {
-    const windowSec = this.env.LOGIN_FAILURE_WINDOW_SEC;
     return [
-      { key: `${purpose}:device:${deviceId}`, limit: this.env.LOGIN_MAX_FAILURES_PER_DEVICE, windowSec },
-      { key: `${purpose}:address:${clientAddress}`, limit: this.env.LOGIN_MAX_FAILURES_PER_ADDRESS, windowSec },
+      { key: `${purpose}:device:${deviceId}`, limit: this.env.LOGIN_MAX_FAILURES_PER_DEVICE, windowSec: this.env.LOGIN_FAILURE_WINDOW_SEC },
+      this.addressBucket(purpose, clientAddress),
     ];
+  }
+
+  private addressBucket(purpose: string, clientAddress: string): FailureBucket {
+    return { key: `${purpose}:address:${clientAddress}`, limit: this.env.LOGIN_MAX_FAILURES_PER_ADDRESS, windowSec: this.env.LOGIN_FAILURE_WINDOW_SEC };
+  }
+
+  /**
+   * Counts a new device against its client address before the allowlist and the argon2 hash run;
+   * the count is taken back unless the device was created, so only new devices use up the budget.
+   * A throttle, not a credential check: while the shared store does not answer, registration goes on.
+   */
+  private async createWithinAddressLimit<T>(clientAddress: string, create: () => Promise<T | null>): Promise<T | null> {
+    const bucket: FailureBucket[] = [{ key: `register-new:address:${clientAddress}`, limit: this.env.REGISTRATION_MAX_PER_ADDRESS, windowSec: this.env.REGISTRATION_WINDOW_SEC }];
+    const wait = await this.limiter.tryAcquire(bucket);
+    if (wait !== null && wait > 0) throw new RateLimitedError(wait);
+    let created: T | null = null;
+    try {
+      created = await create();
+      return created;
+    } finally {
+      if (!created && wait !== null) await this.limiter.refund(bucket);
+    }
   }
 }

@@ -2,7 +2,9 @@ import { Body, Controller, Get, HttpCode, Post, Put } from '@nestjs/common';
 import { ApiBody, ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
 import { CurrentDevice, DeviceAuth, Public } from '../../../auth/auth.decorators.js';
 import { ApiCredentialCheckUnavailable, ApiProblems } from '../../../shared/http/api-problems.decorator.js';
+import { AuthBodyLimit } from '../../../shared/http/auth-body-limit.decorator.js';
 import { ClientAddress } from '../../../shared/http/client-address.decorator.js';
+import { NoStore } from '../../../shared/http/no-store.decorator.js';
 import { DevicePrincipal, DevicesService } from '../application/devices.service.js';
 import { DeviceLoginRequest, RefreshTokenRequest } from './device-credentials.request.js';
 import { DeviceMeResponse, RegisterDeviceResponse, TokenResponse } from './device.response.js';
@@ -15,7 +17,9 @@ export class DevicesController {
   constructor(private readonly devices: DevicesService) {}
 
   @Post('register')
+  @NoStore()
   @Public()
+  @AuthBodyLimit()
   @ApiOperation({
     operationId: 'registerDevice',
     summary: 'Register a new gateway',
@@ -31,8 +35,10 @@ export class DevicesController {
   }
 
   @Post('login')
+  @NoStore()
   @HttpCode(200)
   @Public()
+  @AuthBodyLimit()
   @ApiOperation({ operationId: 'loginDevice', summary: 'Obtain a fresh access token with deviceId and deviceSecret' })
   @ApiBody({ type: DeviceLoginRequest })
   @ApiResponse({ status: 200, type: TokenResponse, description: 'Logged in.' })
@@ -43,12 +49,15 @@ export class DevicesController {
   }
 
   @Post('token/refresh')
+  @NoStore()
   @HttpCode(200)
   @Public()
+  @AuthBodyLimit()
   @ApiOperation({
     operationId: 'refreshDeviceToken',
     summary: 'Exchange a refresh token for a new token pair',
-    description: 'The presented refresh token stops working. Presenting it again voids every token of the device; the gateway then logs in with its secret.',
+    description:
+      'The presented refresh token stops working. Presenting it again voids every token of the device; the gateway then logs in with its secret. Except a repeat within REFRESH_REUSE_GRACE_SEC (30 s) while the new refresh token is unused (the answer was lost): it gets the same pair again.',
   })
   @ApiBody({ type: RefreshTokenRequest })
   @ApiResponse({ status: 200, type: TokenResponse, description: 'New token pair.' })

@@ -1,4 +1,4 @@
-import { Body, Controller, HttpCode, Post } from '@nestjs/common';
+import { Body, Controller, HttpCode, Post, UseGuards } from '@nestjs/common';
 import { RouteConfig } from '@nestjs/platform-fastify';
 import { ApiBody, ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
 import { CurrentDevice, DeviceAuth } from '../../../auth/auth.decorators.js';
@@ -6,6 +6,7 @@ import { ApiProblems } from '../../../shared/http/api-problems.decorator.js';
 import type { DevicePrincipal } from '../../devices/application/devices.service.js';
 import { TelemetryService } from '../application/telemetry.service.js';
 import { DEFAULT_BATTERY_ID } from '../domain/telemetry-record.js';
+import { IngestRateLimitGuard } from './ingest-rate-limit.guard.js';
 import { ingestBodyPipe, IngestTelemetryRequest, IngestTelemetryResponse, type IngestBody } from './ingest-telemetry.request.js';
 
 @ApiTags('telemetry')
@@ -17,15 +18,16 @@ export class TelemetryController {
   @HttpCode(200)
   @DeviceAuth()
   @RouteConfig({ bodyLimit: 1024 * 1024 })
+  @UseGuards(IngestRateLimitGuard)
   @ApiOperation({
     operationId: 'ingestTelemetry',
     summary: 'Upload a batch of 1–500 measurements (up to 1 MiB)',
     description:
-      'Idempotent on (device, batteryId, ts): a batch retried after a lost response stores nothing twice. Answered after the records are committed. A record more than 5 minutes in the future or older than the retention window is rejected on its own.',
+      'Idempotent on (device, batteryId, ts): a batch retried after a lost response stores nothing twice. Answered after the records are committed. A record more than 5 minutes in the future or older than the retention window, or with a metric value that is not 0 or of a magnitude from 1e-12 to 1e12, is rejected on its own.',
   })
   @ApiBody({ type: IngestTelemetryRequest })
   @ApiResponse({ status: 200, type: IngestTelemetryResponse, description: 'Stored.' })
-  @ApiProblems(400, 413, 415, 503)
+  @ApiProblems(400, 413, 415, 429, 503)
   async ingest(@CurrentDevice() device: DevicePrincipal, @Body(ingestBodyPipe) body: IngestBody): Promise<IngestTelemetryResponse> {
     return this.telemetry.ingest(
       device.deviceId,
