@@ -60,6 +60,11 @@ export class Env {
   @Transform(toInt) @IsInt() @Min(0) @Max(86_400)
   REGISTRATION_RETRY_WINDOW_SEC = 600;
 
+  /**
+   * Low-entropy proofs only: failed customer logins per e-mail address and rejected registration
+   * retries (claim code) per device id. Device-secret logins have no per-device limit: a 256-bit
+   * secret cannot be guessed, and a per-device lockout would let anyone lock a gateway out.
+   */
   @Transform(toInt) @IsInt() @Min(1) @Max(10_000)
   LOGIN_MAX_FAILURES_PER_DEVICE = 10;
 
@@ -98,6 +103,14 @@ export class Env {
   @Transform(toInt) @IsInt() @Min(1) @Max(365)
   CUSTOMER_REFRESH_TOKEN_TTL_DAYS = 30;
 
+  /**
+   * A refresh repeated with the token it just rotated, within this many seconds and while the
+   * successor is unused, gets the same pair again instead of reuse detection (a gateway whose
+   * HTTP client timed out and retried). 0: every repeat is reuse.
+   */
+  @Transform(toInt) @IsInt() @Min(0) @Max(300)
+  REFRESH_REUSE_GRACE_SEC = 30;
+
   @Transform(toBoolean) @IsBoolean({ message: 'EMAIL_VERIFICATION_REQUIRED must be true or false' })
   EMAIL_VERIFICATION_REQUIRED = true;
 
@@ -113,6 +126,9 @@ export class Env {
   @Transform(toInt) @IsInt() @Min(1) @Max(100)
   RESEND_VERIFICATION_MAX_PER_HOUR = 3;
 
+  @Transform(toInt) @IsInt() @Min(1) @Max(1_000_000)
+  SIGNUP_MAX_PER_ADDRESS_PER_HOUR = 10;
+
   @Transform(blankToUndefined) @IsOptional() @IsEmail({}, { message: 'ADMIN_EMAIL must be an e-mail address' })
   ADMIN_EMAIL?: string;
 
@@ -121,6 +137,13 @@ export class Env {
 
   @IsIn(['open', 'allowlist'])
   REGISTRATION_MODE: 'open' | 'allowlist' = 'open';
+
+  /** New devices one client address may register per REGISTRATION_WINDOW_SEC, in either mode; then 429. */
+  @Transform(toInt) @IsInt() @Min(1) @Max(1_000_000)
+  REGISTRATION_MAX_PER_ADDRESS = 30;
+
+  @Transform(toInt) @IsInt() @Min(1) @Max(86_400)
+  REGISTRATION_WINDOW_SEC = 3600;
 
   @Transform(toInt) @IsInt() @Min(60) @Max(30 * 86_400)
   RE_REGISTRATION_WINDOW_SEC = 86_400;
@@ -136,6 +159,13 @@ export class Env {
 
   @Transform(toInt) @IsInt() @Min(1) @Max(3650)
   TELEMETRY_RETENTION_DAYS = 365;
+
+  /** Telemetry uploads one device may make per TELEMETRY_RATE_WINDOW_SEC; then 429. */
+  @Transform(toInt) @IsInt() @Min(1) @Max(1_000_000)
+  TELEMETRY_MAX_REQUESTS_PER_DEVICE = 120;
+
+  @Transform(toInt) @IsInt() @Min(1) @Max(3600)
+  TELEMETRY_RATE_WINDOW_SEC = 60;
 
   /** A device that started a download or install and reported nothing for this long counts as stalled. */
   @Transform(toInt) @IsInt() @Min(60) @Max(7 * 86_400)

@@ -15,7 +15,7 @@ export const PROBLEM_TITLES: Record<string, string> = {
   NOT_FOUND: 'Not found',
   METHOD_NOT_ALLOWED: 'Method not allowed',
   DEVICE_ALREADY_REGISTERED: 'The device is already registered',
-  EMAIL_TAKEN: 'The e-mail address is already in use',
+  PASSWORD_TOO_COMMON: 'The password is too easy to guess',
   EMAIL_NOT_VERIFIED: 'The e-mail address is not verified',
   INVALID_CLAIM: 'The claim is not valid',
   DEVICE_ALREADY_CLAIMED: 'The device is claimed by another account',

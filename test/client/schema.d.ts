@@ -86,7 +86,7 @@ export interface paths {
         put?: never;
         /**
          * Exchange a refresh token for a new token pair
-         * @description The presented refresh token stops working. Presenting it again voids every token of the device; the gateway then logs in with its secret.
+         * @description The presented refresh token stops working. Presenting it again voids every token of the device; the gateway then logs in with its secret. Except a repeat within REFRESH_REUSE_GRACE_SEC (30 s) while the new refresh token is unused (the answer was lost): it gets the same pair again.
          */
         post: operations["refreshDeviceToken"];
         delete?: never;
@@ -224,7 +224,7 @@ export interface paths {
         put?: never;
         /**
          * Create a customer account
-         * @description Sends a verification link to the address.
+         * @description Sends a verification link to the address. An address that already has an account gets the same answer, and its owner a notice by mail instead: signup does not tell who has an account. A password on the list of the most used passwords, made of one repeated or counted character, or containing the address is refused with PASSWORD_TOO_COMMON. Sign-ups are limited per client address (SIGNUP_MAX_PER_ADDRESS_PER_HOUR).
          */
         post: operations["signup"];
         delete?: never;
@@ -293,7 +293,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Exchange a refresh token for a new token pair (single use) */
+        /**
+         * Exchange a refresh token for a new token pair (single use)
+         * @description Presenting a used refresh token again voids every token of the account, except a repeat within REFRESH_REUSE_GRACE_SEC (30 s) while the new refresh token is unused: it gets the same pair again.
+         */
         post: operations["refreshCustomerToken"];
         delete?: never;
         options?: never;
@@ -310,7 +313,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Revoke a refresh token */
+        /**
+         * End the session of a refresh token
+         * @description Every refresh token of the session stops working, and so do its access tokens, at once. The account's other sessions are untouched.
+         */
         post: operations["logout"];
         delete?: never;
         options?: never;
@@ -420,7 +426,7 @@ export interface paths {
         put?: never;
         /**
          * Upload a batch of 1–500 measurements (up to 1 MiB)
-         * @description Idempotent on (device, batteryId, ts): a batch retried after a lost response stores nothing twice. Answered after the records are committed. A record more than 5 minutes in the future or older than the retention window is rejected on its own.
+         * @description Idempotent on (device, batteryId, ts): a batch retried after a lost response stores nothing twice. Answered after the records are committed. A record more than 5 minutes in the future or older than the retention window, or with a metric value that is not 0 or of a magnitude from 1e-12 to 1e12, is rejected on its own.
          */
         post: operations["ingestTelemetry"];
         delete?: never;
@@ -936,21 +942,17 @@ export interface components {
              */
             email: string;
             /**
-             * @description 10–128 characters.
+             * @description 10–128 characters, not one of the most used passwords, not one character repeated or counted (aaaaaaaaaa, 0123456789), not containing the e-mail address (400 PASSWORD_TOO_COMMON).
              * @example correct horse battery
              */
             password: string;
         };
         SignupResponse: {
             /**
-             * Format: uuid
-             * @example 3f0b6a8e-2a52-4f7e-9a35-8c0d7c5e1b2a
+             * @description The address as stored (trimmed, lower-cased). A verification link is on its way to it; when the address already has an account, its owner gets a notice instead.
+             * @example ada@example.com
              */
-            userId: string;
-            /** @example ada@example.com */
             email: string;
-            /** @example false */
-            emailVerified: boolean;
         };
         VerifyEmailRequest: {
             /**
@@ -1062,7 +1064,7 @@ export interface components {
              */
             batteryId?: string;
             /**
-             * @description 1–64 finite numbers. Well-known: voltage (V), current (A, negative = discharge), power (W), soc (%), soh (%), temperature (°C), cellVoltageMin/cellVoltageMax (V), cycleCount, rssi (dBm), uptime (s), freeHeap (bytes).
+             * @description 1–64 numbers. Each must be 0 or have a magnitude from 1e-12 to 1e12; a record with a value outside (or not finite, e.g. 1e999) is rejected on its own as VALUE_OUT_OF_RANGE. Well-known: voltage (V), current (A, negative = discharge), power (W), soc (%), soh (%), temperature (°C), cellVoltageMin/cellVoltageMax (V), cycleCount, rssi (dBm), uptime (s), freeHeap (bytes).
              * @example {
              *       "voltage": 52.1,
              *       "current": -3.4,
@@ -1087,7 +1089,7 @@ export interface components {
              * @example TS_IN_FUTURE
              * @enum {string}
              */
-            code: "TS_IN_FUTURE" | "TS_BEYOND_RETENTION";
+            code: "TS_IN_FUTURE" | "TS_BEYOND_RETENTION" | "VALUE_OUT_OF_RANGE";
         };
         IngestTelemetryResponse: {
             /**
@@ -1825,7 +1827,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemResponse"];
                 };
             };
-            /** @description Too many failed attempts; see Retry-After. */
+            /** @description Too many attempts or requests (problem RATE_LIMITED); see Retry-After. */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -1903,7 +1905,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemResponse"];
                 };
             };
-            /** @description Too many failed attempts; see Retry-After. */
+            /** @description Too many attempts or requests (problem RATE_LIMITED); see Retry-After. */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -1981,7 +1983,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemResponse"];
                 };
             };
-            /** @description Too many failed attempts; see Retry-After. */
+            /** @description Too many attempts or requests (problem RATE_LIMITED); see Retry-After. */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -2482,7 +2484,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Account created. */
+            /** @description Account created, or the address already had one (its owner is told by mail). */
             201: {
                 headers: {
                     [name: string]: unknown;
@@ -2493,15 +2495,6 @@ export interface operations {
             };
             /** @description Invalid request (problem document; `errors` names each field). */
             400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["ProblemResponse"];
-                };
-            };
-            /** @description Conflicts with the current state. */
-            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2520,6 +2513,15 @@ export interface operations {
             };
             /** @description Unsupported content type. */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                };
+            };
+            /** @description Too many attempts or requests (problem RATE_LIMITED); see Retry-After. */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2623,7 +2625,16 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemResponse"];
                 };
             };
-            /** @description Too many failed attempts; see Retry-After. */
+            /** @description Body too large. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                };
+            };
+            /** @description Too many attempts or requests (problem RATE_LIMITED); see Retry-After. */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -2701,7 +2712,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemResponse"];
                 };
             };
-            /** @description Too many failed attempts; see Retry-After. */
+            /** @description Too many attempts or requests (problem RATE_LIMITED); see Retry-After. */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -2779,7 +2790,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemResponse"];
                 };
             };
-            /** @description Too many failed attempts; see Retry-After. */
+            /** @description Too many attempts or requests (problem RATE_LIMITED); see Retry-After. */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -2812,7 +2823,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Revoked (also when it was unknown or already revoked). */
+            /** @description Ended (also when the token was unknown or already revoked). */
             204: {
                 headers: {
                     [name: string]: unknown;
@@ -2975,7 +2986,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemResponse"];
                 };
             };
-            /** @description Too many failed attempts; see Retry-After. */
+            /** @description Too many attempts or requests (problem RATE_LIMITED); see Retry-After. */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -3205,6 +3216,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemResponse"];
                 };
             };
+            /** @description Too many attempts or requests (problem RATE_LIMITED); see Retry-After. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                };
+            };
             /** @description Temporarily unavailable; see Retry-After. */
             503: {
                 headers: {
@@ -3345,7 +3365,7 @@ export interface operations {
         parameters: {
             query?: {
                 limit?: number;
-                /** @description nextCursor of the previous page. */
+                /** @description nextCursor of the previous page, exactly as returned; anything else is a 400 naming `cursor`. */
                 cursor?: string;
                 channel?: "stable" | "beta";
                 hardwareId?: string;
@@ -3686,7 +3706,7 @@ export interface operations {
         parameters: {
             query?: {
                 limit?: number;
-                /** @description nextCursor of the previous page. */
+                /** @description nextCursor of the previous page, exactly as returned; anything else is a 400 naming `cursor`. */
                 cursor?: string;
             };
             header?: never;
@@ -3806,7 +3826,7 @@ export interface operations {
                 bucket?: string;
                 /** @description Raw mode: records per page. */
                 limit?: number;
-                /** @description Raw mode: nextCursor of the previous page. */
+                /** @description Raw mode only: nextCursor of the previous page. With any other bucket (whose answers have no pages), or a value this service did not return, a 400 naming `cursor`. */
                 cursor?: string;
             };
             header?: never;
@@ -4025,7 +4045,7 @@ export interface operations {
         parameters: {
             query?: {
                 limit?: number;
-                /** @description nextCursor of the previous page. */
+                /** @description nextCursor of the previous page, exactly as returned; anything else is a 400 naming `cursor`. */
                 cursor?: string;
                 /** @description Inclusive. */
                 from?: string;

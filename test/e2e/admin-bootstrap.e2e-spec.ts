@@ -20,7 +20,7 @@ describe('ADMIN_EMAIL naming an account that already exists', () => {
 
   it('makes it the administrator and revokes the sessions of whoever signed up with that address', async () => {
     running = await startTestApp(database.url, keys);
-    const squatter = await signUp(running.api, { email: 'root@example.com', password: 'squatter-password' });
+    const squatter = await signUp(running, { email: 'root@example.com', password: 'squatter-password' });
     const tokens = await loginCustomer(running.api, squatter.email, 'squatter-password');
     await running.close();
 

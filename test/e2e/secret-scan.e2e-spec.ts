@@ -69,7 +69,9 @@ describe('the leak scan of responses and log lines', () => {
       const { scanner, api } = aPlantingScanner();
       const ada = await aVerifiedCustomer({ api, db: t.db });
       const bob = await aVerifiedCustomer({ api, db: t.db });
+      // Each learns whose address is whose from their own /users/me answer.
       await api.GET('/api/v1/users/me', { headers: bearer(ada.accessToken) });
+      await api.GET('/api/v1/users/me', { headers: bearer(bob.accessToken) });
       expect(scanner.scan()).toEqual([]);
 
       scanner.recordResponse('GET /api/v1/users/me → 200', JSON.stringify({ email: bob.email }), { userId: ada.userId, admin: false });
@@ -106,19 +108,22 @@ describe('the leak scan of responses and log lines', () => {
     expect((await t.api.GET('/api/v1/user/devices', { headers: bearer(customer.accessToken) })).response.status).toBe(200);
     const customerRefresh = await t.api.POST('/api/v1/auth/refresh', { body: { refreshToken: customer.refreshToken } });
     expect(customerRefresh.response.status).toBe(200);
+    // A repeat within the reuse grace gets the same pair again; a token two generations old is reuse.
+    expect((await t.api.POST('/api/v1/auth/refresh', { body: { refreshToken: customerRefresh.data!.refreshToken } })).response.status).toBe(200);
     expectProblem(await t.api.POST('/api/v1/auth/refresh', { body: { refreshToken: customer.refreshToken } }), 401, 'INVALID_TOKEN');
     expect((await refresh(t.api, device.refreshToken)).response.status).toBe(200);
     expect((await login(t.api, device.deviceId, device.deviceSecret)).response.status).toBe(200);
     expectProblem(await login(t.api, device.deviceId, `${device.deviceSecret.slice(0, -2)}xx`), 401);
     expectProblem(await t.api.POST('/api/v1/auth/login', { body: { email: customer.email, password: `${customer.password}-wrong` } }), 401);
-    expectProblem(await t.api.POST('/api/v1/auth/signup', { body: { email: other.email, password: 'another-long-password' } }), 409);
+    // A taken address is answered like a new one: the answer echoes only the caller's own input.
+    expect((await t.api.POST('/api/v1/auth/signup', { body: { email: other.email, password: 'another-long-password' } })).response.status).toBe(201);
     expectProblem(await t.api.POST('/api/v1/auth/signup', { body: { email: 'not-an-address', password: customer.password } }), 400, 'VALIDATION_FAILED');
     await t.api.POST('/api/v1/auth/logout', { body: { refreshToken: customerRefresh.data!.refreshToken } });
 
     await fileScanner.harvest(t.db);
     expect(fileScanner.scan()).toEqual([]);
     const after = fileScanner.size;
-    expect(after.responses - before.responses).toBe(17);
+    expect(after.responses - before.responses).toBe(18);
     expect(after.logLines - before.logLines).toBeGreaterThanOrEqual(17);
     expect(fileScanner.texts('log').some((line) => line.includes('"path":"/api/v1/auth/login"'))).toBe(true);
   });

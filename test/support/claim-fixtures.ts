@@ -3,6 +3,7 @@ import type pg from 'pg';
 import type { components } from '../client/schema.js';
 import { aRegistration, bearer, registerDevice, type RegisterBody, type Registered } from './builders.js';
 import type { TestApp } from './create-test-app.js';
+import { userIdOf } from './customers.js';
 import type { DeviceRow } from './database-state.js';
 
 export type ClaimBody = components['schemas']['ClaimDeviceRequest'];
@@ -35,8 +36,9 @@ export async function aCustomer(t: TestApp, { verified = true }: { verified?: bo
   const email = `customer-${randomBytes(6).toString('hex')}@example.com`;
   const { data, response } = await t.api.POST('/api/v1/auth/signup', { body: { email, password: CUSTOMER_PASSWORD } });
   if (response.status !== 201 || !data) throw new Error(`signup of ${email} answered ${response.status}`);
-  if (verified) await t.db.query('UPDATE users SET email_verified_at = now() WHERE id = $1', [data.userId]);
-  return { userId: data.userId, email, ...(await logIn(t, email, CUSTOMER_PASSWORD)) };
+  const userId = await userIdOf(t, data.email);
+  if (verified) await t.db.query('UPDATE users SET email_verified_at = now() WHERE id = $1', [userId]);
+  return { userId, email, ...(await logIn(t, email, CUSTOMER_PASSWORD)) };
 }
 
 /** The administrator of an app created with ADMIN_SETTINGS (or the given credentials), logged in. */

@@ -62,6 +62,12 @@ export async function startTestApp(databaseUrl: string, overrides: Record<string
     LOG_LEVEL: 'debug',
     DATA_DIR: dataDir,
     DB_POOL_SIZE: '5',
+    // Every suite signs up its customers from 127.0.0.1; the per-address limit has its own tests
+    // (accounts.e2e-spec.ts), which set it back.
+    SIGNUP_MAX_PER_ADDRESS_PER_HOUR: '1000000',
+    // Likewise devices: a suite registers far more from 127.0.0.1 than any installer; the tests of
+    // the registration limit (device-registration-limits.e2e-spec.ts) set it back.
+    REGISTRATION_MAX_PER_ADDRESS: '1000000',
     ...overrides,
   });
   const secrets = resolveSecrets(env);

@@ -26,12 +26,22 @@ export function aSignup(overrides: Partial<SignupBody> = {}): SignupBody {
   return { email: anEmail(), password: `pw-${randomBytes(12).toString('hex')}`, ...overrides };
 }
 
-/** Signs up through the API; fails the test on any answer but 201. */
-export async function signUp(api: ApiClient, overrides: Partial<SignupBody> = {}): Promise<Customer> {
+/**
+ * Signs up through the API; fails the test on any answer but 201. The answer names only the
+ * address (it is the same for a taken one), so the account's id is read from the database.
+ */
+export async function signUp(t: Pick<TestApp, 'api' | 'db'>, overrides: Partial<SignupBody> = {}): Promise<Customer> {
   const body = aSignup(overrides);
-  const { data, response } = await api.POST('/api/v1/auth/signup', { body });
+  const { data, response } = await t.api.POST('/api/v1/auth/signup', { body });
   if (response.status !== 201 || !data) throw new Error(`signup of ${body.email} answered ${response.status}`);
-  return { userId: data.userId, email: data.email, password: body.password };
+  return { userId: await userIdOf(t, data.email), email: data.email, password: body.password };
+}
+
+/** The id of the account with this (normalised) address; fails the test when there is none. */
+export async function userIdOf(t: Pick<TestApp, 'db'>, email: string): Promise<string> {
+  const { rows } = await t.db.query<{ id: string }>('SELECT id FROM users WHERE email = $1', [email]);
+  if (!rows[0]) throw new Error(`no account has the address ${email}`);
+  return rows[0].id;
 }
 
 /** Logs in through the API; fails the test on any answer but 200. */
@@ -47,7 +57,7 @@ export async function loginCustomer(api: ApiClient, email: string, password: str
  * and logs in.
  */
 export async function aVerifiedCustomer(t: Pick<TestApp, 'api' | 'db'>, overrides: Partial<SignupBody> = {}): Promise<SignedInCustomer> {
-  const customer = await signUp(t.api, overrides);
+  const customer = await signUp(t, overrides);
   await t.db.query('UPDATE users SET email_verified_at = now() WHERE id = $1', [customer.userId]);
   return { ...customer, ...(await loginCustomer(t.api, customer.email, customer.password)) };
 }

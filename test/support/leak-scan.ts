@@ -142,7 +142,7 @@ export class LeakScanner {
 
       const text = await response.clone().text();
       const body = parseJson(text);
-      if (operation === 'POST /api/v1/auth/signup' && response.status === 201 && typeof body?.userId === 'string' && typeof body.email === 'string') this.email(body.email, body.userId);
+      if (operation === 'GET /api/v1/users/me' && response.status === 200 && typeof body?.userId === 'string' && typeof body.email === 'string') this.email(body.email, body.userId);
       const issued = new Set<string>();
       if (ISSUING_OPERATIONS.has(operation) && response.ok && body) {
         for (const member of ISSUED_MEMBERS) {

@@ -8,7 +8,7 @@ import { SecretHasher } from '../../../shared/crypto/secret-hasher.js';
 import { RateLimitedError, UnauthorizedError } from '../../../shared/domain-error.js';
 import { InMemoryFailureLimiter } from '../../../shared/rate-limit/failure-limiter.js';
 import { TOKEN_ISSUER } from '../../devices/application/device-tokens.js';
-import { EmailTakenError, InvalidLoginError, InvalidVerificationTokenError } from '../domain/accounts.errors.js';
+import { InvalidLoginError, InvalidVerificationTokenError } from '../domain/accounts.errors.js';
 import { User } from '../domain/user.js';
 import { AccountsService, CustomerPrincipal } from './accounts.service.js';
 import { InMemoryUserRepository } from './in-memory-user.repository.js';
@@ -43,11 +43,11 @@ const VERIFICATION_TTL_SEC = 24 * 3600;
 function setUp(envSource: Record<string, string> = {}) {
   const env = loadEnv({ PUBLIC_BASE_URL: 'https://dash.example', ...envSource });
   const clock = new FixedClock(START);
-  const users = new InMemoryUserRepository();
+  const refreshTokens = new InMemoryRefreshTokenStore();
+  const users = new InMemoryUserRepository(refreshTokens);
   const mailer = new RecordingMailer();
   const hasher = new SecretHasher('p'.repeat(32));
   const jwt = new JwtService({ secret: 'c'.repeat(32) });
-  const refreshTokens = new InMemoryRefreshTokenStore();
   const limiter = new InMemoryFailureLimiter(() => clock.now().getTime());
   const tokens = new UserTokens(jwt, env, refreshTokens, hasher);
   const service = new AccountsService(users, tokens, mailer, hasher, limiter, clock, env);
@@ -61,8 +61,17 @@ function setUp(envSource: Record<string, string> = {}) {
       audience: CUSTOMER_TOKEN_AUDIENCE,
       issuer: TOKEN_ISSUER,
       algorithms: ['HS256'],
+      // Tokens are issued at the service clock's time.
+      clockTimestamp: clock.now().getTime() / 1000,
     });
-  return { env, clock, users, mailer, hasher, refreshTokens, service, stored, verifyAccessToken };
+  /** Signs up from ADDRESS and returns the stored account (the answer names only the address). */
+  const signUp = async (email: string, password: string) => {
+    await service.signup(email, password, ADDRESS);
+    const user = await users.findByEmail(User.normalizeEmail(email));
+    if (!user) throw new Error(`${email} is not stored`);
+    return user;
+  };
+  return { env, clock, users, mailer, hasher, refreshTokens, service, stored, verifyAccessToken, signUp };
 }
 
 describe('AccountsService', () => {
@@ -70,9 +79,9 @@ describe('AccountsService', () => {
 
   describe('signup', () => {
     it('stores an unverified customer under the normalised e-mail with an argon2id hash of the password', async () => {
-      const { service, hasher, stored } = setUp();
+      const { hasher, stored, signUp } = setUp();
 
-      const user = await service.signup('  Ada@Example.COM ', PASSWORD);
+      const user = await signUp('  Ada@Example.COM ', PASSWORD);
 
       const saved = await stored(user.id);
       expect(saved.toState()).toMatchObject({ email: EMAIL, role: 'customer', emailVerifiedAt: null, tokenVersion: 1, createdAt: START });
@@ -83,9 +92,9 @@ describe('AccountsService', () => {
     });
 
     it('mails a verification link under PUBLIC_BASE_URL and stores only the HMAC of its token', async () => {
-      const { service, mailer, users, hasher } = setUp();
+      const { mailer, users, hasher, signUp } = setUp();
 
-      await service.signup('Ada@Example.com', PASSWORD);
+      await signUp('Ada@Example.com', PASSWORD);
 
       expect(mailer.sent).toHaveLength(1);
       expect(mailer.sent[0]).toMatchObject({ to: EMAIL, subject: 'Confirm your e-mail address' });
@@ -95,29 +104,69 @@ describe('AccountsService', () => {
     });
 
     it('builds the link without a double slash when PUBLIC_BASE_URL ends with one', async () => {
-      const { service, mailer } = setUp({ PUBLIC_BASE_URL: 'https://dash.example/' });
+      const { mailer, signUp } = setUp({ PUBLIC_BASE_URL: 'https://dash.example/' });
 
-      await service.signup(EMAIL, PASSWORD);
+      await signUp(EMAIL, PASSWORD);
 
       expect(mailer.sent[0]?.text).toContain('https://dash.example/verify-email?token=');
     });
 
-    it.each([EMAIL, 'ADA@EXAMPLE.COM', ' Ada@example.com '])('refuses %j once the address has an account, storing and mailing nothing', async (again) => {
-      const { service, users, mailer } = setUp();
-      await service.signup(EMAIL, PASSWORD);
+    it.each([EMAIL, 'ADA@EXAMPLE.COM', ' Ada@example.com '])('answers %j like a new address once it has an account: nothing stored, the owner told by mail', async (again) => {
+      const { service, users, mailer, hasher, signUp } = setUp();
+      const owner = await signUp(EMAIL, PASSWORD);
 
-      await expect(service.signup(again, 'another password')).rejects.toBeInstanceOf(EmailTakenError);
-      await expect(service.signup(again, 'another password')).rejects.toMatchObject({ code: 'EMAIL_TAKEN', kind: 'conflict' });
+      await expect(service.signup(again, 'another password', ADDRESS)).resolves.toEqual({ email: EMAIL });
 
       expect(users.all()).toHaveLength(1);
-      expect(mailer.sent).toHaveLength(1);
+      expect(await hasher.verifyLowEntropy(PASSWORD, (await users.findById(owner.id))!.passwordHash)).toBe(true);
+      expect(mailer.sent.map((mail) => [mail.to, mail.subject])).toEqual([
+        [EMAIL, 'Confirm your e-mail address'],
+        [EMAIL, 'Someone tried to sign up with your e-mail address'],
+      ]);
+      expect(mailer.sent[1].text).not.toContain('another password');
+    });
+
+    it('tells the owner of a taken address at most once an hour', async () => {
+      const { service, mailer, clock, signUp } = setUp();
+      await signUp(EMAIL, PASSWORD);
+
+      for (let attempt = 0; attempt < 3; attempt += 1) await service.signup(EMAIL, 'another password', ADDRESS);
+      clock.advanceSec(3600);
+      await service.signup(EMAIL, 'another password', ADDRESS);
+
+      expect(mailer.sent.filter((mail) => mail.subject.startsWith('Someone tried'))).toHaveLength(2);
+    });
+
+    it('refuses a common password with PASSWORD_TOO_COMMON before counting, hashing or storing anything', async () => {
+      const { service, users, mailer } = setUp({ SIGNUP_MAX_PER_ADDRESS_PER_HOUR: '1' });
+
+      await expect(service.signup(EMAIL, 'Password123', ADDRESS)).rejects.toMatchObject({ code: 'PASSWORD_TOO_COMMON', kind: 'invalid' });
+
+      expect(users.all()).toEqual([]);
+      expect(mailer.sent).toEqual([]);
+      await expect(service.signup(EMAIL, PASSWORD, ADDRESS)).resolves.toEqual({ email: EMAIL });
+    });
+
+    it('limits sign-ups per client address, new and taken addresses alike, for an hour', async () => {
+      const { service, users, clock } = setUp({ SIGNUP_MAX_PER_ADDRESS_PER_HOUR: '2' });
+      await service.signup(EMAIL, PASSWORD, ADDRESS);
+      await service.signup(EMAIL, PASSWORD, ADDRESS);
+
+      const refused = service.signup('grace@example.com', PASSWORD, ADDRESS);
+
+      await expect(refused).rejects.toBeInstanceOf(RateLimitedError);
+      await expect(refused).rejects.toMatchObject({ details: { retryAfterSec: 3600 } });
+      expect(users.all().map((user) => user.email)).toEqual([EMAIL]);
+      await expect(service.signup('grace@example.com', PASSWORD, '198.51.100.9')).resolves.toEqual({ email: 'grace@example.com' });
+      clock.advanceSec(3600);
+      await expect(service.signup('alan@example.com', PASSWORD, ADDRESS)).resolves.toEqual({ email: 'alan@example.com' });
     });
 
     it('keeps the account when the mail server is unavailable, so the link can be sent again later', async () => {
-      const { service, mailer, users } = setUp();
+      const { service, mailer, users, signUp } = setUp();
       mailer.failure = new MailUnavailableError();
 
-      const user = await service.signup(EMAIL, PASSWORD);
+      const user = await signUp(EMAIL, PASSWORD);
 
       expect(users.all()).toMatchObject([{ id: user.id, email: EMAIL, emailVerifiedAt: null }]);
       expect(mailer.sent).toEqual([]);
@@ -130,14 +179,14 @@ describe('AccountsService', () => {
       const { service, mailer } = setUp();
       mailer.failure = new Error('template missing');
 
-      await expect(service.signup(EMAIL, PASSWORD)).rejects.toThrow('template missing');
+      await expect(service.signup(EMAIL, PASSWORD, ADDRESS)).rejects.toThrow('template missing');
     });
   });
 
   describe('verifyEmail', () => {
     it('verifies the account with the mailed token, as of now', async () => {
-      const { service, mailer, clock, stored } = setUp();
-      const user = await service.signup(EMAIL, PASSWORD);
+      const { service, mailer, clock, stored, signUp } = setUp();
+      const user = await signUp(EMAIL, PASSWORD);
       clock.advanceSec(60);
 
       const verified = await service.verifyEmail(mailer.lastTokenTo(EMAIL));
@@ -148,8 +197,8 @@ describe('AccountsService', () => {
     });
 
     it('refuses the same token a second time', async () => {
-      const { service, mailer } = setUp();
-      await service.signup(EMAIL, PASSWORD);
+      const { service, mailer, signUp } = setUp();
+      await signUp(EMAIL, PASSWORD);
       const token = mailer.lastTokenTo(EMAIL);
       await service.verifyEmail(token);
 
@@ -158,16 +207,16 @@ describe('AccountsService', () => {
     });
 
     it('accepts a token a second before it expires', async () => {
-      const { service, mailer, clock } = setUp();
-      await service.signup(EMAIL, PASSWORD);
+      const { service, mailer, clock, signUp } = setUp();
+      await signUp(EMAIL, PASSWORD);
       clock.advanceSec(VERIFICATION_TTL_SEC - 1);
 
       await expect(service.verifyEmail(mailer.lastTokenTo(EMAIL))).resolves.toMatchObject({ emailVerified: true });
     });
 
     it('refuses a token older than 24 hours and leaves the account unverified', async () => {
-      const { service, mailer, clock, stored } = setUp();
-      const user = await service.signup(EMAIL, PASSWORD);
+      const { service, mailer, clock, stored, signUp } = setUp();
+      const user = await signUp(EMAIL, PASSWORD);
       clock.advanceSec(VERIFICATION_TTL_SEC + 1);
 
       await expect(service.verifyEmail(mailer.lastTokenTo(EMAIL))).rejects.toBeInstanceOf(InvalidVerificationTokenError);
@@ -175,8 +224,8 @@ describe('AccountsService', () => {
     });
 
     it('refuses an unknown token', async () => {
-      const { service } = setUp();
-      await service.signup(EMAIL, PASSWORD);
+      const { service, signUp } = setUp();
+      await signUp(EMAIL, PASSWORD);
 
       await expect(service.verifyEmail('not-a-token')).rejects.toBeInstanceOf(InvalidVerificationTokenError);
     });
@@ -184,8 +233,8 @@ describe('AccountsService', () => {
 
   describe('resendVerification', () => {
     it('mails a new link whose token verifies the account', async () => {
-      const { service, mailer, stored } = setUp();
-      const user = await service.signup(EMAIL, PASSWORD);
+      const { service, mailer, stored, signUp } = setUp();
+      const user = await signUp(EMAIL, PASSWORD);
       const first = mailer.lastTokenTo(EMAIL);
 
       await service.resendVerification(user.id);
@@ -198,8 +247,8 @@ describe('AccountsService', () => {
     });
 
     it('sends RESEND_VERIFICATION_MAX_PER_HOUR mails an hour, then is rate limited until the hour ends', async () => {
-      const { service, mailer, env, clock } = setUp();
-      const user = await service.signup(EMAIL, PASSWORD);
+      const { service, mailer, env, clock, signUp } = setUp();
+      const user = await signUp(EMAIL, PASSWORD);
       for (let i = 0; i < env.RESEND_VERIFICATION_MAX_PER_HOUR; i++) await service.resendVerification(user.id);
       expect(mailer.sent).toHaveLength(1 + env.RESEND_VERIFICATION_MAX_PER_HOUR);
 
@@ -207,7 +256,7 @@ describe('AccountsService', () => {
       await expect(service.resendVerification(user.id)).rejects.toMatchObject({ code: 'RATE_LIMITED', details: { retryAfterSec: 3600 } });
       expect(mailer.sent).toHaveLength(1 + env.RESEND_VERIFICATION_MAX_PER_HOUR);
 
-      const other = await service.signup('grace@example.com', PASSWORD);
+      const other = await signUp('grace@example.com', PASSWORD);
       await expect(service.resendVerification(other.id)).resolves.toBeUndefined();
 
       clock.advanceSec(3600);
@@ -216,16 +265,16 @@ describe('AccountsService', () => {
     });
 
     it('answers MAIL_UNAVAILABLE when the mail server cannot take the mail', async () => {
-      const { service, mailer } = setUp();
-      const user = await service.signup(EMAIL, PASSWORD);
+      const { service, mailer, signUp } = setUp();
+      const user = await signUp(EMAIL, PASSWORD);
       mailer.failure = new MailUnavailableError();
 
       await expect(service.resendVerification(user.id)).rejects.toMatchObject({ code: 'MAIL_UNAVAILABLE', kind: 'unavailable' });
     });
 
     it('sends nothing to a verified account', async () => {
-      const { service, mailer } = setUp();
-      const user = await service.signup(EMAIL, PASSWORD);
+      const { service, mailer, signUp } = setUp();
+      const user = await signUp(EMAIL, PASSWORD);
       await service.verifyEmail(mailer.lastTokenTo(EMAIL));
 
       await service.resendVerification(user.id);
@@ -236,8 +285,8 @@ describe('AccountsService', () => {
 
   describe('login', () => {
     it('issues a customer token pair for the right password, whatever the case of the e-mail', async () => {
-      const { service, verifyAccessToken, env } = setUp();
-      const user = await service.signup(EMAIL, PASSWORD);
+      const { service, verifyAccessToken, env, signUp } = setUp();
+      const user = await signUp(EMAIL, PASSWORD);
 
       const tokens = await service.login(' ADA@example.com', PASSWORD, ADDRESS);
 
@@ -249,8 +298,8 @@ describe('AccountsService', () => {
     });
 
     it('answers a wrong password and an unknown e-mail alike', async () => {
-      const { service } = setUp();
-      await service.signup(EMAIL, PASSWORD);
+      const { service, signUp } = setUp();
+      await signUp(EMAIL, PASSWORD);
 
       const wrongPassword = await service.login(EMAIL, 'wrong password', ADDRESS).catch((error: unknown) => error);
       const unknownEmail = await service.login('nobody@example.com', PASSWORD, ADDRESS).catch((error: unknown) => error);
@@ -263,9 +312,9 @@ describe('AccountsService', () => {
     });
 
     it('blocks an e-mail after LOGIN_MAX_FAILURES_PER_DEVICE failures in any case, even with the right password, until the window ends', async () => {
-      const { service, env, clock } = setUp();
-      await service.signup(EMAIL, PASSWORD);
-      await service.signup('grace@example.com', PASSWORD);
+      const { service, env, clock, signUp } = setUp();
+      await signUp(EMAIL, PASSWORD);
+      await signUp('grace@example.com', PASSWORD);
       for (let i = 0; i < env.LOGIN_MAX_FAILURES_PER_DEVICE; i++) {
         const spelling = i % 2 === 0 ? EMAIL : EMAIL.toUpperCase();
         await expect(service.login(spelling, 'wrong password', `198.51.100.${i}`)).rejects.toBeInstanceOf(InvalidLoginError);
@@ -282,8 +331,8 @@ describe('AccountsService', () => {
 
   describe('refresh', () => {
     it('rotates: the new pair works, the presented token is marked rotated', async () => {
-      const { service, clock, refreshTokens, verifyAccessToken } = setUp();
-      const user = await service.signup(EMAIL, PASSWORD);
+      const { service, clock, refreshTokens, verifyAccessToken, signUp } = setUp();
+      const user = await signUp(EMAIL, PASSWORD);
       const first = await service.login(EMAIL, PASSWORD, ADDRESS);
       clock.advanceSec(10);
 
@@ -296,32 +345,34 @@ describe('AccountsService', () => {
       await expect(service.refresh(second.refreshToken, ADDRESS)).resolves.toMatchObject({ tokenType: 'Bearer' });
     });
 
-    it('treats reuse of a rotated token as theft: bumps the token version and voids every token of the user', async () => {
-      const { service, stored, refreshTokens, verifyAccessToken } = setUp();
-      const user = await service.signup(EMAIL, PASSWORD);
+    it('treats reuse of a rotated token after the grace as theft: bumps the token version and voids every token of the user', async () => {
+      const { service, env, clock, stored, refreshTokens, verifyAccessToken, signUp } = setUp();
+      const user = await signUp(EMAIL, PASSWORD);
       const first = await service.login(EMAIL, PASSWORD, ADDRESS);
       const second = await service.refresh(first.refreshToken, ADDRESS);
+      const secondClaims = await verifyAccessToken(second.accessToken);
+      clock.advanceSec(env.REFRESH_REUSE_GRACE_SEC + 1);
 
       await expect(service.refresh(first.refreshToken, ADDRESS)).rejects.toBeInstanceOf(InvalidRefreshTokenError);
 
       expect((await stored(user.id)).tokenVersion).toBe(2);
       expect(refreshTokens.of(user.id).every((token) => token.revokedAt !== null)).toBe(true);
       await expect(service.refresh(second.refreshToken, ADDRESS)).rejects.toMatchObject({ code: 'INVALID_TOKEN' });
-      await expect(service.authenticate({ sub: user.id, tv: 1 })).rejects.toBeInstanceOf(UnauthorizedError);
+      await expect(service.authenticate(secondClaims)).rejects.toBeInstanceOf(UnauthorizedError);
       const fresh = await service.login(EMAIL, PASSWORD, ADDRESS);
       expect(await verifyAccessToken(fresh.accessToken)).toMatchObject({ tv: 2 });
       await expect(service.refresh(fresh.refreshToken, ADDRESS)).resolves.toMatchObject({ tokenType: 'Bearer' });
     });
 
-    it('the same token presented twice at once: the request that rotated it gets no successor when the other voided everything meanwhile', async () => {
-      const { service, stored, refreshTokens } = setUp();
-      const user = await service.signup(EMAIL, PASSWORD);
+    it('without a reuse grace, the same token presented twice at once: the request that rotated it gets no successor when the other voided everything meanwhile', async () => {
+      const { service, stored, refreshTokens, signUp } = setUp({ REFRESH_REUSE_GRACE_SEC: '0' });
+      const user = await signUp(EMAIL, PASSWORD);
       const first = await service.login(EMAIL, PASSWORD, ADDRESS);
-      const markRotated = refreshTokens.markRotated.bind(refreshTokens);
+      const rotate = refreshTokens.rotate.bind(refreshTokens);
       let concurrent: Promise<unknown> | undefined;
-      // The second request arrives right after the first marked the token rotated (another instance, say).
-      refreshTokens.markRotated = async (id, now) => {
-        const rotated = await markRotated(id, now);
+      // The second request arrives right after the first rotated the token (another instance, say).
+      refreshTokens.rotate = async (id, successor, now) => {
+        const rotated = await rotate(id, successor, now);
         concurrent ??= service.refresh(first.refreshToken, ADDRESS).catch((error: unknown) => error);
         await concurrent;
         return rotated;
@@ -331,12 +382,30 @@ describe('AccountsService', () => {
 
       expect(await concurrent).toBeInstanceOf(InvalidRefreshTokenError);
       expect((await stored(user.id)).tokenVersion).toBe(2);
-      expect(refreshTokens.of(user.id)).toHaveLength(1);
+      // The successor was stored with the rotation, and voided with everything else.
+      expect(refreshTokens.of(user.id).map((token) => token.revokedAt !== null)).toEqual([true, true]);
+    });
+
+    it('a repeat within the grace (the answer was lost) gets the same pair, byte for byte, in the same session', async () => {
+      const { service, clock, refreshTokens, verifyAccessToken, signUp } = setUp();
+      const user = await signUp(EMAIL, PASSWORD);
+      const first = await service.login(EMAIL, PASSWORD, ADDRESS);
+      clock.advanceSec(10);
+      const second = await service.refresh(first.refreshToken, ADDRESS);
+      clock.advanceSec(5);
+
+      await expect(service.refresh(first.refreshToken, ADDRESS)).resolves.toEqual(second);
+
+      const claims = await verifyAccessToken(second.accessToken);
+      expect(claims).toMatchObject({ sid: (await verifyAccessToken(first.accessToken)).sid, iat: START.getTime() / 1000 + 10 });
+      expect(refreshTokens.of(user.id)).toHaveLength(2);
+      await expect(service.authenticate(claims)).resolves.toMatchObject({ userId: user.id });
+      await expect(service.refresh(second.refreshToken, ADDRESS)).resolves.toMatchObject({ tokenType: 'Bearer' });
     });
 
     it('refuses an unknown token, and rate limits an address after LOGIN_MAX_FAILURES_PER_ADDRESS of them', async () => {
-      const { service, env } = setUp();
-      await service.signup(EMAIL, PASSWORD);
+      const { service, env, signUp } = setUp();
+      await signUp(EMAIL, PASSWORD);
       const { refreshToken } = await service.login(EMAIL, PASSWORD, ADDRESS);
       for (let i = 0; i < env.LOGIN_MAX_FAILURES_PER_ADDRESS; i++) {
         await expect(service.refresh(`ucr_guess-${i}`, '192.0.2.66')).rejects.toMatchObject({ name: 'InvalidRefreshTokenError', code: 'INVALID_TOKEN' });
@@ -348,21 +417,25 @@ describe('AccountsService', () => {
   });
 
   describe('logout', () => {
-    it('voids the presented refresh token only', async () => {
-      const { service } = setUp();
-      await service.signup(EMAIL, PASSWORD);
+    it('ends the session of the presented refresh token only: its refresh and access tokens', async () => {
+      const { service, verifyAccessToken, signUp } = setUp();
+      await signUp(EMAIL, PASSWORD);
       const laptop = await service.login(EMAIL, PASSWORD, ADDRESS);
+      const laptopRotated = await service.refresh(laptop.refreshToken, ADDRESS);
       const phone = await service.login(EMAIL, PASSWORD, ADDRESS);
 
-      await service.logout(laptop.refreshToken);
+      await service.logout(laptopRotated.refreshToken);
 
-      await expect(service.refresh(laptop.refreshToken, ADDRESS)).rejects.toBeInstanceOf(InvalidRefreshTokenError);
+      await expect(service.refresh(laptopRotated.refreshToken, ADDRESS)).rejects.toBeInstanceOf(InvalidRefreshTokenError);
+      await expect(service.authenticate(await verifyAccessToken(laptop.accessToken))).rejects.toBeInstanceOf(UnauthorizedError);
+      await expect(service.authenticate(await verifyAccessToken(laptopRotated.accessToken))).rejects.toBeInstanceOf(UnauthorizedError);
+      await expect(service.authenticate(await verifyAccessToken(phone.accessToken))).resolves.toMatchObject({ role: 'customer' });
       await expect(service.refresh(phone.refreshToken, ADDRESS)).resolves.toMatchObject({ tokenType: 'Bearer' });
     });
 
     it('accepts an unknown or already revoked token', async () => {
-      const { service } = setUp();
-      await service.signup(EMAIL, PASSWORD);
+      const { service, signUp } = setUp();
+      await signUp(EMAIL, PASSWORD);
       const { refreshToken } = await service.login(EMAIL, PASSWORD, ADDRESS);
       await service.logout(refreshToken);
 
@@ -372,29 +445,35 @@ describe('AccountsService', () => {
   });
 
   describe('authenticate', () => {
-    it('accepts the current token version', async () => {
-      const { service } = setUp();
-      const user = await service.signup(EMAIL, PASSWORD);
+    it('accepts the current token version in a live session', async () => {
+      const { service, verifyAccessToken, signUp } = setUp();
+      const user = await signUp(EMAIL, PASSWORD);
+      const { sid } = await verifyAccessToken((await service.login(EMAIL, PASSWORD, ADDRESS)).accessToken);
 
-      await expect(service.authenticate({ sub: user.id, tv: 1 })).resolves.toEqual(new CustomerPrincipal(user.id, 'customer', false));
+      await expect(service.authenticate({ sub: user.id, tv: 1, sid })).resolves.toEqual(new CustomerPrincipal(user.id, 'customer', false));
     });
 
-    it('refuses another token version and an account that does not exist', async () => {
-      const { service, users, stored } = setUp();
-      const user = await service.signup(EMAIL, PASSWORD);
+    it('refuses another token version, an account that does not exist, and a session that is unknown or another account\'s', async () => {
+      const { service, users, stored, verifyAccessToken, signUp } = setUp();
+      const user = await signUp(EMAIL, PASSWORD);
+      const { sid } = await verifyAccessToken((await service.login(EMAIL, PASSWORD, ADDRESS)).accessToken);
+      await signUp('grace@example.com', PASSWORD);
+      const { sid: otherSid } = await verifyAccessToken((await service.login('grace@example.com', PASSWORD, ADDRESS)).accessToken);
       const revoked = await stored(user.id);
       revoked.revokeTokens();
       await users.save(revoked);
 
-      await expect(service.authenticate({ sub: user.id, tv: 1 })).rejects.toBeInstanceOf(UnauthorizedError);
-      await expect(service.authenticate({ sub: user.id, tv: 3 })).rejects.toMatchObject({ code: 'UNAUTHORIZED' });
-      await expect(service.authenticate({ sub: '00000000-0000-4000-8000-000000000000', tv: 1 })).rejects.toBeInstanceOf(UnauthorizedError);
-      await expect(service.authenticate({ sub: user.id, tv: 2 })).resolves.toMatchObject({ userId: user.id });
+      await expect(service.authenticate({ sub: user.id, tv: 1, sid })).rejects.toBeInstanceOf(UnauthorizedError);
+      await expect(service.authenticate({ sub: user.id, tv: 3, sid })).rejects.toMatchObject({ code: 'UNAUTHORIZED' });
+      await expect(service.authenticate({ sub: '00000000-0000-4000-8000-000000000000', tv: 1, sid })).rejects.toBeInstanceOf(UnauthorizedError);
+      await expect(service.authenticate({ sub: user.id, tv: 2, sid: '00000000-0000-4000-8000-000000000000' })).rejects.toBeInstanceOf(UnauthorizedError);
+      await expect(service.authenticate({ sub: user.id, tv: 2, sid: otherSid })).rejects.toBeInstanceOf(UnauthorizedError);
+      await expect(service.authenticate({ sub: user.id, tv: 2, sid })).resolves.toMatchObject({ userId: user.id });
     });
 
     it('reads the role and verification state from the account, not from the token', async () => {
-      const { service, mailer, users, stored, verifyAccessToken } = setUp();
-      const user = await service.signup(EMAIL, PASSWORD);
+      const { service, mailer, users, stored, verifyAccessToken, signUp } = setUp();
+      const user = await signUp(EMAIL, PASSWORD);
       const claims = await verifyAccessToken((await service.login(EMAIL, PASSWORD, ADDRESS)).accessToken);
       expect(claims.role).toBe('customer');
       await expect(service.authenticate(claims)).resolves.toEqual(new CustomerPrincipal(user.id, 'customer', false));
@@ -424,7 +503,7 @@ describe('AccountsService', () => {
     });
 
     it('leaves the administrator and its sessions alone on a restart with the same password', async () => {
-      const { service, users, refreshTokens } = setUp();
+      const { service, users, refreshTokens, verifyAccessToken } = setUp();
       await service.ensureAdmin(EMAIL, 'admin password 1');
       const before = users.all();
       const session = await service.login(EMAIL, 'admin password 1', ADDRESS);
@@ -433,14 +512,15 @@ describe('AccountsService', () => {
 
       expect(users.all()).toEqual(before);
       expect(refreshTokens.of(before[0]?.id ?? '').map((token) => token.revokedAt)).toEqual([null]);
-      await expect(service.authenticate({ sub: before[0]?.id ?? '', tv: 1 })).resolves.toMatchObject({ role: 'admin' });
+      await expect(service.authenticate(await verifyAccessToken(session.accessToken))).resolves.toMatchObject({ role: 'admin' });
       await expect(service.refresh(session.refreshToken, ADDRESS)).resolves.toMatchObject({ tokenType: 'Bearer' });
     });
 
     it('makes an existing unverified customer with that e-mail the verified administrator, voiding its sessions', async () => {
-      const { service, users, clock, stored, refreshTokens } = setUp();
-      const customer = await service.signup(EMAIL, PASSWORD);
+      const { service, users, clock, stored, refreshTokens, verifyAccessToken, signUp } = setUp();
+      const customer = await signUp(EMAIL, PASSWORD);
       const session = await service.login(EMAIL, PASSWORD, ADDRESS);
+      const claims = await verifyAccessToken(session.accessToken);
       clock.advanceSec(60);
 
       await service.ensureAdmin('ADA@example.com', 'admin password 1');
@@ -455,15 +535,15 @@ describe('AccountsService', () => {
         tokenVersion: 2,
       });
       expect(refreshTokens.of(customer.id).map((token) => token.revokedAt)).toEqual([clock.now()]);
-      await expect(service.authenticate({ sub: customer.id, tv: 1 })).rejects.toBeInstanceOf(UnauthorizedError);
+      await expect(service.authenticate(claims)).rejects.toBeInstanceOf(UnauthorizedError);
       await expect(service.refresh(session.refreshToken, ADDRESS)).rejects.toBeInstanceOf(InvalidRefreshTokenError);
       await expect(service.login(EMAIL, PASSWORD, ADDRESS)).rejects.toBeInstanceOf(InvalidLoginError);
       await expect(service.login(EMAIL, 'admin password 1', ADDRESS)).resolves.toMatchObject({ tokenType: 'Bearer' });
     });
 
     it('keeps the first verification time of a verified customer', async () => {
-      const { service, mailer, clock, stored } = setUp();
-      const customer = await service.signup(EMAIL, PASSWORD);
+      const { service, mailer, clock, stored, signUp } = setUp();
+      const customer = await signUp(EMAIL, PASSWORD);
       clock.advanceSec(30);
       await service.verifyEmail(mailer.lastTokenTo(EMAIL));
       const verifiedAt = clock.now();

@@ -6,7 +6,8 @@ import { SecretHasher } from '../../../shared/crypto/secret-hasher.js';
 import { RateLimitedError, UnauthorizedError } from '../../../shared/domain-error.js';
 import { FailureLimiter, type FailureBucket } from '../../../shared/rate-limit/failure-limiter.js';
 import type { TokenPair } from '../../devices/application/device-tokens.js';
-import { EmailTakenError, InvalidLoginError, InvalidVerificationTokenError } from '../domain/accounts.errors.js';
+import { InvalidLoginError, InvalidVerificationTokenError } from '../domain/accounts.errors.js';
+import { assertGuessResistant } from '../domain/password-policy.js';
 import { User, type Role } from '../domain/user.js';
 import { InvalidRefreshTokenError } from '../../../shared/auth-tokens/refresh-tokens.js';
 import { UserRepository } from '../domain/user.repository.js';
@@ -42,23 +43,26 @@ export class AccountsService {
     private readonly env: Env,
   ) {}
 
-  async signup(email: string, password: string): Promise<User> {
+  /**
+   * Creates an unverified account and mails a verification link. An address that already has an
+   * account gets the same answer (ASVS 6.3.8: no enumeration through signup); its owner is told by
+   * mail instead. Either way the password is hashed, so both take as long.
+   */
+  async signup(email: string, password: string, clientAddress: string): Promise<{ email: string }> {
+    const normalized = User.normalizeEmail(email);
+    assertGuessResistant(password, normalized);
+    // A budget, not a credential check: while Redis does not answer, sign-ups go on unlimited.
+    const wait = await this.limiter.tryAcquire([{ key: `signup:address:${clientAddress}`, limit: this.env.SIGNUP_MAX_PER_ADDRESS_PER_HOUR, windowSec: 3600 }]);
+    if (wait !== null && wait > 0) throw new RateLimitedError(wait, 'Too many sign-ups from this address. Try again later.');
     const now = this.clock.now();
-    const user = User.create({
-      id: randomUUID(),
-      email: User.normalizeEmail(email),
-      passwordHash: await this.hasher.hashLowEntropy(password),
-      role: 'customer',
-      verified: false,
-      now,
-    });
-    if (!(await this.users.insertIfEmailFree(user))) throw new EmailTakenError();
+    const user = User.create({ id: randomUUID(), email: normalized, passwordHash: await this.hasher.hashLowEntropy(password), role: 'customer', verified: false, now });
+    const created = await this.users.insertIfEmailFree(user);
     // The account exists either way; a mail that could not go out is sent again on request.
-    await this.sendVerification(user, now).catch((error: unknown) => {
+    await (created ? this.sendVerification(user, now) : this.sendSignupNotice(normalized)).catch((error: unknown) => {
       if (!(error instanceof MailUnavailableError)) throw error;
-      this.logger.warn({ userId: user.id }, 'Verification mail not sent at signup');
+      this.logger.warn({ userId: created ? user.id : undefined }, created ? 'Verification mail not sent at signup' : 'Signup notice not sent');
     });
-    return user;
+    return { email: normalized };
   }
 
   async verifyEmail(token: string): Promise<User> {
@@ -107,11 +111,12 @@ export class AccountsService {
     const user = await this.getUser(rotated.subjectId);
     // The same token presented elsewhere at once voided every token meanwhile: no successor.
     if (user.tokenVersion !== rotated.tokenVersion) throw new InvalidRefreshTokenError();
-    return this.tokens.issue(user, now, rotated.tokenVersion);
+    return this.tokens.pairOf(rotated, user.role);
   }
 
+  /** Ends the session of the refresh token: its refresh tokens, and its access tokens at once (their `sid`). */
   async logout(refreshToken: string): Promise<void> {
-    await this.tokens.revoke(refreshToken, this.clock.now());
+    await this.tokens.revokeSession(refreshToken, this.clock.now());
   }
 
   async getUser(userId: string): Promise<User> {
@@ -120,8 +125,9 @@ export class AccountsService {
     return user;
   }
 
-  async authenticate(claims: Pick<CustomerTokenClaims, 'sub' | 'tv'>): Promise<CustomerPrincipal> {
-    const user = await this.users.findById(claims.sub);
+  /** Every customer-token request: the account and whether the token's session is live, in one read. */
+  async authenticate(claims: Pick<CustomerTokenClaims, 'sub' | 'tv' | 'sid'>): Promise<CustomerPrincipal> {
+    const user = await this.users.findInSession(claims.sub, claims.sid);
     if (!user || user.tokenVersion !== claims.tv) throw new UnauthorizedError('The token was revoked.');
     return new CustomerPrincipal(user.id, user.role, user.emailVerified);
   }
@@ -163,6 +169,21 @@ export class AccountsService {
       to: user.email,
       subject: 'Confirm your e-mail address',
       text: `Confirm your e-mail address for Device Cloud by opening this link within 24 hours:\n\n${link}\n\nIf you did not sign up, ignore this message.`,
+    });
+  }
+
+  /** Tells the owner of a taken address that someone tried to sign up with it; at most one mail an hour. */
+  private async sendSignupNotice(email: string): Promise<void> {
+    const owner = await this.users.findByEmail(email);
+    if (!owner) return;
+    if ((await this.limiter.tryAcquire([{ key: `signup-notice:user:${owner.id}`, limit: 1, windowSec: 3600 }])) !== 0) return;
+    await this.mailer.send({
+      to: owner.email,
+      subject: 'Someone tried to sign up with your e-mail address',
+      text:
+        'Someone just tried to create a Device Cloud account with this e-mail address, which already has one. ' +
+        'Nothing was changed: your account, its password and its devices are as they were.\n\n' +
+        'If it was you, sign in with your existing password instead. If it was not you, you can ignore this message.',
     });
   }
 

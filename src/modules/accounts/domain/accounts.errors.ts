@@ -1,11 +1,5 @@
 import { DomainError } from '../../../shared/domain-error.js';
 
-export class EmailTakenError extends DomainError {
-  constructor() {
-    super('EMAIL_TAKEN', 'conflict', 'An account with this e-mail address exists.');
-  }
-}
-
 /** Same answer for an unknown e-mail and a wrong password, so accounts cannot be enumerated. */
 export class InvalidLoginError extends DomainError {
   constructor() {

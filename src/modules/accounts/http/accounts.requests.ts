@@ -1,6 +1,7 @@
 import { ApiProperty } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
 import { IsEmail, IsString, Length, MaxLength } from 'class-validator';
+import { PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH } from '../domain/password-policy.js';
 
 /** Addresses are compared trimmed and lower-cased; validation sees the trimmed form. */
 const trimmed = Transform(({ value }: { value: unknown }) => (typeof value === 'string' ? value.trim() : value));
@@ -13,9 +14,14 @@ export class SignupRequest {
   @IsEmail({}, { message: 'email must be an e-mail address' })
   email!: string;
 
-  @ApiProperty({ description: '10–128 characters.', example: 'correct horse battery', minLength: 10, maxLength: 128 })
+  @ApiProperty({
+    description: `${PASSWORD_MIN_LENGTH}–${PASSWORD_MAX_LENGTH} characters, not one of the most used passwords, not one character repeated or counted (aaaaaaaaaa, 0123456789), not containing the e-mail address (400 PASSWORD_TOO_COMMON).`,
+    example: 'correct horse battery',
+    minLength: PASSWORD_MIN_LENGTH,
+    maxLength: PASSWORD_MAX_LENGTH,
+  })
   @IsString()
-  @Length(10, 128)
+  @Length(PASSWORD_MIN_LENGTH, PASSWORD_MAX_LENGTH)
   password!: string;
 }
 

@@ -1,7 +1,22 @@
 import { ApiProperty } from '@nestjs/swagger';
 import type { Role, User } from '../domain/user.js';
 
+/** The same for a new address and a taken one: signup does not tell who has an account. */
 export class SignupResponse {
+  @ApiProperty({ description: 'The address as stored (trimmed, lower-cased). A verification link is on its way to it; when the address already has an account, its owner gets a notice instead.', example: 'ada@example.com' })
+  email!: string;
+
+  static of(email: string): SignupResponse {
+    return { email };
+  }
+}
+
+export class EmailVerifiedResponse {
+  @ApiProperty({ example: true })
+  emailVerified!: boolean;
+}
+
+export class UserMeResponse {
   @ApiProperty({ format: 'uuid', example: '3f0b6a8e-2a52-4f7e-9a35-8c0d7c5e1b2a' })
   userId!: string;
 
@@ -11,21 +26,10 @@ export class SignupResponse {
   @ApiProperty({ example: false })
   emailVerified!: boolean;
 
-  static from(user: User): SignupResponse {
-    return { userId: user.id, email: user.email, emailVerified: user.emailVerified };
-  }
-}
-
-export class EmailVerifiedResponse {
-  @ApiProperty({ example: true })
-  emailVerified!: boolean;
-}
-
-export class UserMeResponse extends SignupResponse {
   @ApiProperty({ enum: ['customer', 'admin'], example: 'customer' })
   role!: Role;
 
-  static override from(user: User): UserMeResponse {
-    return { ...SignupResponse.from(user), role: user.role };
+  static from(user: User): UserMeResponse {
+    return { userId: user.id, email: user.email, emailVerified: user.emailVerified, role: user.role };
   }
 }

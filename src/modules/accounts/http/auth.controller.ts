@@ -2,7 +2,9 @@ import { Body, Controller, Get, HttpCode, Post } from '@nestjs/common';
 import { ApiBody, ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
 import { CurrentCustomer, CustomerAuth, Public } from '../../../auth/auth.decorators.js';
 import { ApiCredentialCheckUnavailable, ApiProblems } from '../../../shared/http/api-problems.decorator.js';
+import { AuthBodyLimit } from '../../../shared/http/auth-body-limit.decorator.js';
 import { ClientAddress } from '../../../shared/http/client-address.decorator.js';
+import { NoStore } from '../../../shared/http/no-store.decorator.js';
 import { TokenResponse } from '../../devices/http/device.response.js';
 import { AccountsService, CustomerPrincipal } from '../application/accounts.service.js';
 import { LoginRequest, SignupRequest, UserRefreshRequest, VerifyEmailRequest } from './accounts.requests.js';
@@ -14,16 +16,24 @@ export class AuthController {
   constructor(private readonly accounts: AccountsService) {}
 
   @Post('auth/signup')
+  @AuthBodyLimit()
   @Public()
-  @ApiOperation({ operationId: 'signup', summary: 'Create a customer account', description: 'Sends a verification link to the address.' })
+  @ApiOperation({
+    operationId: 'signup',
+    summary: 'Create a customer account',
+    description:
+      'Sends a verification link to the address. An address that already has an account gets the same answer, and its owner a notice by mail instead: signup does not tell who has an account. A password on the list of the most used passwords, made of one repeated or counted character, or containing the address is refused with PASSWORD_TOO_COMMON. Sign-ups are limited per client address (SIGNUP_MAX_PER_ADDRESS_PER_HOUR).',
+  })
   @ApiBody({ type: SignupRequest })
-  @ApiResponse({ status: 201, type: SignupResponse, description: 'Account created.' })
-  @ApiProblems(400, 409, 413, 415)
-  async signup(@Body() body: SignupRequest): Promise<SignupResponse> {
-    return SignupResponse.from(await this.accounts.signup(body.email, body.password));
+  @ApiResponse({ status: 201, type: SignupResponse, description: 'Account created, or the address already had one (its owner is told by mail).' })
+  @ApiProblems(400, 413, 415, 429)
+  async signup(@Body() body: SignupRequest, @ClientAddress() address: string): Promise<SignupResponse> {
+    return SignupResponse.of((await this.accounts.signup(body.email, body.password, address)).email);
   }
 
   @Post('auth/verify-email')
+  @NoStore()
+  @AuthBodyLimit()
   @HttpCode(200)
   @Public()
   @ApiOperation({ operationId: 'verifyEmail', summary: 'Confirm an e-mail address with the token from the link' })
@@ -36,16 +46,19 @@ export class AuthController {
   }
 
   @Post('auth/resend-verification')
+  @AuthBodyLimit()
   @HttpCode(202)
   @CustomerAuth()
   @ApiOperation({ operationId: 'resendVerification', summary: 'Send the verification link again' })
   @ApiResponse({ status: 202, description: 'A new link is on its way (none when already verified).' })
-  @ApiProblems(429, 503)
+  @ApiProblems(413, 429, 503)
   async resendVerification(@CurrentCustomer() customer: CustomerPrincipal): Promise<void> {
     await this.accounts.resendVerification(customer.userId);
   }
 
   @Post('auth/login')
+  @NoStore()
+  @AuthBodyLimit()
   @HttpCode(200)
   @Public()
   @ApiOperation({ operationId: 'login', summary: 'Sign in with e-mail and password' })
@@ -58,9 +71,16 @@ export class AuthController {
   }
 
   @Post('auth/refresh')
+  @NoStore()
+  @AuthBodyLimit()
   @HttpCode(200)
   @Public()
-  @ApiOperation({ operationId: 'refreshCustomerToken', summary: 'Exchange a refresh token for a new token pair (single use)' })
+  @ApiOperation({
+    operationId: 'refreshCustomerToken',
+    summary: 'Exchange a refresh token for a new token pair (single use)',
+    description:
+      'Presenting a used refresh token again voids every token of the account, except a repeat within REFRESH_REUSE_GRACE_SEC (30 s) while the new refresh token is unused: it gets the same pair again.',
+  })
   @ApiBody({ type: UserRefreshRequest })
   @ApiResponse({ status: 200, type: TokenResponse, description: 'New token pair.' })
   @ApiProblems(400, 401, 413, 415, 429)
@@ -70,11 +90,16 @@ export class AuthController {
   }
 
   @Post('auth/logout')
+  @AuthBodyLimit()
   @HttpCode(204)
   @Public()
-  @ApiOperation({ operationId: 'logout', summary: 'Revoke a refresh token' })
+  @ApiOperation({
+    operationId: 'logout',
+    summary: 'End the session of a refresh token',
+    description: "Every refresh token of the session stops working, and so do its access tokens, at once. The account's other sessions are untouched.",
+  })
   @ApiBody({ type: UserRefreshRequest })
-  @ApiResponse({ status: 204, description: 'Revoked (also when it was unknown or already revoked).' })
+  @ApiResponse({ status: 204, description: 'Ended (also when the token was unknown or already revoked).' })
   @ApiProblems(400, 413, 415)
   async logout(@Body() body: UserRefreshRequest): Promise<void> {
     await this.accounts.logout(body.refreshToken);
