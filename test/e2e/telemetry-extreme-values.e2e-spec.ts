@@ -1,5 +1,5 @@
 import type pg from 'pg';
-import { TelemetryWriter } from '../../src/modules/telemetry/infrastructure/telemetry-writer.js';
+import { TelemetryWriter } from '../../src/modules/telemetry/domain/telemetry-writer.js';
 import { DatabaseUnavailableError } from '../../src/shared/database/database-errors.js';
 import { registerDevice } from '../support/builders.js';
 import { ADMIN_SETTINGS, anAdmin } from '../support/claim-fixtures.js';

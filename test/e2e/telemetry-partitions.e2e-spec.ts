@@ -1,5 +1,5 @@
 import type pg from 'pg';
-import { TelemetryPartitions } from '../../src/modules/telemetry/infrastructure/telemetry-partitions.js';
+import { TelemetryPartitions } from '../../src/modules/telemetry/domain/telemetry-partitions.js';
 import { aRegistration, registerDevice, type Registered } from '../support/builders.js';
 import { createTestApp, type TestApp } from '../support/create-test-app.js';
 import { aVerifiedCustomer, customerAuth } from '../support/customers.js';

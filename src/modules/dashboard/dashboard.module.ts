@@ -1,15 +1,17 @@
 import { Module } from '@nestjs/common';
-import { DashboardQueries } from './application/dashboard.queries.js';
 import { DashboardService } from './application/dashboard.service.js';
 import { DevicesModule } from '../devices/devices.module.js';
 import { OtaModule } from '../ota/ota.module.js';
+import { TelemetryModule } from '../telemetry/telemetry.module.js';
+import { DashboardQueries } from './domain/dashboard-queries.js';
 import { DashboardConfigController } from './http/dashboard-config.controller.js';
 import { DashboardOtaController } from './http/dashboard-ota.controller.js';
 import { DashboardController } from './http/dashboard.controller.js';
+import { SqlDashboardQueries } from './infrastructure/sql-dashboard-queries.js';
 
 @Module({
-  imports: [DevicesModule, OtaModule],
+  imports: [DevicesModule, OtaModule, TelemetryModule],
   controllers: [DashboardController, DashboardConfigController, DashboardOtaController],
-  providers: [DashboardService, DashboardQueries],
+  providers: [DashboardService, { provide: DashboardQueries, useClass: SqlDashboardQueries }],
 })
 export class DashboardModule {}

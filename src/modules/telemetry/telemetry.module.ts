@@ -1,12 +1,23 @@
 import { Module } from '@nestjs/common';
 import { TelemetryMaintenance } from './application/telemetry-maintenance.js';
 import { TelemetryService } from './application/telemetry.service.js';
+import { TelemetryHistory } from './domain/telemetry-history.js';
+import { TelemetryPartitions } from './domain/telemetry-partitions.js';
+import { TelemetryWriter } from './domain/telemetry-writer.js';
 import { TelemetryController } from './http/telemetry.controller.js';
-import { TelemetryPartitions } from './infrastructure/telemetry-partitions.js';
-import { TelemetryWriter } from './infrastructure/telemetry-writer.js';
+import { SqlTelemetryHistory } from './infrastructure/sql-telemetry-history.js';
+import { SqlTelemetryPartitions } from './infrastructure/sql-telemetry-partitions.js';
+import { SqlTelemetryWriter } from './infrastructure/sql-telemetry-writer.js';
 
 @Module({
   controllers: [TelemetryController],
-  providers: [TelemetryService, TelemetryWriter, TelemetryPartitions, TelemetryMaintenance],
+  providers: [
+    TelemetryService,
+    TelemetryMaintenance,
+    { provide: TelemetryWriter, useClass: SqlTelemetryWriter },
+    { provide: TelemetryPartitions, useClass: SqlTelemetryPartitions },
+    { provide: TelemetryHistory, useClass: SqlTelemetryHistory },
+  ],
+  exports: [TelemetryHistory],
 })
 export class TelemetryModule {}

@@ -5,9 +5,10 @@ import { decodeCursor, decodeTimeCursor, encodeCursor, encodeTimeCursor, invalid
 import { FleetDefaultsStore } from '../../devices/application/fleet-defaults.js';
 import type { FleetDefaults } from '../../devices/domain/device-config.js';
 import { DEVICE_ID_PATTERN } from '../../devices/domain/device-id.js';
-import { autoBucketSec, MAX_POINTS_EXPLICIT, parseBucket, resolveRange, rollupSpans } from '../../telemetry/domain/history-query.js';
+import { autoBucketSec, MAX_POINTS_EXPLICIT, parseBucket, resolveRange } from '../../telemetry/domain/history-query.js';
+import { TelemetryHistory, type RawRecordRow, type SeriesRow } from '../../telemetry/domain/telemetry-history.js';
 import { BATTERY_ID_PATTERN, METRIC_NAME } from '../../telemetry/domain/telemetry-record.js';
-import { DashboardQueries, type DeviceSummaryRow, type DeviceVisibilityRow, type RawRecordRow, type SeriesRow, type Viewer } from './dashboard.queries.js';
+import { DashboardQueries, type DeviceSummaryRow, type DeviceVisibilityRow, type Viewer } from '../domain/dashboard-queries.js';
 
 export interface HistoryParams {
   from?: string;
@@ -42,6 +43,7 @@ export type History =
 export class DashboardService {
   constructor(
     private readonly queries: DashboardQueries,
+    private readonly telemetry: TelemetryHistory,
     private readonly clock: Clock,
     private readonly defaults: FleetDefaultsStore,
   ) {}
@@ -96,7 +98,7 @@ export class DashboardService {
 
     if (bucket.kind === 'raw') {
       const limit = params.limit ?? 1000;
-      const rows = await this.queries.raw({ deviceId, ...effective, batteryId, limit: limit + 1, after });
+      const rows = await this.telemetry.raw({ deviceId, ...effective, batteryId, limit: limit + 1, after });
       const records = rows.slice(0, limit);
       const last = records[records.length - 1];
       return { kind: 'raw', deviceId, ...range, records, nextCursor: rows.length > limit ? encodeTimeCursor(last.ts, last.battery_id) : null };
@@ -107,7 +109,7 @@ export class DashboardService {
       throw new ValidationFailedError([{ field: 'bucket', message: `bucket is too small for the range: at most ${MAX_POINTS_EXPLICIT} points per series` }]);
     }
     const rows = effective.from < effective.to
-      ? await this.queries.series({ deviceId, ...effective, bucketSec, spans: rollupSpans(effective, bucketSec), metrics, batteryId })
+      ? await this.telemetry.series({ deviceId, ...effective, bucketSec, metrics, batteryId })
       : [];
     return { kind: 'buckets', deviceId, ...range, bucketSec, series: toSeries(rows) };
   }

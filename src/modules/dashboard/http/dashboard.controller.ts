@@ -4,7 +4,7 @@ import { CurrentCustomer, CustomerAuth } from '../../../auth/auth.decorators.js'
 import { ApiProblems } from '../../../shared/http/api-problems.decorator.js';
 import type { CustomerPrincipal } from '../../accounts/application/accounts.service.js';
 import { DeviceIdParam } from '../../devices/http/device-id.param.js';
-import type { Viewer } from '../application/dashboard.queries.js';
+import type { Viewer } from '../domain/dashboard-queries.js';
 import { DashboardService } from '../application/dashboard.service.js';
 import { DashboardDeviceListResponse, DashboardDeviceResponse, ListDevicesQuery, TelemetryHistoryQuery, TelemetryHistoryResponse } from './dashboard.dto.js';
 

@@ -2,7 +2,7 @@ import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { PageQuery } from '../../../shared/http/page-query.js';
 import { Type } from 'class-transformer';
 import { IsInt, IsString, Max, MaxLength, Min } from 'class-validator';
-import type { DeviceSummaryRow } from '../application/dashboard.queries.js';
+import type { DeviceSummaryRow } from '../domain/dashboard-queries.js';
 import type { History } from '../application/dashboard.service.js';
 import type { FleetDefaults } from '../../devices/domain/device-config.js';
 import { Optional } from '../../../shared/http/optional.decorator.js';

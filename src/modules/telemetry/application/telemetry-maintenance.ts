@@ -3,7 +3,7 @@ import { Cron, CronExpression } from '@nestjs/schedule';
 import { Clock } from '../../../config/config.module.js';
 import { Env } from '../../../config/env.js';
 import { DatabaseConnection } from '../../../shared/database/database-connection.js';
-import { TelemetryPartitions } from '../infrastructure/telemetry-partitions.js';
+import { TelemetryPartitions } from '../domain/telemetry-partitions.js';
 
 /**
  * Keeps telemetry partitions ahead of time and drops months past retention: at start (records

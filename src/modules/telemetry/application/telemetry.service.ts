@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { Clock } from '../../../config/config.module.js';
 import { Env } from '../../../config/env.js';
 import { admit, type Rejection, type TelemetryRecord } from '../domain/telemetry-record.js';
-import { TelemetryWriter } from '../infrastructure/telemetry-writer.js';
+import { TelemetryWriter } from '../domain/telemetry-writer.js';
 
 export interface IngestResult {
   accepted: number;

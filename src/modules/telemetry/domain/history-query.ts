@@ -1,4 +1,5 @@
 import { ValidationFailedError } from '../../../shared/domain-error.js';
+import { ROLLUP_LEVELS } from './rollup-levels.js';
 import { parseIsoInstant } from './telemetry-record.js';
 
 export const AUTO_BUCKETS_SEC = [60, 300, 900, 3600, 21_600, 86_400];
@@ -44,9 +45,6 @@ export function parseInstant(value: string, field: string): Date {
   return date;
 }
 
-/** Rollup levels, finest first; each width divides the next. Slots are aligned to the Unix epoch (UTC days). */
-export const ROLLUP_LEVELS_SEC = [300, 3600, 21_600, 86_400] as const;
-
 /**
  * Which rollup level answers which part of [from, to). A level answers exactly where its slots lie
  * wholly inside the range and its width divides the bucket (buckets are epoch-aligned too). One
@@ -58,7 +56,7 @@ export const ROLLUP_LEVELS_SEC = [300, 3600, 21_600, 86_400] as const;
 export function rollupSpans(range: HistoryRange, bucketSec: number): HistoryRange[] {
   const spans: HistoryRange[] = [];
   let enclosing = range;
-  for (const widthSec of ROLLUP_LEVELS_SEC) {
+  for (const { widthSec } of ROLLUP_LEVELS) {
     const slotMs = widthSec * 1000;
     const from = Math.ceil(range.from.getTime() / slotMs) * slotMs;
     const to = Math.floor(range.to.getTime() / slotMs) * slotMs;

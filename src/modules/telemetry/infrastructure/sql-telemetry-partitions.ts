@@ -1,9 +1,11 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { Sql } from '../../../shared/database/sql.js';
+import { ROLLUP_LEVELS } from '../domain/rollup-levels.js';
+import { TelemetryPartitions } from '../domain/telemetry-partitions.js';
+import { rollupTable } from './rollup-levels.sql.js';
 
 /** Arbitrary constant: the advisory lock that lets one instance at a time maintain partitions. */
 const PARTITION_LOCK = 7_221_950_002;
-const ROLLUP_TABLES = ['telemetry_rollup_5m', 'telemetry_rollup_1h', 'telemetry_rollup_6h', 'telemetry_rollup_1d'];
 
 function monthStart(date: Date): Date {
   return new Date(Date.UTC(date.getUTCFullYear(), date.getUTCMonth(), 1));
@@ -20,12 +22,15 @@ export function partitionName(month: Date): string {
 /**
  * Monthly partitions of `telemetry`: every month from the retention cut-off to two months ahead
  * exists, and months wholly older than the cut-off are dropped (retention without DELETE).
+ * SQL because it is DDL on partitions, which TypeORM's API does not cover.
  */
 @Injectable()
-export class TelemetryPartitions {
+export class SqlTelemetryPartitions extends TelemetryPartitions {
   private readonly logger = new Logger(TelemetryPartitions.name);
 
-  constructor(private readonly sql: Sql) {}
+  constructor(private readonly sql: Sql) {
+    super();
+  }
 
   async maintain(now: Date, retentionDays: number): Promise<{ created: string[]; dropped: string[] }> {
     return this.sql.transaction(async (tx) => {
@@ -57,9 +62,9 @@ export class TelemetryPartitions {
       }
       // Rollup slots go with the raw months they summarise: below the oldest month kept (a month
       // starts at a UTC midnight, so no coarser slot straddles it).
-      for (const table of ROLLUP_TABLES) {
+      for (const level of ROLLUP_LEVELS) {
         await tx.rows(
-          `DELETE FROM ${table} WHERE bucket < (
+          `DELETE FROM ${rollupTable(level)} WHERE bucket < (
              SELECT min((regexp_match(pg_get_expr(c.relpartbound, c.oid), 'FROM \\(''([^'']+)''\\)'))[1]::timestamptz)
                FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid WHERE i.inhparent = 'telemetry'::regclass)`,
         );

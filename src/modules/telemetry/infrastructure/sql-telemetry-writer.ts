@@ -1,11 +1,12 @@
 import { Injectable } from '@nestjs/common';
 import { isDatabaseUnavailable } from '../../../shared/database/database-errors.js';
 import { Sql } from '../../../shared/database/sql.js';
+import { ROLLUP_LEVELS } from '../domain/rollup-levels.js';
 import type { TelemetryRecord } from '../domain/telemetry-record.js';
+import { TelemetryWriter } from '../domain/telemetry-writer.js';
+import { EPOCH, rollupInterval, rollupTable } from './rollup-levels.sql.js';
 
-const EPOCH = "TIMESTAMPTZ '1970-01-01 00:00:00+00'";
-
-/** Adds the batch's 5-minute sums into one rollup level, taking row locks in key order. */
+/** Adds the batch's sums per finest slot into one rollup level, taking row locks in key order. */
 function addToRollup(table: string, width: string): string {
   return `INSERT INTO ${table} AS r (device_id, battery_id, metric, bucket, count, sum, min, max)
   SELECT device_id, battery_id, metric, date_bin('${width}', bucket, ${EPOCH}) AS slot, sum(count), sum(sum), min(min), max(max)
@@ -15,12 +16,21 @@ function addToRollup(table: string, width: string): string {
         min = LEAST(r.min, EXCLUDED.min), max = GREATEST(r.max, EXCLUDED.max)`;
 }
 
+/** Each rollup level's CTE of the ingest statement, finest first. */
+const ADD_TO_ROLLUPS = ROLLUP_LEVELS.map((level) => `), rollup_${level.name} AS (\n  ${addToRollup(rollupTable(level), rollupInterval(level))}\n`).join('');
+
 /**
  * The ingest statement for records of any number of devices: unnest into the partitioned table
  * (first stored value wins on (device, ts, battery)), and only the rows actually inserted feed
- * the rollups (5-minute slots, summed again into hours, 6 hours and days), the latest value per metric and
- * lastSeenAt. Locks are taken in a fixed order (ORDER BY) so concurrent writers queue instead of
- * deadlocking.
+ * the rollups (slots of the finest level, summed again into each coarser one), the latest value
+ * per metric and lastSeenAt. Locks are taken in a fixed order (ORDER BY) so concurrent writers
+ * queue instead of deadlocking.
+ * Hand-written SQL, one statement per flush: the ingest hot path measured by S1 and S2 (bench/README.md).
+ *
+ * `seen` is a write to devices outside the devices module, on purpose: a second round trip per
+ * flush is what group commit exists to avoid. It follows the rule of every last_seen_at writer,
+ * GREATEST: the value only moves forward, so a flush that commits after a later one (up to
+ * MAX_CONCURRENT_FLUSHES run at once) cannot take it back.
  */
 export const INGEST_SQL = `
 WITH input AS (
@@ -34,24 +44,16 @@ WITH input AS (
   SELECT i.device_id, i.battery_id, m.key AS metric, i.ts, m.value::float8 AS value
   FROM inserted i CROSS JOIN LATERAL jsonb_each_text(i.metrics) AS m (key, value)
 ), slots AS (
-  SELECT device_id, battery_id, metric, date_bin('5 minutes', ts, ${EPOCH}) AS bucket,
+  SELECT device_id, battery_id, metric, date_bin('${rollupInterval(ROLLUP_LEVELS[0])}', ts, ${EPOCH}) AS bucket,
          count(*) AS count, sum(value) AS sum, min(value) AS min, max(value) AS max
   FROM metric_values GROUP BY device_id, battery_id, metric, bucket
-), rollup_5m AS (
-  ${addToRollup('telemetry_rollup_5m', '5 minutes')}
-), rollup_1h AS (
-  ${addToRollup('telemetry_rollup_1h', '1 hour')}
-), rollup_6h AS (
-  ${addToRollup('telemetry_rollup_6h', '6 hours')}
-), rollup_1d AS (
-  ${addToRollup('telemetry_rollup_1d', '1 day')}
-), latest AS (
+${ADD_TO_ROLLUPS}), latest AS (
   INSERT INTO device_latest_metrics AS l (device_id, battery_id, metric, ts, value)
   SELECT DISTINCT ON (device_id, battery_id, metric) device_id, battery_id, metric, ts, value
   FROM metric_values ORDER BY device_id, battery_id, metric, ts DESC
   ON CONFLICT (device_id, battery_id, metric) DO UPDATE SET ts = EXCLUDED.ts, value = EXCLUDED.value WHERE EXCLUDED.ts > l.ts
 ), seen AS (
-  UPDATE devices SET last_seen_at = $5 WHERE device_id = ANY($1::text[])
+  UPDATE devices SET last_seen_at = GREATEST(last_seen_at, $5) WHERE device_id = ANY($1::text[])
 )
 SELECT device_id, battery_id, ts FROM inserted`;
 
@@ -81,14 +83,15 @@ const keyOf = (deviceId: string, batteryId: string, ts: Date) => `${deviceId}\u0
  * when the service is idle. Each request is answered after the commit that holds its records.
  */
 @Injectable()
-export class TelemetryWriter {
+export class SqlTelemetryWriter extends TelemetryWriter {
   private readonly queue: Pending[] = [];
   private queuedRecords = 0;
   private running = 0;
 
-  constructor(private readonly sql: Sql) {}
+  constructor(private readonly sql: Sql) {
+    super();
+  }
 
-  /** Stores the records; resolves with how many were new, once they are committed. */
   write(deviceId: string, records: TelemetryRecord[], now: Date): Promise<number> {
     return new Promise((resolve, reject) => {
       this.queue.push({ deviceId, records, now, resolve, reject });

@@ -1,0 +1,336 @@
+import { FixedClock } from '../../../config/fixed-clock.js';
+import { NotFoundError, ValidationFailedError } from '../../../shared/domain-error.js';
+import { encodeCursor, encodeTimeCursor } from '../../../shared/http/cursor.js';
+import { FleetDefaultsStore } from '../../devices/application/fleet-defaults.js';
+import { INITIAL_FLEET_DEFAULTS, type FleetDefaults } from '../../devices/domain/device-config.js';
+import type { Viewer } from '../domain/dashboard-queries.js';
+import { DashboardService, type History } from './dashboard.service.js';
+import { InMemoryDashboardQueries } from './in-memory-dashboard-queries.fake.js';
+import { InMemoryTelemetryHistory } from './in-memory-telemetry-history.fake.js';
+
+const NOW = new Date('2026-11-21T12:00:00.000Z');
+const MINUTE = 60_000;
+const HOUR = 60 * MINUTE;
+const DAY = 24 * HOUR;
+const DEFAULTS: FleetDefaults = { settings: INITIAL_FLEET_DEFAULTS, revision: 1, updatedAt: new Date(0) };
+
+/** The defaults as stored; the dashboard only reads them. */
+class StoredFleetDefaults extends FleetDefaultsStore {
+  async current(): Promise<FleetDefaults> {
+    return DEFAULTS;
+  }
+  async update(): Promise<FleetDefaults> {
+    throw new Error('the dashboard never changes fleet defaults');
+  }
+}
+
+const ALICE: Viewer = { userId: 'a1a1a1a1-0000-4000-8000-000000000001', isAdmin: false };
+const BOB: Viewer = { userId: 'b2b2b2b2-0000-4000-8000-000000000002', isAdmin: false };
+const ADMIN: Viewer = { userId: 'c3c3c3c3-0000-4000-8000-000000000003', isAdmin: true };
+
+function setUp() {
+  const queries = new InMemoryDashboardQueries();
+  const telemetry = new InMemoryTelemetryHistory();
+  const clock = new FixedClock(NOW);
+  const service = new DashboardService(queries, telemetry, clock, new StoredFleetDefaults());
+  return { queries, telemetry, clock, service };
+}
+
+const at = (offsetMs: number) => new Date(NOW.getTime() + offsetMs);
+const iso = (offsetMs: number) => at(offsetMs).toISOString();
+
+/** The ValidationFailedError `work` rejects with, by the fields it names. */
+async function refusedFields(work: Promise<unknown>): Promise<string[]> {
+  const error: unknown = await work.then(
+    () => null,
+    (reason: unknown) => reason,
+  );
+  expect(error).toBeInstanceOf(ValidationFailedError);
+  return ((error as ValidationFailedError).details.errors ?? []).map((problem) => problem.field);
+}
+
+function buckets(history: History) {
+  if (history.kind !== 'buckets') throw new Error(`expected buckets, got ${history.kind}`);
+  return history;
+}
+
+function raw(history: History) {
+  if (history.kind !== 'raw') throw new Error(`expected raw records, got ${history.kind}`);
+  return history;
+}
+
+describe('DashboardService', () => {
+  describe('visibility: a device the viewer may not see answers exactly like one that does not exist', () => {
+    it('the owner and any administrator see a device; another customer gets NotFound, as for an unknown id', async () => {
+      const { queries, service } = setUp();
+      const device = queries.add({ device_id: 'gw-0001', owner_id: ALICE.userId });
+
+      expect(await service.device(ALICE, 'gw-0001')).toBe(device);
+      expect(await service.device(ADMIN, 'gw-0001')).toBe(device);
+      await expect(service.device(BOB, 'gw-0001')).rejects.toThrow(NotFoundError);
+      await expect(service.device(BOB, 'gw-9999')).rejects.toThrow(NotFoundError);
+      await expect(service.visibility(BOB, 'gw-0001')).rejects.toThrow(NotFoundError);
+      expect(await service.visibility(ALICE, 'gw-0001')).toEqual({ visible_since: null });
+    });
+
+    it('an unclaimed device: only administrators see it', async () => {
+      const { queries, service } = setUp();
+      queries.add({ device_id: 'gw-0001' });
+
+      await expect(service.device(ALICE, 'gw-0001')).rejects.toThrow(NotFoundError);
+      expect((await service.device(ADMIN, 'gw-0001')).device_id).toBe('gw-0001');
+    });
+
+    it('visibleFrom: a later owner sees nothing from before visible_since; administrators and first owners see the range asked', () => {
+      const { service } = setUp();
+      const since = at(-2 * HOUR);
+
+      expect(service.visibleFrom(ALICE, { visible_since: since }, at(-DAY))).toEqual(since);
+      expect(service.visibleFrom(ALICE, { visible_since: since }, null)).toEqual(since);
+      expect(service.visibleFrom(ALICE, { visible_since: since }, at(-HOUR))).toEqual(at(-HOUR));
+      expect(service.visibleFrom(ADMIN, { visible_since: since }, at(-DAY))).toEqual(at(-DAY));
+      expect(service.visibleFrom(ALICE, { visible_since: null }, at(-DAY))).toEqual(at(-DAY));
+      expect(service.visibleFrom(ALICE, { visible_since: null }, null)).toBeNull();
+    });
+  });
+
+  describe('devices: keyset pages by deviceId', () => {
+    it('pages of `limit` with a cursor while more remain; following the cursors lists every visible device once, in order', async () => {
+      const { queries, service } = setUp();
+      for (const id of ['gw-0005', 'gw-0002', 'gw-0004', 'gw-0001', 'gw-0003']) queries.add({ device_id: id, owner_id: ALICE.userId });
+      queries.add({ device_id: 'gw-0000', owner_id: BOB.userId });
+
+      const first = await service.devices(ALICE, 2, undefined);
+      const second = await service.devices(ALICE, 2, first.nextCursor!);
+      const third = await service.devices(ALICE, 2, second.nextCursor!);
+
+      expect([first, second, third].map((page) => page.items.map((row) => row.device_id))).toEqual([
+        ['gw-0001', 'gw-0002'],
+        ['gw-0003', 'gw-0004'],
+        ['gw-0005'],
+      ]);
+      expect(first.nextCursor).toBe(encodeCursor('gw-0002'));
+      expect(third.nextCursor).toBeNull();
+    });
+
+    it('exactly `limit` devices: one page, no cursor', async () => {
+      const { queries, service } = setUp();
+      queries.add({ device_id: 'gw-0001', owner_id: ALICE.userId });
+      queries.add({ device_id: 'gw-0002', owner_id: ALICE.userId });
+
+      expect(await service.devices(ALICE, 2, undefined)).toEqual({ items: [expect.objectContaining({ device_id: 'gw-0001' }), expect.objectContaining({ device_id: 'gw-0002' })], nextCursor: null });
+    });
+
+    it('an administrator pages through every device', async () => {
+      const { queries, service } = setUp();
+      queries.add({ device_id: 'gw-0001', owner_id: ALICE.userId });
+      queries.add({ device_id: 'gw-0002', owner_id: BOB.userId });
+      queries.add({ device_id: 'gw-0003' });
+
+      expect((await service.devices(ADMIN, 50, undefined)).items.map((row) => row.device_id)).toEqual(['gw-0001', 'gw-0002', 'gw-0003']);
+    });
+
+    it.each([
+      ['not base64url', 'not a cursor!'],
+      ['padded', `${encodeCursor('gw-0001')}=`],
+      ['not a device id', encodeCursor('../etc/passwd')],
+      ['empty', ''],
+    ])('a cursor that is %s: refused naming cursor', async (_name, cursor) => {
+      const { service } = setUp();
+
+      expect(await refusedFields(service.devices(ALICE, 10, cursor))).toEqual(['cursor']);
+    });
+  });
+
+  describe('isOnline: seen within three telemetry intervals', () => {
+    it.each([
+      ['seen 3 fleet-default intervals ago (180 s): online', -180_000, {}, true],
+      ['seen 181 s ago with the 60 s default: offline', -181_000, {}, false],
+      ['seen 29 min ago with a 600 s override: online', -29 * MINUTE, { telemetryIntervalSec: 600 }, true],
+      ['seen 31 min ago with a 600 s override: offline', -31 * MINUTE, { telemetryIntervalSec: 600 }, false],
+    ])('%s', async (_name, seenOffset, overrides, online) => {
+      const { queries, service } = setUp();
+      const device = queries.add({ device_id: 'gw-0001', last_seen_at: at(seenOffset), config_overrides: overrides });
+
+      expect(service.isOnline(device, await service.fleetDefaults())).toBe(online);
+    });
+
+    it('never seen: offline', async () => {
+      const { queries, service } = setUp();
+
+      expect(service.isOnline(queries.add({ device_id: 'gw-0001' }), DEFAULTS)).toBe(false);
+    });
+  });
+
+  describe('history', () => {
+    function withReadings() {
+      const context = setUp();
+      context.queries.add({ device_id: 'gw-0001', owner_id: ALICE.userId });
+      return context;
+    }
+
+    it('no range: the last 24 hours in 5-minute buckets, every metric and battery; points ascending whatever order the query gives', async () => {
+      const { telemetry, service } = withReadings();
+      telemetry.add(
+        'gw-0001',
+        { ts: at(-2 * HOUR), batteryId: 'main', metrics: { soc: 80, voltage: 52 } },
+        { ts: at(-2 * HOUR + MINUTE), batteryId: 'main', metrics: { soc: 82 } },
+        { ts: at(-HOUR), batteryId: 'main', metrics: { soc: 70 } },
+        { ts: at(-25 * HOUR), batteryId: 'main', metrics: { soc: 1 } },
+      );
+
+      const history = buckets(await service.history(ALICE, 'gw-0001', {}));
+
+      expect(telemetry.seriesQueries).toEqual([{ deviceId: 'gw-0001', from: at(-DAY), to: NOW, bucketSec: 300, metrics: null, batteryId: null }]);
+      expect(history).toEqual({
+        kind: 'buckets',
+        deviceId: 'gw-0001',
+        from: at(-DAY),
+        to: NOW,
+        bucketSec: 300,
+        series: [
+          {
+            metric: 'soc',
+            batteryId: 'main',
+            points: [
+              { ts: iso(-2 * HOUR), avg: 81, min: 80, max: 82, count: 2 },
+              { ts: iso(-HOUR), avg: 70, min: 70, max: 70, count: 1 },
+            ],
+          },
+          { metric: 'voltage', batteryId: 'main', points: [{ ts: iso(-2 * HOUR), avg: 52, min: 52, max: 52, count: 1 }] },
+        ],
+      });
+    });
+
+    it.each([
+      ['7 days, auto: 1 hour', { from: iso(-7 * DAY) }, 3600],
+      ['30 days, auto: 6 hours', { from: iso(-30 * DAY) }, 21_600],
+      ['a day, explicit 900 s', { bucket: '900' }, 900],
+      ['an hour, explicit 7 s', { from: iso(-HOUR), bucket: '7' }, 7],
+    ])('bucket: %s', async (_name, params, bucketSec) => {
+      const { telemetry, service } = withReadings();
+
+      expect(buckets(await service.history(ALICE, 'gw-0001', params)).bucketSec).toBe(bucketSec);
+      expect(telemetry.seriesQueries.map((query) => query.bucketSec)).toEqual([bucketSec]);
+    });
+
+    it('an explicit bucket may give up to 5000 points per series, not one more', async () => {
+      const { service } = withReadings();
+
+      expect(buckets(await service.history(ALICE, 'gw-0001', { from: iso(-5000 * MINUTE), bucket: '60' })).bucketSec).toBe(60);
+      expect(await refusedFields(service.history(ALICE, 'gw-0001', { from: iso(-5000 * MINUTE - 1000), bucket: '60' }))).toEqual(['bucket']);
+    });
+
+    it('metrics and batteryId filter the query', async () => {
+      const { telemetry, service } = withReadings();
+
+      await service.history(ALICE, 'gw-0001', { metrics: ' soc ,voltage,', batteryId: 'pack-2' });
+
+      expect(telemetry.seriesQueries[0]).toMatchObject({ metrics: ['soc', 'voltage'], batteryId: 'pack-2' });
+    });
+
+    it.each([
+      ['metrics empty', { metrics: ' , ' }, 'metrics'],
+      ['metrics with a bad name', { metrics: 'soc,bad name' }, 'metrics'],
+      ['65 metrics', { metrics: Array.from({ length: 65 }, (_, i) => `m${i}`).join(',') }, 'metrics'],
+      ['batteryId with a slash', { batteryId: 'a/b' }, 'batteryId'],
+      ['bucket 0', { bucket: '0' }, 'bucket'],
+      ['from after to', { from: iso(-HOUR), to: iso(-2 * HOUR) }, 'from'],
+      ['a cursor without bucket=raw', { cursor: encodeTimeCursor(at(-HOUR), 'main') }, 'cursor'],
+      ['a raw cursor that is no cursor', { bucket: 'raw', cursor: 'abc$' }, 'cursor'],
+      ['a raw cursor holding a bad batteryId', { bucket: 'raw', cursor: encodeTimeCursor(at(-HOUR), 'a/b') }, 'cursor'],
+    ])('%s: refused naming the field, before the device is looked up (a 400 even for a device not visible)', async (_name, params, field) => {
+      const { telemetry, service } = withReadings();
+
+      expect(await refusedFields(service.history(ALICE, 'gw-0001', params))).toEqual([field]);
+      expect(await refusedFields(service.history(BOB, 'gw-0001', params))).toEqual([field]);
+      expect(telemetry.seriesQueries).toEqual([]);
+      expect(telemetry.rawQueries).toEqual([]);
+    });
+
+    it('a device the viewer cannot see: NotFound, and no telemetry is read', async () => {
+      const { telemetry, service } = withReadings();
+
+      await expect(service.history(BOB, 'gw-0001', {})).rejects.toThrow(NotFoundError);
+      await expect(service.history(BOB, 'gw-0001', { bucket: 'raw' })).rejects.toThrow(NotFoundError);
+      expect([...telemetry.seriesQueries, ...telemetry.rawQueries]).toEqual([]);
+    });
+
+    it('a later owner: the query starts at visible_since; the answer still names the range asked', async () => {
+      const { queries, telemetry, service } = setUp();
+      queries.add({ device_id: 'gw-0002', owner_id: ALICE.userId, visible_since: at(-3 * HOUR) });
+      telemetry.add('gw-0002', { ts: at(-5 * HOUR), batteryId: 'main', metrics: { soc: 10 } }, { ts: at(-HOUR), batteryId: 'main', metrics: { soc: 90 } });
+
+      const history = buckets(await service.history(ALICE, 'gw-0002', { bucket: '3600' }));
+      const asAdmin = buckets(await service.history(ADMIN, 'gw-0002', { bucket: '3600' }));
+
+      expect(telemetry.seriesQueries.map((query) => query.from)).toEqual([at(-3 * HOUR), at(-DAY)]);
+      expect([history.from, history.to]).toEqual([at(-DAY), NOW]);
+      expect(history.series).toEqual([{ metric: 'soc', batteryId: 'main', points: [{ ts: iso(-HOUR), avg: 90, min: 90, max: 90, count: 1 }] }]);
+      expect(asAdmin.series[0].points.map((point) => point.avg)).toEqual([10, 90]);
+    });
+
+    it('a range wholly before visible_since: empty series, no query', async () => {
+      const { queries, telemetry, service } = setUp();
+      queries.add({ device_id: 'gw-0002', owner_id: ALICE.userId, visible_since: at(-HOUR) });
+
+      const history = buckets(await service.history(ALICE, 'gw-0002', { from: iso(-3 * HOUR), to: iso(-2 * HOUR) }));
+
+      expect(history.series).toEqual([]);
+      expect(telemetry.seriesQueries).toEqual([]);
+    });
+
+    describe('bucket=raw: the records themselves, ascending by (ts, batteryId), in pages', () => {
+      /** `count` instants `stepMs` apart from an hour ago, a record of two batteries at each. */
+      function withRecords(count: number, stepMs = MINUTE) {
+        const context = withReadings();
+        for (let i = 0; i < count; i++) {
+          for (const batteryId of ['main', 'pack-2']) context.telemetry.add('gw-0001', { ts: at(-HOUR + i * stepMs), batteryId, metrics: { soc: i } });
+        }
+        return context;
+      }
+
+      it('up to 1000 records by default; the query asks for one more to know whether a page follows', async () => {
+        const { telemetry, service } = withRecords(600, 5000);
+
+        const page = raw(await service.history(ALICE, 'gw-0001', { bucket: 'raw', from: iso(-DAY) }));
+
+        expect(page.records).toHaveLength(1000);
+        expect(telemetry.rawQueries[0]).toEqual({ deviceId: 'gw-0001', from: at(-DAY), to: NOW, batteryId: null, limit: 1001, after: null });
+        expect(page.nextCursor).toBe(encodeTimeCursor(page.records[999].ts, page.records[999].battery_id));
+      });
+
+      it('following the cursors returns every record once, in order; the last page has no cursor', async () => {
+        const { service } = withRecords(5);
+        const seen: string[] = [];
+        let cursor: string | undefined;
+        let pages = 0;
+        do {
+          const page = raw(await service.history(ALICE, 'gw-0001', { bucket: 'raw', limit: 3, cursor }));
+          seen.push(...page.records.map((record) => `${record.ts.toISOString()} ${record.battery_id}`));
+          cursor = page.nextCursor ?? undefined;
+          pages += 1;
+        } while (cursor !== undefined && pages < 10);
+
+        expect(pages).toBe(4);
+        expect(seen).toEqual(Array.from({ length: 5 }, (_, i) => ['main', 'pack-2'].map((batteryId) => `${iso(-HOUR + i * MINUTE)} ${batteryId}`)).flat());
+      });
+
+      it('exactly `limit` records: no cursor', async () => {
+        const { service } = withRecords(2);
+
+        expect(raw(await service.history(ALICE, 'gw-0001', { bucket: 'raw', limit: 4 })).nextCursor).toBeNull();
+      });
+
+      it('a later owner: records from visible_since on', async () => {
+        const { queries, telemetry, service } = withRecords(3);
+        queries.add({ device_id: 'gw-0001', owner_id: ALICE.userId, visible_since: at(-HOUR + 90_000) });
+
+        const page = raw(await service.history(ALICE, 'gw-0001', { bucket: 'raw' }));
+
+        expect(telemetry.rawQueries[0].from).toEqual(at(-HOUR + 90_000));
+        expect(page.records.map((record) => record.ts)).toEqual([at(-HOUR + 2 * MINUTE), at(-HOUR + 2 * MINUTE)]);
+      });
+    });
+  });
+});

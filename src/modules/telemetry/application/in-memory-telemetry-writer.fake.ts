@@ -1,0 +1,24 @@
+import type { TelemetryRecord } from '../domain/telemetry-record.js';
+import { TelemetryWriter } from '../domain/telemetry-writer.js';
+
+/** The ingest statement's rules in memory: a (device, batteryId, ts) is stored once, the first value wins; last seen only moves forward. */
+export class InMemoryTelemetryWriter extends TelemetryWriter {
+  readonly stored = new Map<string, TelemetryRecord & { deviceId: string }>();
+  readonly lastSeen = new Map<string, Date>();
+  /** Every call, as the service made it. */
+  readonly writes: Array<{ deviceId: string; records: TelemetryRecord[]; now: Date }> = [];
+
+  async write(deviceId: string, records: TelemetryRecord[], now: Date): Promise<number> {
+    this.writes.push({ deviceId, records, now });
+    let inserted = 0;
+    for (const record of records) {
+      const key = `${deviceId}|${record.batteryId}|${record.ts.toISOString()}`;
+      if (this.stored.has(key)) continue;
+      this.stored.set(key, { deviceId, ts: record.ts, batteryId: record.batteryId, metrics: record.metrics });
+      inserted += 1;
+    }
+    const seen = this.lastSeen.get(deviceId);
+    if (!seen || seen < now) this.lastSeen.set(deviceId, now);
+    return inserted;
+  }
+}

@@ -1,0 +1,47 @@
+/**
+ * One series, its points as one JSON array per column, in no particular order but aligned across
+ * the columns (ts: bucket start in Unix seconds); the caller orders them.
+ */
+export interface SeriesRow {
+  battery_id: string;
+  metric: string;
+  ts: number[];
+  avg: number[];
+  min: number[];
+  max: number[];
+  count: number[];
+}
+
+export interface RawRecordRow {
+  battery_id: string;
+  ts: Date;
+  metrics: Record<string, number>;
+}
+
+/** Buckets of bucketSec seconds over [from, to), epoch-aligned; null filters mean every metric, every battery. */
+export interface SeriesQuery {
+  deviceId: string;
+  from: Date;
+  to: Date;
+  bucketSec: number;
+  metrics: string[] | null;
+  batteryId: string | null;
+}
+
+/** Records of [from, to) ascending by (ts, batteryId), from just after `after`, at most `limit`. */
+export interface RawRecordsQuery {
+  deviceId: string;
+  from: Date;
+  to: Date;
+  batteryId: string | null;
+  limit: number;
+  after: { ts: Date; batteryId: string } | null;
+}
+
+/** A device's stored telemetry as history answers need it: aggregated per bucket, or the records themselves. */
+export abstract class TelemetryHistory {
+  /** Per series, the avg, min, max and count of every bucket that holds records; equal to aggregating the raw records. */
+  abstract series(query: SeriesQuery): Promise<SeriesRow[]>;
+
+  abstract raw(query: RawRecordsQuery): Promise<RawRecordRow[]>;
+}
