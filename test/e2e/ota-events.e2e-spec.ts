@@ -388,6 +388,57 @@ describe('OTA events', () => {
     });
   });
 
+  // The one write to `devices` outside the devices module (SqlOtaEvents), inside the batch's transaction.
+  describe('what a batch writes to the device row', () => {
+    async function lastSeenAt(gateway: Gateway): Promise<Date | null> {
+      const { rows } = await t.db.query<{ last_seen_at: Date | null }>('SELECT last_seen_at FROM devices WHERE device_id = $1', [gateway.deviceId]);
+      return rows[0].last_seen_at;
+    }
+    const setLastSeenAt = (gateway: Gateway, at: Date) => t.db.query('UPDATE devices SET last_seen_at = $2 WHERE device_id = $1', [gateway.deviceId, at]);
+
+    it('never moves last_seen_at backwards: a batch that commits after a later sighting leaves it', async () => {
+      const gateway = await aGateway();
+      const later = new Date(Date.now() + HOUR);
+      await setLastSeenAt(gateway, later);
+
+      expect(await reported(gateway, [anEvent('download_started', Date.now() - MINUTE)])).toMatchObject({ accepted: 1 });
+
+      expect(await lastSeenAt(gateway)).toEqual(later);
+    });
+
+    it('moves an earlier last_seen_at forward to when the batch arrived', async () => {
+      const gateway = await aGateway();
+      await setLastSeenAt(gateway, new Date(Date.now() - HOUR));
+      const before = Date.now();
+
+      await reported(gateway, [anEvent('download_started', Date.now() - MINUTE)]);
+
+      expect((await lastSeenAt(gateway))!.getTime()).toBeGreaterThanOrEqual(before - 1000);
+    });
+
+    it('a batch of duplicates only stores nothing and leaves last_seen_at', async () => {
+      const gateway = await aGateway();
+      const events = [anEvent('download_started', Date.now() - MINUTE)];
+      await reported(gateway, events);
+      const earlier = new Date(Date.now() - HOUR);
+      await setLastSeenAt(gateway, earlier);
+
+      expect(await reported(gateway, events)).toMatchObject({ accepted: 0, duplicates: 1 });
+
+      expect(await lastSeenAt(gateway)).toEqual(earlier);
+    });
+
+    it('a new firmware version reaches the OTA poll, which reads the device from memory, at once', async () => {
+      const gateway = await aGateway();
+      const poll = async () => (await t.api.GET('/api/v1/ota/latest', { headers: bearer(gateway.accessToken) })).data!.currentVersion;
+      expect(await poll()).toBe('0.1.3');
+
+      await reported(gateway, [anEvent('install_succeeded', Date.now() - MINUTE, { toVersion: '0.1.50' })]);
+
+      expect(await poll()).toBe('0.1.50');
+    });
+  });
+
   describe('where each gateway stands with a release (GET /api/v1/admin/firmware/:id/status)', () => {
     it('download_* → downloading, install_started → installing, install_succeeded/boot_confirmed → installed, *_failed → failed, rolled_back → rolledBack', async () => {
       const hardwareId = aHardwareId();

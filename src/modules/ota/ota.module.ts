@@ -3,15 +3,29 @@ import { DevicesModule } from '../devices/devices.module.js';
 import { FirmwareReleasesService } from './application/firmware-releases.service.js';
 import { OtaMaintenance } from './application/ota-maintenance.js';
 import { OtaService } from './application/ota.service.js';
+import { FirmwareReleaseRepository } from './domain/firmware-release.repository.js';
+import { OtaDevices } from './domain/ota-devices.js';
+import { OtaEventStore } from './domain/ota-event.store.js';
+import { ReleaseOffers } from './domain/release-offers.js';
 import { AdminFirmwareController } from './http/admin-firmware.controller.js';
 import { OtaController } from './http/ota.controller.js';
-import { SqlFirmwareReleases } from './infrastructure/sql-firmware-releases.js';
+import { SnapshotOtaDevices } from './infrastructure/snapshot-ota-devices.js';
 import { SqlOtaEvents } from './infrastructure/sql-ota-events.js';
+import { SqlReleaseOffers } from './infrastructure/sql-release-offers.js';
+import { TypeOrmFirmwareReleaseRepository } from './infrastructure/typeorm-firmware-release.repository.js';
 
 @Module({
   imports: [DevicesModule],
   controllers: [OtaController, AdminFirmwareController],
-  providers: [OtaService, FirmwareReleasesService, OtaMaintenance, SqlFirmwareReleases, SqlOtaEvents],
+  providers: [
+    OtaService,
+    FirmwareReleasesService,
+    OtaMaintenance,
+    { provide: FirmwareReleaseRepository, useClass: TypeOrmFirmwareReleaseRepository },
+    { provide: ReleaseOffers, useClass: SqlReleaseOffers },
+    { provide: OtaEventStore, useClass: SqlOtaEvents },
+    { provide: OtaDevices, useClass: SnapshotOtaDevices },
+  ],
   exports: [OtaService],
 })
 export class OtaModule {}

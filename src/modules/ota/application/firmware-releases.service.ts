@@ -6,7 +6,7 @@ import { DomainError, NotFoundError } from '../../../shared/domain-error.js';
 import type { OtaChannel } from '../../devices/domain/device-config.js';
 import { FirmwareVersion } from '../../devices/domain/firmware-version.js';
 import { exceedsFailureBudget, type FirmwareRelease } from '../domain/firmware-release.js';
-import { SqlFirmwareReleases, type ReleaseCounts, type ReleaseFilter } from '../infrastructure/sql-firmware-releases.js';
+import { FirmwareReleaseRepository, type ReleaseCounts, type ReleaseFilter } from '../domain/firmware-release.repository.js';
 
 export class FirmwareReleaseExistsError extends DomainError {
   constructor() {
@@ -44,7 +44,7 @@ export interface ReleaseStatus {
 @Injectable()
 export class FirmwareReleasesService {
   constructor(
-    private readonly releases: SqlFirmwareReleases,
+    private readonly releases: FirmwareReleaseRepository,
     private readonly clock: Clock,
     private readonly env: Env,
   ) {}

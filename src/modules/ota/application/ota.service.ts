@@ -1,17 +1,15 @@
 import { createHash } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import { Clock } from '../../../config/config.module.js';
-import { ChangeFeed } from '../../../shared/database/change-feed.js';
 import { UnauthorizedError } from '../../../shared/domain-error.js';
 import { strongTag } from '../../../shared/http/etag.js';
-import { DeviceConfigService } from '../../devices/application/device-config.service.js';
-import { DeviceSnapshots } from '../../devices/application/device-snapshots.js';
-import type { Device } from '../../devices/domain/device.js';
 import { FirmwareVersion } from '../../devices/domain/firmware-version.js';
-import { selectRelease, type FirmwareRelease } from '../domain/firmware-release.js';
+import { selectRelease, type FirmwareRelease, type OtaTarget } from '../domain/firmware-release.js';
+import { FirmwareReleaseRepository } from '../domain/firmware-release.repository.js';
+import { OtaDevices } from '../domain/ota-devices.js';
 import { coalesceProgress, PROGRESS_COALESCE_SEC, releaseStateAfter, runningVersionAfter, type OtaEvent } from '../domain/ota-event.js';
-import { SqlFirmwareReleases } from '../infrastructure/sql-firmware-releases.js';
-import { SqlOtaEvents, type HistoryFilter, type ReleaseStateChange, type StoredOtaEvent } from '../infrastructure/sql-ota-events.js';
+import { OtaEventStore, type HistoryFilter, type ReleaseStateChange, type StoredOtaEvent } from '../domain/ota-event.store.js';
+import { ReleaseOffers } from '../domain/release-offers.js';
 import { FirmwareReleasesService } from './firmware-releases.service.js';
 
 /** How far ahead of the service's clock an event's ts may be (gateway clocks drift). */
@@ -38,25 +36,18 @@ export class OtaService {
   private readonly recordedOffers = new Set<string>();
 
   constructor(
-    private readonly snapshots: DeviceSnapshots,
-    private readonly configs: DeviceConfigService,
-    private readonly releases: SqlFirmwareReleases,
+    private readonly devices: OtaDevices,
+    private readonly offers: ReleaseOffers,
+    private readonly releases: FirmwareReleaseRepository,
     private readonly releasesService: FirmwareReleasesService,
-    private readonly events: SqlOtaEvents,
-    private readonly feed: ChangeFeed,
+    private readonly events: OtaEventStore,
     private readonly clock: Clock,
   ) {}
 
   /** From memory while neither the device nor any release changed: no query for a poll. */
   async latest(deviceId: string): Promise<LatestFirmware> {
     const device = await this.requireDevice(deviceId);
-    const config = await this.configs.of(device);
-    const release = selectRelease(await this.releases.offerableReleases(), {
-      deviceId,
-      hardwareId: device.hardwareId,
-      firmwareVersion: device.firmwareVersion,
-      channel: config.otaChannel,
-    });
+    const release = selectRelease(await this.offers.offerableReleases(), device);
     const fingerprint = createHash('sha256').update(`${device.firmwareVersion.value}|${release?.id ?? '-'}`).digest('base64url').slice(0, 22);
     return { currentVersion: device.firmwareVersion.value, release, etag: strongTag(`ota-${fingerprint}`) };
   }
@@ -65,7 +56,7 @@ export class OtaService {
   async recordOffer(deviceId: string, release: FirmwareRelease): Promise<void> {
     const key = `${release.id}:${deviceId}`;
     if (this.recordedOffers.has(key)) return;
-    await this.releases.recordOffer(deviceId, release.id, this.clock.now());
+    await this.offers.recordOffer(deviceId, release.id, this.clock.now());
     if (this.recordedOffers.size >= OFFERS_REMEMBERED) this.recordedOffers.clear();
     this.recordedOffers.add(key);
   }
@@ -84,34 +75,33 @@ export class OtaService {
       else valid.push(event);
     });
     const device = await this.requireDevice(deviceId);
-    const channel = (await this.configs.of(device)).otaChannel;
     const toVersions = [...new Set(valid.map((event) => event.toVersion).filter((version): version is string => version !== null))];
     const candidates = await this.releases.forVersions(toVersions, device.hardwareId);
 
     let firmwareChanged = false;
-    const { accepted, duplicates, coalesced, touched } = await this.events.transaction(async (tx) => {
-      const locked = await this.events.lockDevice(tx, deviceId);
-      if (!locked) throw new UnauthorizedError('The device no longer exists.');
+    const stored = await this.events.inBatch(deviceId, async (batch) => {
       const times = valid.map((event) => event.ts.getTime());
-      const stored =
+      const storedProgress =
         valid.length === 0
           ? new Map<string, Date[]>()
-          : await this.events.storedProgress(tx, deviceId, toVersions, new Date(Math.min(...times) - PROGRESS_COALESCE_SEC * 1000), new Date(Math.max(...times)));
-      const { kept, coalesced } = coalesceProgress(valid, stored);
-      const inserted = await this.events.insert(tx, deviceId, kept, now);
+          : await batch.storedProgress(toVersions, new Date(Math.min(...times) - PROGRESS_COALESCE_SEC * 1000), new Date(Math.max(...times)));
+      const { kept, coalesced } = coalesceProgress(valid, storedProgress);
+      const inserted = await batch.insert(kept, now);
 
-      const changes = latestStatePerRelease(kept, (version) => pickRelease(candidates, version, channel));
-      await this.events.applyStates(tx, deviceId, changes, now);
+      const changes = latestStatePerRelease(kept, (version) => pickRelease(candidates, version, device.channel));
+      await batch.applyStates(changes, now);
 
       const report = latestVersionReport(kept);
-      if (report && (locked.firmwareReportedAt === null || report.ts > locked.firmwareReportedAt)) {
+      if (report && (batch.firmwareReportedAt === null || report.ts > batch.firmwareReportedAt)) {
         firmwareChanged = report.version !== device.firmwareVersion.value;
-        await this.events.setFirmwareVersion(tx, deviceId, report.version, report.ts);
+        await batch.setFirmwareVersion(report.version, report.ts);
       }
-      if (inserted > 0) await this.events.touchLastSeen(tx, deviceId, now);
+      if (inserted > 0) await batch.touchLastSeen(now);
       return { accepted: inserted, duplicates: kept.length - inserted, coalesced, touched: candidates.filter((release) => changes.some((change) => change.releaseId === release.id)) };
     });
-    if (firmwareChanged) this.feed.changed('device', deviceId);
+    if (!stored) throw new UnauthorizedError('The device no longer exists.');
+    const { accepted, duplicates, coalesced, touched } = stored;
+    if (firmwareChanged) this.devices.firmwareChanged(deviceId);
     await this.releasesService.pauseIfFailing(touched);
     return { accepted, duplicates, coalesced, rejected };
   }
@@ -120,8 +110,8 @@ export class OtaService {
     return this.events.history(filter);
   }
 
-  private async requireDevice(deviceId: string): Promise<Device> {
-    const device = await this.snapshots.get(deviceId);
+  private async requireDevice(deviceId: string): Promise<OtaTarget> {
+    const device = await this.devices.target(deviceId);
     if (!device) throw new UnauthorizedError('The device no longer exists.');
     return device;
   }

@@ -25,7 +25,7 @@ import type { ReleaseStatus } from '../application/firmware-releases.service.js'
 import type { EventsOutcome, LatestFirmware } from '../application/ota.service.js';
 import type { FirmwareRelease } from '../domain/firmware-release.js';
 import { OTA_EVENT_TYPES, type OtaEventType } from '../domain/ota-event.js';
-import type { StoredOtaEvent } from '../infrastructure/sql-ota-events.js';
+import type { StoredOtaEvent } from '../domain/ota-event.store.js';
 import { Optional } from '../../../shared/http/optional.decorator.js';
 
 function IsInstant(): PropertyDecorator {

@@ -1,12 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { Sql, type SqlRunner } from '../../../shared/database/sql.js';
-import type { ReleaseState } from '../domain/firmware-release.js';
 import type { OtaEvent, OtaEventType } from '../domain/ota-event.js';
-
-export interface StoredOtaEvent extends OtaEvent {
-  id: string;
-  receivedAt: Date;
-}
+import { OtaEventStore, type HistoryFilter, type OtaEventBatch, type ReleaseStateChange, type StoredOtaEvent } from '../domain/ota-event.store.js';
 
 interface EventRow {
   id: string;
@@ -20,94 +15,30 @@ interface EventRow {
   received_at: Date;
 }
 
-/** One device's move with one release, from the latest event about it in a batch. */
-export interface ReleaseStateChange {
-  releaseId: string;
-  state: ReleaseState;
-  eventTs: Date;
-}
-
-export interface HistoryFilter {
-  deviceId: string;
-  from: Date | null;
-  to: Date | null;
-  types: OtaEventType[] | null;
-  limit: number;
-  before: { ts: Date; id: string } | null;
-}
-
-/** OTA runtime events and the per-release state they drive, written in one transaction per batch. */
+/**
+ * OTA runtime events and the per-release state they drive, written in one transaction per batch.
+ * SQL because this is device-facing ingest written like the telemetry ingest measured in
+ * bench/README.md (S1/S2): one multi-row INSERT from unnest and a conditional upsert (later events
+ * win), neither of which TypeORM's query builder can express.
+ *
+ * The one writer of `devices` outside the devices module, on purpose: the batch locks the device's
+ * row and moves firmware_version/firmware_reported_at and last_seen_at in the same transaction as
+ * the events that report them, so a retried, late or concurrent batch can neither lose nor reorder
+ * a report; through DevicesService it would take a second transaction, which would wait for the
+ * lock this one holds. Tested in test/e2e/ota-events.e2e-spec.ts. last_seen_at follows the devices
+ * table's one rule: it only moves forward (GREATEST).
+ */
 @Injectable()
-export class SqlOtaEvents {
-  constructor(private readonly sql: Sql) {}
-
-  transaction<T>(work: (tx: SqlRunner) => Promise<T>): Promise<T> {
-    return this.sql.transaction(work);
+export class SqlOtaEvents extends OtaEventStore {
+  constructor(private readonly sql: Sql) {
+    super();
   }
 
-  /** Locks the device row: one batch of a device at a time. Null when the device is gone. */
-  async lockDevice(tx: SqlRunner, deviceId: string): Promise<{ firmwareReportedAt: Date | null } | null> {
-    const [row] = await tx.rows<{ firmware_reported_at: Date | null }>('SELECT firmware_reported_at FROM devices WHERE device_id = $1 FOR UPDATE', [deviceId]);
-    return row ? { firmwareReportedAt: row.firmware_reported_at } : null;
-  }
-
-  /** Stored download_progress times per toVersion within [from, to], for coalescing. */
-  async storedProgress(tx: SqlRunner, deviceId: string, toVersions: string[], from: Date, to: Date): Promise<Map<string, Date[]>> {
-    const rows = await tx.rows<{ to_version: string; ts: Date }>(
-      `SELECT to_version, ts FROM ota_events
-        WHERE device_id = $1 AND type = 'download_progress' AND to_version = ANY($2::text[]) AND ts BETWEEN $3 AND $4`,
-      [deviceId, toVersions, from, to],
-    );
-    const byVersion = new Map<string, Date[]>();
-    for (const row of rows) byVersion.set(row.to_version, [...(byVersion.get(row.to_version) ?? []), row.ts]);
-    return byVersion;
-  }
-
-  /** One multi-row INSERT; returns how many were new (the rest were stored before). */
-  async insert(tx: SqlRunner, deviceId: string, events: OtaEvent[], receivedAt: Date): Promise<number> {
-    if (events.length === 0) return 0;
-    const rows = await tx.rows(
-      `INSERT INTO ota_events (device_id, ts, type, from_version, to_version, progress_pct, error_code, message, received_at)
-       SELECT $1, e.ts, e.type, e.from_version, e.to_version, e.progress_pct, e.error_code, e.message, $9
-         FROM unnest($2::timestamptz[], $3::text[], $4::text[], $5::text[], $6::smallint[], $7::text[], $8::text[])
-           AS e (ts, type, from_version, to_version, progress_pct, error_code, message)
-       ON CONFLICT (device_id, ts, type) DO NOTHING
-       RETURNING id`,
-      [
-        deviceId,
-        events.map((e) => e.ts),
-        events.map((e) => e.type),
-        events.map((e) => e.fromVersion),
-        events.map((e) => e.toVersion),
-        events.map((e) => e.progressPct),
-        events.map((e) => e.errorCode),
-        events.map((e) => e.message),
-        receivedAt,
-      ],
-      'ota_events_insert',
-    );
-    return rows.length;
-  }
-
-  /** Later events win: a retried or late batch never moves a device back. */
-  async applyStates(tx: SqlRunner, deviceId: string, changes: ReleaseStateChange[], receivedAt: Date): Promise<void> {
-    if (changes.length === 0) return;
-    await tx.rows(
-      `INSERT INTO device_release_states (device_id, release_id, state, offered_at, last_event_ts, last_event_at)
-       SELECT $1, c.release_id, c.state, NULL, c.ts, $5 FROM unnest($2::uuid[], $3::text[], $4::timestamptz[]) AS c (release_id, state, ts)
-       ON CONFLICT (release_id, device_id) DO UPDATE
-         SET state = EXCLUDED.state, last_event_ts = EXCLUDED.last_event_ts, last_event_at = EXCLUDED.last_event_at
-         WHERE device_release_states.last_event_ts IS NULL OR device_release_states.last_event_ts <= EXCLUDED.last_event_ts`,
-      [deviceId, changes.map((c) => c.releaseId), changes.map((c) => c.state), changes.map((c) => c.eventTs), receivedAt],
-    );
-  }
-
-  async setFirmwareVersion(tx: SqlRunner, deviceId: string, version: string, reportedAt: Date): Promise<void> {
-    await tx.rows('UPDATE devices SET firmware_version = $2, firmware_reported_at = $3 WHERE device_id = $1', [deviceId, version, reportedAt]);
-  }
-
-  async touchLastSeen(tx: SqlRunner, deviceId: string, now: Date): Promise<void> {
-    await tx.rows('UPDATE devices SET last_seen_at = GREATEST(last_seen_at, $2) WHERE device_id = $1', [deviceId, now]);
+  inBatch<T>(deviceId: string, work: (batch: OtaEventBatch) => Promise<T>): Promise<T | null> {
+    return this.sql.transaction(async (tx) => {
+      const [device] = await tx.rows<{ firmware_reported_at: Date | null }>('SELECT firmware_reported_at FROM devices WHERE device_id = $1 FOR UPDATE', [deviceId]);
+      return device ? work(new SqlOtaEventBatch(tx, deviceId, device.firmware_reported_at)) : null;
+    });
   }
 
   /** Newest first on (ts, id): new events never shift a page that was already read. */
@@ -135,5 +66,71 @@ export class SqlOtaEvents {
       message: row.message,
       receivedAt: row.received_at,
     }));
+  }
+}
+
+class SqlOtaEventBatch implements OtaEventBatch {
+  constructor(
+    private readonly tx: SqlRunner,
+    private readonly deviceId: string,
+    readonly firmwareReportedAt: Date | null,
+  ) {}
+
+  async storedProgress(toVersions: string[], from: Date, to: Date): Promise<Map<string, Date[]>> {
+    const rows = await this.tx.rows<{ to_version: string; ts: Date }>(
+      `SELECT to_version, ts FROM ota_events
+        WHERE device_id = $1 AND type = 'download_progress' AND to_version = ANY($2::text[]) AND ts BETWEEN $3 AND $4`,
+      [this.deviceId, toVersions, from, to],
+    );
+    const byVersion = new Map<string, Date[]>();
+    for (const row of rows) byVersion.set(row.to_version, [...(byVersion.get(row.to_version) ?? []), row.ts]);
+    return byVersion;
+  }
+
+  async insert(events: OtaEvent[], receivedAt: Date): Promise<number> {
+    if (events.length === 0) return 0;
+    const rows = await this.tx.rows(
+      `INSERT INTO ota_events (device_id, ts, type, from_version, to_version, progress_pct, error_code, message, received_at)
+       SELECT $1, e.ts, e.type, e.from_version, e.to_version, e.progress_pct, e.error_code, e.message, $9
+         FROM unnest($2::timestamptz[], $3::text[], $4::text[], $5::text[], $6::smallint[], $7::text[], $8::text[])
+           AS e (ts, type, from_version, to_version, progress_pct, error_code, message)
+       ON CONFLICT (device_id, ts, type) DO NOTHING
+       RETURNING id`,
+      [
+        this.deviceId,
+        events.map((e) => e.ts),
+        events.map((e) => e.type),
+        events.map((e) => e.fromVersion),
+        events.map((e) => e.toVersion),
+        events.map((e) => e.progressPct),
+        events.map((e) => e.errorCode),
+        events.map((e) => e.message),
+        receivedAt,
+      ],
+      'ota_events_insert',
+    );
+    return rows.length;
+  }
+
+  async applyStates(changes: ReleaseStateChange[], receivedAt: Date): Promise<void> {
+    if (changes.length === 0) return;
+    await this.tx.rows(
+      `INSERT INTO device_release_states (device_id, release_id, state, offered_at, last_event_ts, last_event_at)
+       SELECT $1, c.release_id, c.state, NULL, c.ts, $5 FROM unnest($2::uuid[], $3::text[], $4::timestamptz[]) AS c (release_id, state, ts)
+       ON CONFLICT (release_id, device_id) DO UPDATE
+         SET state = EXCLUDED.state, last_event_ts = EXCLUDED.last_event_ts, last_event_at = EXCLUDED.last_event_at
+         WHERE device_release_states.last_event_ts IS NULL OR device_release_states.last_event_ts <= EXCLUDED.last_event_ts`,
+      [this.deviceId, changes.map((c) => c.releaseId), changes.map((c) => c.state), changes.map((c) => c.eventTs), receivedAt],
+    );
+  }
+
+  /** A write to `devices` (see SqlOtaEvents): under the row lock taken by inBatch. */
+  async setFirmwareVersion(version: string, reportedAt: Date): Promise<void> {
+    await this.tx.rows('UPDATE devices SET firmware_version = $2, firmware_reported_at = $3 WHERE device_id = $1', [this.deviceId, version, reportedAt]);
+  }
+
+  /** A write to `devices` (see SqlOtaEvents): monotonic, so a batch that commits late never moves it back. */
+  async touchLastSeen(now: Date): Promise<void> {
+    await this.tx.rows('UPDATE devices SET last_seen_at = GREATEST(last_seen_at, $2) WHERE device_id = $1', [this.deviceId, now]);
   }
 }

@@ -1,0 +1,312 @@
+import type { OtaChannel } from '../../devices/domain/device-config.js';
+import { FirmwareVersion } from '../../devices/domain/firmware-version.js';
+import type { FirmwareRelease, OtaTarget, ReleaseState } from '../domain/firmware-release.js';
+import { FirmwareReleaseRepository, type ReleaseCounts, type ReleaseFilter } from '../domain/firmware-release.repository.js';
+import { OtaDevices } from '../domain/ota-devices.js';
+import type { OtaEvent } from '../domain/ota-event.js';
+import { OtaEventStore, type HistoryFilter, type OtaEventBatch, type ReleaseStateChange, type StoredOtaEvent } from '../domain/ota-event.store.js';
+import { ReleaseOffers } from '../domain/release-offers.js';
+
+/*
+ * In-memory fakes of the ota ports for unit tests (excluded from the build: *.fake.ts). They share
+ * one InMemoryOtaTables as the Sql and TypeORM adapters share the database, and store copies, so a
+ * test sees only what a service saved. The SQL they stand for is tested end to end
+ * (test/e2e/ota-events.e2e-spec.ts, ota-releases.e2e-spec.ts).
+ */
+
+export interface FakeDevice {
+  deviceId: string;
+  hardwareId: string;
+  firmwareVersion: string;
+  channel: OtaChannel;
+  firmwareReportedAt: Date | null;
+  lastSeenAt: Date | null;
+}
+
+export interface FakeReleaseState {
+  deviceId: string;
+  releaseId: string;
+  state: ReleaseState;
+  offeredAt: Date | null;
+  lastEventTs: Date | null;
+  lastEventAt: Date | null;
+}
+
+interface StoredRelease {
+  release: FirmwareRelease;
+  failureBudgetSince: Date | null;
+}
+
+type FakeEvent = StoredOtaEvent & { deviceId: string };
+
+const sameVersion = (a: string, b: string) => FirmwareVersion.parse(a).compareTo(FirmwareVersion.parse(b)) === 0;
+const stateKey = (releaseId: string, deviceId: string) => `${releaseId}:${deviceId}`;
+
+/** The rows of firmware_releases, device_release_states, ota_events and the devices columns OTA reads. */
+export class InMemoryOtaTables {
+  readonly releases = new Map<string, StoredRelease>();
+  readonly states = new Map<string, FakeReleaseState>();
+  readonly events: FakeEvent[] = [];
+  readonly devices = new Map<string, FakeDevice>();
+  private nextEventId = 1;
+
+  addDevice(device: Partial<FakeDevice> & { deviceId: string }): FakeDevice {
+    const stored: FakeDevice = { hardwareId: 'hw-a', firmwareVersion: '0.1.3', channel: 'stable', firmwareReportedAt: null, lastSeenAt: null, ...device };
+    this.devices.set(stored.deviceId, stored);
+    return stored;
+  }
+
+  device(deviceId: string): FakeDevice {
+    const device = this.devices.get(deviceId);
+    if (!device) throw new Error(`no device ${deviceId}`);
+    return { ...device };
+  }
+
+  state(releaseId: string, deviceId: string): FakeReleaseState | undefined {
+    const state = this.states.get(stateKey(releaseId, deviceId));
+    return state && { ...state };
+  }
+
+  /** Puts a device in a state directly, as earlier batches would have. */
+  setState(state: FakeReleaseState): void {
+    this.states.set(stateKey(state.releaseId, state.deviceId), { ...state });
+  }
+
+  storeEvent(deviceId: string, event: OtaEvent, receivedAt: Date): void {
+    this.events.push({ ...event, deviceId, id: String(this.nextEventId++), receivedAt });
+  }
+}
+
+export class InMemoryFirmwareReleaseRepository extends FirmwareReleaseRepository {
+  constructor(private readonly tables: InMemoryOtaTables) {
+    super();
+  }
+
+  async insert(release: FirmwareRelease): Promise<boolean> {
+    const taken = [...this.tables.releases.values()].some(
+      ({ release: stored }) =>
+        stored.id === release.id || (sameVersion(stored.version, release.version) && (stored.hardwareId ?? '') === (release.hardwareId ?? '') && stored.channel === release.channel),
+    );
+    if (taken) return false;
+    this.tables.releases.set(release.id, { release: { ...release }, failureBudgetSince: null });
+    return true;
+  }
+
+  async findById(id: string): Promise<FirmwareRelease | null> {
+    const stored = this.tables.releases.get(id);
+    return stored ? { ...stored.release } : null;
+  }
+
+  async list(filter: ReleaseFilter): Promise<FirmwareRelease[]> {
+    const newestFirst = (a: FirmwareRelease, b: FirmwareRelease) => b.publishedAt.getTime() - a.publishedAt.getTime() || (a.id < b.id ? 1 : a.id > b.id ? -1 : 0);
+    const before = (release: FirmwareRelease) => !filter.after || newestFirst(release, { ...release, publishedAt: filter.after.publishedAt, id: filter.after.id }) > 0;
+    return [...this.tables.releases.values()]
+      .map(({ release }) => ({ ...release }))
+      .filter(
+        (release) =>
+          (filter.channel === undefined || release.channel === filter.channel) &&
+          (filter.hardwareId === undefined || release.hardwareId === filter.hardwareId) &&
+          (filter.version === undefined || sameVersion(release.version, filter.version)) &&
+          (filter.includeRevoked || !release.revoked) &&
+          before(release),
+      )
+      .sort(newestFirst)
+      .slice(0, filter.limit);
+  }
+
+  async update(id: string, change: (release: FirmwareRelease) => FirmwareRelease): Promise<FirmwareRelease | null> {
+    const stored = this.tables.releases.get(id);
+    if (!stored) return null;
+    const next = change({ ...stored.release });
+    const release = { ...stored.release, rolloutPercent: next.rolloutPercent, paused: next.paused, autoPausedAt: next.autoPausedAt, revoked: next.revoked, updatedAt: next.updatedAt };
+    const resumed = stored.release.autoPausedAt !== null && next.autoPausedAt === null;
+    this.tables.releases.set(id, { release, failureBudgetSince: resumed ? next.updatedAt : stored.failureBudgetSince });
+    return { ...release };
+  }
+
+  async autoPause(id: string, now: Date): Promise<boolean> {
+    const stored = this.tables.releases.get(id);
+    if (!stored || stored.release.paused) return false;
+    this.tables.releases.set(id, { ...stored, release: { ...stored.release, paused: true, autoPausedAt: now, updatedAt: now } });
+    return true;
+  }
+
+  /** The rule of TypeOrmFirmwareReleaseRepository.counts, over the in-memory rows. */
+  async counts(id: string, stalledBefore: Date, onlySinceBudgetStart = false): Promise<ReleaseCounts> {
+    const counts: ReleaseCounts = { offered: 0, downloading: 0, installing: 0, installed: 0, failed: 0, rolledBack: 0, stalled: 0 };
+    const stored = this.tables.releases.get(id);
+    if (!stored) return counts;
+    const releaseVersion = FirmwareVersion.parse(stored.release.version);
+    for (const state of this.tables.states.values()) {
+      const device = this.tables.devices.get(state.deviceId);
+      if (state.releaseId !== id || !device) continue;
+      const since = stored.failureBudgetSince;
+      if (onlySinceBudgetStart && since !== null && !(state.lastEventAt !== null && state.lastEventAt >= since)) continue;
+      const recent = state.lastEventAt !== null && state.lastEventAt >= stalledBefore;
+      const silent = state.lastEventAt !== null && state.lastEventAt < stalledBefore;
+      const runsOlder = FirmwareVersion.parse(device.firmwareVersion).compareTo(releaseVersion) < 0;
+      if (state.offeredAt !== null) counts.offered++;
+      if (state.state === 'downloading' && recent) counts.downloading++;
+      if (state.state === 'installing' && recent) counts.installing++;
+      if ((state.state === 'downloading' || state.state === 'installing') && silent) counts.stalled++;
+      if (state.state === 'installed' && !runsOlder) counts.installed++;
+      if (state.state === 'failed') counts.failed++;
+      if (state.state === 'rolled_back' || (state.state === 'installed' && runsOlder)) counts.rolledBack++;
+    }
+    return counts;
+  }
+
+  async watchedReleases(): Promise<FirmwareRelease[]> {
+    return [...this.tables.releases.values()].map(({ release }) => ({ ...release })).filter((release) => release.maxFailurePercent !== null && !release.paused && !release.revoked);
+  }
+
+  async forVersions(versions: string[], hardwareId: string): Promise<FirmwareRelease[]> {
+    return [...this.tables.releases.values()]
+      .map(({ release }) => ({ ...release }))
+      .filter((release) => versions.some((version) => sameVersion(release.version, version)) && (release.hardwareId === null || release.hardwareId === hardwareId));
+  }
+}
+
+export class InMemoryReleaseOffers extends ReleaseOffers {
+  /** How many times an offer was written: the service remembers offers to save these writes. */
+  offerWrites = 0;
+
+  constructor(private readonly tables: InMemoryOtaTables) {
+    super();
+  }
+
+  async offerableReleases(): Promise<FirmwareRelease[]> {
+    return [...this.tables.releases.values()].map(({ release }) => ({ ...release })).filter((release) => !release.revoked && !release.paused);
+  }
+
+  async recordOffer(deviceId: string, releaseId: string, now: Date): Promise<void> {
+    this.offerWrites++;
+    const current = this.tables.state(releaseId, deviceId);
+    this.tables.setState(current ? { ...current, offeredAt: current.offeredAt ?? now } : { deviceId, releaseId, state: 'offered', offeredAt: now, lastEventTs: null, lastEventAt: null });
+  }
+}
+
+/**
+ * One batch of a device at a time (a queue per device stands for the row lock); a batch's writes
+ * are kept aside and applied only when its work returns, as a transaction commits.
+ */
+export class InMemoryOtaEventStore extends OtaEventStore {
+  private readonly queues = new Map<string, Promise<unknown>>();
+
+  constructor(private readonly tables: InMemoryOtaTables) {
+    super();
+  }
+
+  inBatch<T>(deviceId: string, work: (batch: OtaEventBatch) => Promise<T>): Promise<T | null> {
+    const run = (this.queues.get(deviceId) ?? Promise.resolve()).then(async () => {
+      const device = this.tables.devices.get(deviceId);
+      if (!device) return null;
+      const batch = new InMemoryOtaEventBatch(this.tables, device);
+      const result = await work(batch);
+      batch.commit();
+      return result;
+    });
+    this.queues.set(deviceId, run.catch(() => undefined));
+    return run;
+  }
+
+  async history(filter: HistoryFilter): Promise<StoredOtaEvent[]> {
+    const newestFirst = (a: FakeEvent, b: FakeEvent) => b.ts.getTime() - a.ts.getTime() || Number(b.id) - Number(a.id);
+    return this.tables.events
+      .filter(
+        (event) =>
+          event.deviceId === filter.deviceId &&
+          (filter.from === null || event.ts >= filter.from) &&
+          (filter.to === null || event.ts < filter.to) &&
+          (filter.types === null || filter.types.includes(event.type)) &&
+          (filter.before === null || event.ts < filter.before.ts || (event.ts.getTime() === filter.before.ts.getTime() && Number(event.id) < Number(filter.before.id))),
+      )
+      .sort(newestFirst)
+      .slice(0, filter.limit)
+      .map(({ deviceId: _deviceId, ...event }) => ({ ...event }));
+  }
+}
+
+class InMemoryOtaEventBatch implements OtaEventBatch {
+  readonly firmwareReportedAt: Date | null;
+  private readonly pending: Array<() => void> = [];
+  private readonly inserted = new Set<string>();
+
+  constructor(
+    private readonly tables: InMemoryOtaTables,
+    private readonly device: FakeDevice,
+  ) {
+    this.firmwareReportedAt = device.firmwareReportedAt;
+  }
+
+  commit(): void {
+    for (const apply of this.pending) apply();
+  }
+
+  async storedProgress(toVersions: string[], from: Date, to: Date): Promise<Map<string, Date[]>> {
+    const byVersion = new Map<string, Date[]>();
+    for (const event of this.tables.events) {
+      if (event.deviceId !== this.device.deviceId || event.type !== 'download_progress' || event.toVersion === null || !toVersions.includes(event.toVersion)) continue;
+      if (event.ts < from || event.ts > to) continue;
+      byVersion.set(event.toVersion, [...(byVersion.get(event.toVersion) ?? []), event.ts]);
+    }
+    return byVersion;
+  }
+
+  async insert(events: OtaEvent[], receivedAt: Date): Promise<number> {
+    const identity = (ts: Date, type: string) => `${ts.getTime()}|${type}`;
+    const stored = new Set(this.tables.events.filter((event) => event.deviceId === this.device.deviceId).map((event) => identity(event.ts, event.type)));
+    let count = 0;
+    for (const event of events) {
+      const key = identity(event.ts, event.type);
+      if (stored.has(key) || this.inserted.has(key)) continue;
+      this.inserted.add(key);
+      count++;
+      this.pending.push(() => this.tables.storeEvent(this.device.deviceId, { ...event }, receivedAt));
+    }
+    return count;
+  }
+
+  async applyStates(changes: ReleaseStateChange[], receivedAt: Date): Promise<void> {
+    for (const change of changes) {
+      this.pending.push(() => {
+        const current = this.tables.state(change.releaseId, this.device.deviceId);
+        if (current && current.lastEventTs !== null && current.lastEventTs > change.eventTs) return;
+        this.tables.setState({ deviceId: this.device.deviceId, releaseId: change.releaseId, state: change.state, offeredAt: current?.offeredAt ?? null, lastEventTs: change.eventTs, lastEventAt: receivedAt });
+      });
+    }
+  }
+
+  async setFirmwareVersion(version: string, reportedAt: Date): Promise<void> {
+    this.pending.push(() => {
+      const device = this.tables.device(this.device.deviceId);
+      this.tables.devices.set(device.deviceId, { ...device, firmwareVersion: version, firmwareReportedAt: reportedAt });
+    });
+  }
+
+  async touchLastSeen(now: Date): Promise<void> {
+    this.pending.push(() => {
+      const device = this.tables.device(this.device.deviceId);
+      const lastSeenAt = device.lastSeenAt !== null && device.lastSeenAt > now ? device.lastSeenAt : now;
+      this.tables.devices.set(device.deviceId, { ...device, lastSeenAt });
+    });
+  }
+}
+
+export class InMemoryOtaDevices extends OtaDevices {
+  /** Devices whose cached reads were dropped, in order. */
+  readonly firmwareChanges: string[] = [];
+
+  constructor(private readonly tables: InMemoryOtaTables) {
+    super();
+  }
+
+  async target(deviceId: string): Promise<OtaTarget | null> {
+    const device = this.tables.devices.get(deviceId);
+    return device ? { deviceId, hardwareId: device.hardwareId, firmwareVersion: FirmwareVersion.parse(device.firmwareVersion), channel: device.channel } : null;
+  }
+
+  firmwareChanged(deviceId: string): void {
+    this.firmwareChanges.push(deviceId);
+  }
+}

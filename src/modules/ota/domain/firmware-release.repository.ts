@@ -1,0 +1,49 @@
+import type { OtaChannel } from '../../devices/domain/device-config.js';
+import type { FirmwareRelease } from './firmware-release.js';
+
+export interface ReleaseFilter {
+  channel?: OtaChannel;
+  hardwareId?: string;
+  version?: string;
+  includeRevoked: boolean;
+  limit: number;
+  after?: { publishedAt: Date; id: string };
+}
+
+/** Where the devices stand with one release. */
+export interface ReleaseCounts {
+  offered: number;
+  downloading: number;
+  installing: number;
+  installed: number;
+  failed: number;
+  rolledBack: number;
+  stalled: number;
+}
+
+/** Port for firmware releases as administrators publish and steer them. The abstract class doubles as the injection token. */
+export abstract class FirmwareReleaseRepository {
+  /** False when (version, hardwareId, channel) exists already; one conditional INSERT, so two publishers cannot both win. */
+  abstract insert(release: FirmwareRelease): Promise<boolean>;
+  abstract findById(id: string): Promise<FirmwareRelease | null>;
+  /** Newest first, keyset-paginated on (publishedAt, id). */
+  abstract list(filter: ReleaseFilter): Promise<FirmwareRelease[]>;
+  /**
+   * Applies the change under a row lock; null when the release does not exist. Ending an automatic
+   * pause (autoPausedAt back to null) starts the failure budget afresh at the change's updatedAt.
+   */
+  abstract update(id: string, change: (release: FirmwareRelease) => FirmwareRelease): Promise<FirmwareRelease | null>;
+  /** Pauses the release because of failures, unless it is paused already; true when this call paused it. */
+  abstract autoPause(id: string, now: Date): Promise<boolean>;
+  /**
+   * Where the devices stand with the release. A device that installed it but now runs an older
+   * version counts as rolled back; one that started a download or install and was silent since
+   * `stalledBefore` counts as stalled. `onlySinceBudgetStart`: only devices whose last event came
+   * after the failure budget (re)started.
+   */
+  abstract counts(id: string, stalledBefore: Date, onlySinceBudgetStart?: boolean): Promise<ReleaseCounts>;
+  /** Releases that may pause themselves: live, with a failure budget. */
+  abstract watchedReleases(): Promise<FirmwareRelease[]>;
+  /** Releases an event's toVersion may refer to: that version (numerically), for this hardware or any. */
+  abstract forVersions(versions: string[], hardwareId: string): Promise<FirmwareRelease[]>;
+}

@@ -1,0 +1,30 @@
+import { Injectable } from '@nestjs/common';
+import { ChangeFeed } from '../../../shared/database/change-feed.js';
+import { DeviceConfigService } from '../../devices/application/device-config.service.js';
+import { DeviceSnapshots } from '../../devices/application/device-snapshots.js';
+import type { OtaTarget } from '../domain/firmware-release.js';
+import { OtaDevices } from '../domain/ota-devices.js';
+
+/** OtaDevices over the devices module: its in-memory snapshots and effective configuration, so a poll costs no query. */
+@Injectable()
+export class SnapshotOtaDevices extends OtaDevices {
+  constructor(
+    private readonly snapshots: DeviceSnapshots,
+    private readonly configs: DeviceConfigService,
+    private readonly feed: ChangeFeed,
+  ) {
+    super();
+  }
+
+  async target(deviceId: string): Promise<OtaTarget | null> {
+    const device = await this.snapshots.get(deviceId);
+    if (!device) return null;
+    const config = await this.configs.of(device);
+    return { deviceId, hardwareId: device.hardwareId, firmwareVersion: device.firmwareVersion, channel: config.otaChannel };
+  }
+
+  /** The trigger announces it to every instance at commit; this instance forgets at once. */
+  firmwareChanged(deviceId: string): void {
+    this.feed.changed('device', deviceId);
+  }
+}
