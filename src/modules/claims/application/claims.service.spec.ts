@@ -1,6 +1,6 @@
 import { ChangeFeed } from '../../../shared/database/change-feed.js';
 import { DeviceSnapshots } from '../../devices/application/device-snapshots.js';
-import { InMemoryFleetDefaultsStore } from '../../devices/application/fleet-defaults.js';
+import { InMemoryFleetDefaultsStore } from '../../devices/application/in-memory-fleet-defaults.store.js';
 import { FixedClock } from '../../../config/fixed-clock.js';
 import { JwtService } from '@nestjs/jwt';
 import { loadEnv } from '../../../config/env.js';
@@ -11,7 +11,7 @@ import { InMemoryFailureLimiter } from '../../../shared/rate-limit/failure-limit
 import { CustomerPrincipal } from '../../accounts/application/accounts.service.js';
 import { DeviceTokens } from '../../devices/application/device-tokens.js';
 import { DevicesService, type RegisterDeviceCommand } from '../../devices/application/devices.service.js';
-import { InMemoryDeviceRepository } from '../../devices/application/in-memory-device.repository.js';
+import { InMemoryDeviceRepository, InMemoryDeviceSnapshotSource } from '../../devices/application/in-memory-device.repository.js';
 import { RegistrationAllowlist } from '../../devices/domain/registration-allowlist.js';
 import { ClaimAudit, type ClaimAuditEntry } from '../domain/claim-audit.js';
 import { ClaimCodeMissingError, DeviceAlreadyClaimedError, DeviceSecretRequiredError, EmailNotVerifiedError, InvalidClaimError } from '../domain/claim.errors.js';
@@ -54,7 +54,7 @@ function setUp(envSource: Record<string, string> = {}) {
   const hasher = new SecretHasher('x'.repeat(32));
   const limiter = new InMemoryFailureLimiter(() => clock.now().getTime());
   const tokens = new DeviceTokens(new JwtService({ secret: 'y'.repeat(32) }), new InMemoryRefreshTokenStore(), hasher, env);
-  const devices = new DevicesService(repository, new NoAllowlist(), tokens, hasher, limiter, clock, env, new DeviceSnapshots(repository, new ChangeFeed('postgres://unused')), new InMemoryFleetDefaultsStore());
+  const devices = new DevicesService(repository, new NoAllowlist(), tokens, hasher, limiter, clock, env, new DeviceSnapshots(new InMemoryDeviceSnapshotSource(repository), new ChangeFeed('postgres://unused')), new InMemoryFleetDefaultsStore());
   const audit = new RecordingClaimAudit();
   const service = new ClaimsService(devices, audit, hasher, limiter, clock, env);
   const register = async (overrides: Partial<RegisterDeviceCommand> = {}) =>

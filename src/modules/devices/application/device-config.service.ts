@@ -4,6 +4,8 @@ import { DomainError, NotFoundError, UnauthorizedError } from '../../../shared/d
 import { strongTag } from '../../../shared/http/etag.js';
 import { SqlDeviceConfigRepository } from '../infrastructure/sql-device-config.repository.js';
 import type { Device } from '../domain/device.js';
+import { DeviceRepository } from '../domain/device.repository.js';
+import type { DeviceSnapshot } from '../domain/device-snapshot.js';
 import { effectiveConfig, validateConfigPatch, type ConfigOverrides, type DeviceConfig, type FleetDefaults } from '../domain/device-config.js';
 import { DeviceSnapshots } from './device-snapshots.js';
 import { FleetDefaultsStore } from './fleet-defaults.js';
@@ -40,12 +42,13 @@ export const defaultsTag = (defaults: FleetDefaults): string => strongTag(`defau
 export class DeviceConfigService {
   constructor(
     private readonly snapshots: DeviceSnapshots,
+    private readonly devices: DeviceRepository,
     private readonly defaults: FleetDefaultsStore,
     private readonly repository: SqlDeviceConfigRepository,
     private readonly clock: Clock,
   ) {}
 
-  async of(device: Device): Promise<DeviceConfig> {
+  async of(device: Pick<DeviceSnapshot, 'config' | 'registeredAt'>): Promise<DeviceConfig> {
     return effectiveConfig(await this.defaults.current(), device.config, device.registeredAt);
   }
 
@@ -77,7 +80,8 @@ export class DeviceConfigService {
       if (!ifMatch(configTag(effectiveConfig(defaults, current, registeredAt)))) throw new PreconditionFailedError();
     });
     if (!state) throw new NotFoundError('No visible device has this id.');
-    const device = await this.snapshots.get(deviceId);
+    // The whole row, read now: the view shows what the gateway applied, which snapshots do not hold.
+    const device = await this.devices.findById(deviceId);
     if (!device) throw new NotFoundError('No visible device has this id.');
     return this.view(device);
   }

@@ -1,23 +1,22 @@
 import { Injectable } from '@nestjs/common';
 import { ChangeFeed } from '../../../shared/database/change-feed.js';
 import { Mirror } from '../../../shared/database/mirror.js';
-import type { Device } from '../domain/device.js';
-import { DeviceRepository } from '../domain/device.repository.js';
+import { DeviceSnapshotSource, type DeviceSnapshot } from '../domain/device-snapshot.js';
 
 /**
  * Devices as the device-facing hot paths read them (token check, config and OTA polls): from
- * memory, forgotten on every change of the columns they use (ChangeFeed). Read-only: code that
+ * memory, forgotten on every change of the columns they hold (ChangeFeed). Read-only: code that
  * changes a device loads it with DeviceRepository.updateLocked.
  */
 @Injectable()
 export class DeviceSnapshots {
-  private readonly mirror: Mirror<Device | null>;
+  private readonly mirror: Mirror<DeviceSnapshot | null>;
 
-  constructor(devices: DeviceRepository, feed: ChangeFeed) {
-    this.mirror = new Mirror(feed, 'device', (deviceId) => devices.findById(deviceId));
+  constructor(source: DeviceSnapshotSource, feed: ChangeFeed) {
+    this.mirror = new Mirror(feed, 'device', (deviceId) => source.load(deviceId));
   }
 
-  get(deviceId: string): Promise<Device | null> {
+  get(deviceId: string): Promise<DeviceSnapshot | null> {
     return this.mirror.get(deviceId);
   }
 }

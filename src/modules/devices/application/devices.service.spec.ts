@@ -1,6 +1,6 @@
 import { ChangeFeed } from '../../../shared/database/change-feed.js';
 import { DeviceSnapshots } from './device-snapshots.js';
-import { InMemoryFleetDefaultsStore } from './fleet-defaults.js';
+import { InMemoryFleetDefaultsStore } from './in-memory-fleet-defaults.store.js';
 import { FixedClock } from '../../../config/fixed-clock.js';
 import { JwtService } from '@nestjs/jwt';
 import { loadEnv } from '../../../config/env.js';
@@ -11,7 +11,7 @@ import { INITIAL_FLEET_DEFAULTS } from '../domain/device-config.js';
 import { ClaimCodeRequiredError, DeviceAlreadyRegisteredError, InvalidCredentialsError } from '../domain/device.errors.js';
 import { ACCESS_TOKEN_TYPE, DEVICE_TOKEN_AUDIENCE, DeviceTokens, TOKEN_ISSUER, type DeviceTokenClaims } from './device-tokens.js';
 import { DevicePrincipal, DevicesService, type RegisterDeviceCommand } from './devices.service.js';
-import { InMemoryDeviceRepository } from './in-memory-device.repository.js';
+import { InMemoryDeviceRepository, InMemoryDeviceSnapshotSource } from './in-memory-device.repository.js';
 import { InMemoryRefreshTokenStore } from '../../../shared/auth-tokens/in-memory-refresh-token.store.js';
 import { RegistrationAllowlist } from '../domain/registration-allowlist.js';
 
@@ -38,7 +38,7 @@ function setUp(overrides: Record<string, string> = {}) {
   const jwt = new JwtService({ secret: 'y'.repeat(32) });
   const refreshTokens = new InMemoryRefreshTokenStore();
   const tokens = new DeviceTokens(jwt, refreshTokens, hasher, env);
-  const service = new DevicesService(repository, new NoAllowlist(), tokens, hasher, limiter, clock, env, new DeviceSnapshots(repository, new ChangeFeed('postgres://unused')), new InMemoryFleetDefaultsStore());
+  const service = new DevicesService(repository, new NoAllowlist(), tokens, hasher, limiter, clock, env, new DeviceSnapshots(new InMemoryDeviceSnapshotSource(repository), new ChangeFeed('postgres://unused')), new InMemoryFleetDefaultsStore());
   const stored = async (deviceId: string) => {
     const device = await repository.findById(deviceId);
     if (!device) throw new Error(`${deviceId} is not stored`);

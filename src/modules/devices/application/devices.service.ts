@@ -167,12 +167,11 @@ export class DevicesService {
     return this.tokens.pairOf(rotated);
   }
 
-  /** Checks a verified access token against the device's current credentials (guard). */
-  /** Every device-token request: from memory while the device is unchanged (DeviceSnapshots). */
+  /** Checks a verified access token against the device's current credentials (guard): from memory while the device is unchanged (DeviceSnapshots). */
   async authenticate(claims: DeviceTokenClaims): Promise<DevicePrincipal> {
     const device = await this.snapshots.get(claims.sub);
     if (!device || device.tokenVersion !== claims.tv) throw new UnauthorizedError('The device token was revoked.');
-    if (!device.credentialsUsedAt) await this.devices.markCredentialsUsed(device.deviceId, this.clock.now());
+    if (!device.credentialsUsed) await this.devices.markCredentialsUsed(device.deviceId, this.clock.now());
     return new DevicePrincipal(device.deviceId);
   }
 

@@ -1,4 +1,5 @@
 import { Device, type DeviceState } from '../domain/device.js';
+import { DeviceSnapshotSource, type DeviceSnapshot } from '../domain/device-snapshot.js';
 import { DeviceRepository } from '../domain/device.repository.js';
 
 /**
@@ -57,5 +58,16 @@ export class InMemoryDeviceRepository extends DeviceRepository {
 
   async listOwnedBy(ownerId: string): Promise<Device[]> {
     return [...this.devices.values()].filter((state) => state.ownerId === ownerId).map((state) => Device.restore(state));
+  }
+}
+
+/** DeviceSnapshotSource for unit tests: the snapshot of what the in-memory repository holds. */
+export class InMemoryDeviceSnapshotSource extends DeviceSnapshotSource {
+  constructor(private readonly devices: InMemoryDeviceRepository) {
+    super();
+  }
+
+  async load(deviceId: string): Promise<DeviceSnapshot | null> {
+    return (await this.devices.findById(deviceId))?.toSnapshot() ?? null;
   }
 }

@@ -1,4 +1,5 @@
 import type { DeviceConfigState } from './device-config.js';
+import type { DeviceSnapshot } from './device-snapshot.js';
 import { FirmwareVersion } from './firmware-version.js';
 
 export interface DeviceState {
@@ -187,5 +188,11 @@ export class Device {
 
   toState(): DeviceState {
     return { ...this.state };
+  }
+
+  /** The part the device-facing hot paths cache (see DeviceSnapshot). */
+  toSnapshot(): DeviceSnapshot {
+    const { deviceId, registeredAt, hardwareId, tokenVersion, credentialsUsedAt, config } = this.state;
+    return { deviceId, registeredAt, hardwareId, firmwareVersion: this.firmwareVersion, tokenVersion, credentialsUsed: credentialsUsedAt !== null, config };
   }
 }
