@@ -5,7 +5,7 @@
  * make the comparison silently unfair.
  */
 
-/** src/modules/telemetry/infrastructure/telemetry-writer.ts (prepared as telemetry_ingest); the baseline sends one request's records per statement. */
+/** src/modules/telemetry/infrastructure/sql-telemetry-writer.ts (prepared as telemetry_ingest); the baseline sends one request's records per statement. */
 export const INGEST_SQL = `
 WITH input AS (
   SELECT * FROM unnest($1::text[], $2::text[], $3::timestamptz[], $4::jsonb[]) AS r (device_id, battery_id, ts, metrics)
@@ -55,7 +55,7 @@ WITH input AS (
   FROM metric_values ORDER BY device_id, battery_id, metric, ts DESC
   ON CONFLICT (device_id, battery_id, metric) DO UPDATE SET ts = EXCLUDED.ts, value = EXCLUDED.value WHERE EXCLUDED.ts > l.ts
 ), seen AS (
-  UPDATE devices SET last_seen_at = $5 WHERE device_id = ANY($1::text[])
+  UPDATE devices SET last_seen_at = GREATEST(last_seen_at, $5) WHERE device_id = ANY($1::text[])
 )
 SELECT device_id, battery_id, ts FROM inserted`;
 
@@ -64,7 +64,7 @@ export const INGEST_NAME = 'telemetry_ingest';
 const DEVICE_COLUMNS =
   'device_id, hardware_id, firmware_version, claim_code_hash, secret_hash, token_version, registered_at, credentials_issued_at, credentials_used_at, last_seen_at, owner_id, claimed_at, re_registration_until, visible_since, config_overrides, config_revision, config_updated_at, applied_config_version, config_applied_at';
 
-/** src/modules/devices/infrastructure/typeorm-device.repository.ts: findById, markCredentialsUsed. */
+/** src/modules/devices/infrastructure/sql-device.repository.ts: findById, markCredentialsUsed. */
 export const DEVICE_BY_ID_SQL = `SELECT ${DEVICE_COLUMNS} FROM devices WHERE device_id = $1`;
 export const DEVICE_BY_ID_NAME = 'device_by_id';
 export const MARK_CREDENTIALS_USED_SQL = 'UPDATE devices SET credentials_used_at = $2 WHERE device_id = $1 AND credentials_used_at IS NULL';
@@ -72,27 +72,28 @@ export const MARK_CREDENTIALS_USED_NAME = 'device_mark_used';
 
 const USER_COLUMNS = 'id, email, password_hash, role, email_verified_at, token_version, created_at';
 
-/** src/modules/accounts/infrastructure/typeorm-user.repository.ts: findById, findByEmail. */
-export const USER_BY_ID_SQL = `SELECT ${USER_COLUMNS} FROM users WHERE id = $1`;
-export const USER_BY_ID_NAME = 'user_by_id';
+/**
+ * The baseline's own statements for logins (S5); the service runs these cold paths on TypeORM
+ * (TypeOrmUserRepository.findByEmail, TypeOrmRefreshTokenStore.insert), so no parity check.
+ */
 export const USER_BY_EMAIL_SQL = `SELECT ${USER_COLUMNS} FROM users WHERE email = $1`;
-/** findInSession: the customer guard's read, with the session (refresh-token family) check. */
+/** src/modules/accounts/infrastructure/sql-session-users.ts: the customer guard's read, with the session (refresh-token family) check. */
 export const USER_IN_SESSION_SQL = `SELECT ${USER_COLUMNS} FROM users
         WHERE id = $1 AND EXISTS (SELECT 1 FROM user_refresh_tokens t WHERE t.family_id = $2 AND t.user_id = users.id AND t.revoked_at IS NULL)`;
 export const USER_IN_SESSION_NAME = 'user_in_session';
 
-/** src/shared/auth-tokens/refresh-token-store.ts: insert, for devices and for users. */
 export const INSERT_DEVICE_REFRESH_TOKEN_SQL =
   'INSERT INTO device_refresh_tokens (device_id, token_version, family_id, token_hash, issued_at, expires_at) VALUES ($1, $2, $3, $4, $5, $6)';
 export const INSERT_USER_REFRESH_TOKEN_SQL =
   'INSERT INTO user_refresh_tokens (user_id, token_version, family_id, token_hash, issued_at, expires_at) VALUES ($1, $2, $3, $4, $5, $6)';
 
-/** src/modules/dashboard/application/dashboard.queries.ts: visibility() and series(). */
+/** src/modules/dashboard/infrastructure/sql-dashboard-queries.ts: visibility(). */
 const VISIBLE = '($2::boolean OR d.owner_id = $3::uuid)';
 
 export const DEVICE_VISIBILITY_SQL = `SELECT d.visible_since FROM devices d WHERE d.device_id = $1 AND ${VISIBLE}`;
 export const DEVICE_VISIBILITY_NAME = 'dashboard_visibility';
 
+/** src/modules/telemetry/infrastructure/sql-telemetry-history.ts: series(), generated there from the rollup levels. */
 export const SERIES_SQL = `WITH parts AS (
          SELECT r.battery_id, r.metric, r.bucket AS at, r.count, r.sum, r.min, r.max
            FROM telemetry_rollup_1d r
@@ -140,7 +141,7 @@ export const SERIES_SQL = `WITH parts AS (
         ORDER BY metric, battery_id`;
 export const SERIES_NAME = 'dashboard_series';
 
-/** src/modules/devices/infrastructure/sql-fleet-defaults.store.ts and ota/infrastructure/sql-firmware-releases.ts (mirrored in memory). */
+/** src/modules/devices/infrastructure/sql-fleet-defaults.store.ts and ota/infrastructure/sql-release-offers.ts (mirrored in memory). */
 export const CONFIG_DEFAULTS_SQL = 'SELECT settings, revision, updated_at FROM config_defaults WHERE id = 1';
 export const CONFIG_DEFAULTS_NAME = 'config_defaults';
 export const OFFERABLE_RELEASES_SQL =

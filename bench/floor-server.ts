@@ -5,7 +5,7 @@
  * no server that builds the same answers per request can show less on this machine.
  */
 import { createServer } from 'node:http';
-import type { SeriesRow } from '../src/modules/dashboard/application/dashboard.queries.js';
+import type { SeriesRow } from '../src/modules/telemetry/domain/telemetry-history.js';
 import { toSeries } from '../src/modules/dashboard/application/dashboard.service.js';
 
 const METRICS = [

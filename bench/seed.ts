@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import * as argon2 from 'argon2';
 import pg from 'pg';
 import { DataSource } from 'typeorm';
-import { TelemetryPartitions } from '../src/modules/telemetry/infrastructure/telemetry-partitions.js';
+import { SqlTelemetryPartitions } from '../src/modules/telemetry/infrastructure/sql-telemetry-partitions.js';
 import { dataSourceOptions, MIGRATIONS } from '../src/shared/database/data-source-options.js';
 import { runMigrations } from '../src/shared/database/migrate.js';
 import { Sql } from '../src/shared/database/sql.js';
@@ -53,7 +53,7 @@ async function createPartitions(url: string, now: Date): Promise<void> {
   const dataSource = new DataSource(dataSourceOptions({ url, poolSize: 1 }));
   await dataSource.initialize();
   try {
-    await new TelemetryPartitions(new Sql(dataSource)).maintain(now, RETENTION_DAYS);
+    await new SqlTelemetryPartitions(new Sql(dataSource)).maintain(now, RETENTION_DAYS);
   } finally {
     await dataSource.destroy();
   }

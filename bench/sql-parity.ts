@@ -1,13 +1,12 @@
 import 'reflect-metadata';
 import { ChangeFeed } from '../src/shared/database/change-feed.js';
-import { DashboardQueries } from '../src/modules/dashboard/application/dashboard.queries.js';
-import { TypeOrmUserRepository } from '../src/modules/accounts/infrastructure/typeorm-user.repository.js';
-import { TypeOrmDeviceRepository } from '../src/modules/devices/infrastructure/typeorm-device.repository.js';
+import { SqlDashboardQueries } from '../src/modules/dashboard/infrastructure/sql-dashboard-queries.js';
+import { SqlSessionUsers } from '../src/modules/accounts/infrastructure/sql-session-users.js';
+import { SqlDeviceRepository } from '../src/modules/devices/infrastructure/sql-device.repository.js';
 import { SqlFleetDefaultsStore } from '../src/modules/devices/infrastructure/sql-fleet-defaults.store.js';
-import { SqlFirmwareReleases } from '../src/modules/ota/infrastructure/sql-firmware-releases.js';
-import { TelemetryWriter } from '../src/modules/telemetry/infrastructure/telemetry-writer.js';
-import { rollupSpans } from '../src/modules/telemetry/domain/history-query.js';
-import { SqlRefreshTokenStore } from '../src/shared/auth-tokens/refresh-token-store.js';
+import { SqlReleaseOffers } from '../src/modules/ota/infrastructure/sql-release-offers.js';
+import { SqlTelemetryHistory } from '../src/modules/telemetry/infrastructure/sql-telemetry-history.js';
+import { SqlTelemetryWriter } from '../src/modules/telemetry/infrastructure/sql-telemetry-writer.js';
 import type { Sql, SqlRunner } from '../src/shared/database/sql.js';
 import * as baseline from './baseline-sql.js';
 
@@ -43,31 +42,17 @@ export async function checkSqlParity(): Promise<void> {
   const asSql = (sql: CapturingSql) => sql as unknown as Sql;
   const feed = () => new ChangeFeed('postgres://unused');
   const expectations: Array<[string, Captured, string, string | undefined]> = [
-    ['telemetry ingest', await capture((sql) => new TelemetryWriter(asSql(sql)).write('d', [{ ts: now, batteryId: 'main', metrics: { soc: 1 } }], now)), baseline.INGEST_SQL, baseline.INGEST_NAME],
-    ['device by id', await capture((sql) => new TypeOrmDeviceRepository(asSql(sql), feed()).findById('d')), baseline.DEVICE_BY_ID_SQL, baseline.DEVICE_BY_ID_NAME],
-    ['mark credentials used', await capture((sql) => new TypeOrmDeviceRepository(asSql(sql), feed()).markCredentialsUsed('d', now)), baseline.MARK_CREDENTIALS_USED_SQL, baseline.MARK_CREDENTIALS_USED_NAME],
-    ['user by id', await capture((sql) => new TypeOrmUserRepository(asSql(sql)).findById('u')), baseline.USER_BY_ID_SQL, baseline.USER_BY_ID_NAME],
-    ['user in session', await capture((sql) => new TypeOrmUserRepository(asSql(sql)).findInSession('u', 's')), baseline.USER_IN_SESSION_SQL, baseline.USER_IN_SESSION_NAME],
-    ['user by email', await capture((sql) => new TypeOrmUserRepository(asSql(sql)).findByEmail('e')), baseline.USER_BY_EMAIL_SQL, undefined],
-    [
-      'device refresh token',
-      await capture((sql) => new SqlRefreshTokenStore(sql, 'device_refresh_tokens', 'device_id').insert({ subjectId: 'd', tokenVersion: 1, familyId: 'f', tokenHash: 'h', issuedAt: now, expiresAt: now })),
-      baseline.INSERT_DEVICE_REFRESH_TOKEN_SQL,
-      undefined,
-    ],
-    [
-      'user refresh token',
-      await capture((sql) => new SqlRefreshTokenStore(sql, 'user_refresh_tokens', 'user_id').insert({ subjectId: 'u', tokenVersion: 1, familyId: 'f', tokenHash: 'h', issuedAt: now, expiresAt: now })),
-      baseline.INSERT_USER_REFRESH_TOKEN_SQL,
-      undefined,
-    ],
+    ['telemetry ingest', await capture((sql) => new SqlTelemetryWriter(asSql(sql)).write('d', [{ ts: now, batteryId: 'main', metrics: { soc: 1 } }], now)), baseline.INGEST_SQL, baseline.INGEST_NAME],
+    ['device by id', await capture((sql) => new SqlDeviceRepository(asSql(sql), feed()).findById('d')), baseline.DEVICE_BY_ID_SQL, baseline.DEVICE_BY_ID_NAME],
+    ['mark credentials used', await capture((sql) => new SqlDeviceRepository(asSql(sql), feed()).markCredentialsUsed('d', now)), baseline.MARK_CREDENTIALS_USED_SQL, baseline.MARK_CREDENTIALS_USED_NAME],
+    ['user in session', await capture((sql) => new SqlSessionUsers(asSql(sql)).find('u', 's')), baseline.USER_IN_SESSION_SQL, baseline.USER_IN_SESSION_NAME],
     ['fleet defaults', await capture((sql) => new SqlFleetDefaultsStore(asSql(sql), feed()).current()), baseline.CONFIG_DEFAULTS_SQL, baseline.CONFIG_DEFAULTS_NAME],
-    ['offerable releases', await capture((sql) => new SqlFirmwareReleases(asSql(sql), feed()).offerableReleases()), baseline.OFFERABLE_RELEASES_SQL, baseline.OFFERABLE_RELEASES_NAME],
-    ['record offer', await capture((sql) => new SqlFirmwareReleases(asSql(sql), feed()).recordOffer('d', 'r', now)), baseline.RECORD_OFFER_SQL, baseline.RECORD_OFFER_NAME],
-    ['dashboard visibility', await capture((sql) => new DashboardQueries(asSql(sql)).visibility({ userId: 'u', isAdmin: false }, 'd')), baseline.DEVICE_VISIBILITY_SQL, baseline.DEVICE_VISIBILITY_NAME],
+    ['offerable releases', await capture((sql) => new SqlReleaseOffers(asSql(sql), feed()).offerableReleases()), baseline.OFFERABLE_RELEASES_SQL, baseline.OFFERABLE_RELEASES_NAME],
+    ['record offer', await capture((sql) => new SqlReleaseOffers(asSql(sql), feed()).recordOffer('d', 'r', now)), baseline.RECORD_OFFER_SQL, baseline.RECORD_OFFER_NAME],
+    ['dashboard visibility', await capture((sql) => new SqlDashboardQueries(asSql(sql)).visibility({ userId: 'u', isAdmin: false }, 'd')), baseline.DEVICE_VISIBILITY_SQL, baseline.DEVICE_VISIBILITY_NAME],
     [
       'history series',
-      await capture((sql) => new DashboardQueries(asSql(sql)).series({ deviceId: 'd', from: now, to: now, bucketSec: 300, spans: rollupSpans({ from: now, to: now }, 300), metrics: null, batteryId: null })),
+      await capture((sql) => new SqlTelemetryHistory(asSql(sql)).series({ deviceId: 'd', from: now, to: now, bucketSec: 300, metrics: null, batteryId: null })),
       baseline.SERIES_SQL,
       baseline.SERIES_NAME,
     ],

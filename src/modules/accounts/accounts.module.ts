@@ -3,16 +3,19 @@ import { JwtModule } from '@nestjs/jwt';
 import { hmacKey } from '../../auth/access-token.js';
 import { Env } from '../../config/env.js';
 import { Secrets } from '../../config/secrets.js';
-import { RefreshTokenStore, SqlRefreshTokenStore } from '../../shared/auth-tokens/refresh-token-store.js';
+import { RefreshTokenStore } from '../../shared/auth-tokens/refresh-token-store.js';
+import { TypeOrmRefreshTokenStore } from '../../shared/auth-tokens/typeorm-refresh-token.store.js';
 import { DatabaseConnection } from '../../shared/database/database-connection.js';
-import { Sql } from '../../shared/database/sql.js';
+import { Orm } from '../../shared/database/orm.js';
 import { AccountsService } from './application/accounts.service.js';
 import { Mailer } from './application/mailer.js';
 import { UserTokens } from './application/user-tokens.js';
 import { UserRepository } from './domain/user.repository.js';
 import { AuthController } from './http/auth.controller.js';
 import { LogMailer, SmtpMailer } from './infrastructure/smtp-mailer.js';
+import { SqlSessionUsers } from './infrastructure/sql-session-users.js';
 import { TypeOrmUserRepository } from './infrastructure/typeorm-user.repository.js';
+import { UserRefreshTokenRecord } from './infrastructure/user.record.js';
 
 @Module({
   imports: [
@@ -25,7 +28,8 @@ import { TypeOrmUserRepository } from './infrastructure/typeorm-user.repository.
   providers: [
     AccountsService,
     UserTokens,
-    { provide: RefreshTokenStore, inject: [Sql], useFactory: (sql: Sql) => new SqlRefreshTokenStore(sql, 'user_refresh_tokens', 'user_id') },
+    { provide: RefreshTokenStore, inject: [Orm], useFactory: (orm: Orm) => new TypeOrmRefreshTokenStore(orm, UserRefreshTokenRecord) },
+    SqlSessionUsers,
     { provide: UserRepository, useClass: TypeOrmUserRepository },
     { provide: Mailer, inject: [Env], useFactory: (env: Env) => (env.SMTP_URL ? new SmtpMailer(env.SMTP_URL, env.MAIL_FROM) : new LogMailer(env.NODE_ENV === 'development')) },
   ],

@@ -3,11 +3,11 @@ import { DevicesModule } from '../devices/devices.module.js';
 import { ClaimsService } from './application/claims.service.js';
 import { ClaimAudit } from './domain/claim-audit.js';
 import { ClaimsController } from './http/claims.controller.js';
-import { SqlClaimAudit } from './infrastructure/sql-claim-audit.js';
+import { TypeOrmClaimAudit } from './infrastructure/typeorm-claim-audit.js';
 
 @Module({
   imports: [DevicesModule],
   controllers: [ClaimsController],
-  providers: [ClaimsService, { provide: ClaimAudit, useClass: SqlClaimAudit }],
+  providers: [ClaimsService, { provide: ClaimAudit, useClass: TypeOrmClaimAudit }],
 })
 export class ClaimsModule {}

@@ -1,9 +1,15 @@
-import { Column, PrimaryGeneratedColumn } from 'typeorm';
+import { Column } from 'typeorm';
 
-/** Columns every refresh-token table has; each subject's record adds its subject column and indexes. */
+/**
+ * Columns every refresh-token table has. Each subject's record declares its primary key `id` (uuid,
+ * gen_random_uuid(); there, so that the constraint carries the table's name), maps `subjectId` to
+ * its subject column (device_id, user_id) with the foreign key, and adds its indexes.
+ */
 export abstract class RefreshTokenColumns {
-  @PrimaryGeneratedColumn('uuid')
-  id!: string;
+  abstract id: string;
+
+  /** The device or user the token was issued to. */
+  abstract subjectId: string;
 
   @Column({ name: 'token_hash', type: 'varchar', length: 64 })
   tokenHash!: string;

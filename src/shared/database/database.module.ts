@@ -4,6 +4,7 @@ import type { DataSource } from 'typeorm';
 import { dataSourceOptions, DEFAULT_CONNECT_TIMEOUT_MS, type DatabaseSettings } from './data-source-options.js';
 import { ChangeFeed } from './change-feed.js';
 import { DatabaseConnection } from './database-connection.js';
+import { Orm } from './orm.js';
 import { Sql } from './sql.js';
 
 @Global()
@@ -19,10 +20,11 @@ export class DatabaseModule {
       ],
       providers: [
         Sql,
+        Orm,
         { provide: DatabaseConnection, inject: [getDataSourceToken()], useFactory: (dataSource: DataSource) => new DatabaseConnection(dataSource, settings) },
         { provide: ChangeFeed, useFactory: () => new ChangeFeed(settings.url, settings.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS) },
       ],
-      exports: [Sql, DatabaseConnection, ChangeFeed],
+      exports: [Sql, Orm, DatabaseConnection, ChangeFeed],
     };
   }
 }

@@ -1,101 +1,110 @@
 import { Injectable } from '@nestjs/common';
-import { Sql } from '../../../shared/database/sql.js';
-import { User, type Role } from '../domain/user.js';
+import { IsNull, MoreThan } from 'typeorm';
+import { Orm } from '../../../shared/database/orm.js';
+import { User } from '../domain/user.js';
 import { UserRepository } from '../domain/user.repository.js';
+import { SqlSessionUsers } from './sql-session-users.js';
+import { EmailVerificationTokenRecord, UserRecord } from './user.record.js';
 
-interface UserRow {
-  id: string;
-  email: string;
-  password_hash: string;
-  role: Role;
-  email_verified_at: Date | null;
-  token_version: number;
-  created_at: Date;
-}
-
-const USER_COLUMNS = 'id, email, password_hash, role, email_verified_at, token_version, created_at';
-
-function toDomain(row: UserRow): User {
+function toDomain(record: UserRecord): User {
   return User.restore({
-    id: row.id,
-    email: row.email,
-    passwordHash: row.password_hash,
-    role: row.role,
-    emailVerifiedAt: row.email_verified_at,
-    tokenVersion: row.token_version,
-    createdAt: row.created_at,
+    id: record.id,
+    email: record.email,
+    passwordHash: record.passwordHash,
+    role: record.role,
+    emailVerifiedAt: record.emailVerifiedAt,
+    tokenVersion: record.tokenVersion,
+    createdAt: record.createdAt,
   });
 }
 
-function toParams(user: User): unknown[] {
+function toRecord(user: User): UserRecord {
   const state = user.toState();
-  return [state.id, state.email, state.passwordHash, state.role, state.emailVerifiedAt, state.tokenVersion, state.createdAt];
+  return Object.assign(new UserRecord(), {
+    id: state.id,
+    email: state.email,
+    passwordHash: state.passwordHash,
+    role: state.role,
+    emailVerifiedAt: state.emailVerifiedAt,
+    tokenVersion: state.tokenVersion,
+    createdAt: state.createdAt,
+  });
 }
 
+/** Accounts and e-mail verification on TypeORM (cold paths); the guard's per-request read is SqlSessionUsers. */
 @Injectable()
 export class TypeOrmUserRepository extends UserRepository {
-  constructor(private readonly sql: Sql) {
+  constructor(
+    private readonly orm: Orm,
+    private readonly sessionUsers: SqlSessionUsers,
+  ) {
     super();
   }
 
   async findById(id: string): Promise<User | null> {
-    const rows = await this.sql.rows<UserRow>(`SELECT ${USER_COLUMNS} FROM users WHERE id = $1`, [id], 'user_by_id');
-    return rows[0] ? toDomain(rows[0]) : null;
+    const record = await this.orm.run((manager) => manager.findOneBy(UserRecord, { id }));
+    return record ? toDomain(record) : null;
   }
 
   async findInSession(id: string, sessionId: string): Promise<User | null> {
-    // The customer guard's one read per request: the session check rides along (partial index
-    // user_refresh_tokens_live_family_idx).
-    const rows = await this.sql.rows<UserRow>(
-      `SELECT ${USER_COLUMNS} FROM users
-        WHERE id = $1 AND EXISTS (SELECT 1 FROM user_refresh_tokens t WHERE t.family_id = $2 AND t.user_id = users.id AND t.revoked_at IS NULL)`,
-      [id, sessionId],
-      'user_in_session',
-    );
-    return rows[0] ? toDomain(rows[0]) : null;
+    const record = await this.sessionUsers.find(id, sessionId);
+    return record ? toDomain(record) : null;
   }
 
   async findByEmail(email: string): Promise<User | null> {
-    const rows = await this.sql.rows<UserRow>(`SELECT ${USER_COLUMNS} FROM users WHERE email = $1`, [email]);
-    return rows[0] ? toDomain(rows[0]) : null;
+    const record = await this.orm.run((manager) => manager.findOneBy(UserRecord, { email }));
+    return record ? toDomain(record) : null;
   }
 
   async insertIfEmailFree(user: User): Promise<boolean> {
-    const rows = await this.sql.rows(
-      `INSERT INTO users (${USER_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (email) DO NOTHING RETURNING id`,
-      toParams(user),
+    // ON CONFLICT DO NOTHING: the unique index users_email_key decides atomically between two sign-ups.
+    const result = await this.orm.run((manager) =>
+      manager.createQueryBuilder().insert().into(UserRecord).values(toRecord(user)).orIgnore().returning('id').updateEntity(false).execute(),
     );
-    return rows.length === 1;
+    return (result.raw as unknown[]).length === 1;
   }
 
   async save(user: User): Promise<void> {
     const state = user.toState();
     // Token version and verification only move forward, so a concurrent save of an older copy
     // cannot undo a revocation or a verification.
-    await this.sql.rows(
-      `UPDATE users SET email = $2, password_hash = $3, role = $4,
-         email_verified_at = COALESCE(users.email_verified_at, $5), token_version = GREATEST(users.token_version, $6)
-       WHERE id = $1`,
-      [
-      state.id,
-      state.email,
-      state.passwordHash,
-      state.role,
-      state.emailVerifiedAt,
-      state.tokenVersion,
-      ],
+    await this.orm.run((manager) =>
+      manager
+        .createQueryBuilder()
+        .update(UserRecord)
+        .set({
+          email: state.email,
+          passwordHash: state.passwordHash,
+          role: state.role,
+          emailVerifiedAt: () => 'COALESCE(email_verified_at, :emailVerifiedAt)',
+          tokenVersion: () => 'GREATEST(token_version, :tokenVersion)',
+        })
+        .where({ id: state.id })
+        .setParameters({ emailVerifiedAt: state.emailVerifiedAt, tokenVersion: state.tokenVersion })
+        .updateEntity(false)
+        .execute(),
     );
   }
 
   async insertVerificationToken(token: { userId: string; tokenHash: string; expiresAt: Date }): Promise<void> {
-    await this.sql.rows('INSERT INTO email_verification_tokens (token_hash, user_id, expires_at) VALUES ($1, $2, $3)', [token.tokenHash, token.userId, token.expiresAt]);
+    await this.orm.run((manager) =>
+      manager.createQueryBuilder().insert().into(EmailVerificationTokenRecord).values({ tokenHash: token.tokenHash, userId: token.userId, expiresAt: token.expiresAt }).updateEntity(false).execute(),
+    );
   }
 
   async consumeVerificationToken(tokenHash: string, now: Date): Promise<string | null> {
-    const rows = await this.sql.rows<{ user_id: string }>(
-      'UPDATE email_verification_tokens SET used_at = $2 WHERE token_hash = $1 AND used_at IS NULL AND expires_at > $2 RETURNING user_id',
-      [tokenHash, now],
+    // One conditional UPDATE: of two concurrent uses of a token, exactly one finds it unused.
+    const result = await this.orm.run((manager) =>
+      manager
+        .createQueryBuilder()
+        .update(EmailVerificationTokenRecord)
+        .set({ usedAt: now })
+        .where({ tokenHash, usedAt: IsNull(), expiresAt: MoreThan(now) })
+        .returning('user_id')
+        .updateEntity(false)
+        .execute(),
     );
+    const rows = result.raw as { user_id: string }[];
     return rows[0]?.user_id ?? null;
   }
 }

@@ -1,9 +1,10 @@
-import { Column, Entity, Index, PrimaryColumn } from 'typeorm';
+import { Check, Column, Entity, ForeignKey, Index, PrimaryColumn, PrimaryGeneratedColumn } from 'typeorm';
 import { RefreshTokenColumns } from '../../../shared/auth-tokens/refresh-token.columns.js';
 
 @Entity({ name: 'users' })
+@Check('users_role_check', "role IN ('customer', 'admin')")
 export class UserRecord {
-  @PrimaryColumn({ type: 'uuid' })
+  @PrimaryColumn({ type: 'uuid', primaryKeyConstraintName: 'users_pkey' })
   id!: string;
 
   @Index('users_email_key', { unique: true })
@@ -28,10 +29,11 @@ export class UserRecord {
 
 @Entity({ name: 'email_verification_tokens' })
 export class EmailVerificationTokenRecord {
-  @PrimaryColumn({ name: 'token_hash', type: 'varchar', length: 64 })
+  @PrimaryColumn({ name: 'token_hash', type: 'varchar', length: 64, primaryKeyConstraintName: 'email_verification_tokens_pkey' })
   tokenHash!: string;
 
   @Column({ name: 'user_id', type: 'uuid' })
+  @ForeignKey(() => UserRecord, { name: 'email_verification_tokens_user_id_fkey', onDelete: 'CASCADE' })
   userId!: string;
 
   @Column({ name: 'expires_at', type: 'timestamptz' })
@@ -42,10 +44,14 @@ export class EmailVerificationTokenRecord {
 }
 
 @Entity({ name: 'user_refresh_tokens' })
-@Index('user_refresh_tokens_user_idx', ['userId'])
+@Index('user_refresh_tokens_user_idx', ['subjectId'])
 @Index('user_refresh_tokens_hash_key', ['tokenHash'], { unique: true })
 @Index('user_refresh_tokens_live_family_idx', ['familyId'], { where: 'revoked_at IS NULL' })
 export class UserRefreshTokenRecord extends RefreshTokenColumns {
+  @PrimaryGeneratedColumn('uuid', { primaryKeyConstraintName: 'user_refresh_tokens_pkey' })
+  id!: string;
+
   @Column({ name: 'user_id', type: 'uuid' })
-  userId!: string;
+  @ForeignKey(() => UserRecord, { name: 'user_refresh_tokens_user_id_fkey', onDelete: 'CASCADE' })
+  subjectId!: string;
 }

@@ -4,7 +4,7 @@ import { Column, Entity, Index, PrimaryGeneratedColumn } from 'typeorm';
 @Entity({ name: 'claim_audit' })
 @Index('claim_audit_device_idx', ['deviceId', 'at'])
 export class ClaimAuditRecord {
-  @PrimaryGeneratedColumn({ type: 'bigint' })
+  @PrimaryGeneratedColumn({ type: 'bigint', primaryKeyConstraintName: 'claim_audit_pkey' })
   id!: string;
 
   @Column({ type: 'timestamptz' })

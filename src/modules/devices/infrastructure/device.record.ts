@@ -1,9 +1,14 @@
-import { Column, Entity, Index, PrimaryColumn } from 'typeorm';
+import { Column, Entity, ForeignKey, Index, PrimaryColumn, PrimaryGeneratedColumn } from 'typeorm';
 import { RefreshTokenColumns } from '../../../shared/auth-tokens/refresh-token.columns.js';
 
+/**
+ * A gateway. The triggers devices_announce_change and devices_announce_delete (change feed,
+ * migration ConfigAndOta1763770000000) are beyond TypeORM and live in the migration only.
+ */
 @Entity({ name: 'devices' })
+@Index('devices_owner_idx', ['ownerId'], { where: 'owner_id IS NOT NULL' })
 export class DeviceRecord {
-  @PrimaryColumn({ name: 'device_id', type: 'varchar', length: 64 })
+  @PrimaryColumn({ name: 'device_id', type: 'varchar', length: 64, primaryKeyConstraintName: 'devices_pkey' })
   deviceId!: string;
 
   @Column({ name: 'hardware_id', type: 'varchar', length: 128 })
@@ -34,6 +39,7 @@ export class DeviceRecord {
   lastSeenAt!: Date | null;
 
   @Column({ name: 'owner_id', type: 'uuid', nullable: true })
+  @ForeignKey('users', { name: 'devices_owner_fk', onDelete: 'NO ACTION' })
   ownerId!: string | null;
 
   @Column({ name: 'claimed_at', type: 'timestamptz', nullable: true })
@@ -47,19 +53,42 @@ export class DeviceRecord {
 
   @Column({ name: 'last_released_at', type: 'timestamptz', nullable: true })
   lastReleasedAt!: Date | null;
+
+  /** The settings this device sets itself (ConfigOverrides); the fleet defaults fill in the rest. */
+  @Column({ name: 'config_overrides', type: 'jsonb', default: {} })
+  configOverrides!: Record<string, unknown>;
+
+  @Column({ name: 'config_revision', type: 'integer', default: 0 })
+  configRevision!: number;
+
+  @Column({ name: 'config_updated_at', type: 'timestamptz', nullable: true })
+  configUpdatedAt!: Date | null;
+
+  @Column({ name: 'applied_config_version', type: 'integer', nullable: true })
+  appliedConfigVersion!: number | null;
+
+  @Column({ name: 'config_applied_at', type: 'timestamptz', nullable: true })
+  configAppliedAt!: Date | null;
+
+  @Column({ name: 'firmware_reported_at', type: 'timestamptz', nullable: true })
+  firmwareReportedAt!: Date | null;
 }
 
 @Entity({ name: 'device_refresh_tokens' })
-@Index('device_refresh_tokens_device_idx', ['deviceId'])
+@Index('device_refresh_tokens_device_idx', ['subjectId'])
 @Index('device_refresh_tokens_hash_key', ['tokenHash'], { unique: true })
 export class DeviceRefreshTokenRecord extends RefreshTokenColumns {
+  @PrimaryGeneratedColumn('uuid', { primaryKeyConstraintName: 'device_refresh_tokens_pkey' })
+  id!: string;
+
   @Column({ name: 'device_id', type: 'varchar', length: 64 })
-  deviceId!: string;
+  @ForeignKey(() => DeviceRecord, { name: 'device_refresh_tokens_device_id_fkey', onDelete: 'CASCADE' })
+  subjectId!: string;
 }
 
 @Entity({ name: 'registration_allowlist' })
 export class RegistrationAllowlistRecord {
-  @PrimaryColumn({ name: 'device_id', type: 'varchar', length: 64 })
+  @PrimaryColumn({ name: 'device_id', type: 'varchar', length: 64, primaryKeyConstraintName: 'registration_allowlist_pkey' })
   deviceId!: string;
 
   @Column({ name: 'hardware_id', type: 'varchar', length: 128 })

@@ -72,8 +72,13 @@ function toParams(state: DeviceState): unknown[] {
   ];
 }
 
+/**
+ * Devices on measured SQL, named statements on Sql: device logins, refreshes and the guard's first
+ * use of new credentials read and mark devices here (S5 in bench/README.md; bench/sql-parity.ts
+ * keeps the baseline's copies of device_by_id and device_mark_used equal to these).
+ */
 @Injectable()
-export class TypeOrmDeviceRepository extends DeviceRepository {
+export class SqlDeviceRepository extends DeviceRepository {
   constructor(
     private readonly sql: Sql,
     private readonly feed: ChangeFeed,

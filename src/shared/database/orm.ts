@@ -1,0 +1,24 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource, type EntityManager } from 'typeorm';
+import { asDatabaseError, DatabaseUnavailableError } from './database-errors.js';
+
+/**
+ * TypeORM's entity manager for the cold paths (accounts, claim audit, allowlist, refresh tokens),
+ * under the same failure rule as Sql: before the pool is open, and for every error that means the
+ * database cannot serve, the caller gets a DatabaseUnavailableError (503 with Retry-After);
+ * errors about the statement pass through unchanged.
+ */
+@Injectable()
+export class Orm {
+  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
+
+  async run<T>(work: (manager: EntityManager) => Promise<T>): Promise<T> {
+    if (!this.dataSource.isInitialized) throw new DatabaseUnavailableError('not-connected');
+    try {
+      return await work(this.dataSource.manager);
+    } catch (error) {
+      throw asDatabaseError(error);
+    }
+  }
+}
