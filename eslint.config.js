@@ -1,6 +1,7 @@
 import js from '@eslint/js';
 import { defineConfig, globalIgnores } from 'eslint/config';
 import tseslint from 'typescript-eslint';
+import { boundaryConfigs } from './lint/boundaries.js';
 
 /** The Node globals the plain JavaScript config files may use (TypeScript files get them from @types/node). */
 const nodeGlobals = {
@@ -11,6 +12,8 @@ const nodeGlobals = {
   setTimeout: 'readonly',
   clearTimeout: 'readonly',
 };
+
+const noIsOptional = { name: 'class-validator', importNames: ['IsOptional'], message: 'Use @Optional() from src/shared/http/optional.decorator.ts: IsOptional lets null through.' };
 
 export default defineConfig(
   globalIgnores(['dist/', 'node_modules/', 'coverage/', 'test/client/', '.data/', '.data-bench/', 'test-output/']),
@@ -50,11 +53,8 @@ export default defineConfig(
     // Request classes: a property that may be left out is @Optional() (src/shared/http/optional.decorator.ts);
     // class-validator's IsOptional also waves null through every check, which reached parsers as a 500.
     files: ['src/modules/**/*.ts', 'src/shared/**/*.ts'],
-    rules: {
-      'no-restricted-imports': [
-        'error',
-        { paths: [{ name: 'class-validator', importNames: ['IsOptional'], message: 'Use @Optional() from src/shared/http/optional.decorator.ts: IsOptional lets null through.' }] },
-      ],
-    },
+    rules: { 'no-restricted-imports': ['error', { paths: [noIsOptional] }] },
   },
+  // Module boundaries (lint/boundaries.js); they repeat the rule above, as a later block's options replace it.
+  ...boundaryConfigs(undefined, [noIsOptional]),
 );

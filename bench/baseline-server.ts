@@ -17,7 +17,7 @@ import pg from 'pg';
 import { autoBucketSec, MAX_POINTS_EXPLICIT, parseBucket, resolveRange, rollupSpans } from '../src/modules/telemetry/domain/history-query.js';
 import { admit, BATTERY_ID_PATTERN, DEFAULT_BATTERY_ID, METRIC_NAME, parseIsoInstant, type TelemetryRecord } from '../src/modules/telemetry/domain/telemetry-record.js';
 import { effectiveConfig, type ConfigOverrides, type FleetDefaults } from '../src/modules/devices/domain/device-config.js';
-import { FirmwareVersion } from '../src/modules/devices/domain/firmware-version.js';
+import { FirmwareVersion } from '../src/shared/kernel/firmware-version.js';
 import { selectRelease, type FirmwareRelease } from '../src/modules/ota/domain/firmware-release.js';
 import { DomainError } from '../src/shared/domain-error.js';
 import { SESSION_OPTIONS } from '../src/shared/database/data-source-options.js';

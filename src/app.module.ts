@@ -7,12 +7,13 @@ import { ConfigModule } from './config/config.module.js';
 import type { Env } from './config/env.js';
 import type { Secrets } from './config/secrets.js';
 import { HealthModule } from './health/health.module.js';
-import { AccountsModule } from './modules/accounts/accounts.module.js';
-import { ClaimsModule } from './modules/claims/claims.module.js';
-import { DashboardModule } from './modules/dashboard/dashboard.module.js';
-import { DevicesModule } from './modules/devices/devices.module.js';
-import { OtaModule } from './modules/ota/ota.module.js';
-import { TelemetryModule } from './modules/telemetry/telemetry.module.js';
+import { AccountsModule } from './modules/accounts/index.js';
+import { ClaimsModule } from './modules/claims/index.js';
+import { DashboardModule } from './modules/dashboard/index.js';
+import { DevicesModule } from './modules/devices/index.js';
+import { OtaModule } from './modules/ota/index.js';
+import { TelemetryModule } from './modules/telemetry/index.js';
+import { ENTITIES } from './schema.js';
 import { DatabaseModule } from './shared/database/database.module.js';
 import { loggerOptions } from './shared/logging.js';
 import { NotModifiedModule } from './shared/http/not-modified.js';
@@ -40,11 +41,11 @@ export class AppModule {
           poolSize: env.DB_POOL_SIZE,
           connectTimeoutMs: env.DATABASE_CONNECT_TIMEOUT_MS,
           statementTimeoutMs: env.DATABASE_STATEMENT_TIMEOUT_MS,
-        }),
+        }, ENTITIES),
         RateLimitModule,
         NotModifiedModule,
         HealthModule,
-        AuthModule,
+        AuthModule.register([DevicesModule, AccountsModule]),
         DevicesModule,
         AccountsModule,
         ClaimsModule,

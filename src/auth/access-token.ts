@@ -1,7 +1,7 @@
 import { createSecretKey, type KeyObject } from 'node:crypto';
 import jwt from 'jsonwebtoken';
 import type { StrategyOptionsWithoutRequest } from 'passport-jwt';
-import { ACCESS_TOKEN_TYPE, TOKEN_ISSUER } from '../modules/devices/application/device-tokens.js';
+import { ACCESS_TOKEN_TYPE, TOKEN_ISSUER } from '../shared/auth-tokens/access-tokens.js';
 import { UnauthorizedError } from '../shared/domain-error.js';
 
 /** What passport-jwt hands to validate() with `complete: true`. */

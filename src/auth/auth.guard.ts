@@ -2,7 +2,7 @@ import { Injectable, type CanActivate, type ExecutionContext } from '@nestjs/com
 import { Reflector } from '@nestjs/core';
 import { AuthGuard as PassportAuthGuard, type IAuthGuard } from '@nestjs/passport';
 import type { FastifyRequest } from 'fastify';
-import type { CustomerPrincipal } from '../modules/accounts/application/accounts.service.js';
+import type { CustomerPrincipal } from './principals.js';
 import { DomainError, InvalidBearerTokenError, UnauthorizedError } from '../shared/domain-error.js';
 import { AUTH_KIND, type AuthKind } from './auth.decorators.js';
 

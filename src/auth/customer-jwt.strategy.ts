@@ -2,8 +2,8 @@ import { Injectable } from '@nestjs/common';
 import { PassportStrategy } from '@nestjs/passport';
 import { Strategy } from 'passport-jwt';
 import { Secrets } from '../config/secrets.js';
-import { AccountsService, CustomerPrincipal } from '../modules/accounts/application/accounts.service.js';
-import { CUSTOMER_TOKEN_AUDIENCE } from '../modules/accounts/application/user-tokens.js';
+import { CUSTOMER_TOKEN_AUDIENCE } from '../shared/auth-tokens/access-tokens.js';
+import { CustomerAuthenticator, CustomerPrincipal } from './principals.js';
 import { accessTokenOptions, sessionOf, type CompleteToken } from './access-token.js';
 
 /** Customer access tokens: their own key and audience; role, verification and the session's state come from the database. */
@@ -11,7 +11,7 @@ import { accessTokenOptions, sessionOf, type CompleteToken } from './access-toke
 export class CustomerJwtStrategy extends PassportStrategy(Strategy, 'customer-jwt') {
   constructor(
     secrets: Secrets,
-    private readonly accounts: AccountsService,
+    private readonly accounts: CustomerAuthenticator,
   ) {
     super(accessTokenOptions(secrets.customerJwtSecret, CUSTOMER_TOKEN_AUDIENCE));
   }

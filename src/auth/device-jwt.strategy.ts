@@ -2,8 +2,8 @@ import { Injectable } from '@nestjs/common';
 import { PassportStrategy } from '@nestjs/passport';
 import { Strategy } from 'passport-jwt';
 import { Secrets } from '../config/secrets.js';
-import { DEVICE_TOKEN_AUDIENCE } from '../modules/devices/application/device-tokens.js';
-import { DevicePrincipal, DevicesService } from '../modules/devices/application/devices.service.js';
+import { DEVICE_TOKEN_AUDIENCE } from '../shared/auth-tokens/access-tokens.js';
+import { DeviceAuthenticator, DevicePrincipal } from './principals.js';
 import { accessTokenOptions, subjectOf, type CompleteToken } from './access-token.js';
 
 /** Device access tokens: device key and audience, and the device's current token version. */
@@ -11,7 +11,7 @@ import { accessTokenOptions, subjectOf, type CompleteToken } from './access-toke
 export class DeviceJwtStrategy extends PassportStrategy(Strategy, 'device-jwt') {
   constructor(
     secrets: Secrets,
-    private readonly devices: DevicesService,
+    private readonly devices: DeviceAuthenticator,
   ) {
     super(accessTokenOptions(secrets.deviceJwtSecret, DEVICE_TOKEN_AUDIENCE));
   }

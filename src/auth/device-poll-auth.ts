@@ -1,8 +1,8 @@
 import { Injectable, type OnModuleInit } from '@nestjs/common';
 import { Secrets } from '../config/secrets.js';
 import { NotModifiedShortcuts } from '../shared/http/not-modified.js';
-import { DEVICE_TOKEN_AUDIENCE } from '../modules/devices/application/device-tokens.js';
-import { DevicesService } from '../modules/devices/application/devices.service.js';
+import { DEVICE_TOKEN_AUDIENCE } from '../shared/auth-tokens/access-tokens.js';
+import { DeviceAuthenticator } from './principals.js';
 import { hmacKey, subjectOf, verifyBearer } from './access-token.js';
 
 /** Gives NotModifiedShortcuts the device guard's checks: signature and claims, then token version. */
@@ -12,7 +12,7 @@ export class DevicePollAuth implements OnModuleInit {
 
   constructor(
     secrets: Secrets,
-    private readonly devices: DevicesService,
+    private readonly devices: DeviceAuthenticator,
     private readonly shortcuts: NotModifiedShortcuts,
   ) {
     this.key = hmacKey(secrets.deviceJwtSecret);

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { Device } from '../../src/modules/devices/domain/device.js';
 import { DeviceRepository } from '../../src/modules/devices/domain/device.repository.js';
-import { FirmwareVersion } from '../../src/modules/devices/domain/firmware-version.js';
+import { FirmwareVersion } from '../../src/shared/kernel/firmware-version.js';
 import { createTestApp, type TestApp } from '../support/create-test-app.js';
 
 const NOW = new Date('2026-11-21T12:00:00.000Z');

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { FirmwareVersion } from '../../src/modules/devices/domain/firmware-version.js';
+import { FirmwareVersion } from '../../src/shared/kernel/firmware-version.js';
 import type { components, paths } from '../client/schema.js';
 import { aDeviceId, aLegacyRegistration, aRegistration, bearer, registerDevice, type RegisterBody } from '../support/builders.js';
 import { ADMIN_SETTINGS, aClaimedDevice, aCustomer, anAdmin, type SignedIn } from '../support/claim-fixtures.js';

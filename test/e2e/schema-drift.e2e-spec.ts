@@ -1,5 +1,5 @@
 import { Column, DataSource, Entity, PrimaryColumn } from 'typeorm';
-import { dataSourceOptions, ENTITIES } from '../../src/shared/database/data-source-options.js';
+import { ENTITIES, serviceDataSourceOptions } from '../../src/schema.js';
 import { runMigrations } from '../../src/shared/database/migrate.js';
 import { RegistrationAllowlistRecord } from '../../src/modules/devices/infrastructure/device.record.js';
 import { createTestDatabase } from '../support/postgres.js';
@@ -58,7 +58,7 @@ describe('schema drift: the records describe exactly what the migrations build',
   beforeAll(async () => {
     database = await createTestDatabase();
     await runMigrations(database.url);
-    dataSource = new DataSource(dataSourceOptions({ url: database.url, poolSize: 2 }));
+    dataSource = new DataSource(serviceDataSourceOptions({ url: database.url, poolSize: 2 }));
     await dataSource.initialize();
     // The service adds monthly partitions at start; they have no record and must not count as drift.
     await dataSource.query(`CREATE TABLE telemetry_y2026m01 PARTITION OF telemetry FOR VALUES FROM ('2026-01-01T00:00:00Z') TO ('2026-02-01T00:00:00Z')`);
@@ -130,7 +130,7 @@ describe('schema drift: the records describe exactly what the migrations build',
 
   it('names a record changed without a migration', async () => {
     const changed = new DataSource({
-      ...dataSourceOptions({ url: database.url, poolSize: 1 }),
+      ...serviceDataSourceOptions({ url: database.url, poolSize: 1 }),
       entities: ENTITIES.map((entity) => (entity === RegistrationAllowlistRecord ? WiderAllowlistRecord : entity)),
     });
     await changed.initialize();
@@ -165,8 +165,8 @@ describe('schema drift: the records alone build what the migrations build', () =
   beforeAll(async () => {
     [migrated, synchronized] = await Promise.all([createTestDatabase(), createTestDatabase()]);
     await runMigrations(migrated.url);
-    const migratedSource = new DataSource(dataSourceOptions({ url: migrated.url, poolSize: 1 }));
-    const recordsSource = new DataSource(dataSourceOptions({ url: synchronized.url, poolSize: 1 }));
+    const migratedSource = new DataSource(serviceDataSourceOptions({ url: migrated.url, poolSize: 1 }));
+    const recordsSource = new DataSource(serviceDataSourceOptions({ url: synchronized.url, poolSize: 1 }));
     await Promise.all([migratedSource.initialize(), recordsSource.initialize()]);
     try {
       await recordsSource.synchronize();

@@ -1,4 +1,5 @@
 import { Module, type OnApplicationBootstrap } from '@nestjs/common';
+import { CustomerAuthenticator } from '../../auth/principals.js';
 import { JwtModule } from '@nestjs/jwt';
 import { hmacKey } from '../../auth/access-token.js';
 import { Env } from '../../config/env.js';
@@ -32,8 +33,10 @@ import { UserRefreshTokenRecord } from './infrastructure/user.record.js';
     SqlSessionUsers,
     { provide: UserRepository, useClass: TypeOrmUserRepository },
     { provide: Mailer, inject: [Env], useFactory: (env: Env) => (env.SMTP_URL ? new SmtpMailer(env.SMTP_URL, env.MAIL_FROM) : new LogMailer(env.NODE_ENV === 'development')) },
+    // The port the customer guard looks customers up through (src/auth/principals.ts).
+    { provide: CustomerAuthenticator, useExisting: AccountsService },
   ],
-  exports: [AccountsService],
+  exports: [AccountsService, CustomerAuthenticator],
 })
 export class AccountsModule implements OnApplicationBootstrap {
   constructor(

@@ -1,5 +1,5 @@
 import { Module } from '@nestjs/common';
-import { DevicesModule } from '../devices/devices.module.js';
+import { DevicesModule } from '../devices/index.js';
 import { ClaimsService } from './application/claims.service.js';
 import { ClaimAudit } from './domain/claim-audit.js';
 import { ClaimsController } from './http/claims.controller.js';

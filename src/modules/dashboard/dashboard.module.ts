@@ -1,8 +1,8 @@
 import { Module } from '@nestjs/common';
 import { DashboardService } from './application/dashboard.service.js';
-import { DevicesModule } from '../devices/devices.module.js';
-import { OtaModule } from '../ota/ota.module.js';
-import { TelemetryModule } from '../telemetry/telemetry.module.js';
+import { DevicesModule } from '../devices/index.js';
+import { OtaModule } from '../ota/index.js';
+import { TelemetryModule } from '../telemetry/index.js';
 import { DashboardQueries } from './domain/dashboard-queries.js';
 import { DashboardConfigController } from './http/dashboard-config.controller.js';
 import { DashboardOtaController } from './http/dashboard-ota.controller.js';

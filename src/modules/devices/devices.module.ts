@@ -1,4 +1,5 @@
 import { Module } from '@nestjs/common';
+import { DeviceAuthenticator } from '../../auth/principals.js';
 import { hmacKey } from '../../auth/access-token.js';
 import { JwtModule } from '@nestjs/jwt';
 import { Secrets } from '../../config/secrets.js';
@@ -43,7 +44,9 @@ import { TypeOrmRegistrationAllowlist } from './infrastructure/typeorm-registrat
     { provide: DeviceSnapshotSource, useClass: SqlDeviceSnapshotSource },
     { provide: RegistrationAllowlist, useClass: TypeOrmRegistrationAllowlist },
     { provide: RefreshTokenStore, inject: [Orm], useFactory: (orm: Orm) => new TypeOrmRefreshTokenStore(orm, DeviceRefreshTokenRecord) },
+    // The port the device guard looks devices up through (src/auth/principals.ts).
+    { provide: DeviceAuthenticator, useExisting: DevicesService },
   ],
-  exports: [DevicesService, DeviceSnapshots, DeviceConfigService, FleetDefaultsStore],
+  exports: [DevicesService, DeviceSnapshots, DeviceConfigService, FleetDefaultsStore, DeviceAuthenticator],
 })
 export class DevicesModule {}

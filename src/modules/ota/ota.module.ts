@@ -1,5 +1,5 @@
 import { Module } from '@nestjs/common';
-import { DevicesModule } from '../devices/devices.module.js';
+import { DevicesModule } from '../devices/index.js';
 import { FirmwareReleasesService } from './application/firmware-releases.service.js';
 import { OtaMaintenance } from './application/ota-maintenance.js';
 import { OtaService } from './application/ota.service.js';

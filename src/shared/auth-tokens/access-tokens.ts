@@ -2,6 +2,17 @@ import type { JwtService } from '@nestjs/jwt';
 
 export const TOKEN_ISSUER = 'device-cloud';
 export const ACCESS_TOKEN_TYPE = 'at+jwt';
+/** Each kind of access token has its own key and audience; one is never accepted as the other. */
+export const DEVICE_TOKEN_AUDIENCE = 'device-cloud:device';
+export const CUSTOMER_TOKEN_AUDIENCE = 'device-cloud:customer';
+
+/** What a login, a registration or a refresh hands out, devices and customers alike. */
+export interface TokenPair {
+  accessToken: string;
+  refreshToken: string;
+  tokenType: 'Bearer';
+  expiresIn: number;
+}
 
 /**
  * Signs an access token of either kind (HS256, `typ: at+jwt`) as issued at `issuedAt`. jsonwebtoken

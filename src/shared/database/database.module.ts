@@ -1,6 +1,6 @@
 import { Global, Module, type DynamicModule } from '@nestjs/common';
 import { getDataSourceToken, TypeOrmModule } from '@nestjs/typeorm';
-import type { DataSource } from 'typeorm';
+import type { DataSource, DataSourceOptions } from 'typeorm';
 import { dataSourceOptions, DEFAULT_CONNECT_TIMEOUT_MS, type DatabaseSettings } from './data-source-options.js';
 import { ChangeFeed } from './change-feed.js';
 import { DatabaseConnection } from './database-connection.js';
@@ -10,13 +10,14 @@ import { Sql } from './sql.js';
 @Global()
 @Module({})
 export class DatabaseModule {
-  static register(settings: DatabaseSettings): DynamicModule {
+  /** `entities`: every module's records (src/schema.ts), for the TypeORM repositories. */
+  static register(settings: DatabaseSettings, entities: NonNullable<DataSourceOptions['entities']>): DynamicModule {
     return {
       module: DatabaseModule,
       imports: [
         // DatabaseConnection opens the data source (after migrations), so that the service also
         // starts while PostgreSQL is down.
-        TypeOrmModule.forRoot({ ...dataSourceOptions(settings), manualInitialization: true }),
+        TypeOrmModule.forRoot({ ...dataSourceOptions(settings, entities), manualInitialization: true }),
       ],
       providers: [
         Sql,

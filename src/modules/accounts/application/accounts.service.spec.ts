@@ -10,7 +10,8 @@ import { InMemoryFailureLimiter } from '../../../shared/rate-limit/failure-limit
 import { TOKEN_ISSUER } from '../../devices/application/device-tokens.js';
 import { InvalidLoginError, InvalidVerificationTokenError } from '../domain/accounts.errors.js';
 import { User } from '../domain/user.js';
-import { AccountsService, CustomerPrincipal } from './accounts.service.js';
+import { AccountsService } from './accounts.service.js';
+import { CustomerPrincipal } from '../../../auth/principals.js';
 import { InMemoryUserRepository } from './in-memory-user.repository.js';
 import { MailUnavailableError, Mailer, type Mail } from './mailer.js';
 import { CUSTOMER_TOKEN_AUDIENCE, UserTokens, type CustomerTokenClaims } from './user-tokens.js';

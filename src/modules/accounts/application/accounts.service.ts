@@ -1,14 +1,15 @@
 import { randomUUID } from 'node:crypto';
 import { Injectable, Logger } from '@nestjs/common';
+import { CustomerPrincipal, type CustomerAuthenticator } from '../../../auth/principals.js';
 import { Clock } from '../../../config/config.module.js';
 import { Env } from '../../../config/env.js';
 import { SecretHasher } from '../../../shared/crypto/secret-hasher.js';
 import { RateLimitedError, UnauthorizedError } from '../../../shared/domain-error.js';
 import { FailureLimiter, type FailureBucket } from '../../../shared/rate-limit/failure-limiter.js';
-import type { TokenPair } from '../../devices/application/device-tokens.js';
+import type { TokenPair } from '../../../shared/auth-tokens/access-tokens.js';
 import { InvalidLoginError, InvalidVerificationTokenError } from '../domain/accounts.errors.js';
 import { assertGuessResistant } from '../domain/password-policy.js';
-import { User, type Role } from '../domain/user.js';
+import { User } from '../domain/user.js';
 import { InvalidRefreshTokenError } from '../../../shared/auth-tokens/refresh-tokens.js';
 import { UserRepository } from '../domain/user.repository.js';
 import { MailUnavailableError, Mailer } from './mailer.js';
@@ -16,21 +17,8 @@ import { UserTokens, type CustomerTokenClaims } from './user-tokens.js';
 
 const VERIFICATION_TTL_MS = 24 * 3600 * 1000;
 
-/** Who a valid customer access token belongs to, as the database says now. */
-export class CustomerPrincipal {
-  constructor(
-    readonly userId: string,
-    readonly role: Role,
-    readonly emailVerified: boolean,
-  ) {}
-
-  get isAdmin(): boolean {
-    return this.role === 'admin';
-  }
-}
-
 @Injectable()
-export class AccountsService {
+export class AccountsService implements CustomerAuthenticator {
   private readonly logger = new Logger(AccountsService.name);
 
   constructor(

@@ -5,11 +5,10 @@ import { Env } from '../../../config/env.js';
 import { RefreshTokenStore } from '../../../shared/auth-tokens/refresh-token-store.js';
 import { RefreshTokens, type RotatedToken, type TokenSubject } from '../../../shared/auth-tokens/refresh-tokens.js';
 import { SecretHasher } from '../../../shared/crypto/secret-hasher.js';
-import { signAccessToken } from '../../../shared/auth-tokens/access-tokens.js';
-import type { TokenPair } from '../../devices/application/device-tokens.js';
+import { CUSTOMER_TOKEN_AUDIENCE, signAccessToken, type TokenPair } from '../../../shared/auth-tokens/access-tokens.js';
 import type { Role, User } from '../domain/user.js';
 
-export const CUSTOMER_TOKEN_AUDIENCE = 'device-cloud:customer';
+export { CUSTOMER_TOKEN_AUDIENCE } from '../../../shared/auth-tokens/access-tokens.js';
 
 /** Claims of a customer access token. `sid` is the session: the refresh-token family it was issued with. */
 export interface CustomerTokenClaims {

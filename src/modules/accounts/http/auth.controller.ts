@@ -5,8 +5,9 @@ import { ApiCredentialCheckUnavailable, ApiProblems } from '../../../shared/http
 import { AuthBodyLimit } from '../../../shared/http/auth-body-limit.decorator.js';
 import { ClientAddress } from '../../../shared/http/client-address.decorator.js';
 import { NoStore } from '../../../shared/http/no-store.decorator.js';
-import { TokenResponse } from '../../devices/http/device.response.js';
-import { AccountsService, CustomerPrincipal } from '../application/accounts.service.js';
+import { TokenResponse } from '../../../shared/http/token.response.js';
+import { AccountsService } from '../application/accounts.service.js';
+import { CustomerPrincipal } from '../../../auth/principals.js';
 import { LoginRequest, SignupRequest, UserRefreshRequest, VerifyEmailRequest } from './accounts.requests.js';
 import { EmailVerifiedResponse, SignupResponse, UserMeResponse } from './accounts.responses.js';
 

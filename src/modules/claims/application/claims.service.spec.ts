@@ -8,7 +8,7 @@ import { InMemoryRefreshTokenStore } from '../../../shared/auth-tokens/in-memory
 import { SecretHasher } from '../../../shared/crypto/secret-hasher.js';
 import { NotFoundError, RateLimitedError } from '../../../shared/domain-error.js';
 import { InMemoryFailureLimiter } from '../../../shared/rate-limit/failure-limiter.js';
-import { CustomerPrincipal } from '../../accounts/application/accounts.service.js';
+import { CustomerPrincipal } from '../../../auth/principals.js';
 import { DeviceTokens } from '../../devices/application/device-tokens.js';
 import { DevicesService, type RegisterDeviceCommand } from '../../devices/application/devices.service.js';
 import { InMemoryDeviceRepository, InMemoryDeviceSnapshotSource } from '../../devices/application/in-memory-device.repository.js';

@@ -4,10 +4,8 @@ import { Env } from '../../../config/env.js';
 import { SecretHasher } from '../../../shared/crypto/secret-hasher.js';
 import { NotFoundError } from '../../../shared/domain-error.js';
 import { FailureLimiter, type FailureBucket } from '../../../shared/rate-limit/failure-limiter.js';
-import type { CustomerPrincipal } from '../../accounts/application/accounts.service.js';
-import { DevicesService } from '../../devices/application/devices.service.js';
-import { ClaimCode } from '../../devices/domain/claim-code.js';
-import type { Device } from '../../devices/domain/device.js';
+import type { CustomerPrincipal } from '../../../auth/principals.js';
+import { ClaimCode, type Device, DevicesService } from '../../devices/index.js';
 import { ClaimAudit, type ClaimAuditEntry, type ClaimOutcome } from '../domain/claim-audit.js';
 import { ClaimCodeMissingError, DeviceAlreadyClaimedError, DeviceSecretRequiredError, EmailNotVerifiedError, InvalidClaimError } from '../domain/claim.errors.js';
 

@@ -3,8 +3,8 @@ import { ApiBody, ApiOperation, ApiParam, ApiResponse, ApiTags } from '@nestjs/s
 import { CurrentCustomer, CustomerAuth } from '../../../auth/auth.decorators.js';
 import { ApiCredentialCheckUnavailable, ApiProblems } from '../../../shared/http/api-problems.decorator.js';
 import { ClientAddress } from '../../../shared/http/client-address.decorator.js';
-import { DeviceIdParam } from '../../devices/http/device-id.param.js';
-import type { CustomerPrincipal } from '../../accounts/application/accounts.service.js';
+import { DeviceIdParam } from '../../../shared/http/device-id.param.js';
+import type { CustomerPrincipal } from '../../../auth/principals.js';
 import { ClaimsService } from '../application/claims.service.js';
 import { ClaimDeviceRequest } from './claims.requests.js';
 import { ClaimResponse, OwnedDeviceListResponse, OwnedDeviceResponse, ReRegistrationResponse } from './claims.responses.js';

@@ -1,6 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsString, Length, Matches, ValidateIf } from 'class-validator';
-import { DEVICE_ID_PATTERN } from '../../devices/http/register-device.request.js';
+import { DEVICE_ID_PATTERN } from '../../../shared/kernel/device-id.js';
 import { Optional } from '../../../shared/http/optional.decorator.js';
 
 export class ClaimDeviceRequest {

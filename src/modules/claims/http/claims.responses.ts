@@ -1,5 +1,5 @@
 import { ApiProperty } from '@nestjs/swagger';
-import type { Device } from '../../devices/domain/device.js';
+import type { Device } from '../../devices/index.js';
 import type { Ownership } from '../application/claims.service.js';
 
 export class ClaimResponse {

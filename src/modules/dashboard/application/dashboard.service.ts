@@ -2,12 +2,9 @@ import { Injectable } from '@nestjs/common';
 import { Clock } from '../../../config/config.module.js';
 import { NotFoundError, ValidationFailedError } from '../../../shared/domain-error.js';
 import { decodeCursor, decodeTimeCursor, encodeCursor, encodeTimeCursor, invalidCursor } from '../../../shared/http/cursor.js';
-import { FleetDefaultsStore } from '../../devices/application/fleet-defaults.js';
-import type { FleetDefaults } from '../../devices/domain/device-config.js';
-import { DEVICE_ID_PATTERN } from '../../devices/domain/device-id.js';
-import { autoBucketSec, MAX_POINTS_EXPLICIT, parseBucket, resolveRange } from '../../telemetry/domain/history-query.js';
-import { TelemetryHistory, type RawRecordRow, type SeriesRow } from '../../telemetry/domain/telemetry-history.js';
-import { BATTERY_ID_PATTERN, METRIC_NAME } from '../../telemetry/domain/telemetry-record.js';
+import { type FleetDefaults, FleetDefaultsStore } from '../../devices/index.js';
+import { DEVICE_ID_PATTERN } from '../../../shared/kernel/device-id.js';
+import { autoBucketSec, BATTERY_ID_PATTERN, MAX_POINTS_EXPLICIT, METRIC_NAME, parseBucket, type RawRecordRow, resolveRange, type SeriesRow, TelemetryHistory } from '../../telemetry/index.js';
 import { DashboardQueries, type DeviceSummaryRow, type DeviceVisibilityRow, type Viewer } from '../domain/dashboard-queries.js';
 
 export interface HistoryParams {

@@ -1,4 +1,4 @@
-import { TelemetryHistory, type RawRecordRow, type RawRecordsQuery, type SeriesQuery, type SeriesRow } from '../../telemetry/domain/telemetry-history.js';
+import { TelemetryHistory, type RawRecordRow, type RawRecordsQuery, type SeriesQuery, type SeriesRow } from '../../telemetry/index.js';
 
 interface StoredRecord extends RawRecordRow {
   device_id: string;

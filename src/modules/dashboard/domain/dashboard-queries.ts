@@ -1,4 +1,4 @@
-import type { ConfigOverrides } from '../../devices/domain/device-config.js';
+import type { ConfigOverrides } from '../../devices/index.js';
 
 export interface Viewer {
   userId: string;

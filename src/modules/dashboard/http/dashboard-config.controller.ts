@@ -4,11 +4,9 @@ import type { FastifyReply } from 'fastify';
 import { CurrentCustomer, CustomerAuth } from '../../../auth/auth.decorators.js';
 import { ApiProblems } from '../../../shared/http/api-problems.decorator.js';
 import { ifMatchHolds } from '../../../shared/http/etag.js';
-import type { CustomerPrincipal } from '../../accounts/application/accounts.service.js';
-import { DeviceConfigService } from '../../devices/application/device-config.service.js';
-import { DevicesService } from '../../devices/application/devices.service.js';
-import { ConfigOverridesPatchRequest, DashboardDeviceConfigResponse } from '../../devices/http/device-config.dto.js';
-import { DeviceIdParam } from '../../devices/http/device-id.param.js';
+import type { CustomerPrincipal } from '../../../auth/principals.js';
+import { ConfigOverridesPatchRequest, DashboardDeviceConfigResponse, DeviceConfigService, DevicesService } from '../../devices/index.js';
+import { DeviceIdParam } from '../../../shared/http/device-id.param.js';
 import { NotFoundError } from '../../../shared/domain-error.js';
 import { DashboardService } from '../application/dashboard.service.js';
 

@@ -4,11 +4,9 @@ import { CurrentCustomer, CustomerAuth } from '../../../auth/auth.decorators.js'
 import { ValidationFailedError } from '../../../shared/domain-error.js';
 import { ApiProblems } from '../../../shared/http/api-problems.decorator.js';
 import { decodeTimeCursor, encodeTimeCursor } from '../../../shared/http/cursor.js';
-import type { CustomerPrincipal } from '../../accounts/application/accounts.service.js';
-import { DeviceIdParam } from '../../devices/http/device-id.param.js';
-import { OtaService } from '../../ota/application/ota.service.js';
-import { OTA_EVENT_TYPES, type OtaEventType } from '../../ota/domain/ota-event.js';
-import { OtaHistoryItemResponse, OtaHistoryQuery, OtaHistoryResponse } from '../../ota/http/ota.dto.js';
+import type { CustomerPrincipal } from '../../../auth/principals.js';
+import { DeviceIdParam } from '../../../shared/http/device-id.param.js';
+import { OTA_EVENT_TYPES, type OtaEventType, OtaHistoryItemResponse, OtaHistoryQuery, OtaHistoryResponse, OtaService } from '../../ota/index.js';
 import { DashboardService } from '../application/dashboard.service.js';
 
 function parseTypes(raw: string | undefined): OtaEventType[] | null {

@@ -4,7 +4,7 @@ import { Type } from 'class-transformer';
 import { IsInt, IsString, Max, MaxLength, Min } from 'class-validator';
 import type { DeviceSummaryRow } from '../domain/dashboard-queries.js';
 import type { History } from '../application/dashboard.service.js';
-import type { FleetDefaults } from '../../devices/domain/device-config.js';
+import type { FleetDefaults } from '../../devices/index.js';
 import { Optional } from '../../../shared/http/optional.decorator.js';
 
 /** limit (1–100) and cursor. */

@@ -1,21 +1,13 @@
 import { Injectable } from '@nestjs/common';
 import { JwtService } from '@nestjs/jwt';
 import { Env } from '../../../config/env.js';
-import { signAccessToken } from '../../../shared/auth-tokens/access-tokens.js';
+import { DEVICE_TOKEN_AUDIENCE, signAccessToken, type TokenPair } from '../../../shared/auth-tokens/access-tokens.js';
 import { RefreshTokenStore } from '../../../shared/auth-tokens/refresh-token-store.js';
 import { RefreshTokens, type RotatedToken, type TokenSubject } from '../../../shared/auth-tokens/refresh-tokens.js';
 import { SecretHasher } from '../../../shared/crypto/secret-hasher.js';
 import type { Device } from '../domain/device.js';
 
-export const DEVICE_TOKEN_AUDIENCE = 'device-cloud:device';
-export { ACCESS_TOKEN_TYPE, TOKEN_ISSUER } from '../../../shared/auth-tokens/access-tokens.js';
-
-export interface TokenPair {
-  accessToken: string;
-  refreshToken: string;
-  tokenType: 'Bearer';
-  expiresIn: number;
-}
+export { ACCESS_TOKEN_TYPE, DEVICE_TOKEN_AUDIENCE, TOKEN_ISSUER, type TokenPair } from '../../../shared/auth-tokens/access-tokens.js';
 
 /** Claims of a device access token. `tv` is the device's token version when it was issued. */
 export interface DeviceTokenClaims {

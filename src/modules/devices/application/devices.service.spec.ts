@@ -10,7 +10,8 @@ import { InMemoryFailureLimiter } from '../../../shared/rate-limit/failure-limit
 import { INITIAL_FLEET_DEFAULTS } from '../domain/device-config.js';
 import { ClaimCodeRequiredError, DeviceAlreadyRegisteredError, InvalidCredentialsError } from '../domain/device.errors.js';
 import { ACCESS_TOKEN_TYPE, DEVICE_TOKEN_AUDIENCE, DeviceTokens, TOKEN_ISSUER, type DeviceTokenClaims } from './device-tokens.js';
-import { DevicePrincipal, DevicesService, type RegisterDeviceCommand } from './devices.service.js';
+import { DevicesService, type RegisterDeviceCommand } from './devices.service.js';
+import { DevicePrincipal } from '../../../auth/principals.js';
 import { InMemoryDeviceRepository, InMemoryDeviceSnapshotSource } from './in-memory-device.repository.js';
 import { InMemoryRefreshTokenStore } from '../../../shared/auth-tokens/in-memory-refresh-token.store.js';
 import { RegistrationAllowlist } from '../domain/registration-allowlist.js';

@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import { DevicePrincipal, type DeviceAuthenticator } from '../../../auth/principals.js';
 import { InvalidRefreshTokenError } from '../../../shared/auth-tokens/refresh-tokens.js';
 import { Clock } from '../../../config/config.module.js';
 import { Env } from '../../../config/env.js';
@@ -16,7 +17,7 @@ import {
   RegistrationNotAllowedError,
 } from '../domain/device.errors.js';
 import { DeviceRepository } from '../domain/device.repository.js';
-import { FirmwareVersion } from '../domain/firmware-version.js';
+import { FirmwareVersion } from '../../../shared/kernel/firmware-version.js';
 import { RegistrationAllowlist, type AllowlistEntry } from '../domain/registration-allowlist.js';
 import { DeviceSnapshots } from './device-snapshots.js';
 import { DeviceTokens, type DeviceTokenClaims, type TokenPair } from './device-tokens.js';
@@ -36,13 +37,8 @@ export interface Registration {
   config: DeviceConfig;
 }
 
-/** Who a valid device access token belongs to. */
-export class DevicePrincipal {
-  constructor(readonly deviceId: string) {}
-}
-
 @Injectable()
-export class DevicesService {
+export class DevicesService implements DeviceAuthenticator {
   constructor(
     private readonly devices: DeviceRepository,
     private readonly allowlist: RegistrationAllowlist,

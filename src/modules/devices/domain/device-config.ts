@@ -1,6 +1,8 @@
 import { ValidationFailedError, type FieldError } from '../../../shared/domain-error.js';
 
-export type OtaChannel = 'stable' | 'beta';
+import type { OtaChannel } from '../../../shared/kernel/ota-channel.js';
+
+export type { OtaChannel };
 export type LogLevel = 'error' | 'warn' | 'info' | 'debug';
 
 /** The settings a gateway runs with; fleet defaults hold every key, a device overrides some. */

@@ -1,5 +1,5 @@
 import type { DeviceConfigState } from './device-config.js';
-import type { FirmwareVersion } from './firmware-version.js';
+import type { FirmwareVersion } from '../../../shared/kernel/firmware-version.js';
 
 /**
  * What the device-facing hot paths (token check, config and OTA polls) read of a device, kept in

@@ -1,5 +1,5 @@
 import { Device, type DeviceState, type RegistrationRetry } from './device.js';
-import { FirmwareVersion } from './firmware-version.js';
+import { FirmwareVersion } from '../../../shared/kernel/firmware-version.js';
 
 const REGISTERED_AT = new Date('2026-11-21T12:00:00.000Z');
 const WINDOW_SEC = 600;

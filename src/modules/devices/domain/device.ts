@@ -1,6 +1,6 @@
 import type { DeviceConfigState } from './device-config.js';
 import type { DeviceSnapshot } from './device-snapshot.js';
-import { FirmwareVersion } from './firmware-version.js';
+import { FirmwareVersion } from '../../../shared/kernel/firmware-version.js';
 
 export interface DeviceState {
   deviceId: string;

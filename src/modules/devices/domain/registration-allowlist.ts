@@ -1,5 +1,5 @@
 import { ValidationFailedError, type FieldError } from '../../../shared/domain-error.js';
-import { DEVICE_ID_PATTERN } from './device-id.js';
+import { DEVICE_ID_PATTERN } from '../../../shared/kernel/device-id.js';
 
 /** Entries one import may carry, JSON and CSV together. */
 export const MAX_ALLOWLIST_IMPORT = 5000;

@@ -2,7 +2,7 @@ import { Body, Controller, HttpCode, Post } from '@nestjs/common';
 import { ApiBody, ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
 import { AdminAuth, CurrentCustomer } from '../../../auth/auth.decorators.js';
 import { ApiProblems } from '../../../shared/http/api-problems.decorator.js';
-import type { CustomerPrincipal } from '../../accounts/application/accounts.service.js';
+import type { CustomerPrincipal } from '../../../auth/principals.js';
 import { DevicesService } from '../application/devices.service.js';
 import { combineImport } from '../domain/registration-allowlist.js';
 import { ImportAllowlistRequest, ImportAllowlistResponse } from './allowlist.request.js';

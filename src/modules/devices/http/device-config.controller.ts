@@ -6,7 +6,7 @@ import { ApiProblems } from '../../../shared/http/api-problems.decorator.js';
 import { noneMatchHolds } from '../../../shared/http/etag.js';
 import { NotModifiedShortcuts } from '../../../shared/http/not-modified.js';
 import { configTag, DeviceConfigService } from '../application/device-config.service.js';
-import type { DevicePrincipal } from '../application/devices.service.js';
+import type { DevicePrincipal } from '../../../auth/principals.js';
 import { ConfirmAppliedConfigRequest } from './device-config.dto.js';
 import { DeviceConfigResponse } from './device.response.js';
 

@@ -1,5 +1,5 @@
 import { ApiProperty } from '@nestjs/swagger';
-import type { TokenPair } from '../application/device-tokens.js';
+import { TokenResponse } from '../../../shared/http/token.response.js';
 import type { Registration } from '../application/devices.service.js';
 import type { Device } from '../domain/device.js';
 import type { DeviceConfig } from '../domain/device-config.js';
@@ -36,24 +36,6 @@ export class DeviceConfigResponse {
       logLevel: config.logLevel,
       updatedAt: config.updatedAt.toISOString(),
     };
-  }
-}
-
-export class TokenResponse {
-  @ApiProperty({ description: 'Access token (JWT) for Authorization: Bearer.', example: 'eyJhbGciOiJIUzI1NiIsInR5cCI6ImF0K2p3dCJ9…' })
-  accessToken!: string;
-
-  @ApiProperty({ description: 'Opaque, single-use refresh token (dcr_ for devices, ucr_ for customers).', example: 'dcr_3N5c0mY0t8d7Jq2Lk1Vx9Zb6Wf4Hs2Ra8Tg1Pe7Uu0' })
-  refreshToken!: string;
-
-  @ApiProperty({ enum: ['Bearer'], example: 'Bearer' })
-  tokenType!: 'Bearer';
-
-  @ApiProperty({ description: 'Seconds until the access token expires.', example: 3600 })
-  expiresIn!: number;
-
-  static from(tokens: TokenPair): TokenResponse {
-    return { accessToken: tokens.accessToken, refreshToken: tokens.refreshToken, tokenType: tokens.tokenType, expiresIn: tokens.expiresIn };
   }
 }
 
@@ -103,3 +85,5 @@ export class DeviceMeResponse {
     };
   }
 }
+
+export { TokenResponse };

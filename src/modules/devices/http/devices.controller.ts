@@ -5,7 +5,8 @@ import { ApiCredentialCheckUnavailable, ApiProblems } from '../../../shared/http
 import { AuthBodyLimit } from '../../../shared/http/auth-body-limit.decorator.js';
 import { ClientAddress } from '../../../shared/http/client-address.decorator.js';
 import { NoStore } from '../../../shared/http/no-store.decorator.js';
-import { DevicePrincipal, DevicesService } from '../application/devices.service.js';
+import { DevicesService } from '../application/devices.service.js';
+import { DevicePrincipal } from '../../../auth/principals.js';
 import { DeviceLoginRequest, RefreshTokenRequest } from './device-credentials.request.js';
 import { DeviceMeResponse, RegisterDeviceResponse, TokenResponse } from './device.response.js';
 import { RegisterDeviceRequest } from './register-device.request.js';

@@ -1,8 +1,8 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsString, Length, Matches, MaxLength } from 'class-validator';
 import { ClaimCode } from '../domain/claim-code.js';
-import { DEVICE_ID_PATTERN } from '../domain/device-id.js';
-import { FirmwareVersion } from '../domain/firmware-version.js';
+import { DEVICE_ID_PATTERN } from '../../../shared/kernel/device-id.js';
+import { FirmwareVersion } from '../../../shared/kernel/firmware-version.js';
 import { Optional } from '../../../shared/http/optional.decorator.js';
 
 export { DEVICE_ID_PATTERN };

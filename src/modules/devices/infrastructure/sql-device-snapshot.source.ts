@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { Sql } from '../../../shared/database/sql.js';
 import type { ConfigOverrides } from '../domain/device-config.js';
 import { DeviceSnapshotSource, type DeviceSnapshot } from '../domain/device-snapshot.js';
-import { FirmwareVersion } from '../domain/firmware-version.js';
+import { FirmwareVersion } from '../../../shared/kernel/firmware-version.js';
 
 /** The columns trigger `devices_announce_change` (migration ConfigAndOta) watches. */
 export const ANNOUNCED_DEVICE_COLUMNS = ['token_version', 'credentials_used_at', 'hardware_id', 'firmware_version', 'config_overrides', 'config_revision', 'config_updated_at'] as const;

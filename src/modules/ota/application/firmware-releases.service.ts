@@ -3,8 +3,8 @@ import { Injectable } from '@nestjs/common';
 import { Clock } from '../../../config/config.module.js';
 import { Env } from '../../../config/env.js';
 import { DomainError, NotFoundError } from '../../../shared/domain-error.js';
-import type { OtaChannel } from '../../devices/domain/device-config.js';
-import { FirmwareVersion } from '../../devices/domain/firmware-version.js';
+import type { OtaChannel } from '../../../shared/kernel/ota-channel.js';
+import { FirmwareVersion } from '../../../shared/kernel/firmware-version.js';
 import { exceedsFailureBudget, type FirmwareRelease } from '../domain/firmware-release.js';
 import { FirmwareReleaseRepository, type ReleaseCounts, type ReleaseFilter } from '../domain/firmware-release.repository.js';
 

@@ -1,5 +1,5 @@
-import type { OtaChannel } from '../../devices/domain/device-config.js';
-import { FirmwareVersion } from '../../devices/domain/firmware-version.js';
+import type { OtaChannel } from '../../../shared/kernel/ota-channel.js';
+import { FirmwareVersion } from '../../../shared/kernel/firmware-version.js';
 import type { FirmwareRelease, OtaTarget, ReleaseState } from '../domain/firmware-release.js';
 import { FirmwareReleaseRepository, type ReleaseCounts, type ReleaseFilter } from '../domain/firmware-release.repository.js';
 import { OtaDevices } from '../domain/ota-devices.js';

@@ -3,7 +3,7 @@ import { Injectable } from '@nestjs/common';
 import { Clock } from '../../../config/config.module.js';
 import { UnauthorizedError } from '../../../shared/domain-error.js';
 import { strongTag } from '../../../shared/http/etag.js';
-import { FirmwareVersion } from '../../devices/domain/firmware-version.js';
+import { FirmwareVersion } from '../../../shared/kernel/firmware-version.js';
 import { selectRelease, type FirmwareRelease, type OtaTarget } from '../domain/firmware-release.js';
 import { FirmwareReleaseRepository } from '../domain/firmware-release.repository.js';
 import { OtaDevices } from '../domain/ota-devices.js';

@@ -1,4 +1,4 @@
-import type { OtaChannel } from '../../devices/domain/device-config.js';
+import type { OtaChannel } from '../../../shared/kernel/ota-channel.js';
 import type { FirmwareRelease } from './firmware-release.js';
 
 export interface ReleaseFilter {

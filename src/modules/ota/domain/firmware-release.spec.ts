@@ -1,6 +1,6 @@
 import fc from 'fast-check';
-import type { OtaChannel } from '../../devices/domain/device-config.js';
-import { FirmwareVersion } from '../../devices/domain/firmware-version.js';
+import type { OtaChannel } from '../../../shared/kernel/ota-channel.js';
+import { FirmwareVersion } from '../../../shared/kernel/firmware-version.js';
 import { exceedsFailureBudget, inRollout, selectRelease, type FirmwareRelease, type OtaTarget } from './firmware-release.js';
 
 const PUBLISHED_AT = new Date('2026-11-21T12:00:00.000Z');

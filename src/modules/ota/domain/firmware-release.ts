@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
-import type { OtaChannel } from '../../devices/domain/device-config.js';
-import { FirmwareVersion } from '../../devices/domain/firmware-version.js';
+import type { OtaChannel } from '../../../shared/kernel/ota-channel.js';
+import { FirmwareVersion } from '../../../shared/kernel/firmware-version.js';
 
 export interface FirmwareRelease {
   id: string;

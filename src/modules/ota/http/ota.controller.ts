@@ -5,7 +5,7 @@ import { CurrentDevice, DeviceAuth } from '../../../auth/auth.decorators.js';
 import { ApiProblems } from '../../../shared/http/api-problems.decorator.js';
 import { noneMatchHolds } from '../../../shared/http/etag.js';
 import { NotModifiedShortcuts } from '../../../shared/http/not-modified.js';
-import type { DevicePrincipal } from '../../devices/application/devices.service.js';
+import type { DevicePrincipal } from '../../../auth/principals.js';
 import { OtaService } from '../application/ota.service.js';
 import { IngestOtaEventsRequest, IngestOtaEventsResponse, LatestFirmwareResponse } from './ota.dto.js';
 

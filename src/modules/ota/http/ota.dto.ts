@@ -19,8 +19,8 @@ import {
   ValidateNested,
   registerDecorator,
 } from 'class-validator';
-import { FirmwareVersion } from '../../devices/domain/firmware-version.js';
-import { parseIsoInstant } from '../../telemetry/domain/telemetry-record.js';
+import { FirmwareVersion } from '../../../shared/kernel/firmware-version.js';
+import { parseIsoInstant } from '../../../shared/kernel/iso-instant.js';
 import type { ReleaseStatus } from '../application/firmware-releases.service.js';
 import type { EventsOutcome, LatestFirmware } from '../application/ota.service.js';
 import type { FirmwareRelease } from '../domain/firmware-release.js';

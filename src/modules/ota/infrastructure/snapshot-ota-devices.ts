@@ -1,7 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { ChangeFeed } from '../../../shared/database/change-feed.js';
-import { DeviceConfigService } from '../../devices/application/device-config.service.js';
-import { DeviceSnapshots } from '../../devices/application/device-snapshots.js';
+import { DeviceConfigService, DeviceSnapshots } from '../../devices/index.js';
 import type { OtaTarget } from '../domain/firmware-release.js';
 import { OtaDevices } from '../domain/ota-devices.js';
 

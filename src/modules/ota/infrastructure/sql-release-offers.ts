@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { ChangeFeed } from '../../../shared/database/change-feed.js';
 import { Mirror } from '../../../shared/database/mirror.js';
 import { Sql } from '../../../shared/database/sql.js';
-import type { OtaChannel } from '../../devices/domain/device-config.js';
+import type { OtaChannel } from '../../../shared/kernel/ota-channel.js';
 import type { FirmwareRelease } from '../domain/firmware-release.js';
 import { ReleaseOffers } from '../domain/release-offers.js';
 

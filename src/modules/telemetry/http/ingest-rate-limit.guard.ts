@@ -3,7 +3,7 @@ import type { FastifyRequest } from 'fastify';
 import { Env } from '../../../config/env.js';
 import { RateLimitedError } from '../../../shared/domain-error.js';
 import { FailureLimiter, type FailureBucket } from '../../../shared/rate-limit/failure-limiter.js';
-import type { DevicePrincipal } from '../../devices/application/devices.service.js';
+import type { DevicePrincipal } from '../../../auth/principals.js';
 
 /** After the shared store failed to answer, uploads go unlimited this long without waiting on it again. */
 const STORE_PAUSE_MS = 5000;

@@ -3,7 +3,7 @@ import { RouteConfig } from '@nestjs/platform-fastify';
 import { ApiBody, ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
 import { CurrentDevice, DeviceAuth } from '../../../auth/auth.decorators.js';
 import { ApiProblems } from '../../../shared/http/api-problems.decorator.js';
-import type { DevicePrincipal } from '../../devices/application/devices.service.js';
+import type { DevicePrincipal } from '../../../auth/principals.js';
 import { TelemetryService } from '../application/telemetry.service.js';
 import { DEFAULT_BATTERY_ID } from '../domain/telemetry-record.js';
 import { IngestRateLimitGuard } from './ingest-rate-limit.guard.js';

@@ -1,4 +1,4 @@
-import { DomainError } from '../../../shared/domain-error.js';
+import { DomainError } from '../domain-error.js';
 
 /** Dotted numeric version (two to four parts) compared part by part as numbers: 0.1.10 > 0.1.4. */
 export class FirmwareVersion {

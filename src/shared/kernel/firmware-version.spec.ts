@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { DomainError } from '../../../shared/domain-error.js';
+import { DomainError } from '../domain-error.js';
 import { FirmwareVersion } from './firmware-version.js';
 
 const v = (value: string) => FirmwareVersion.parse(value);

@@ -1,6 +1,6 @@
 import { Param, type PipeTransform } from '@nestjs/common';
-import { ValidationFailedError } from '../../../shared/domain-error.js';
-import { DEVICE_ID_PATTERN } from './register-device.request.js';
+import { ValidationFailedError } from '../domain-error.js';
+import { DEVICE_ID_PATTERN } from '../kernel/device-id.js';
 
 class DeviceIdPipe implements PipeTransform<string, string> {
   transform(value: string): string {

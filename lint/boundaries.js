@@ -1,0 +1,62 @@
+import { readdirSync } from 'node:fs';
+import { join } from 'node:path';
+
+/**
+ * Module boundaries, with ESLint's own no-restricted-imports (no resolver needed: every import in
+ * src is relative and names its target's path).
+ *
+ * - A module (src/modules/<name>) reaches another module only through its public surface,
+ *   src/modules/<other>/index.ts. Unit specs are exempt: they wire real services of several
+ *   modules with in-memory fakes.
+ * - src/shared, src/auth, src/config and src/health sit below the modules and import none of them:
+ *   auth defines the ports it needs (src/auth/principals.ts) and the modules implement them.
+ * - The composition root (src/*.ts, ormconfig.ts) assembles modules through their surfaces only.
+ */
+export const MODULES_DIR = join(import.meta.dirname, '..', 'src', 'modules');
+
+export function moduleNames(dir = MODULES_DIR) {
+  return readdirSync(dir, { withFileTypes: true })
+    .filter((entry) => entry.isDirectory())
+    .map((entry) => entry.name)
+    .sort();
+}
+
+const escape = (name) => name.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+
+/**
+ * Flat-config blocks. `alsoRestricted` are no-restricted-imports `paths` entries that must stay in
+ * force in src/modules and src/shared (a later block's options replace an earlier block's for the
+ * same rule).
+ */
+export function boundaryConfigs(modules = moduleNames(), alsoRestricted = []) {
+  const surfaceOnly = (names) => ({
+    regex: `^(?:\\.\\./)+(?:modules/)?(?:${names.map(escape).join('|')})/(?!index\\.js$)`,
+    message: "Import another module only from its public surface, src/modules/<name>/index.ts (issue 16; README, Layout).",
+  });
+  return [
+    ...modules.map((name) => ({
+      files: [`src/modules/${name}/**/*.ts`],
+      ignores: ['**/*.spec.ts'],
+      rules: {
+        'no-restricted-imports': ['error', { paths: alsoRestricted, patterns: [surfaceOnly(modules.filter((other) => other !== name))] }],
+      },
+    })),
+    ...[
+      { files: ['src/shared/**/*.ts'], paths: alsoRestricted },
+      { files: ['src/auth/**/*.ts', 'src/config/**/*.ts', 'src/health/**/*.ts'], paths: [] },
+    ].map(({ files, paths }) => ({
+      files,
+      ignores: ['**/*.spec.ts'],
+      rules: {
+        'no-restricted-imports': [
+          'error',
+          { paths, patterns: [{ regex: '(?:^|/)modules/', message: 'shared, auth, config and health sit below the modules and import none of them; define a port here and implement it in the module.' }] },
+        ],
+      },
+    })),
+    {
+      files: ['src/*.ts', 'ormconfig.ts'],
+      rules: { 'no-restricted-imports': ['error', { paths: alsoRestricted, patterns: [{ ...surfaceOnly(modules), regex: `(?:^|/)modules/(?:${modules.map(escape).join('|')})/(?!index\\.js$)` }] }] },
+    },
+  ];
+}

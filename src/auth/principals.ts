@@ -1,0 +1,33 @@
+/**
+ * Who a request comes from, as the guards hand it to controllers, and the ports through which the
+ * guards look principals up. The modules implement the ports (devices: DeviceAuthenticator,
+ * accounts: CustomerAuthenticator), so auth depends on no module.
+ */
+
+/** A gateway whose access token is valid for its current credentials. */
+export class DevicePrincipal {
+  constructor(readonly deviceId: string) {}
+}
+
+/** A signed-in customer or administrator, as the database says now. */
+export class CustomerPrincipal {
+  constructor(
+    readonly userId: string,
+    readonly role: 'customer' | 'admin',
+    readonly emailVerified: boolean,
+  ) {}
+
+  get isAdmin(): boolean {
+    return this.role === 'admin';
+  }
+}
+
+/** Port: the device behind a verified device access token, refused when its credentials changed. */
+export abstract class DeviceAuthenticator {
+  abstract authenticate(claims: { sub: string; tv: number }): Promise<DevicePrincipal>;
+}
+
+/** Port: the customer behind a verified customer access token, refused when revoked or logged out. */
+export abstract class CustomerAuthenticator {
+  abstract authenticate(claims: { sub: string; tv: number; sid: string }): Promise<CustomerPrincipal>;
+}

@@ -1,0 +1,7 @@
+/** The accounts module's public surface: what other modules and the composition root may import. */
+export { AccountsModule } from './accounts.module.js';
+export { AccountsService } from './application/accounts.service.js';
+import { EmailVerificationTokenRecord, UserRecord, UserRefreshTokenRecord } from './infrastructure/user.record.js';
+
+/** The tables this module owns, for the data source (src/schema.ts). */
+export const ACCOUNTS_RECORDS = [UserRecord, EmailVerificationTokenRecord, UserRefreshTokenRecord];

@@ -1,0 +1,2 @@
+/** The dashboard module's public surface: what the composition root may import. */
+export { DashboardModule } from './dashboard.module.js';

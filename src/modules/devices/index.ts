@@ -1,0 +1,16 @@
+/** The devices module's public surface: what other modules and the composition root may import. */
+export { DevicesModule } from './devices.module.js';
+export { DevicesService, type Registration } from './application/devices.service.js';
+export { DeviceConfigService, type DeviceConfigView } from './application/device-config.service.js';
+export { DeviceSnapshots } from './application/device-snapshots.js';
+export { FleetDefaultsStore } from './application/fleet-defaults.js';
+export type { Device } from './domain/device.js';
+export type { DeviceSnapshot } from './domain/device-snapshot.js';
+export type { ConfigOverrides, DeviceConfig, FleetDefaults } from './domain/device-config.js';
+export { ClaimCode } from './domain/claim-code.js';
+export { ConfigOverridesPatchRequest, DashboardDeviceConfigResponse } from './http/device-config.dto.js';
+import { ConfigDefaultsRecord } from './infrastructure/config-defaults.record.js';
+import { DeviceRecord, DeviceRefreshTokenRecord, RegistrationAllowlistRecord } from './infrastructure/device.record.js';
+
+/** The tables this module owns, for the data source (src/schema.ts). */
+export const DEVICES_RECORDS = [DeviceRecord, DeviceRefreshTokenRecord, RegistrationAllowlistRecord, ConfigDefaultsRecord];

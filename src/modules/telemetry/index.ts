@@ -1,0 +1,16 @@
+/** The telemetry module's public surface: what other modules and the composition root may import. */
+export { TelemetryModule } from './telemetry.module.js';
+export { TelemetryHistory, type RawRecordRow, type RawRecordsQuery, type SeriesQuery, type SeriesRow } from './domain/telemetry-history.js';
+export { autoBucketSec, MAX_POINTS_EXPLICIT, parseBucket, resolveRange, type BucketChoice, type HistoryRange } from './domain/history-query.js';
+export { BATTERY_ID_PATTERN, METRIC_NAME } from './domain/telemetry-record.js';
+import {
+  DeviceLatestMetricRecord,
+  TelemetryReadingRecord,
+  TelemetryRollup1dRecord,
+  TelemetryRollup1hRecord,
+  TelemetryRollup5mRecord,
+  TelemetryRollup6hRecord,
+} from './infrastructure/telemetry.record.js';
+
+/** The tables this module owns, for the data source (src/schema.ts). */
+export const TELEMETRY_RECORDS = [TelemetryReadingRecord, TelemetryRollup5mRecord, TelemetryRollup1hRecord, TelemetryRollup6hRecord, TelemetryRollup1dRecord, DeviceLatestMetricRecord];

@@ -1,0 +1,41 @@
+import { Linter } from 'eslint';
+import tseslint from 'typescript-eslint';
+import { boundaryConfigs, moduleNames } from '../../lint/boundaries.js';
+
+const ROOT = new URL('../..', import.meta.url).pathname;
+
+/** The boundary rules alone, on a planted file: what `npm run lint` reports for it. */
+function violations(filename: string, source: string): string[] {
+  const linter = new Linter({ cwd: ROOT });
+  const config = [{ files: ['**/*.ts'], languageOptions: { parser: tseslint.parser as Linter.Parser } }, ...boundaryConfigs(moduleNames())];
+  return linter.verify(source, config, { filename: `${ROOT}${filename}` }).map((message) => `${message.ruleId}: ${message.message.split(':')[0]}`);
+}
+
+describe('module boundary lint', () => {
+  it('knows the modules from src/modules', () => {
+    expect(moduleNames()).toEqual(expect.arrayContaining(['accounts', 'claims', 'dashboard', 'devices', 'ota', 'telemetry']));
+  });
+
+  it.each([
+    ['src/modules/claims/application/planted.ts', "import { Device } from '../../devices/domain/device.js';"],
+    ['src/modules/claims/application/planted.ts', "import { DevicesService } from '../../devices/application/devices.service.js';"],
+    ['src/modules/dashboard/planted.ts', "import { DeviceRecord } from '../devices/infrastructure/device.record.js';"],
+    ['src/modules/ota/http/planted.ts', "export { DeviceIdParam } from '../../devices/http/device-id.param.js';"],
+    ['src/auth/planted.ts', "import { DevicesModule } from '../modules/devices/index.js';"],
+    ['src/shared/database/planted.ts', "import { DeviceRecord } from '../../modules/devices/infrastructure/device.record.js';"],
+    ['src/app-planted.ts', "import { DevicesService } from './modules/devices/application/devices.service.js';"],
+  ])('refuses %s: %s', (filename, source) => {
+    expect(violations(filename, source)).toEqual([expect.stringMatching(/^no-restricted-imports: /)]);
+  });
+
+  it.each([
+    ['src/modules/claims/application/planted.ts', "import { DevicesService } from '../../devices/index.js';"],
+    ['src/modules/claims/application/planted.ts', "import { ClaimAudit } from '../domain/claim-audit.js';"],
+    ['src/modules/claims/application/planted.ts', "import { Sql } from '../../../shared/database/sql.js';"],
+    ['src/modules/claims/application/planted.spec.ts', "import { InMemoryDeviceRepository } from '../../devices/application/in-memory-device.repository.js';"],
+    ['src/app-planted.ts', "import { DevicesModule } from './modules/devices/index.js';"],
+    ['src/auth/planted.ts', "import { Env } from '../config/env.js';"],
+  ])('allows %s: %s', (filename, source) => {
+    expect(violations(filename, source)).toEqual([]);
+  });
+});
