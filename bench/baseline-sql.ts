@@ -64,7 +64,11 @@ export const INGEST_NAME = 'telemetry_ingest';
 const DEVICE_COLUMNS =
   'device_id, hardware_id, firmware_version, claim_code_hash, secret_hash, token_version, registered_at, credentials_issued_at, credentials_used_at, last_seen_at, owner_id, claimed_at, re_registration_until, visible_since, config_overrides, config_revision, config_updated_at, applied_config_version, config_applied_at';
 
-/** src/modules/devices/infrastructure/sql-device.repository.ts: findById, markCredentialsUsed. */
+/**
+ * The baseline's own statements for device logins (S5) and the guard's first use of new
+ * credentials; the service runs these cold paths on TypeORM (TypeOrmDeviceRepository.findById,
+ * markCredentialsUsed), so no parity check.
+ */
 export const DEVICE_BY_ID_SQL = `SELECT ${DEVICE_COLUMNS} FROM devices WHERE device_id = $1`;
 export const DEVICE_BY_ID_NAME = 'device_by_id';
 export const MARK_CREDENTIALS_USED_SQL = 'UPDATE devices SET credentials_used_at = $2 WHERE device_id = $1 AND credentials_used_at IS NULL';
@@ -141,9 +145,10 @@ export const SERIES_SQL = `WITH parts AS (
         ORDER BY metric, battery_id`;
 export const SERIES_NAME = 'dashboard_series';
 
-/** src/modules/devices/infrastructure/sql-fleet-defaults.store.ts and ota/infrastructure/sql-release-offers.ts (mirrored in memory). */
+/** The baseline's own read of the fleet defaults, mirrored in memory; the service loads its mirror on TypeORM (TypeOrmFleetDefaultsStore), so no parity check. */
 export const CONFIG_DEFAULTS_SQL = 'SELECT settings, revision, updated_at FROM config_defaults WHERE id = 1';
 export const CONFIG_DEFAULTS_NAME = 'config_defaults';
+/** src/modules/ota/infrastructure/sql-release-offers.ts (the offerable releases mirrored in memory). */
 export const OFFERABLE_RELEASES_SQL =
   'SELECT id, version, hardware_id, channel, url, sha256, size, release_notes, rollout_percent, min_from_version, max_failure_percent, paused, auto_paused_at, revoked, published_at, updated_at FROM firmware_releases WHERE NOT revoked AND NOT paused';
 export const OFFERABLE_RELEASES_NAME = 'releases_offerable';

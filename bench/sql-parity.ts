@@ -2,8 +2,6 @@ import 'reflect-metadata';
 import { ChangeFeed } from '../src/shared/database/change-feed.js';
 import { SqlDashboardQueries } from '../src/modules/dashboard/infrastructure/sql-dashboard-queries.js';
 import { SqlSessionUsers } from '../src/modules/accounts/infrastructure/sql-session-users.js';
-import { SqlDeviceRepository } from '../src/modules/devices/infrastructure/sql-device.repository.js';
-import { SqlFleetDefaultsStore } from '../src/modules/devices/infrastructure/sql-fleet-defaults.store.js';
 import { SqlReleaseOffers } from '../src/modules/ota/infrastructure/sql-release-offers.js';
 import { SqlTelemetryHistory } from '../src/modules/telemetry/infrastructure/sql-telemetry-history.js';
 import { SqlTelemetryWriter } from '../src/modules/telemetry/infrastructure/sql-telemetry-writer.js';
@@ -21,7 +19,6 @@ class CapturingSql implements SqlRunner {
 
   async rows<T>(text: string, _values: unknown[] = [], name?: string): Promise<T[]> {
     this.calls.push({ text, name });
-    if (text.includes('FROM config_defaults')) return [{ settings: {}, revision: 1, updated_at: new Date() }] as T[];
     return (text.includes('AS inserted') ? [{ inserted: 0 }] : []) as T[];
   }
 }
@@ -43,10 +40,7 @@ export async function checkSqlParity(): Promise<void> {
   const feed = () => new ChangeFeed('postgres://unused');
   const expectations: Array<[string, Captured, string, string | undefined]> = [
     ['telemetry ingest', await capture((sql) => new SqlTelemetryWriter(asSql(sql)).write('d', [{ ts: now, batteryId: 'main', metrics: { soc: 1 } }], now)), baseline.INGEST_SQL, baseline.INGEST_NAME],
-    ['device by id', await capture((sql) => new SqlDeviceRepository(asSql(sql), feed()).findById('d')), baseline.DEVICE_BY_ID_SQL, baseline.DEVICE_BY_ID_NAME],
-    ['mark credentials used', await capture((sql) => new SqlDeviceRepository(asSql(sql), feed()).markCredentialsUsed('d', now)), baseline.MARK_CREDENTIALS_USED_SQL, baseline.MARK_CREDENTIALS_USED_NAME],
     ['user in session', await capture((sql) => new SqlSessionUsers(asSql(sql)).find('u', 's')), baseline.USER_IN_SESSION_SQL, baseline.USER_IN_SESSION_NAME],
-    ['fleet defaults', await capture((sql) => new SqlFleetDefaultsStore(asSql(sql), feed()).current()), baseline.CONFIG_DEFAULTS_SQL, baseline.CONFIG_DEFAULTS_NAME],
     ['offerable releases', await capture((sql) => new SqlReleaseOffers(asSql(sql), feed()).offerableReleases()), baseline.OFFERABLE_RELEASES_SQL, baseline.OFFERABLE_RELEASES_NAME],
     ['record offer', await capture((sql) => new SqlReleaseOffers(asSql(sql), feed()).recordOffer('d', 'r', now)), baseline.RECORD_OFFER_SQL, baseline.RECORD_OFFER_NAME],
     ['dashboard visibility', await capture((sql) => new SqlDashboardQueries(asSql(sql)).visibility({ userId: 'u', isAdmin: false }, 'd')), baseline.DEVICE_VISIBILITY_SQL, baseline.DEVICE_VISIBILITY_NAME],

@@ -11,6 +11,7 @@ import { DeviceSnapshots } from './application/device-snapshots.js';
 import { DeviceTokens } from './application/device-tokens.js';
 import { FleetDefaultsStore } from './application/fleet-defaults.js';
 import { DevicesService } from './application/devices.service.js';
+import { DeviceConfigRepository } from './domain/device-config.repository.js';
 import { DeviceRepository } from './domain/device.repository.js';
 import { DeviceSnapshotSource } from './domain/device-snapshot.js';
 import { RegistrationAllowlist } from './domain/registration-allowlist.js';
@@ -18,11 +19,11 @@ import { AdminConfigController } from './http/admin-config.controller.js';
 import { AdminDevicesController } from './http/admin-devices.controller.js';
 import { DeviceConfigController } from './http/device-config.controller.js';
 import { DevicesController } from './http/devices.controller.js';
-import { SqlDeviceConfigRepository } from './infrastructure/sql-device-config.repository.js';
 import { SqlDeviceSnapshotSource } from './infrastructure/sql-device-snapshot.source.js';
-import { SqlFleetDefaultsStore } from './infrastructure/sql-fleet-defaults.store.js';
 import { DeviceRefreshTokenRecord } from './infrastructure/device.record.js';
-import { SqlDeviceRepository } from './infrastructure/sql-device.repository.js';
+import { TypeOrmDeviceConfigRepository } from './infrastructure/typeorm-device-config.repository.js';
+import { TypeOrmDeviceRepository } from './infrastructure/typeorm-device.repository.js';
+import { TypeOrmFleetDefaultsStore } from './infrastructure/typeorm-fleet-defaults.store.js';
 import { TypeOrmRegistrationAllowlist } from './infrastructure/typeorm-registration-allowlist.js';
 
 @Module({
@@ -38,9 +39,9 @@ import { TypeOrmRegistrationAllowlist } from './infrastructure/typeorm-registrat
     DeviceTokens,
     DeviceSnapshots,
     DeviceConfigService,
-    SqlDeviceConfigRepository,
-    { provide: FleetDefaultsStore, useClass: SqlFleetDefaultsStore },
-    { provide: DeviceRepository, useClass: SqlDeviceRepository },
+    { provide: DeviceConfigRepository, useClass: TypeOrmDeviceConfigRepository },
+    { provide: FleetDefaultsStore, useClass: TypeOrmFleetDefaultsStore },
+    { provide: DeviceRepository, useClass: TypeOrmDeviceRepository },
     { provide: DeviceSnapshotSource, useClass: SqlDeviceSnapshotSource },
     { provide: RegistrationAllowlist, useClass: TypeOrmRegistrationAllowlist },
     { provide: RefreshTokenStore, inject: [Orm], useFactory: (orm: Orm) => new TypeOrmRefreshTokenStore(orm, DeviceRefreshTokenRecord) },

@@ -2,8 +2,8 @@ import { Injectable } from '@nestjs/common';
 import { Clock } from '../../../config/config.module.js';
 import { DomainError, NotFoundError, UnauthorizedError } from '../../../shared/domain-error.js';
 import { strongTag } from '../../../shared/http/etag.js';
-import { SqlDeviceConfigRepository } from '../infrastructure/sql-device-config.repository.js';
 import type { Device } from '../domain/device.js';
+import { DeviceConfigRepository } from '../domain/device-config.repository.js';
 import { DeviceRepository } from '../domain/device.repository.js';
 import type { DeviceSnapshot } from '../domain/device-snapshot.js';
 import { effectiveConfig, validateConfigPatch, type ConfigOverrides, type DeviceConfig, type FleetDefaults } from '../domain/device-config.js';
@@ -44,7 +44,7 @@ export class DeviceConfigService {
     private readonly snapshots: DeviceSnapshots,
     private readonly devices: DeviceRepository,
     private readonly defaults: FleetDefaultsStore,
-    private readonly repository: SqlDeviceConfigRepository,
+    private readonly repository: DeviceConfigRepository,
     private readonly clock: Clock,
   ) {}
 

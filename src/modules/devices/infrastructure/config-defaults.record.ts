@@ -1,4 +1,5 @@
 import { Check, Column, Entity, PrimaryColumn } from 'typeorm';
+import type { ConfigSettings } from '../domain/device-config.js';
 
 /** The fleet-wide device settings: one row (id 1), seeded by the migration, which also adds the change-feed trigger. */
 @Entity({ name: 'config_defaults' })
@@ -7,9 +8,9 @@ export class ConfigDefaultsRecord {
   @PrimaryColumn({ type: 'smallint', primaryKeyConstraintName: 'config_defaults_pkey' })
   id!: number;
 
-  /** ConfigSettings, every key present. */
+  /** Every key present. */
   @Column({ type: 'jsonb' })
-  settings!: Record<string, unknown>;
+  settings!: ConfigSettings;
 
   @Column({ type: 'integer' })
   revision!: number;

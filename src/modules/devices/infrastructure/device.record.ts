@@ -1,5 +1,6 @@
 import { Column, Entity, ForeignKey, Index, PrimaryColumn, PrimaryGeneratedColumn } from 'typeorm';
 import { RefreshTokenColumns } from '../../../shared/auth-tokens/refresh-token.columns.js';
+import type { ConfigOverrides } from '../domain/device-config.js';
 
 /**
  * A gateway. The triggers devices_announce_change and devices_announce_delete (change feed,
@@ -54,9 +55,9 @@ export class DeviceRecord {
   @Column({ name: 'last_released_at', type: 'timestamptz', nullable: true })
   lastReleasedAt!: Date | null;
 
-  /** The settings this device sets itself (ConfigOverrides); the fleet defaults fill in the rest. */
+  /** The settings this device sets itself; the fleet defaults fill in the rest. */
   @Column({ name: 'config_overrides', type: 'jsonb', default: {} })
-  configOverrides!: Record<string, unknown>;
+  configOverrides!: ConfigOverrides;
 
   @Column({ name: 'config_revision', type: 'integer', default: 0 })
   configRevision!: number;

@@ -1,0 +1,13 @@
+import type { ConfigPatch, DeviceConfigState } from './device-config.js';
+
+/** Port for a device's configuration columns. The abstract class doubles as the injection token. */
+export abstract class DeviceConfigRepository {
+  /**
+   * Applies the patch with the row locked; `precondition` sees the state before the change (If-Match)
+   * and may refuse. The revision grows only when an override really changed. Null when the device
+   * does not exist.
+   */
+  abstract patchOverrides(deviceId: string, patch: ConfigPatch, now: Date, precondition: (current: DeviceConfigState) => void): Promise<DeviceConfigState | null>;
+  /** Keeps the highest version the gateway confirmed and when it first confirmed it. */
+  abstract recordApplied(deviceId: string, version: number, now: Date): Promise<void>;
+}

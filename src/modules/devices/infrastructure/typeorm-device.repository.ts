@@ -1,0 +1,164 @@
+import { Injectable } from '@nestjs/common';
+import { ChangeFeed } from '../../../shared/database/change-feed.js';
+import { Orm } from '../../../shared/database/orm.js';
+import { Device, type DeviceState } from '../domain/device.js';
+import { DeviceRepository } from '../domain/device.repository.js';
+import { DeviceRecord } from './device.record.js';
+
+function toDomain(record: DeviceRecord): Device {
+  return Device.restore({
+    deviceId: record.deviceId,
+    hardwareId: record.hardwareId,
+    firmwareVersion: record.firmwareVersion,
+    claimCodeHash: record.claimCodeHash,
+    secretHash: record.secretHash,
+    tokenVersion: record.tokenVersion,
+    registeredAt: record.registeredAt,
+    credentialsIssuedAt: record.credentialsIssuedAt,
+    credentialsUsedAt: record.credentialsUsedAt,
+    lastSeenAt: record.lastSeenAt,
+    ownerId: record.ownerId,
+    claimedAt: record.claimedAt,
+    reRegistrationUntil: record.reRegistrationUntil,
+    visibleSince: record.visibleSince,
+    config: { overrides: record.configOverrides, revision: record.configRevision, updatedAt: record.configUpdatedAt },
+    appliedConfigVersion: record.appliedConfigVersion,
+    configAppliedAt: record.configAppliedAt,
+  });
+}
+
+/** What a registration stores; the configuration columns, last_released_at and firmware_reported_at keep their defaults. */
+function toNewRecord(state: DeviceState) {
+  return {
+    deviceId: state.deviceId,
+    hardwareId: state.hardwareId,
+    firmwareVersion: state.firmwareVersion,
+    claimCodeHash: state.claimCodeHash,
+    secretHash: state.secretHash,
+    tokenVersion: state.tokenVersion,
+    registeredAt: state.registeredAt,
+    credentialsIssuedAt: state.credentialsIssuedAt,
+    credentialsUsedAt: state.credentialsUsedAt,
+    lastSeenAt: state.lastSeenAt,
+    ownerId: state.ownerId,
+    claimedAt: state.claimedAt,
+    reRegistrationUntil: state.reRegistrationUntil,
+    visibleSince: state.visibleSince,
+  };
+}
+
+/**
+ * Devices as registration, logins, refreshes and claims see them: cold paths, on TypeORM. The
+ * device-facing hot paths (token check, config and OTA polls) read DeviceSnapshots instead
+ * (SqlDeviceSnapshotSource). Writes of announced columns tell the change feed, so this instance's
+ * snapshots forget the device at once.
+ */
+@Injectable()
+export class TypeOrmDeviceRepository extends DeviceRepository {
+  constructor(
+    private readonly orm: Orm,
+    private readonly feed: ChangeFeed,
+  ) {
+    super();
+  }
+
+  async findById(deviceId: string): Promise<Device | null> {
+    const record = await this.orm.run((manager) => manager.findOneBy(DeviceRecord, { deviceId }));
+    return record ? toDomain(record) : null;
+  }
+
+  async insertIfAbsent(device: Device): Promise<boolean> {
+    // ON CONFLICT DO NOTHING: the primary key decides atomically between concurrent registrations.
+    const result = await this.orm.run((manager) =>
+      manager.createQueryBuilder().insert().into(DeviceRecord).values(toNewRecord(device.toState())).orIgnore().returning(['deviceId']).updateEntity(false).execute(),
+    );
+    return (result.raw as unknown[]).length === 1;
+  }
+
+  async updateLocked(deviceId: string, change: (device: Device) => Promise<boolean> | boolean): Promise<Device | null> {
+    const device = await this.orm.run((manager) =>
+      manager.transaction(async (tx) => {
+        const record = await tx.findOne(DeviceRecord, { where: { deviceId }, lock: { mode: 'pessimistic_write' } });
+        if (!record) return null;
+        const device = toDomain(record);
+        if (await change(device)) {
+          const state = device.toState();
+          await tx
+            .createQueryBuilder()
+            .update(DeviceRecord)
+            .set({
+              hardwareId: state.hardwareId,
+              firmwareVersion: state.firmwareVersion,
+              claimCodeHash: state.claimCodeHash,
+              secretHash: state.secretHash,
+              tokenVersion: state.tokenVersion,
+              credentialsIssuedAt: state.credentialsIssuedAt,
+              credentialsUsedAt: state.credentialsUsedAt,
+              reRegistrationUntil: state.reRegistrationUntil,
+              // A registration reports the firmware version at that moment: OTA events from before it no longer set it.
+              firmwareReportedAt: () => 'CASE WHEN credentials_issued_at IS DISTINCT FROM :issuedAt THEN :issuedAt ELSE firmware_reported_at END',
+            })
+            .where('device_id = :deviceId', { deviceId })
+            .setParameter('issuedAt', state.credentialsIssuedAt)
+            .execute();
+        }
+        return device;
+      }),
+    );
+    this.feed.changed('device', deviceId);
+    return device;
+  }
+
+  async markCredentialsUsed(deviceId: string, now: Date): Promise<void> {
+    await this.orm.run((manager) =>
+      manager
+        .createQueryBuilder()
+        .update(DeviceRecord)
+        .set({ credentialsUsedAt: now })
+        .where('device_id = :deviceId', { deviceId })
+        .andWhere('credentials_used_at IS NULL')
+        .execute(),
+    );
+    this.feed.changed('device', deviceId);
+  }
+
+  async claimIfUnowned(deviceId: string, ownerId: string, now: Date): Promise<{ ownerId: string; claimedAt: Date } | null> {
+    // A new owner sees history from the last release on; a first owner sees it all.
+    const result = await this.orm.run((manager) =>
+      manager
+        .createQueryBuilder()
+        .update(DeviceRecord)
+        .set({
+          claimedAt: () => 'CASE WHEN owner_id = :ownerId THEN claimed_at ELSE :now END',
+          visibleSince: () => 'CASE WHEN owner_id = :ownerId THEN visible_since ELSE last_released_at END',
+          ownerId,
+        })
+        .where('device_id = :deviceId', { deviceId })
+        .andWhere('(owner_id IS NULL OR owner_id = :ownerId)', { ownerId })
+        .setParameter('now', now)
+        .returning(['ownerId', 'claimedAt'])
+        .updateEntity(false)
+        .execute(),
+    );
+    const [row] = result.raw as Array<{ owner_id: string; claimed_at: Date }>;
+    return row ? { ownerId: row.owner_id, claimedAt: row.claimed_at } : null;
+  }
+
+  async releaseIfOwnedBy(deviceId: string, ownerId: string, now: Date): Promise<boolean> {
+    const result = await this.orm.run((manager) =>
+      manager
+        .createQueryBuilder()
+        .update(DeviceRecord)
+        .set({ ownerId: null, claimedAt: null, visibleSince: null, reRegistrationUntil: null, lastReleasedAt: now })
+        .where('device_id = :deviceId', { deviceId })
+        .andWhere('owner_id = :ownerId', { ownerId })
+        .execute(),
+    );
+    return result.affected === 1;
+  }
+
+  async listOwnedBy(ownerId: string): Promise<Device[]> {
+    const records = await this.orm.run((manager) => manager.find(DeviceRecord, { where: { ownerId }, order: { claimedAt: 'DESC', deviceId: 'ASC' } }));
+    return records.map(toDomain);
+  }
+}
