@@ -41,6 +41,8 @@ export interface CustomerFixture {
   index: number;
   userId: string;
   email: string;
+  /** The session (refresh-token family) the customer's access token names as `sid`; the seed keeps it live. */
+  sessionId: string;
 }
 
 export function deviceId(index: number): string {
@@ -68,6 +70,7 @@ export function customersOf(devices: number): CustomerFixture[] {
     // Fixed ids, so a reused database and a new run agree without asking it.
     userId: `00000000-0000-4000-8000-${String(index).padStart(12, '0')}`,
     email: `bench-customer-${index}@example.com`,
+    sessionId: `00000000-0000-4000-9000-${String(index).padStart(12, '0')}`,
   }));
 }
 
@@ -84,7 +87,7 @@ export function deviceAccessToken(device: DeviceFixture): string {
 }
 
 export function customerAccessToken(customer: CustomerFixture): string {
-  return jwt.sign({ sub: customer.userId, tv: 1, role: 'customer' }, BENCH_SECRETS.customerJwtSecret, {
+  return jwt.sign({ sub: customer.userId, tv: 1, sid: customer.sessionId, role: 'customer' }, BENCH_SECRETS.customerJwtSecret, {
     audience: AUDIENCE.customer,
     issuer: ISSUER,
     expiresIn: TOKEN_TTL_SEC,

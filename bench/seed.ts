@@ -8,7 +8,7 @@ import { SqlTelemetryPartitions } from '../src/modules/telemetry/infrastructure/
 import { dataSourceOptions, MIGRATIONS } from '../src/shared/database/data-source-options.js';
 import { runMigrations } from '../src/shared/database/migrate.js';
 import { Sql } from '../src/shared/database/sql.js';
-import { BATTERY_ID, CUSTOMER_PASSWORD, customersOf, devicesOf } from './fixtures.js';
+import { BATTERY_ID, CUSTOMER_PASSWORD, customersOf, devicesOf, type CustomerFixture } from './fixtures.js';
 
 export interface SeedPlan {
   devices: number;
@@ -59,6 +59,19 @@ async function createPartitions(url: string, now: Date): Promise<void> {
   }
 }
 
+/**
+ * One live session per customer (a refresh-token family), which the bench's customer tokens name
+ * as `sid`: the customer guard refuses a token whose session has no live refresh token.
+ */
+async function insertSessions(client: pg.Client, customers: CustomerFixture[], at: Date): Promise<void> {
+  await client.query(
+    `INSERT INTO user_refresh_tokens (id, user_id, token_version, family_id, token_hash, issued_at, expires_at)
+     SELECT family_id, user_id, 1, family_id, encode(sha256(convert_to(family_id::text, 'UTF8')), 'hex'), $3::timestamptz, $3::timestamptz + interval '365 days'
+       FROM unnest($1::uuid[], $2::uuid[]) AS s (user_id, family_id)`,
+    [customers.map((c) => c.userId), customers.map((c) => c.sessionId), at],
+  );
+}
+
 async function insertIdentities(client: pg.Client, plan: SeedPlan, start: Date): Promise<void> {
   const customers = customersOf(plan.devices);
   // One argon2id hash (the service's parameters) serves every customer: each login still verifies in full.
@@ -68,6 +81,7 @@ async function insertIdentities(client: pg.Client, plan: SeedPlan, start: Date):
      SELECT id, email, $3, 'customer', $4, 1, $4 FROM unnest($1::uuid[], $2::text[]) AS c (id, email)`,
     [customers.map((c) => c.userId), customers.map((c) => c.email), passwordHash, start],
   );
+  await insertSessions(client, customers, start);
   const devices = devicesOf(plan.devices);
   const registered = new Date(start.getTime() - 86_400_000);
   await client.query(
@@ -274,6 +288,7 @@ async function resetReused(url: string, info: SeedInfo, log: Log): Promise<numbe
     await client.query('UPDATE devices SET last_seen_at = $1', [new Date(t0.getTime() - SAMPLE_SEC * 1000)]);
     await client.query('DELETE FROM device_refresh_tokens');
     await client.query('DELETE FROM user_refresh_tokens');
+    await insertSessions(client, customersOf(info.devices), t0);
     await client.query('DELETE FROM device_release_states');
     await client.query('VACUUM (ANALYZE) telemetry, telemetry_rollup_5m, telemetry_rollup_1h, telemetry_rollup_6h, telemetry_rollup_1d, device_latest_metrics, devices, device_refresh_tokens, user_refresh_tokens');
     await client.query('CHECKPOINT');
