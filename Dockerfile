@@ -7,14 +7,15 @@
 #   docker run -p 3000:3000 -e DATABASE_URL=… -e DEVICE_JWT_SECRET=… -e CUSTOMER_JWT_SECRET=… \
 #     -e SECRET_PEPPER=… -e TRUST_PROXY=… device-cloud-service
 
-ARG NODE_IMAGE=node:20-bookworm-slim
+# Node 24 LTS, as the npm scripts run it (the devDependency `node`, pinned in package.json).
+ARG NODE_IMAGE=node:24-bookworm-slim
 
 # --- build: compile TypeScript to dist/ ------------------------------------------------------------
 FROM ${NODE_IMAGE} AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
-# The image's npm 10 ignores package.json "allowScripts" and would run every install script; the
-# compiler needs none of them.
+# Install scripts are off: the compiler needs none of them (and the devDependency `node`, the
+# runtime npm scripts bring on a bare machine, is the image's own Node here).
 RUN npm ci --ignore-scripts --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ormconfig.ts ./
 COPY src ./src
@@ -29,8 +30,8 @@ WORKDIR /app
 COPY package.json package-lock.json ./
 # --omit=optional leaves out embedded-postgres and its server binaries: production runs on
 # DATABASE_URL (the service refuses to start without it when NODE_ENV=production).
-# argon2's prebuilt binary needs Node-API 10, which Node 20 lacks (it crashes on load), so it is
-# compiled here against the image's own Node headers.
+# argon2 is compiled here against the image's own Node headers rather than trusting a prebuilt
+# binary (install scripts are off in this stage).
 RUN npm ci --omit=dev --omit=optional --ignore-scripts --no-audit --no-fund \
     && if [ -f /usr/local/include/node/node_api.h ]; then export npm_config_nodedir=/usr/local; fi \
     && npm rebuild argon2 --build-from-source \

@@ -55,7 +55,7 @@ async function bootstrap(): Promise<void> {
   // 503 until they are done, also while PostgreSQL is still down.
   const app = await createApp({ env, secrets, databaseUrl }, tls);
   await app.listen({ port: env.PORT, host: env.HOST });
-  log('info', 'Device Cloud Service listening', { url: `${tls ? 'https' : 'http'}://${env.HOST === '0.0.0.0' ? 'localhost' : env.HOST}:${env.PORT}`, docs: '/docs' });
+  log('info', 'Device Cloud Service listening', { url: `${tls ? 'https' : 'http'}://${env.HOST === '0.0.0.0' ? 'localhost' : env.HOST}:${env.PORT}`, docs: '/docs', node: process.version });
   if (tls) reloadCertificateOnSighup(app.getHttpServer() as unknown as TlsServer, tls);
   if (env.EVENT_LOOP_LOG_MS > 0) logEventLoopDelay(env.EVENT_LOOP_LOG_MS);
 

@@ -61,6 +61,16 @@ describe('npm start without DATABASE_URL', () => {
     stopLeftoverPostgres(dataDir);
   });
 
+  it('runs on the Node 24 the project brings (devDependency node), says so in its start line, and the Dockerfile builds on Node 24', () => {
+    const pinned = (JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { devDependencies: Record<string, string> }).devDependencies.node;
+    expect(pinned).toMatch(/^24\.\d+\.\d+$/);
+    // npm test runs on that Node (node_modules/.bin first on the PATH), and so does the service it starts.
+    expect(process.version).toBe(`v${pinned}`);
+    const started = service.output().split('\n').find((line) => line.includes('listening'));
+    expect(JSON.parse(started!)).toMatchObject({ node: `v${pinned}` });
+    expect(readFileSync(join(root, 'Dockerfile'), 'utf8')).toMatch(/^ARG NODE_IMAGE=node:24-bookworm-slim$/m);
+  });
+
   it("runs with npm start's Node flags, and the Dockerfile starts the service with the same ones", () => {
     const flags = serviceNodeFlags(root);
     expect(flags).toEqual(expect.arrayContaining([expect.stringMatching(/^--max-semi-space-size=\d+$/), expect.stringMatching(/^--heap-growing-percent=\d+$/)]));
