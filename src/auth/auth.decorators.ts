@@ -1,8 +1,7 @@
 import { applyDecorators, createParamDecorator, SetMetadata, type ExecutionContext } from '@nestjs/common';
 import { ApiBearerAuth, ApiExtension, ApiResponse } from '@nestjs/swagger';
 import type { FastifyRequest } from 'fastify';
-import type { CustomerPrincipal } from './principals.js';
-import type { DevicePrincipal } from './principals.js';
+import type { CustomerPrincipal, DevicePrincipal } from './principals.js';
 
 export const AUTH_KIND = 'auth:kind';
 export type AuthKind = 'public' | 'device' | 'customer' | 'admin';
