@@ -54,10 +54,24 @@ WITH input AS (
   SELECT DISTINCT ON (device_id, battery_id, metric) device_id, battery_id, metric, ts, value
   FROM metric_values ORDER BY device_id, battery_id, metric, ts DESC
   ON CONFLICT (device_id, battery_id, metric) DO UPDATE SET ts = EXCLUDED.ts, value = EXCLUDED.value WHERE EXCLUDED.ts > l.ts
+), newest AS (
+  SELECT device_id, max(ts) AS ts FROM inserted GROUP BY device_id
 ), seen AS (
-  UPDATE devices SET last_seen_at = GREATEST(last_seen_at, $5) WHERE device_id = ANY($1::text[])
+  UPDATE devices d SET last_seen_at = GREATEST(d.last_seen_at, $5), last_telemetry_at = GREATEST(d.last_telemetry_at, $5), offline_since = NULL,
+         newest_telemetry_ts = GREATEST(d.newest_telemetry_ts, (SELECT n.ts FROM newest n WHERE n.device_id = d.device_id))
+  FROM (SELECT device_id, offline_since, newest_telemetry_ts FROM devices WHERE device_id = ANY($1::text[]) ORDER BY device_id FOR UPDATE) AS before
+  WHERE d.device_id = before.device_id
+  RETURNING d.device_id, d.owner_id, before.offline_since, before.newest_telemetry_ts
+), back_online AS (
+  INSERT INTO device_events (type, device_id, owner_id, occurred_at, data)
+  SELECT 'device.online', device_id, owner_id, $5,
+         jsonb_build_object('offlineSince', to_char(offline_since AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'))
+  FROM seen WHERE offline_since IS NOT NULL
+  RETURNING id, device_id
 )
-SELECT device_id, battery_id, ts FROM inserted`;
+SELECT i.device_id, i.battery_id, i.ts, s.owner_id, s.newest_telemetry_ts AS previous_newest_ts, NULL::bigint AS online_event_id FROM inserted i JOIN seen s ON s.device_id = i.device_id
+UNION ALL
+SELECT s.device_id, NULL, NULL, s.owner_id, s.newest_telemetry_ts, b.id FROM seen s JOIN back_online b ON b.device_id = s.device_id`;
 
 export const INGEST_NAME = 'telemetry_ingest';
 
@@ -74,7 +88,7 @@ export const DEVICE_BY_ID_NAME = 'device_by_id';
 export const MARK_CREDENTIALS_USED_SQL = 'UPDATE devices SET credentials_used_at = $2 WHERE device_id = $1 AND credentials_used_at IS NULL';
 export const MARK_CREDENTIALS_USED_NAME = 'device_mark_used';
 
-const USER_COLUMNS = 'id, email, password_hash, role, email_verified_at, token_version, created_at';
+const USER_COLUMNS = 'id, email, password_hash, role, email_verified_at, token_version, created_at, alert_emails';
 
 /**
  * The baseline's own statements for logins (S5); the service runs these cold paths on TypeORM

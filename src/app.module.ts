@@ -8,13 +8,18 @@ import type { Env } from './config/env.js';
 import type { Secrets } from './config/secrets.js';
 import { HealthModule } from './health/health.module.js';
 import { AccountsModule } from './modules/accounts/index.js';
+import { AlertsModule } from './modules/alerts/index.js';
 import { ClaimsModule } from './modules/claims/index.js';
 import { DashboardModule } from './modules/dashboard/index.js';
 import { DevicesModule } from './modules/devices/index.js';
+import { EventsModule } from './modules/events/index.js';
+import { NotificationsModule } from './modules/notifications/index.js';
 import { OtaModule } from './modules/ota/index.js';
 import { TelemetryModule } from './modules/telemetry/index.js';
 import { ENTITIES } from './schema.js';
 import { DatabaseModule } from './shared/database/database.module.js';
+import { JobsModule } from './shared/jobs/jobs.module.js';
+import { MailModule } from './shared/mail/mail.module.js';
 import { loggerOptions } from './shared/logging.js';
 import { NotModifiedModule } from './shared/http/not-modified.js';
 import { RateLimitModule } from './shared/rate-limit/rate-limit.module.js';
@@ -42,6 +47,8 @@ export class AppModule {
           connectTimeoutMs: env.DATABASE_CONNECT_TIMEOUT_MS,
           statementTimeoutMs: env.DATABASE_STATEMENT_TIMEOUT_MS,
         }, ENTITIES),
+        JobsModule.register({ url: databaseUrl, pollIntervalMs: env.JOB_POLL_INTERVAL_MS }),
+        MailModule,
         RateLimitModule,
         NotModifiedModule,
         HealthModule,
@@ -51,7 +58,10 @@ export class AppModule {
         ClaimsModule,
         TelemetryModule,
         OtaModule,
+        EventsModule,
+        AlertsModule,
         DashboardModule,
+        NotificationsModule,
       ],
     };
   }

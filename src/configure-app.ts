@@ -4,6 +4,7 @@ import { HttpAdapterHost, NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
 import helmet from '@fastify/helmet';
 import { DocumentBuilder, SwaggerModule, type OpenAPIObject } from '@nestjs/swagger';
+import { webhookDocumentation } from './modules/notifications/index.js';
 import { Logger } from 'nestjs-pino';
 import { AppModule, type AppSettings } from './app.module.js';
 import type { Env } from './config/env.js';
@@ -134,6 +135,8 @@ export function buildOpenApiDocument(app: NestFastifyApplication): OpenAPIObject
       if (operation.operationId !== 'getLiveness' && !operation.responses['503']) operation.responses['503'] = databaseUnavailableResponse;
     }
   }
+  // What the service sends to customers' webhooks (OpenAPI 3.1); @nestjs/swagger has no decorator for it.
+  document.webhooks = webhookDocumentation() as OpenAPIObject['webhooks'];
   return document;
 }
 

@@ -1,7 +1,10 @@
 import type { DataSourceOptions } from 'typeorm';
 import { ACCOUNTS_RECORDS } from './modules/accounts/index.js';
+import { ALERTS_RECORDS } from './modules/alerts/index.js';
 import { CLAIMS_RECORDS } from './modules/claims/index.js';
 import { DEVICES_RECORDS } from './modules/devices/index.js';
+import { EVENTS_RECORDS } from './modules/events/index.js';
+import { NOTIFICATIONS_RECORDS } from './modules/notifications/index.js';
 import { OTA_RECORDS } from './modules/ota/index.js';
 import { TELEMETRY_RECORDS } from './modules/telemetry/index.js';
 import { dataSourceOptions, MIGRATIONS, type DatabaseSettings } from './shared/database/data-source-options.js';
@@ -12,7 +15,7 @@ import { dataSourceOptions, MIGRATIONS, type DatabaseSettings } from './shared/d
  * two empty. What TypeORM cannot describe (partitioning, triggers, functions, an expression index)
  * is named on the record concerned and lives in the migrations only. Each module lists its own.
  */
-export const ENTITIES = [...DEVICES_RECORDS, ...ACCOUNTS_RECORDS, ...CLAIMS_RECORDS, ...TELEMETRY_RECORDS, ...OTA_RECORDS];
+export const ENTITIES = [...DEVICES_RECORDS, ...ACCOUNTS_RECORDS, ...CLAIMS_RECORDS, ...TELEMETRY_RECORDS, ...OTA_RECORDS, ...EVENTS_RECORDS, ...ALERTS_RECORDS, ...NOTIFICATIONS_RECORDS];
 
 export { MIGRATIONS };
 

@@ -1,5 +1,6 @@
 import { plainToInstance, Transform } from 'class-transformer';
 import { IsBoolean, IsEmail, IsIn, IsInt, IsOptional, IsString, Matches, Max, MaxLength, Min, MinLength, validateSync } from 'class-validator';
+import { guaranteedRetrySpanSec, MIN_DELIVERY_RETRY_SPAN_SEC } from '../shared/jobs/retry-policy.js';
 
 const toInt = ({ value }: { value: unknown }) => (typeof value === 'string' && /^-?\d+$/.test(value.trim()) ? Number(value) : value);
 const toBoolean = ({ value }: { value: unknown }) => (value === 'true' || value === '1' ? true : value === 'false' || value === '0' ? false : value);
@@ -129,6 +130,44 @@ export class Env {
   @Transform(toInt) @IsInt() @Min(1) @Max(1_000_000)
   SIGNUP_MAX_PER_ADDRESS_PER_HOUR = 10;
 
+  /**
+   * Mails and webhooks are retried with exponential backoff and jitter: the n-th retry waits
+   * between half and all of DELIVERY_RETRY_DELAY_SEC × 2^n, at most DELIVERY_RETRY_DELAY_MAX_SEC,
+   * DELIVERY_RETRY_LIMIT times; then the delivery is kept as failed (GET /api/v1/admin/deliveries).
+   * The defaults keep trying for more than 24 h whatever the jitter draws (src/shared/jobs/retry-policy.ts).
+   */
+  @Transform(toInt) @IsInt() @Min(1) @Max(3_600)
+  DELIVERY_RETRY_DELAY_SEC = 5;
+
+  @Transform(toInt) @IsInt() @Min(1) @Max(86_400)
+  DELIVERY_RETRY_DELAY_MAX_SEC = 3_600;
+
+  @Transform(toInt) @IsInt() @Min(0) @Max(1_000)
+  DELIVERY_RETRY_LIMIT = 35;
+
+  /** Alert rules are evaluated on stored telemetry; false turns alerting off (the benchmark's comparison). */
+  @Transform(toBoolean) @IsBoolean({ message: 'ALERTS_ENABLED must be true or false' })
+  ALERTS_ENABLED = true;
+
+  /**
+   * Development and tests only: webhooks may also use http:// and loopback, private or link-local
+   * addresses. Refused when NODE_ENV=production.
+   */
+  @Transform(toBoolean) @IsBoolean({ message: 'WEBHOOK_ALLOW_PRIVATE_TARGETS must be true or false' })
+  WEBHOOK_ALLOW_PRIVATE_TARGETS = false;
+
+  /** A webhook whose every delivery failed for this long is disabled and its owner mailed. */
+  @Transform(toInt) @IsInt() @Min(10) @Max(30 * 86_400)
+  WEBHOOK_DISABLE_AFTER_SEC = 86_400;
+
+  /** How often one instance looks for devices whose telemetry stopped (device.offline). */
+  @Transform(toInt) @IsInt() @Min(200) @Max(600_000)
+  OFFLINE_CHECK_INTERVAL_MS = 10_000;
+
+  /** How often an idle job worker looks for due jobs (retries, delayed jobs); new jobs wake it at once. */
+  @Transform(toInt) @IsInt() @Min(500) @Max(60_000)
+  JOB_POLL_INTERVAL_MS = 2_000;
+
   @Transform(blankToUndefined) @IsOptional() @IsEmail({}, { message: 'ADMIN_EMAIL must be an e-mail address' })
   ADMIN_EMAIL?: string;
 
@@ -206,6 +245,9 @@ export function loadEnv(source: Record<string, string | undefined> = process.env
     for (const name of ['DEVICE_JWT_SECRET', 'CUSTOMER_JWT_SECRET', 'SECRET_PEPPER', 'DATABASE_URL'] as const) {
       if (!env[name]) problems.push(`${name}: required when NODE_ENV=production`);
     }
+    if (env.WEBHOOK_ALLOW_PRIVATE_TARGETS) problems.push('WEBHOOK_ALLOW_PRIVATE_TARGETS: must not be true when NODE_ENV=production');
+    const span = guaranteedRetrySpanSec({ delaySec: env.DELIVERY_RETRY_DELAY_SEC, delayMaxSec: env.DELIVERY_RETRY_DELAY_MAX_SEC, limit: env.DELIVERY_RETRY_LIMIT });
+    if (span < MIN_DELIVERY_RETRY_SPAN_SEC) problems.push(`DELIVERY_RETRY_LIMIT, DELIVERY_RETRY_DELAY_SEC, DELIVERY_RETRY_DELAY_MAX_SEC: deliveries must be retried for at least 24 h in production (these give ${Math.floor(span / 3600)} h)`);
   }
   if (Boolean(env.ADMIN_EMAIL) !== Boolean(env.ADMIN_PASSWORD)) problems.push('ADMIN_EMAIL, ADMIN_PASSWORD: set both or neither');
   if (Boolean(env.TLS_CERT_FILE) !== Boolean(env.TLS_KEY_FILE)) problems.push('TLS_CERT_FILE, TLS_KEY_FILE: set both or neither');

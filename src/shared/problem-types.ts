@@ -15,6 +15,9 @@ export const PROBLEM_TITLES: Record<string, string> = {
   NOT_FOUND: 'Not found',
   METHOD_NOT_ALLOWED: 'Method not allowed',
   DEVICE_ALREADY_REGISTERED: 'The device is already registered',
+  TOO_MANY_WEBHOOKS: 'Too many webhooks',
+  INVALID_ALERT_RULE: 'The alert rules are not valid',
+  WEBHOOK_URL_NOT_ALLOWED: 'The webhook URL is not allowed',
   PASSWORD_TOO_COMMON: 'The password is too easy to guess',
   EMAIL_NOT_VERIFIED: 'The e-mail address is not verified',
   INVALID_CLAIM: 'The claim is not valid',
@@ -27,7 +30,6 @@ export const PROBLEM_TITLES: Record<string, string> = {
   FIRMWARE_RELEASE_EXISTS: 'A release with this version, hardware and channel exists',
   RATE_LIMITED: 'Too many requests',
   SERVICE_UNAVAILABLE: 'The service is temporarily unavailable',
-  MAIL_UNAVAILABLE: 'The mail server is temporarily unavailable',
   INTERNAL_ERROR: 'Internal error',
 };
 

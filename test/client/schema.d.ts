@@ -338,7 +338,8 @@ export interface paths {
         delete?: never;
         options?: never;
         head?: never;
-        patch?: never;
+        /** Change the signed-in account’s preferences */
+        patch: operations["updateCurrentUser"];
         trace?: never;
     };
     "/api/v1/user/devices/claim": {
@@ -530,6 +531,109 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/dashboard/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * What happened to the devices you can see, newest first
+         * @description Claims, releases, online/offline, alerts, OTA outcomes and applied configuration. A later owner sees a device’s events from the release before their claim on; an administrator sees all. A `deviceId` you cannot see gives an empty page.
+         */
+        get: operations["listEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/dashboard/devices/{deviceId}/alert-rules": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The alert rules of a device (owner or admin): its own, or the fleet defaults it follows */
+        get: operations["getDeviceAlertRules"];
+        /**
+         * Give a device rules of its own (owner or admin), replacing the fleet defaults for it
+         * @description Replaces every rule. Alerts open under a rule that is removed or disabled resolve (reason rule_removed); series of rules that stay keep their state.
+         */
+        put: operations["putDeviceAlertRules"];
+        post?: never;
+        /** Drop a device’s own rules (owner or admin): it follows the fleet defaults again */
+        delete: operations["deleteDeviceAlertRules"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/dashboard/alerts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Alerts of the devices you can see, newest first
+         * @description Keyset-paginated on (openedAt, alertId). A later owner sees a device’s alerts opened from the release before their claim on; an administrator sees all.
+         */
+        get: operations["listAlerts"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/dashboard/alerts/{alertId}/acknowledge": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Say you have seen an alert
+         * @description An open alert becomes acknowledged; it still resolves by itself when the value recovers. Repeating it, or acknowledging a resolved alert, changes nothing but the first acknowledgement time.
+         */
+        post: operations["acknowledgeAlert"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/admin/alert-rules/defaults": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The fleet’s default alert rules: what devices without rules of their own follow */
+        get: operations["getDefaultAlertRules"];
+        /**
+         * Replace the fleet’s default alert rules
+         * @description Applies to every device without rules of its own. Alerts open under a rule that is removed or disabled resolve (reason rule_removed).
+         */
+        put: operations["putDefaultAlertRules"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/dashboard/devices": {
         parameters: {
             query?: never;
@@ -625,8 +729,304 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/admin/deliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Deliveries that ran out of retries (mails, webhook calls), oldest first
+         * @description A delivery is retried with exponential backoff for more than 24 h (DELIVERY_RETRY_*), then listed here for 30 days. Shows where it went and why it failed, never its content.
+         */
+        get: operations["listDeliveries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/user/webhooks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Your webhooks (without their secrets) */
+        get: operations["listWebhooks"];
+        put?: never;
+        /**
+         * Register a webhook for the events of your devices
+         * @description Deliveries follow the Standard Webhooks specification (headers webhook-id, webhook-timestamp, webhook-signature; body {type, timestamp, data}, see the webhooks section), at least once, retried with backoff for more than 24 h. A webhook failing for 24 h is disabled and you get an e-mail. At most 10 per account.
+         */
+        post: operations["createWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/user/webhooks/{webhookId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Delete one of your webhooks; what was queued for it is dropped */
+        delete: operations["deleteWebhook"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/user/webhooks/{webhookId}/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Queue a signed `webhook.test` message to one of your webhooks */
+        post: operations["testWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
-export type webhooks = Record<string, never>;
+export interface webhooks {
+    "device.claimed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Event device.claimed of one of your devices (data: the event, as GET /api/v1/dashboard/events shows it)
+         * @description Sent to your webhooks, signed per the Standard Webhooks specification; answer 2xx within 5 s. Other answers and timeouts are retried with backoff for more than 24 h.
+         */
+        post: operations["webhook_device_claimed"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "device.released": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Event device.released of one of your devices (data: the event, as GET /api/v1/dashboard/events shows it)
+         * @description Sent to your webhooks, signed per the Standard Webhooks specification; answer 2xx within 5 s. Other answers and timeouts are retried with backoff for more than 24 h.
+         */
+        post: operations["webhook_device_released"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "device.online": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Event device.online of one of your devices (data: the event, as GET /api/v1/dashboard/events shows it)
+         * @description Sent to your webhooks, signed per the Standard Webhooks specification; answer 2xx within 5 s. Other answers and timeouts are retried with backoff for more than 24 h.
+         */
+        post: operations["webhook_device_online"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "device.offline": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Event device.offline of one of your devices (data: the event, as GET /api/v1/dashboard/events shows it)
+         * @description Sent to your webhooks, signed per the Standard Webhooks specification; answer 2xx within 5 s. Other answers and timeouts are retried with backoff for more than 24 h.
+         */
+        post: operations["webhook_device_offline"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "alert.opened": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Event alert.opened of one of your devices (data: the event, as GET /api/v1/dashboard/events shows it)
+         * @description Sent to your webhooks, signed per the Standard Webhooks specification; answer 2xx within 5 s. Other answers and timeouts are retried with backoff for more than 24 h.
+         */
+        post: operations["webhook_alert_opened"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "alert.resolved": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Event alert.resolved of one of your devices (data: the event, as GET /api/v1/dashboard/events shows it)
+         * @description Sent to your webhooks, signed per the Standard Webhooks specification; answer 2xx within 5 s. Other answers and timeouts are retried with backoff for more than 24 h.
+         */
+        post: operations["webhook_alert_resolved"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "ota.succeeded": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Event ota.succeeded of one of your devices (data: the event, as GET /api/v1/dashboard/events shows it)
+         * @description Sent to your webhooks, signed per the Standard Webhooks specification; answer 2xx within 5 s. Other answers and timeouts are retried with backoff for more than 24 h.
+         */
+        post: operations["webhook_ota_succeeded"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "ota.failed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Event ota.failed of one of your devices (data: the event, as GET /api/v1/dashboard/events shows it)
+         * @description Sent to your webhooks, signed per the Standard Webhooks specification; answer 2xx within 5 s. Other answers and timeouts are retried with backoff for more than 24 h.
+         */
+        post: operations["webhook_ota_failed"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "ota.release_paused": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Event ota.release_paused of one of your devices (data: the event, as GET /api/v1/dashboard/events shows it)
+         * @description Sent to your webhooks, signed per the Standard Webhooks specification; answer 2xx within 5 s. Other answers and timeouts are retried with backoff for more than 24 h.
+         */
+        post: operations["webhook_ota_release_paused"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "config.applied": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Event config.applied of one of your devices (data: the event, as GET /api/v1/dashboard/events shows it)
+         * @description Sent to your webhooks, signed per the Standard Webhooks specification; answer 2xx within 5 s. Other answers and timeouts are retried with backoff for more than 24 h.
+         */
+        post: operations["webhook_config_applied"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "webhook.test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Test message sent by POST /api/v1/user/webhooks/{webhookId}/test
+         * @description Sent to your webhooks, signed per the Standard Webhooks specification; answer 2xx within 5 s. Other answers and timeouts are retried with backoff for more than 24 h.
+         */
+        post: operations["webhook_webhook_test"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+}
 export interface components {
     schemas: {
         HealthResponse: {
@@ -990,6 +1390,18 @@ export interface components {
              * @enum {string}
              */
             role: "customer" | "admin";
+            /**
+             * @description E-mail about alerts, offline devices and failed updates (at most one digest a minute).
+             * @example true
+             */
+            alertEmails: boolean;
+        };
+        UpdateMeRequest: {
+            /**
+             * @description E-mail about alerts, offline devices and failed updates.
+             * @example false
+             */
+            alertEmails: boolean;
         };
         ClaimDeviceRequest: {
             /** @example gw-0001 */
@@ -1373,6 +1785,144 @@ export interface components {
              */
             autoPaused: boolean;
         };
+        DeviceEventResponse: {
+            /**
+             * @description Unique and stable: the same on every redelivery (webhooks, stream).
+             * @example evt_1042
+             */
+            id: string;
+            /** @enum {string} */
+            type: "device.claimed" | "device.released" | "device.online" | "device.offline" | "alert.opened" | "alert.resolved" | "ota.succeeded" | "ota.failed" | "ota.release_paused" | "config.applied";
+            /**
+             * Format: date-time
+             * @example 2026-11-21T12:00:00.000Z
+             */
+            occurredAt: string;
+            /** @example gw-0001 */
+            deviceId: string;
+            /**
+             * @description Depends on the type; see the webhooks section of this document.
+             * @example {
+             *       "ownerId": "7d9f2c1e-4b6a-4e0f-8a3d-2c5b9e1f6a70"
+             *     }
+             */
+            data: {
+                [key: string]: unknown;
+            };
+        };
+        EventsResponse: {
+            items: components["schemas"]["DeviceEventResponse"][];
+            /**
+             * @description Pass as `cursor` for the next (older) page; null on the last one.
+             * @example null
+             */
+            nextCursor: string | null;
+        };
+        AlertRuleDto: {
+            /** @example soc-low */
+            ruleId: string;
+            /**
+             * @description A metric name of the telemetry (soc, voltage, temperature, …).
+             * @example soc
+             */
+            metric: string;
+            /** @enum {string} */
+            op: "below" | "above";
+            /**
+             * @description The alert opens when the value is strictly beyond it (below or above).
+             * @example 20
+             */
+            threshold: number;
+            /**
+             * @description An open alert resolves when the value reaches it (≥ for below, ≤ for above): the hysteresis. Must not lie beyond the threshold.
+             * @example 25
+             */
+            clearAt: number;
+            /**
+             * @description Seconds the breach must hold (by the records’ times) before the alert opens; 0 opens on the first breaching record.
+             * @example 600
+             */
+            forSec: number;
+            /**
+             * @description Only this battery; without it, every battery of the device.
+             * @example main
+             */
+            batteryId?: string;
+            /** @example true */
+            enabled: boolean;
+        };
+        AlertRulesResponse: {
+            rules: components["schemas"]["AlertRuleDto"][];
+            /**
+             * @description True when the device has no rules of its own and follows the fleet defaults.
+             * @example true
+             */
+            inherited: boolean;
+        };
+        AlertRulesRequest: {
+            rules: components["schemas"]["AlertRuleDto"][];
+        };
+        AlertResponse: {
+            /**
+             * Format: uuid
+             * @example 0d6f1c7a-3b8e-4c2d-9f1a-5e7b2c4d8a90
+             */
+            alertId: string;
+            /** @example gw-0001 */
+            deviceId: string;
+            /** @example main */
+            batteryId: string;
+            /** @example soc-low */
+            ruleId: string;
+            /** @example soc */
+            metric: string;
+            /** @enum {string} */
+            op: "below" | "above";
+            /** @example 20 */
+            threshold: number;
+            /** @example 25 */
+            clearAt: number;
+            /**
+             * @description The value that opened the alert.
+             * @example 18.5
+             */
+            value: number;
+            /** @enum {string} */
+            state: "open" | "acknowledged" | "resolved";
+            /**
+             * Format: date-time
+             * @description Time of the record that opened it (gateway clock).
+             * @example 2026-11-21T12:10:00.000Z
+             */
+            openedAt: string;
+            /**
+             * Format: date-time
+             * @example null
+             */
+            acknowledgedAt: string | null;
+            /**
+             * Format: date-time
+             * @description Time of the record that resolved it, or when its rule was removed.
+             * @example null
+             */
+            resolvedAt: string | null;
+            /**
+             * @description The value that resolved it; null when its rule was removed or disabled.
+             * @example null
+             */
+            resolvedValue: number | null;
+        };
+        AlertsResponse: {
+            items: components["schemas"]["AlertResponse"][];
+            /**
+             * @description Pass as `cursor` for the next (older) page; null on the last one.
+             * @example null
+             */
+            nextCursor: string | null;
+        };
+        DefaultAlertRulesResponse: {
+            rules: components["schemas"]["AlertRuleDto"][];
+        };
         DeviceOwnerResponse: {
             /**
              * Format: uuid
@@ -1668,6 +2218,133 @@ export interface components {
              * @example MjAyNi0xMS0yMVQxMjowMDowMC4wMDBafDQy
              */
             nextCursor: string | null;
+        };
+        DeliveryResponse: {
+            /**
+             * Format: uuid
+             * @example 5b1f0a52-7c1e-4d0b-9d51-6a8e2c7f4b13
+             */
+            deliveryId: string;
+            /** @enum {string} */
+            channel: "email" | "webhook";
+            /**
+             * @description What was being delivered.
+             * @example mail.verification
+             */
+            kind: string;
+            /**
+             * @description The recipient address, or the webhook URL without its query string.
+             * @example ada@example.com
+             */
+            target: string;
+            /**
+             * @description Attempts made, the first included.
+             * @example 36
+             */
+            attempts: number;
+            /**
+             * @description Why the last attempt failed: SMTP_<nodemailer code or reply code>, HTTP_<status>, TIMEOUT, …
+             * @example SMTP_CONNREFUSED
+             */
+            lastErrorCode: string;
+            /**
+             * Format: date-time
+             * @description When the delivery was enqueued.
+             * @example 2026-11-20T09:00:00.000Z
+             */
+            createdAt: string;
+            /**
+             * Format: date-time
+             * @description When it was given up.
+             * @example 2026-11-21T10:12:00.000Z
+             */
+            failedAt: string;
+        };
+        DeliveriesResponse: {
+            items: components["schemas"]["DeliveryResponse"][];
+            /**
+             * @description Pass as `cursor` for the next page; null on the last one.
+             * @example null
+             */
+            nextCursor: string | null;
+        };
+        CreateWebhookRequest: {
+            /**
+             * @description An https URL whose every address is public. No redirects are followed.
+             * @example https://hooks.example.com/device-cloud
+             */
+            url: string;
+            /** @description The event types it receives; all of them when absent. */
+            types?: ("device.claimed" | "device.released" | "device.online" | "device.offline" | "alert.opened" | "alert.resolved" | "ota.succeeded" | "ota.failed" | "ota.release_paused" | "config.applied")[];
+        };
+        CreatedWebhookResponse: {
+            /**
+             * Format: uuid
+             * @example 9e2d4b1a-6f3c-4a8e-b5d7-1c0f2e3a4b5c
+             */
+            webhookId: string;
+            /** @example https://hooks.example.com/device-cloud */
+            url: string;
+            /**
+             * @description null: every type.
+             * @example [
+             *       "alert.opened",
+             *       "device.offline"
+             *     ]
+             */
+            types: ("device.claimed" | "device.released" | "device.online" | "device.offline" | "alert.opened" | "alert.resolved" | "ota.succeeded" | "ota.failed" | "ota.release_paused" | "config.applied")[] | null;
+            /**
+             * @description False once it was disabled for failing (WEBHOOK_DISABLE_AFTER_SEC).
+             * @example true
+             */
+            enabled: boolean;
+            /**
+             * Format: date-time
+             * @example 2026-11-21T12:00:00.000Z
+             */
+            createdAt: string;
+            /**
+             * @description The signing secret (Standard Webhooks). Shown only in this answer: keep it.
+             * @example whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw
+             */
+            secret: string;
+        };
+        WebhookResponse: {
+            /**
+             * Format: uuid
+             * @example 9e2d4b1a-6f3c-4a8e-b5d7-1c0f2e3a4b5c
+             */
+            webhookId: string;
+            /** @example https://hooks.example.com/device-cloud */
+            url: string;
+            /**
+             * @description null: every type.
+             * @example [
+             *       "alert.opened",
+             *       "device.offline"
+             *     ]
+             */
+            types: ("device.claimed" | "device.released" | "device.online" | "device.offline" | "alert.opened" | "alert.resolved" | "ota.succeeded" | "ota.failed" | "ota.release_paused" | "config.applied")[] | null;
+            /**
+             * @description False once it was disabled for failing (WEBHOOK_DISABLE_AFTER_SEC).
+             * @example true
+             */
+            enabled: boolean;
+            /**
+             * Format: date-time
+             * @example 2026-11-21T12:00:00.000Z
+             */
+            createdAt: string;
+        };
+        WebhooksResponse: {
+            items: components["schemas"]["WebhookResponse"][];
+        };
+        WebhookTestResponse: {
+            /**
+             * @description The webhook-id the test message carries.
+             * @example msg_2b0c4c0b1c7e4f7e9b7a0d3f2e1c5a6b
+             */
+            messageId: string;
         };
         FieldErrorResponse: {
             /** @example claimCode */
@@ -2906,6 +3583,79 @@ export interface operations {
             };
         };
     };
+    updateCurrentUser: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdateMeRequest"];
+            };
+        };
+        responses: {
+            /** @description The account as it is now. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UserMeResponse"];
+                };
+            };
+            /** @description Invalid request (problem document; `errors` names each field). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                };
+            };
+            /**
+             * @description Missing, invalid or revoked credentials.
+             *
+             *     Missing, invalid, expired or revoked bearer token.
+             */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                };
+            };
+            /** @description Body too large. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                };
+            };
+            /** @description Unsupported content type. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                };
+            };
+            /** @description Temporarily unavailable: the database cannot be reached (problem SERVICE_UNAVAILABLE); see Retry-After. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                };
+            };
+        };
+    };
     claimDevice: {
         parameters: {
             query?: never;
@@ -3702,6 +4452,533 @@ export interface operations {
             };
         };
     };
+    listEvents: {
+        parameters: {
+            query?: {
+                limit?: number;
+                /** @description nextCursor of the previous page, exactly as returned; anything else is a 400 naming `cursor`. */
+                cursor?: string;
+                /** @description Only this device’s events. */
+                deviceId?: string;
+                /** @description Comma-separated event types (device.claimed, device.released, device.online, device.offline, alert.opened, alert.resolved, ota.succeeded, ota.failed, ota.release_paused, config.applied). */
+                type?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of events. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EventsResponse"];
+                };
+            };
+            /** @description Invalid request (problem document; `errors` names each field). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                };
+            };
+            /**
+             * @description Missing, invalid or revoked credentials.
+             *
+             *     Missing, invalid, expired or revoked bearer token.
+             */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                };
+            };
+            /** @description Temporarily unavailable: the database cannot be reached (problem SERVICE_UNAVAILABLE); see Retry-After. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                };
+            };
+        };
+    };
+    getDeviceAlertRules: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                deviceId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The rules that apply. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AlertRulesResponse"];
+                };
+            };
+            /** @description Invalid request (problem document; `errors` names each field). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                };
+            };
+            /**
+             * @description Missing, invalid or revoked credentials.
+             *
+             *     Missing, invalid, expired or revoked bearer token.
+             */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                };
+            };
+            /** @description Not found. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                };
+            };
+            /** @description Temporarily unavailable: the database cannot be reached (problem SERVICE_UNAVAILABLE); see Retry-After. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                };
+            };
+        };
+    };
+    putDeviceAlertRules: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                deviceId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AlertRulesRequest"];
+            };
+        };
+        responses: {
+            /** @description Stored; they apply from the next telemetry. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AlertRulesResponse"];
+                };
+            };
+            /** @description Invalid request (problem document; `errors` names each field). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                };
+            };
+            /**
+             * @description Missing, invalid or revoked credentials.
+             *
+             *     Missing, invalid, expired or revoked bearer token.
+             */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                };
+            };
+            /** @description Not found. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                };
+            };
+            /** @description Body too large. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                };
+            };
+            /** @description Unsupported content type. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                };
+            };
+            /** @description Temporarily unavailable: the database cannot be reached (problem SERVICE_UNAVAILABLE); see Retry-After. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                };
+            };
+        };
+    };
+    deleteDeviceAlertRules: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                deviceId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The fleet defaults, which now apply. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AlertRulesResponse"];
+                };
+            };
+            /** @description Invalid request (problem document; `errors` names each field). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                };
+            };
+            /**
+             * @description Missing, invalid or revoked credentials.
+             *
+             *     Missing, invalid, expired or revoked bearer token.
+             */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                };
+            };
+            /** @description Not found. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                };
+            };
+            /** @description Temporarily unavailable: the database cannot be reached (problem SERVICE_UNAVAILABLE); see Retry-After. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                };
+            };
+        };
+    };
+    listAlerts: {
+        parameters: {
+            query?: {
+                limit?: number;
+                /** @description nextCursor of the previous page, exactly as returned; anything else is a 400 naming `cursor`. */
+                cursor?: string;
+                deviceId?: string;
+                state?: "open" | "acknowledged" | "resolved";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of alerts. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AlertsResponse"];
+                };
+            };
+            /** @description Invalid request (problem document; `errors` names each field). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                };
+            };
+            /**
+             * @description Missing, invalid or revoked credentials.
+             *
+             *     Missing, invalid, expired or revoked bearer token.
+             */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                };
+            };
+            /** @description Temporarily unavailable: the database cannot be reached (problem SERVICE_UNAVAILABLE); see Retry-After. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                };
+            };
+        };
+    };
+    acknowledgeAlert: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                alertId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The alert. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AlertResponse"];
+                };
+            };
+            /** @description Invalid request (problem document; `errors` names each field). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                };
+            };
+            /**
+             * @description Missing, invalid or revoked credentials.
+             *
+             *     Missing, invalid, expired or revoked bearer token.
+             */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                };
+            };
+            /** @description Not found. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                };
+            };
+            /** @description Temporarily unavailable: the database cannot be reached (problem SERVICE_UNAVAILABLE); see Retry-After. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                };
+            };
+        };
+    };
+    getDefaultAlertRules: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The defaults. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DefaultAlertRulesResponse"];
+                };
+            };
+            /**
+             * @description Missing, invalid or revoked credentials.
+             *
+             *     Missing, invalid, expired or revoked bearer token.
+             */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                };
+            };
+            /**
+             * @description Authenticated but not allowed.
+             *
+             *     The account is not an administrator.
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                };
+            };
+            /** @description Temporarily unavailable: the database cannot be reached (problem SERVICE_UNAVAILABLE); see Retry-After. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                };
+            };
+        };
+    };
+    putDefaultAlertRules: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AlertRulesRequest"];
+            };
+        };
+        responses: {
+            /** @description Stored. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DefaultAlertRulesResponse"];
+                };
+            };
+            /** @description Invalid request (problem document; `errors` names each field). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                };
+            };
+            /**
+             * @description Missing, invalid or revoked credentials.
+             *
+             *     Missing, invalid, expired or revoked bearer token.
+             */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                };
+            };
+            /**
+             * @description Authenticated but not allowed.
+             *
+             *     The account is not an administrator.
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                };
+            };
+            /** @description Body too large. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                };
+            };
+            /** @description Unsupported content type. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                };
+            };
+            /** @description Temporarily unavailable: the database cannot be reached (problem SERVICE_UNAVAILABLE); see Retry-After. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                };
+            };
+        };
+    };
     listDashboardDevices: {
         parameters: {
             query?: {
@@ -4110,6 +5387,710 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["ProblemResponse"];
                 };
+            };
+        };
+    };
+    listDeliveries: {
+        parameters: {
+            query: {
+                limit?: number;
+                /** @description nextCursor of the previous page, exactly as returned; anything else is a 400 naming `cursor`. */
+                cursor?: string;
+                /** @description Which deliveries: `failed`, those that ran out of retries (kept 30 days). */
+                state: "failed";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of failed deliveries. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeliveriesResponse"];
+                };
+            };
+            /** @description Invalid request (problem document; `errors` names each field). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                };
+            };
+            /**
+             * @description Missing, invalid or revoked credentials.
+             *
+             *     Missing, invalid, expired or revoked bearer token.
+             */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                };
+            };
+            /**
+             * @description Authenticated but not allowed.
+             *
+             *     The account is not an administrator.
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                };
+            };
+            /** @description Temporarily unavailable: the database cannot be reached (problem SERVICE_UNAVAILABLE); see Retry-After. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                };
+            };
+        };
+    };
+    listWebhooks: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Every webhook of the account. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhooksResponse"];
+                };
+            };
+            /**
+             * @description Missing, invalid or revoked credentials.
+             *
+             *     Missing, invalid, expired or revoked bearer token.
+             */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                };
+            };
+            /** @description Temporarily unavailable: the database cannot be reached (problem SERVICE_UNAVAILABLE); see Retry-After. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                };
+            };
+        };
+    };
+    createWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateWebhookRequest"];
+            };
+        };
+        responses: {
+            /** @description Registered; the secret is shown only here. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CreatedWebhookResponse"];
+                };
+            };
+            /** @description Invalid request (problem document; `errors` names each field). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                };
+            };
+            /**
+             * @description Missing, invalid or revoked credentials.
+             *
+             *     Missing, invalid, expired or revoked bearer token.
+             */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                };
+            };
+            /** @description Conflicts with the current state. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                };
+            };
+            /** @description Body too large. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                };
+            };
+            /** @description Unsupported content type. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                };
+            };
+            /** @description Temporarily unavailable: the database cannot be reached (problem SERVICE_UNAVAILABLE); see Retry-After. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                };
+            };
+        };
+    };
+    deleteWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                webhookId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Invalid request (problem document; `errors` names each field). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                };
+            };
+            /**
+             * @description Missing, invalid or revoked credentials.
+             *
+             *     Missing, invalid, expired or revoked bearer token.
+             */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                };
+            };
+            /** @description Not found. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                };
+            };
+            /** @description Temporarily unavailable: the database cannot be reached (problem SERVICE_UNAVAILABLE); see Retry-After. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                };
+            };
+        };
+    };
+    testWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                webhookId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Queued; delivered like any event, with retries. */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookTestResponse"];
+                };
+            };
+            /** @description Invalid request (problem document; `errors` names each field). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                };
+            };
+            /**
+             * @description Missing, invalid or revoked credentials.
+             *
+             *     Missing, invalid, expired or revoked bearer token.
+             */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                };
+            };
+            /** @description Not found. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                };
+            };
+            /** @description Temporarily unavailable: the database cannot be reached (problem SERVICE_UNAVAILABLE); see Retry-After. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                };
+            };
+        };
+    };
+    webhook_device_claimed: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id (evt_…), the same on every retry: drop duplicates by it. */
+                "webhook-id": string;
+                /** @description Unix seconds when this attempt was signed. */
+                "webhook-timestamp": string;
+                /** @description `v1,<base64 HMAC-SHA256 of "id.timestamp.body">` under your webhook secret (Standard Webhooks). */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @constant */
+                    type: "device.claimed";
+                    /** Format: date-time */
+                    timestamp: string;
+                    data: components["schemas"]["DeviceEventResponse"];
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx answer acknowledges the message. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_device_released: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id (evt_…), the same on every retry: drop duplicates by it. */
+                "webhook-id": string;
+                /** @description Unix seconds when this attempt was signed. */
+                "webhook-timestamp": string;
+                /** @description `v1,<base64 HMAC-SHA256 of "id.timestamp.body">` under your webhook secret (Standard Webhooks). */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @constant */
+                    type: "device.released";
+                    /** Format: date-time */
+                    timestamp: string;
+                    data: components["schemas"]["DeviceEventResponse"];
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx answer acknowledges the message. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_device_online: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id (evt_…), the same on every retry: drop duplicates by it. */
+                "webhook-id": string;
+                /** @description Unix seconds when this attempt was signed. */
+                "webhook-timestamp": string;
+                /** @description `v1,<base64 HMAC-SHA256 of "id.timestamp.body">` under your webhook secret (Standard Webhooks). */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @constant */
+                    type: "device.online";
+                    /** Format: date-time */
+                    timestamp: string;
+                    data: components["schemas"]["DeviceEventResponse"];
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx answer acknowledges the message. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_device_offline: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id (evt_…), the same on every retry: drop duplicates by it. */
+                "webhook-id": string;
+                /** @description Unix seconds when this attempt was signed. */
+                "webhook-timestamp": string;
+                /** @description `v1,<base64 HMAC-SHA256 of "id.timestamp.body">` under your webhook secret (Standard Webhooks). */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @constant */
+                    type: "device.offline";
+                    /** Format: date-time */
+                    timestamp: string;
+                    data: components["schemas"]["DeviceEventResponse"];
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx answer acknowledges the message. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_alert_opened: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id (evt_…), the same on every retry: drop duplicates by it. */
+                "webhook-id": string;
+                /** @description Unix seconds when this attempt was signed. */
+                "webhook-timestamp": string;
+                /** @description `v1,<base64 HMAC-SHA256 of "id.timestamp.body">` under your webhook secret (Standard Webhooks). */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @constant */
+                    type: "alert.opened";
+                    /** Format: date-time */
+                    timestamp: string;
+                    data: components["schemas"]["DeviceEventResponse"];
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx answer acknowledges the message. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_alert_resolved: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id (evt_…), the same on every retry: drop duplicates by it. */
+                "webhook-id": string;
+                /** @description Unix seconds when this attempt was signed. */
+                "webhook-timestamp": string;
+                /** @description `v1,<base64 HMAC-SHA256 of "id.timestamp.body">` under your webhook secret (Standard Webhooks). */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @constant */
+                    type: "alert.resolved";
+                    /** Format: date-time */
+                    timestamp: string;
+                    data: components["schemas"]["DeviceEventResponse"];
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx answer acknowledges the message. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_ota_succeeded: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id (evt_…), the same on every retry: drop duplicates by it. */
+                "webhook-id": string;
+                /** @description Unix seconds when this attempt was signed. */
+                "webhook-timestamp": string;
+                /** @description `v1,<base64 HMAC-SHA256 of "id.timestamp.body">` under your webhook secret (Standard Webhooks). */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @constant */
+                    type: "ota.succeeded";
+                    /** Format: date-time */
+                    timestamp: string;
+                    data: components["schemas"]["DeviceEventResponse"];
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx answer acknowledges the message. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_ota_failed: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id (evt_…), the same on every retry: drop duplicates by it. */
+                "webhook-id": string;
+                /** @description Unix seconds when this attempt was signed. */
+                "webhook-timestamp": string;
+                /** @description `v1,<base64 HMAC-SHA256 of "id.timestamp.body">` under your webhook secret (Standard Webhooks). */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @constant */
+                    type: "ota.failed";
+                    /** Format: date-time */
+                    timestamp: string;
+                    data: components["schemas"]["DeviceEventResponse"];
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx answer acknowledges the message. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_ota_release_paused: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id (evt_…), the same on every retry: drop duplicates by it. */
+                "webhook-id": string;
+                /** @description Unix seconds when this attempt was signed. */
+                "webhook-timestamp": string;
+                /** @description `v1,<base64 HMAC-SHA256 of "id.timestamp.body">` under your webhook secret (Standard Webhooks). */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @constant */
+                    type: "ota.release_paused";
+                    /** Format: date-time */
+                    timestamp: string;
+                    data: components["schemas"]["DeviceEventResponse"];
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx answer acknowledges the message. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_config_applied: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id (evt_…), the same on every retry: drop duplicates by it. */
+                "webhook-id": string;
+                /** @description Unix seconds when this attempt was signed. */
+                "webhook-timestamp": string;
+                /** @description `v1,<base64 HMAC-SHA256 of "id.timestamp.body">` under your webhook secret (Standard Webhooks). */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @constant */
+                    type: "config.applied";
+                    /** Format: date-time */
+                    timestamp: string;
+                    data: components["schemas"]["DeviceEventResponse"];
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx answer acknowledges the message. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_webhook_test: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id (evt_…), the same on every retry: drop duplicates by it. */
+                "webhook-id": string;
+                /** @description Unix seconds when this attempt was signed. */
+                "webhook-timestamp": string;
+                /** @description `v1,<base64 HMAC-SHA256 of "id.timestamp.body">` under your webhook secret (Standard Webhooks). */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @constant */
+                    type: "webhook.test";
+                    /** Format: date-time */
+                    timestamp: string;
+                    data: {
+                        /** Format: uuid */
+                        webhookId: string;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx answer acknowledges the message. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
         };
     };

@@ -115,10 +115,10 @@ function parseMessage(raw: string, envelope: { from: string; to: string[] }): Re
 
 /**
  * A real SMTP server on 127.0.0.1 (random port) that accepts every message without TLS or
- * authentication and keeps it in memory. A message is recorded before the server answers 250 to
+ * authentication and keeps it in memory (on `port`, when given: a server coming back where one was down). A message is recorded before the server answers 250 to
  * DATA, so once the application's send has returned, the message is already in `messages`.
  */
-export async function startSmtpSink(): Promise<SmtpSink> {
+export async function startSmtpSink(options: { port?: number } = {}): Promise<SmtpSink> {
   const messages: ReceivedMail[] = [];
   const handedOut = new Set<ReceivedMail>();
 
@@ -148,7 +148,7 @@ export async function startSmtpSink(): Promise<SmtpSink> {
 
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
+    server.listen(options.port ?? 0, '127.0.0.1', () => {
       server.off('error', reject);
       resolve();
     });

@@ -9,11 +9,11 @@ import { TypeOrmRefreshTokenStore } from '../../shared/auth-tokens/typeorm-refre
 import { DatabaseConnection } from '../../shared/database/database-connection.js';
 import { Orm } from '../../shared/database/orm.js';
 import { AccountsService } from './application/accounts.service.js';
-import { Mailer } from './application/mailer.js';
+import { AccountMailOutbox, SendSignupNotice, SendVerificationMail } from './application/account-mails.js';
 import { UserTokens } from './application/user-tokens.js';
 import { UserRepository } from './domain/user.repository.js';
 import { AuthController } from './http/auth.controller.js';
-import { LogMailer, SmtpMailer } from './infrastructure/smtp-mailer.js';
+import { QueuedAccountMails } from './infrastructure/queued-account-mails.js';
 import { SqlSessionUsers } from './infrastructure/sql-session-users.js';
 import { TypeOrmUserRepository } from './infrastructure/typeorm-user.repository.js';
 import { UserRefreshTokenRecord } from './infrastructure/user.record.js';
@@ -32,7 +32,9 @@ import { UserRefreshTokenRecord } from './infrastructure/user.record.js';
     { provide: RefreshTokenStore, inject: [Orm], useFactory: (orm: Orm) => new TypeOrmRefreshTokenStore(orm, UserRefreshTokenRecord) },
     SqlSessionUsers,
     { provide: UserRepository, useClass: TypeOrmUserRepository },
-    { provide: Mailer, inject: [Env], useFactory: (env: Env) => (env.SMTP_URL ? new SmtpMailer(env.SMTP_URL, env.MAIL_FROM) : new LogMailer(env.NODE_ENV === 'development')) },
+    SendVerificationMail,
+    SendSignupNotice,
+    { provide: AccountMailOutbox, useClass: QueuedAccountMails },
     // The port the customer guard looks customers up through (src/auth/principals.ts).
     { provide: CustomerAuthenticator, useExisting: AccountsService },
   ],

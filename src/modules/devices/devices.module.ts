@@ -6,9 +6,13 @@ import { Secrets } from '../../config/secrets.js';
 import { RefreshTokenStore } from '../../shared/auth-tokens/refresh-token-store.js';
 import { TypeOrmRefreshTokenStore } from '../../shared/auth-tokens/typeorm-refresh-token.store.js';
 import { Orm } from '../../shared/database/orm.js';
+import { EventsModule } from '../events/index.js';
+import { TelemetryModule } from '../telemetry/index.js';
 import { DeviceConfigService } from './application/device-config.service.js';
 import { DeviceSnapshots } from './application/device-snapshots.js';
 import { DeviceTokens } from './application/device-tokens.js';
+import { OfflineCheck } from './application/offline-check.js';
+import { OnlineTransitions } from './application/online-transitions.js';
 import { FleetDefaultsStore } from './application/fleet-defaults.js';
 import { DevicesService } from './application/devices.service.js';
 import { DeviceConfigRepository } from './domain/device-config.repository.js';
@@ -28,6 +32,8 @@ import { TypeOrmRegistrationAllowlist } from './infrastructure/typeorm-registrat
 
 @Module({
   imports: [
+    EventsModule,
+    TelemetryModule,
     JwtModule.registerAsync({
       inject: [Secrets],
       useFactory: (secrets: Secrets) => ({ secret: hmacKey(secrets.deviceJwtSecret), signOptions: { algorithm: 'HS256' }, verifyOptions: { algorithms: ['HS256'] } }),
@@ -35,6 +41,8 @@ import { TypeOrmRegistrationAllowlist } from './infrastructure/typeorm-registrat
   ],
   controllers: [DevicesController, DeviceConfigController, AdminDevicesController, AdminConfigController],
   providers: [
+    OfflineCheck,
+    OnlineTransitions,
     DevicesService,
     DeviceTokens,
     DeviceSnapshots,

@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
 import { DevicesModule } from '../devices/index.js';
+import { EventsModule } from '../events/index.js';
 import { FirmwareReleasesService } from './application/firmware-releases.service.js';
 import { OtaMaintenance } from './application/ota-maintenance.js';
 import { OtaService } from './application/ota.service.js';
@@ -15,7 +16,7 @@ import { SqlReleaseOffers } from './infrastructure/sql-release-offers.js';
 import { TypeOrmFirmwareReleaseRepository } from './infrastructure/typeorm-firmware-release.repository.js';
 
 @Module({
-  imports: [DevicesModule],
+  imports: [DevicesModule, EventsModule],
   controllers: [OtaController, AdminFirmwareController],
   providers: [
     OtaService,

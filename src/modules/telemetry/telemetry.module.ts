@@ -1,4 +1,5 @@
 import { Module } from '@nestjs/common';
+import { TelemetryFeed } from './application/telemetry-feed.js';
 import { TelemetryMaintenance } from './application/telemetry-maintenance.js';
 import { TelemetryService } from './application/telemetry.service.js';
 import { TelemetryHistory } from './domain/telemetry-history.js';
@@ -13,11 +14,12 @@ import { SqlTelemetryWriter } from './infrastructure/sql-telemetry-writer.js';
   controllers: [TelemetryController],
   providers: [
     TelemetryService,
+    TelemetryFeed,
     TelemetryMaintenance,
     { provide: TelemetryWriter, useClass: SqlTelemetryWriter },
     { provide: TelemetryPartitions, useClass: SqlTelemetryPartitions },
     { provide: TelemetryHistory, useClass: SqlTelemetryHistory },
   ],
-  exports: [TelemetryHistory],
+  exports: [TelemetryHistory, TelemetryFeed],
 })
 export class TelemetryModule {}

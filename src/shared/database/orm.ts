@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, type EntityManager } from 'typeorm';
 import { asDatabaseError, DatabaseUnavailableError } from './database-errors.js';
+import type { SqlRunner } from './sql.js';
 
 /**
  * TypeORM's entity manager for the cold paths (accounts, claim audit, allowlist, refresh tokens),
@@ -20,5 +21,18 @@ export class Orm {
     } catch (error) {
       throw asDatabaseError(error);
     }
+  }
+
+  /**
+   * `work` inside one transaction. `tx` runs plain SQL in that same transaction: what a job queue
+   * or an event log writes there commits or rolls back with the entities.
+   */
+  async transaction<T>(work: (manager: EntityManager, tx: SqlRunner) => Promise<T>): Promise<T> {
+    return this.run((root) =>
+      root.transaction((manager) => {
+        const tx: SqlRunner = { rows: async <R>(text: string, values: unknown[] = []) => (await manager.queryRunner!.query(text, values, true)).records as R[] };
+        return work(manager, tx);
+      }),
+    );
   }
 }

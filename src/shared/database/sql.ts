@@ -5,9 +5,9 @@ import { DataSource } from 'typeorm';
 import type { PostgresDriver } from 'typeorm/driver/postgres/PostgresDriver.js';
 import { asDatabaseError, DatabaseUnavailableError, isDatabaseUnavailable } from './database-errors.js';
 
-export interface SqlRunner {
-  rows<T>(text: string, values?: unknown[], name?: string): Promise<T[]>;
-}
+import type { SqlRunner } from './sql-runner.js';
+
+export type { SqlRunner } from './sql-runner.js';
 
 /**
  * Plain SQL on the pool TypeORM opened. Repositories use it instead of TypeORM's query builder,

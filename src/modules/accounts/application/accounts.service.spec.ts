@@ -13,7 +13,9 @@ import { User } from '../domain/user.js';
 import { AccountsService } from './accounts.service.js';
 import { CustomerPrincipal } from '../../../auth/principals.js';
 import { InMemoryUserRepository } from './in-memory-user.repository.js';
-import { MailUnavailableError, Mailer, type Mail } from './mailer.js';
+import { Mailer, type Mail } from '../../../shared/mail/mailer.js';
+import type { TransactionRunner } from '../domain/user.repository.js';
+import { AccountMailOutbox, SendSignupNotice, SendVerificationMail, type AccountMailJob } from './account-mails.js';
 import { CUSTOMER_TOKEN_AUDIENCE, UserTokens, type CustomerTokenClaims } from './user-tokens.js';
 
 class RecordingMailer extends Mailer {
@@ -35,6 +37,40 @@ class RecordingMailer extends Mailer {
   }
 }
 
+/**
+ * The outbox as the job queue would work it, without the queue: each job runs as soon as it is
+ * enqueued, unless `hold` is set; then it waits in `held` (a mail server that is down).
+ */
+class ImmediateAccountMails extends AccountMailOutbox {
+  hold = false;
+  readonly held: { queue: string; job: AccountMailJob; tx?: TransactionRunner }[] = [];
+
+  constructor(
+    private readonly verificationMail: SendVerificationMail,
+    private readonly notice: SendSignupNotice,
+  ) {
+    super();
+  }
+
+  async verification(user: User, tx?: TransactionRunner): Promise<void> {
+    const job = { to: user.email, userId: user.id };
+    if (this.hold) this.held.push({ queue: 'verification', job, tx });
+    else await this.verificationMail.handle(job);
+  }
+
+  async signupNotice(owner: User): Promise<void> {
+    const job = { to: owner.email, userId: owner.id };
+    if (this.hold) this.held.push({ queue: 'notice', job });
+    else await this.notice.handle(job);
+  }
+
+  /** Runs the held jobs, as the queue does once the mail server is back. */
+  async release(): Promise<void> {
+    this.hold = false;
+    for (const { queue, job } of this.held.splice(0)) await (queue === 'verification' ? this.verificationMail.handle(job) : this.notice.handle(job));
+  }
+}
+
 const START = new Date('2026-11-21T12:00:00.000Z');
 const ADDRESS = '203.0.113.7';
 const EMAIL = 'ada@example.com';
@@ -51,7 +87,8 @@ function setUp(envSource: Record<string, string> = {}) {
   const jwt = new JwtService({ secret: 'c'.repeat(32) });
   const limiter = new InMemoryFailureLimiter(() => clock.now().getTime());
   const tokens = new UserTokens(jwt, env, refreshTokens, hasher);
-  const service = new AccountsService(users, tokens, mailer, hasher, limiter, clock, env);
+  const outbox = new ImmediateAccountMails(new SendVerificationMail(users, hasher, mailer, clock, env), new SendSignupNotice(mailer));
+  const service = new AccountsService(users, tokens, outbox, hasher, limiter, clock, env);
   const stored = async (userId: string) => {
     const user = await users.findById(userId);
     if (!user) throw new Error(`${userId} is not stored`);
@@ -72,7 +109,7 @@ function setUp(envSource: Record<string, string> = {}) {
     if (!user) throw new Error(`${email} is not stored`);
     return user;
   };
-  return { env, clock, users, mailer, hasher, refreshTokens, service, stored, verifyAccessToken, signUp };
+  return { env, clock, users, mailer, outbox, hasher, refreshTokens, service, stored, verifyAccessToken, signUp };
 }
 
 describe('AccountsService', () => {
@@ -163,24 +200,38 @@ describe('AccountsService', () => {
       await expect(service.signup('alan@example.com', PASSWORD, ADDRESS)).resolves.toEqual({ email: 'alan@example.com' });
     });
 
-    it('keeps the account when the mail server is unavailable, so the link can be sent again later', async () => {
-      const { service, mailer, users, signUp } = setUp();
-      mailer.failure = new MailUnavailableError();
+    it('only enqueues the verification mail, inside the sign-up transaction, and the link works once it is sent', async () => {
+      const { service, mailer, outbox, users, signUp } = setUp();
+      outbox.hold = true;
 
       const user = await signUp(EMAIL, PASSWORD);
 
       expect(users.all()).toMatchObject([{ id: user.id, email: EMAIL, emailVerifiedAt: null }]);
       expect(mailer.sent).toEqual([]);
-      mailer.failure = null;
-      await service.resendVerification(user.id);
+      expect(outbox.held).toEqual([{ queue: 'verification', job: { to: EMAIL, userId: user.id }, tx: expect.anything() }]);
+      expect(users.verificationTokenHashes()).toEqual([]);
+      await outbox.release();
       await expect(service.verifyEmail(mailer.lastTokenTo(EMAIL))).resolves.toMatchObject({ emailVerified: true });
     });
 
-    it('passes on any other mailer failure', async () => {
-      const { service, mailer } = setUp();
-      mailer.failure = new Error('template missing');
+    it('creates no account when the mail job cannot be written', async () => {
+      const { service, outbox, users } = setUp();
+      outbox.verification = () => Promise.reject(new Error('queue unavailable'));
 
-      await expect(service.signup(EMAIL, PASSWORD, ADDRESS)).rejects.toThrow('template missing');
+      await expect(service.signup(EMAIL, PASSWORD, ADDRESS)).rejects.toThrow('queue unavailable');
+      expect(users.all()).toEqual([]);
+    });
+
+    it('sends no link for a job whose account was verified before it ran', async () => {
+      const { service, mailer, outbox, signUp } = setUp();
+      const user = await signUp(EMAIL, PASSWORD);
+      outbox.hold = true;
+      await service.resendVerification(user.id);
+      await service.verifyEmail(mailer.lastTokenTo(EMAIL));
+
+      await outbox.release();
+
+      expect(mailer.sent).toHaveLength(1);
     });
   });
 
@@ -263,14 +314,6 @@ describe('AccountsService', () => {
       clock.advanceSec(3600);
       await service.resendVerification(user.id);
       expect(mailer.sent.filter((mail) => mail.to === EMAIL)).toHaveLength(2 + env.RESEND_VERIFICATION_MAX_PER_HOUR);
-    });
-
-    it('answers MAIL_UNAVAILABLE when the mail server cannot take the mail', async () => {
-      const { service, mailer, signUp } = setUp();
-      const user = await signUp(EMAIL, PASSWORD);
-      mailer.failure = new MailUnavailableError();
-
-      await expect(service.resendVerification(user.id)).rejects.toMatchObject({ code: 'MAIL_UNAVAILABLE', kind: 'unavailable' });
     });
 
     it('sends nothing to a verified account', async () => {

@@ -12,10 +12,8 @@ import { assertGuessResistant } from '../domain/password-policy.js';
 import { User } from '../domain/user.js';
 import { InvalidRefreshTokenError } from '../../../shared/auth-tokens/refresh-tokens.js';
 import { UserRepository } from '../domain/user.repository.js';
-import { MailUnavailableError, Mailer } from './mailer.js';
+import { AccountMailOutbox } from './account-mails.js';
 import { UserTokens, type CustomerTokenClaims } from './user-tokens.js';
-
-const VERIFICATION_TTL_MS = 24 * 3600 * 1000;
 
 @Injectable()
 export class AccountsService implements CustomerAuthenticator {
@@ -24,7 +22,7 @@ export class AccountsService implements CustomerAuthenticator {
   constructor(
     private readonly users: UserRepository,
     private readonly tokens: UserTokens,
-    private readonly mailer: Mailer,
+    private readonly mails: AccountMailOutbox,
     private readonly hasher: SecretHasher,
     private readonly limiter: FailureLimiter,
     private readonly clock: Clock,
@@ -44,12 +42,9 @@ export class AccountsService implements CustomerAuthenticator {
     if (wait !== null && wait > 0) throw new RateLimitedError(wait, 'Too many sign-ups from this address. Try again later.');
     const now = this.clock.now();
     const user = User.create({ id: randomUUID(), email: normalized, passwordHash: await this.hasher.hashLowEntropy(password), role: 'customer', verified: false, now });
-    const created = await this.users.insertIfEmailFree(user);
-    // The account exists either way; a mail that could not go out is sent again on request.
-    await (created ? this.sendVerification(user, now) : this.sendSignupNotice(normalized)).catch((error: unknown) => {
-      if (!(error instanceof MailUnavailableError)) throw error;
-      this.logger.warn({ userId: created ? user.id : undefined }, created ? 'Verification mail not sent at signup' : 'Signup notice not sent');
-    });
+    // The verification mail's job commits with the account: no account without its mail.
+    const created = await this.users.insertIfEmailFree(user, (tx) => this.mails.verification(user, tx));
+    if (!created) await this.sendSignupNotice(normalized);
     return { email: normalized };
   }
 
@@ -71,7 +66,7 @@ export class AccountsService implements CustomerAuthenticator {
     if (wait > 0) throw new RateLimitedError(wait, 'Too many verification mails requested. Try again later.');
     const user = await this.users.findById(userId);
     if (!user || user.emailVerified) return;
-    await this.sendVerification(user, this.clock.now());
+    await this.mails.verification(user);
   }
 
   async login(email: string, password: string, clientAddress: string): Promise<TokenPair> {
@@ -105,6 +100,25 @@ export class AccountsService implements CustomerAuthenticator {
   /** Ends the session of the refresh token: its refresh tokens, and its access tokens at once (their `sid`). */
   async logout(refreshToken: string): Promise<void> {
     await this.tokens.revokeSession(refreshToken, this.clock.now());
+  }
+
+  async setAlertEmails(userId: string, on: boolean): Promise<User> {
+    const user = await this.getUser(userId);
+    user.setAlertEmails(on);
+    await this.users.save(user);
+    return user;
+  }
+
+  /** Where notifications about a user's devices go: a verified address that wants them, else null. */
+  async alertRecipient(userId: string): Promise<{ email: string } | null> {
+    const user = await this.users.findById(userId);
+    return user && user.emailVerified && user.alertEmails ? { email: user.email } : null;
+  }
+
+  /** The verified address of an account, for mails it must get (a webhook of theirs was disabled). */
+  async verifiedAddress(userId: string): Promise<string | null> {
+    const user = await this.users.findById(userId);
+    return user && user.emailVerified ? user.email : null;
   }
 
   async getUser(userId: string): Promise<User> {
@@ -149,30 +163,12 @@ export class AccountsService implements CustomerAuthenticator {
     await this.users.save(user);
   }
 
-  private async sendVerification(user: User, now: Date): Promise<void> {
-    const token = SecretHasher.randomToken();
-    await this.users.insertVerificationToken({ userId: user.id, tokenHash: this.hasher.hmac(token), expiresAt: new Date(now.getTime() + VERIFICATION_TTL_MS) });
-    const link = `${this.env.PUBLIC_BASE_URL.replace(/\/$/, '')}/verify-email?token=${encodeURIComponent(token)}`;
-    await this.mailer.send({
-      to: user.email,
-      subject: 'Confirm your e-mail address',
-      text: `Confirm your e-mail address for Device Cloud by opening this link within 24 hours:\n\n${link}\n\nIf you did not sign up, ignore this message.`,
-    });
-  }
-
   /** Tells the owner of a taken address that someone tried to sign up with it; at most one mail an hour. */
   private async sendSignupNotice(email: string): Promise<void> {
     const owner = await this.users.findByEmail(email);
     if (!owner) return;
     if ((await this.limiter.tryAcquire([{ key: `signup-notice:user:${owner.id}`, limit: 1, windowSec: 3600 }])) !== 0) return;
-    await this.mailer.send({
-      to: owner.email,
-      subject: 'Someone tried to sign up with your e-mail address',
-      text:
-        'Someone just tried to create a Device Cloud account with this e-mail address, which already has one. ' +
-        'Nothing was changed: your account, its password and its devices are as they were.\n\n' +
-        'If it was you, sign in with your existing password instead. If it was not you, you can ignore this message.',
-    });
+    await this.mails.signupNotice(owner);
   }
 
   private loginBuckets(email: string, clientAddress: string): FailureBucket[] {

@@ -1,6 +1,11 @@
 import type { InMemoryRefreshTokenStore } from '../../../shared/auth-tokens/in-memory-refresh-token.store.js';
 import { User, type UserState } from '../domain/user.js';
-import { UserRepository } from '../domain/user.repository.js';
+import { UserRepository, type TransactionRunner } from '../domain/user.repository.js';
+
+/** There is no SQL here: a fake outbox given this transaction must not use it. */
+const NO_SQL: TransactionRunner = {
+  rows: () => Promise.reject(new Error('the in-memory repository has no SQL transaction')),
+};
 
 interface VerificationToken {
   userId: string;
@@ -36,9 +41,15 @@ export class InMemoryUserRepository extends UserRepository {
     return state ? User.restore(state) : null;
   }
 
-  async insertIfEmailFree(user: User): Promise<boolean> {
+  async insertIfEmailFree(user: User, withInsert?: (tx: TransactionRunner) => Promise<void>): Promise<boolean> {
     if (this.byEmail(user.email)) return false;
     this.users.set(user.id, user.toState());
+    try {
+      await withInsert?.(NO_SQL);
+    } catch (error) {
+      this.users.delete(user.id); // rolled back with the transaction
+      throw error;
+    }
     return true;
   }
 

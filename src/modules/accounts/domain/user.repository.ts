@@ -1,13 +1,20 @@
 import type { User } from './user.js';
 
+import type { SqlRunner } from '../../../shared/database/sql-runner.js';
+
+/** Plain SQL in the repository's open transaction (what a job enqueued with the change needs). */
+export type TransactionRunner = SqlRunner;
 
 export abstract class UserRepository {
   abstract findById(id: string): Promise<User | null>;
   abstract findByEmail(email: string): Promise<User | null>;
   /** The user, when the session `sessionId` (a refresh-token family) still has a live token; else null. */
   abstract findInSession(id: string, sessionId: string): Promise<User | null>;
-  /** Inserts unless the e-mail is taken; false when it was. */
-  abstract insertIfEmailFree(user: User): Promise<boolean>;
+  /**
+   * Inserts unless the e-mail is taken; false when it was. `withInsert` runs in the same
+   * transaction after an insert (the verification mail's job), so both happen or neither.
+   */
+  abstract insertIfEmailFree(user: User, withInsert?: (tx: TransactionRunner) => Promise<void>): Promise<boolean>;
   abstract save(user: User): Promise<void>;
 
   abstract insertVerificationToken(token: { userId: string; tokenHash: string; expiresAt: Date }): Promise<void>;

@@ -30,8 +30,18 @@ describe('User', () => {
         emailVerifiedAt: null,
         tokenVersion: 1,
         createdAt: NOW,
+        alertEmails: true,
       });
       expect(user.emailVerified).toBe(false);
+    });
+
+    it('turns alert e-mails off and on again', () => {
+      const user = aUser();
+
+      user.setAlertEmails(false);
+      expect(user.alertEmails).toBe(false);
+      user.setAlertEmails(true);
+      expect(user.toState().alertEmails).toBe(true);
     });
 
     it('makes a verified account verified as of its creation', () => {

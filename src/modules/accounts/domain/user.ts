@@ -8,6 +8,8 @@ export interface UserState {
   emailVerifiedAt: Date | null;
   tokenVersion: number;
   createdAt: Date;
+  /** Whether the owner gets e-mail about alerts, offline devices and failed updates. */
+  alertEmails: boolean;
 }
 
 /** A customer or administrator account. */
@@ -23,6 +25,7 @@ export class User {
       emailVerifiedAt: input.verified ? input.now : null,
       tokenVersion: 1,
       createdAt: input.now,
+      alertEmails: true,
     });
   }
 
@@ -55,6 +58,13 @@ export class User {
   }
   get tokenVersion(): number {
     return this.state.tokenVersion;
+  }
+  get alertEmails(): boolean {
+    return this.state.alertEmails;
+  }
+
+  setAlertEmails(on: boolean): void {
+    this.state.alertEmails = on;
   }
 
   verifyEmail(now: Date): void {

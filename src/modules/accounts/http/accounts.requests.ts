@@ -1,10 +1,16 @@
 import { ApiProperty } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
-import { IsEmail, IsString, Length, MaxLength } from 'class-validator';
+import { IsEmail, IsString, Length, MaxLength, IsBoolean } from 'class-validator';
 import { PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH } from '../domain/password-policy.js';
 
 /** Addresses are compared trimmed and lower-cased; validation sees the trimmed form. */
 const trimmed = Transform(({ value }: { value: unknown }) => (typeof value === 'string' ? value.trim() : value));
+
+export class UpdateMeRequest {
+  @ApiProperty({ example: false, description: 'E-mail about alerts, offline devices and failed updates.' })
+  @IsBoolean()
+  alertEmails!: boolean;
+}
 
 export class SignupRequest {
   @ApiProperty({ example: 'ada@example.com', maxLength: 254, format: 'email' })

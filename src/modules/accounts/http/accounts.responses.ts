@@ -29,7 +29,10 @@ export class UserMeResponse {
   @ApiProperty({ enum: ['customer', 'admin'], example: 'customer' })
   role!: Role;
 
+  @ApiProperty({ example: true, description: 'E-mail about alerts, offline devices and failed updates (at most one digest a minute).' })
+  alertEmails!: boolean;
+
   static from(user: User): UserMeResponse {
-    return { userId: user.id, email: user.email, emailVerified: user.emailVerified, role: user.role };
+    return { userId: user.id, email: user.email, emailVerified: user.emailVerified, role: user.role, alertEmails: user.alertEmails };
   }
 }

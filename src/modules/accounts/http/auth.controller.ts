@@ -1,4 +1,4 @@
-import { Body, Controller, Get, HttpCode, Post } from '@nestjs/common';
+import { Body, Controller, Get, HttpCode, Patch, Post } from '@nestjs/common';
 import { ApiBody, ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
 import { CurrentCustomer, CustomerAuth, Public } from '../../../auth/auth.decorators.js';
 import { ApiCredentialCheckUnavailable, ApiProblems } from '../../../shared/http/api-problems.decorator.js';
@@ -8,7 +8,7 @@ import { NoStore } from '../../../shared/http/no-store.decorator.js';
 import { TokenResponse } from '../../../shared/http/token.response.js';
 import { AccountsService } from '../application/accounts.service.js';
 import { CustomerPrincipal } from '../../../auth/principals.js';
-import { LoginRequest, SignupRequest, UserRefreshRequest, VerifyEmailRequest } from './accounts.requests.js';
+import { LoginRequest, SignupRequest, UpdateMeRequest, UserRefreshRequest, VerifyEmailRequest } from './accounts.requests.js';
 import { EmailVerifiedResponse, SignupResponse, UserMeResponse } from './accounts.responses.js';
 
 @ApiTags('accounts')
@@ -112,5 +112,15 @@ export class AuthController {
   @ApiResponse({ status: 200, type: UserMeResponse, description: 'The account.' })
   async me(@CurrentCustomer() customer: CustomerPrincipal): Promise<UserMeResponse> {
     return UserMeResponse.from(await this.accounts.getUser(customer.userId));
+  }
+
+  @Patch('users/me')
+  @CustomerAuth()
+  @ApiOperation({ operationId: 'updateCurrentUser', summary: 'Change the signed-in account’s preferences' })
+  @ApiBody({ type: UpdateMeRequest })
+  @ApiResponse({ status: 200, type: UserMeResponse, description: 'The account as it is now.' })
+  @ApiProblems(400, 401, 413, 415)
+  async updateMe(@CurrentCustomer() customer: CustomerPrincipal, @Body() body: UpdateMeRequest): Promise<UserMeResponse> {
+    return UserMeResponse.from(await this.accounts.setAlertEmails(customer.userId, body.alertEmails));
   }
 }

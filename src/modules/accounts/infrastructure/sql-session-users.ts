@@ -10,6 +10,7 @@ interface UserRow {
   email_verified_at: Date | null;
   token_version: number;
   created_at: Date;
+  alert_emails: boolean;
 }
 
 /**
@@ -23,7 +24,7 @@ export class SqlSessionUsers {
 
   async find(id: string, sessionId: string): Promise<UserRecord | null> {
     const rows = await this.sql.rows<UserRow>(
-      `SELECT id, email, password_hash, role, email_verified_at, token_version, created_at FROM users
+      `SELECT id, email, password_hash, role, email_verified_at, token_version, created_at, alert_emails FROM users
         WHERE id = $1 AND EXISTS (SELECT 1 FROM user_refresh_tokens t WHERE t.family_id = $2 AND t.user_id = users.id AND t.revoked_at IS NULL)`,
       [id, sessionId],
       'user_in_session',
@@ -38,6 +39,7 @@ export class SqlSessionUsers {
           emailVerifiedAt: row.email_verified_at,
           tokenVersion: row.token_version,
           createdAt: row.created_at,
+          alertEmails: row.alert_emails,
         })
       : null;
   }

@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { IsNull, MoreThan } from 'typeorm';
 import { Orm } from '../../../shared/database/orm.js';
 import { User } from '../domain/user.js';
-import { UserRepository } from '../domain/user.repository.js';
+import { UserRepository, type TransactionRunner } from '../domain/user.repository.js';
 import { SqlSessionUsers } from './sql-session-users.js';
 import { EmailVerificationTokenRecord, UserRecord } from './user.record.js';
 
@@ -15,6 +15,7 @@ function toDomain(record: UserRecord): User {
     emailVerifiedAt: record.emailVerifiedAt,
     tokenVersion: record.tokenVersion,
     createdAt: record.createdAt,
+    alertEmails: record.alertEmails,
   });
 }
 
@@ -28,6 +29,7 @@ function toRecord(user: User): UserRecord {
     emailVerifiedAt: state.emailVerifiedAt,
     tokenVersion: state.tokenVersion,
     createdAt: state.createdAt,
+    alertEmails: state.alertEmails,
   });
 }
 
@@ -56,12 +58,14 @@ export class TypeOrmUserRepository extends UserRepository {
     return record ? toDomain(record) : null;
   }
 
-  async insertIfEmailFree(user: User): Promise<boolean> {
+  async insertIfEmailFree(user: User, withInsert?: (tx: TransactionRunner) => Promise<void>): Promise<boolean> {
     // ON CONFLICT DO NOTHING: the unique index users_email_key decides atomically between two sign-ups.
-    const result = await this.orm.run((manager) =>
-      manager.createQueryBuilder().insert().into(UserRecord).values(toRecord(user)).orIgnore().returning('id').updateEntity(false).execute(),
-    );
-    return (result.raw as unknown[]).length === 1;
+    return this.orm.transaction(async (manager, tx) => {
+      const result = await manager.createQueryBuilder().insert().into(UserRecord).values(toRecord(user)).orIgnore().returning('id').updateEntity(false).execute();
+      const inserted = (result.raw as unknown[]).length === 1;
+      if (inserted && withInsert) await withInsert(tx);
+      return inserted;
+    });
   }
 
   async save(user: User): Promise<void> {
@@ -76,6 +80,7 @@ export class TypeOrmUserRepository extends UserRepository {
           email: state.email,
           passwordHash: state.passwordHash,
           role: state.role,
+          alertEmails: state.alertEmails,
           emailVerifiedAt: () => 'COALESCE(email_verified_at, :emailVerifiedAt)',
           tokenVersion: () => 'GREATEST(token_version, :tokenVersion)',
         })

@@ -25,6 +25,9 @@ export class UserRecord {
 
   @Column({ name: 'created_at', type: 'timestamptz' })
   createdAt!: Date;
+
+  @Column({ name: 'alert_emails', type: 'boolean', default: true })
+  alertEmails!: boolean;
 }
 
 @Entity({ name: 'email_verification_tokens' })

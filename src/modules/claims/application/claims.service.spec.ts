@@ -15,6 +15,7 @@ import { InMemoryDeviceRepository, InMemoryDeviceSnapshotSource } from '../../de
 import { RegistrationAllowlist } from '../../devices/domain/registration-allowlist.js';
 import { ClaimAudit, type ClaimAuditEntry } from '../domain/claim-audit.js';
 import { ClaimCodeMissingError, DeviceAlreadyClaimedError, DeviceSecretRequiredError, EmailNotVerifiedError, InvalidClaimError } from '../domain/claim.errors.js';
+import { RecordingEventLog } from '../../events/application/recording-event-log.fake.js';
 import { ClaimsService, type ClaimCommand } from './claims.service.js';
 
 /** Open registration: the allowlist is never consulted. */
@@ -56,7 +57,8 @@ function setUp(envSource: Record<string, string> = {}) {
   const tokens = new DeviceTokens(new JwtService({ secret: 'y'.repeat(32) }), new InMemoryRefreshTokenStore(), hasher, env);
   const devices = new DevicesService(repository, new NoAllowlist(), tokens, hasher, limiter, clock, env, new DeviceSnapshots(new InMemoryDeviceSnapshotSource(repository), new ChangeFeed('postgres://unused')), new InMemoryFleetDefaultsStore());
   const audit = new RecordingClaimAudit();
-  const service = new ClaimsService(devices, audit, hasher, limiter, clock, env);
+  const events = new RecordingEventLog();
+  const service = new ClaimsService(devices, audit, events, hasher, limiter, clock, env);
   const register = async (overrides: Partial<RegisterDeviceCommand> = {}) =>
     devices.register({ deviceId: 'gw-0001', hardwareId: 'esp32s3-7c:df:a1:0b:22:c4', firmwareVersion: '0.1.4', claimCode: CLAIM_CODE, ...overrides }, ADDRESS);
   /** A gateway from before claim codes: claimed with its device secret. */
@@ -66,7 +68,7 @@ function setUp(envSource: Record<string, string> = {}) {
     if (!device) throw new Error(`${deviceId} is not stored`);
     return device;
   };
-  return { env, clock, audit, devices, service, register, registerLegacy, stored };
+  return { env, clock, audit, events, devices, service, register, registerLegacy, stored };
 }
 
 const withCode = (deviceId = 'gw-0001', claimCode = CLAIM_CODE): ClaimCommand => ({ deviceId, claimCode });
@@ -84,6 +86,17 @@ describe('ClaimsService', () => {
       expect((await stored('gw-0001')).toState()).toMatchObject({ ownerId: ALICE.userId, claimedAt: clock.now(), visibleSince: null });
       expect((await service.listDevices(ALICE)).map((device) => device.deviceId)).toEqual(['gw-0001']);
       expect(await service.listDevices(BOB)).toEqual([]);
+    });
+
+    it('records device.claimed once: a repeated claim by the owner records nothing more', async () => {
+      const { service, register, events, clock } = setUp();
+      await register();
+
+      await service.claim(ALICE, withCode(), ADDRESS);
+      clock.advanceSec(5);
+      await service.claim(ALICE, withCode(), ADDRESS);
+
+      expect(events.recorded).toEqual([{ type: 'device.claimed', deviceId: 'gw-0001', ownerId: ALICE.userId, occurredAt: START, data: { ownerId: ALICE.userId } }]);
     });
 
     it('accepts the claim code in lower case', async () => {
@@ -367,6 +380,19 @@ describe('ClaimsService', () => {
       expect((await stored('gw-0001')).toState()).toMatchObject({ ownerId: null, claimedAt: null });
       expect(await service.listDevices(ALICE)).toEqual([]);
       expect(audit.last()).toEqual({ userId: ALICE.userId, deviceId: 'gw-0001', action: 'release', outcome: 'RELEASED', clientAddress: ADDRESS, at: clock.now() });
+    });
+
+    it('records device.released for the owner who released, and nothing for a refused release', async () => {
+      const { service, register, events, clock } = setUp();
+      await register();
+      await service.claim(ALICE, withCode(), ADDRESS);
+      clock.advanceSec(60);
+
+      await expect(service.release(BOB, 'gw-0001', ADDRESS)).rejects.toBeInstanceOf(NotFoundError);
+      await service.release(ALICE, 'gw-0001', ADDRESS);
+
+      expect(events.recorded.map((event) => event.type)).toEqual(['device.claimed', 'device.released']);
+      expect(events.recorded[1]).toEqual({ type: 'device.released', deviceId: 'gw-0001', ownerId: ALICE.userId, occurredAt: clock.now(), data: {} });
     });
 
     it.each<[string, string]>([

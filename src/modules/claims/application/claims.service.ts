@@ -6,6 +6,7 @@ import { NotFoundError } from '../../../shared/domain-error.js';
 import { FailureLimiter, type FailureBucket } from '../../../shared/rate-limit/failure-limiter.js';
 import type { CustomerPrincipal } from '../../../auth/principals.js';
 import { ClaimCode, type Device, DevicesService } from '../../devices/index.js';
+import { EventLog } from '../../events/index.js';
 import { ClaimAudit, type ClaimAuditEntry, type ClaimOutcome } from '../domain/claim-audit.js';
 import { ClaimCodeMissingError, DeviceAlreadyClaimedError, DeviceSecretRequiredError, EmailNotVerifiedError, InvalidClaimError } from '../domain/claim.errors.js';
 
@@ -38,6 +39,7 @@ export class ClaimsService {
   constructor(
     private readonly devices: DevicesService,
     private readonly audit: ClaimAudit,
+    private readonly events: EventLog,
     private readonly hasher: SecretHasher,
     private readonly limiter: FailureLimiter,
     private readonly clock: Clock,
@@ -66,7 +68,10 @@ export class ClaimsService {
           if (device.ownerId !== null && device.ownerId !== customer.userId) throw new DeviceAlreadyClaimedError();
           if (!(await this.proofMatches(device, command))) throw new InvalidClaimError();
           if (device.ownerId === customer.userId) note('ALREADY_OWNED');
-          const ownership = await this.devices.claimFor(device.deviceId, customer.userId, this.clock.now());
+          const now = this.clock.now();
+          const ownership = await this.devices.claimFor(device.deviceId, customer.userId, now, (tx) =>
+            this.events.record(tx, { type: 'device.claimed', deviceId: device.deviceId, ownerId: customer.userId, occurredAt: now, data: { ownerId: customer.userId } }).then(() => undefined),
+          );
           if (!ownership) throw new DeviceAlreadyClaimedError();
           return { deviceId: device.deviceId, ...ownership };
         },
@@ -80,7 +85,12 @@ export class ClaimsService {
   async release(customer: CustomerPrincipal, deviceId: string, clientAddress: string): Promise<void> {
     const attempt = { userId: customer.userId, deviceId, action: 'release' as const, clientAddress };
     await this.audited(attempt, async () => {
-      if (!(await this.devices.releaseFrom(deviceId, customer.userId, this.clock.now()))) throw new NotFoundError('You own no device with this id.');
+      const now = this.clock.now();
+      const released = await this.devices.releaseFrom(deviceId, customer.userId, now, (tx) =>
+        // No owner id in the data: the next owner sees this event, and whose the device was is not theirs to know.
+        this.events.record(tx, { type: 'device.released', deviceId, ownerId: customer.userId, occurredAt: now, data: {} }).then(() => undefined),
+      );
+      if (!released) throw new NotFoundError('You own no device with this id.');
     });
   }
 

@@ -9,6 +9,7 @@ import type { DeviceSnapshot } from '../domain/device-snapshot.js';
 import { effectiveConfig, validateConfigPatch, type ConfigOverrides, type DeviceConfig, type FleetDefaults } from '../domain/device-config.js';
 import { DeviceSnapshots } from './device-snapshots.js';
 import { FleetDefaultsStore } from './fleet-defaults.js';
+import { EventLog } from '../../events/index.js';
 
 export class PreconditionFailedError extends DomainError {
   constructor() {
@@ -45,6 +46,7 @@ export class DeviceConfigService {
     private readonly devices: DeviceRepository,
     private readonly defaults: FleetDefaultsStore,
     private readonly repository: DeviceConfigRepository,
+    private readonly events: EventLog,
     private readonly clock: Clock,
   ) {}
 
@@ -62,7 +64,10 @@ export class DeviceConfigService {
   async recordApplied(deviceId: string, version: number): Promise<void> {
     const current = await this.forGateway(deviceId);
     if (version > current.version) throw new ConfigVersionUnknownError(current.version);
-    await this.repository.recordApplied(deviceId, version, this.clock.now());
+    const now = this.clock.now();
+    await this.repository.recordApplied(deviceId, version, now, (tx, ownerId) =>
+      this.events.record(tx, { type: 'config.applied', deviceId, ownerId, occurredAt: now, data: { version } }).then(() => undefined),
+    );
   }
 
   /** For a device the caller may see (the dashboard checked visibility). */

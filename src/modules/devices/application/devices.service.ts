@@ -16,7 +16,7 @@ import {
   InvalidCredentialsError,
   RegistrationNotAllowedError,
 } from '../domain/device.errors.js';
-import { DeviceRepository } from '../domain/device.repository.js';
+import { DeviceRepository, type OwnershipChanged } from '../domain/device.repository.js';
 import { FirmwareVersion } from '../../../shared/kernel/firmware-version.js';
 import { RegistrationAllowlist, type AllowlistEntry } from '../domain/registration-allowlist.js';
 import { DeviceSnapshots } from './device-snapshots.js';
@@ -199,12 +199,14 @@ export class DevicesService implements DeviceAuthenticator {
     return this.hasher.hmacMatches(deviceSecret, device.secretHash);
   }
 
-  claimFor(deviceId: string, ownerId: string, now: Date): Promise<{ ownerId: string; claimedAt: Date } | null> {
-    return this.devices.claimIfUnowned(deviceId, ownerId, now);
+  /** `onClaimed` runs in the claim's transaction when the device changed hands. */
+  claimFor(deviceId: string, ownerId: string, now: Date, onClaimed?: OwnershipChanged): Promise<{ ownerId: string; claimedAt: Date } | null> {
+    return this.devices.claimIfUnowned(deviceId, ownerId, now, onClaimed);
   }
 
-  releaseFrom(deviceId: string, ownerId: string, now: Date): Promise<boolean> {
-    return this.devices.releaseIfOwnedBy(deviceId, ownerId, now);
+  /** `onReleased` runs in the release's transaction. */
+  releaseFrom(deviceId: string, ownerId: string, now: Date, onReleased?: OwnershipChanged): Promise<boolean> {
+    return this.devices.releaseIfOwnedBy(deviceId, ownerId, now, onReleased);
   }
 
   listOwnedBy(ownerId: string): Promise<Device[]> {

@@ -1,6 +1,9 @@
 import { Device, type DeviceState } from '../domain/device.js';
 import { DeviceSnapshotSource, type DeviceSnapshot } from '../domain/device-snapshot.js';
-import { DeviceRepository } from '../domain/device.repository.js';
+import { DeviceRepository, type OwnershipChanged } from '../domain/device.repository.js';
+
+/** There is no SQL here: an event log given this transaction must not use it. */
+const NO_SQL = { rows: () => Promise.reject(new Error('the in-memory repository has no SQL transaction')) };
 
 /**
  * DeviceRepository for unit tests. Stores copies of the state, as a database would, so a test sees
@@ -40,20 +43,28 @@ export class InMemoryDeviceRepository extends DeviceRepository {
     if (state && state.credentialsUsedAt === null) this.devices.set(deviceId, { ...state, credentialsUsedAt: now });
   }
 
-  async claimIfUnowned(deviceId: string, ownerId: string, now: Date): Promise<{ ownerId: string; claimedAt: Date } | null> {
+  async claimIfUnowned(deviceId: string, ownerId: string, now: Date, onClaimed?: OwnershipChanged): Promise<{ ownerId: string; claimedAt: Date } | null> {
     const state = this.devices.get(deviceId);
     if (!state || (state.ownerId !== null && state.ownerId !== ownerId)) return null;
-    if (state.ownerId === null) this.devices.set(deviceId, { ...state, ownerId, claimedAt: now, visibleSince: this.lastReleasedAt.get(deviceId) ?? null });
+    if (state.ownerId === null) {
+      await onClaimed?.(NO_SQL);
+      this.devices.set(deviceId, { ...state, ownerId, claimedAt: now, visibleSince: this.lastReleasedAt.get(deviceId) ?? null });
+    }
     const current = this.devices.get(deviceId)!;
     return { ownerId, claimedAt: current.claimedAt ?? now };
   }
 
-  async releaseIfOwnedBy(deviceId: string, ownerId: string, now: Date): Promise<boolean> {
+  async releaseIfOwnedBy(deviceId: string, ownerId: string, now: Date, onReleased?: OwnershipChanged): Promise<boolean> {
     const state = this.devices.get(deviceId);
     if (!state || state.ownerId !== ownerId) return false;
+    await onReleased?.(NO_SQL);
     this.devices.set(deviceId, { ...state, ownerId: null, claimedAt: null, visibleSince: null, reRegistrationUntil: null });
     this.lastReleasedAt.set(deviceId, now);
     return true;
+  }
+
+  async markSilentOffline(): Promise<number> {
+    throw new Error('the in-memory repository keeps no telemetry times');
   }
 
   async listOwnedBy(ownerId: string): Promise<Device[]> {

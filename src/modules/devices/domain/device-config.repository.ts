@@ -1,3 +1,4 @@
+import type { SqlRunner } from '../../../shared/database/sql-runner.js';
 import type { ConfigPatch, DeviceConfigState } from './device-config.js';
 
 /** Port for a device's configuration columns. The abstract class doubles as the injection token. */
@@ -8,6 +9,9 @@ export abstract class DeviceConfigRepository {
    * does not exist.
    */
   abstract patchOverrides(deviceId: string, patch: ConfigPatch, now: Date, precondition: (current: DeviceConfigState) => void): Promise<DeviceConfigState | null>;
-  /** Keeps the highest version the gateway confirmed and when it first confirmed it. */
-  abstract recordApplied(deviceId: string, version: number, now: Date): Promise<void>;
+  /**
+   * Keeps the highest version the gateway confirmed and when it first confirmed it. `onApplied`
+   * runs in the same transaction when the version moved up, with the device's owner.
+   */
+  abstract recordApplied(deviceId: string, version: number, now: Date, onApplied?: (tx: SqlRunner, ownerId: string | null) => Promise<void>): Promise<void>;
 }

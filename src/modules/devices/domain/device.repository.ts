@@ -1,4 +1,14 @@
+import type { SqlRunner } from '../../../shared/database/sql-runner.js';
 import type { Device } from './device.js';
+
+export interface SilentDevice {
+  deviceId: string;
+  ownerId: string | null;
+  lastTelemetryAt: Date;
+}
+
+/** Runs in the transaction of an ownership change, to record what reports it (the event log). */
+export type OwnershipChanged = (tx: SqlRunner) => Promise<void>;
 
 /** Port for device persistence. The abstract class doubles as the injection token. */
 export abstract class DeviceRepository {
@@ -15,11 +25,18 @@ export abstract class DeviceRepository {
 
   /**
    * Gives the device to `ownerId` if nobody owns it, or returns the existing ownership if
-   * `ownerId` already does; null when someone else owns it. One conditional UPDATE, so two
+   * `ownerId` already does; null when someone else owns it. `onClaimed` runs in the same
+   * transaction when the device changed hands (not when `ownerId` had it already). One conditional UPDATE, so two
    * concurrent claimers cannot both win.
    */
-  abstract claimIfUnowned(deviceId: string, ownerId: string, now: Date): Promise<{ ownerId: string; claimedAt: Date } | null>;
+  abstract claimIfUnowned(deviceId: string, ownerId: string, now: Date, onClaimed?: OwnershipChanged): Promise<{ ownerId: string; claimedAt: Date } | null>;
   /** Clears the ownership if `ownerId` holds it; false otherwise. */
-  abstract releaseIfOwnedBy(deviceId: string, ownerId: string, now: Date): Promise<boolean>;
+  abstract releaseIfOwnedBy(deviceId: string, ownerId: string, now: Date, onReleased?: OwnershipChanged): Promise<boolean>;
   abstract listOwnedBy(ownerId: string): Promise<Device[]>;
+  /**
+   * Marks offline, as of `now`, every device whose telemetry stopped for 3 of its telemetry
+   * intervals (its override, else `defaultIntervalSec`); `onOffline` runs in the same transaction
+   * with the devices marked. A device without telemetry yet is never marked.
+   */
+  abstract markSilentOffline(now: Date, defaultIntervalSec: number, onOffline: (tx: SqlRunner, devices: SilentDevice[]) => Promise<void>): Promise<number>;
 }

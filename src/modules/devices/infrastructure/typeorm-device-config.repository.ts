@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { ChangeFeed } from '../../../shared/database/change-feed.js';
 import { Orm } from '../../../shared/database/orm.js';
+import type { SqlRunner } from '../../../shared/database/sql-runner.js';
 import { applyPatch, type ConfigOverrides, type ConfigPatch, type DeviceConfigState } from '../domain/device-config.js';
 import { DeviceConfigRepository } from '../domain/device-config.repository.js';
 import { DeviceRecord } from './device.record.js';
@@ -56,16 +57,20 @@ export class TypeOrmDeviceConfigRepository extends DeviceConfigRepository {
     return state;
   }
 
-  async recordApplied(deviceId: string, version: number, now: Date): Promise<void> {
-    await this.orm.run((manager) =>
-      manager
+  async recordApplied(deviceId: string, version: number, now: Date, onApplied?: (tx: SqlRunner, ownerId: string | null) => Promise<void>): Promise<void> {
+    await this.orm.transaction(async (manager, tx) => {
+      const result = await manager
         .createQueryBuilder()
         .update(DeviceRecord)
         .set({ appliedConfigVersion: version, configAppliedAt: now, lastSeenAt: () => 'GREATEST(last_seen_at, :now)' })
         .where('device_id = :deviceId', { deviceId })
         .andWhere('(applied_config_version IS NULL OR applied_config_version < :version)', { version })
         .setParameter('now', now)
-        .execute(),
-    );
+        .returning(['ownerId'])
+        .updateEntity(false)
+        .execute();
+      const [row] = result.raw as Array<{ owner_id: string | null }>;
+      if (row && onApplied) await onApplied(tx, row.owner_id);
+    });
   }
 }

@@ -2,7 +2,8 @@ import { Injectable } from '@nestjs/common';
 import { ChangeFeed } from '../../../shared/database/change-feed.js';
 import { Orm } from '../../../shared/database/orm.js';
 import { Device, type DeviceState } from '../domain/device.js';
-import { DeviceRepository } from '../domain/device.repository.js';
+import type { SqlRunner } from '../../../shared/database/sql-runner.js';
+import { DeviceRepository, type OwnershipChanged, type SilentDevice } from '../domain/device.repository.js';
 import { DeviceRecord } from './device.record.js';
 
 function toDomain(record: DeviceRecord): Device {
@@ -122,10 +123,10 @@ export class TypeOrmDeviceRepository extends DeviceRepository {
     this.feed.changed('device', deviceId);
   }
 
-  async claimIfUnowned(deviceId: string, ownerId: string, now: Date): Promise<{ ownerId: string; claimedAt: Date } | null> {
+  async claimIfUnowned(deviceId: string, ownerId: string, now: Date, onClaimed?: OwnershipChanged): Promise<{ ownerId: string; claimedAt: Date } | null> {
     // A new owner sees history from the last release on; a first owner sees it all.
-    const result = await this.orm.run((manager) =>
-      manager
+    return this.orm.transaction(async (manager, tx) => {
+      const result = await manager
         .createQueryBuilder()
         .update(DeviceRecord)
         .set({
@@ -138,27 +139,50 @@ export class TypeOrmDeviceRepository extends DeviceRepository {
         .setParameter('now', now)
         .returning(['ownerId', 'claimedAt'])
         .updateEntity(false)
-        .execute(),
-    );
-    const [row] = result.raw as Array<{ owner_id: string; claimed_at: Date }>;
-    return row ? { ownerId: row.owner_id, claimedAt: row.claimed_at } : null;
+        .execute();
+      const [row] = result.raw as Array<{ owner_id: string; claimed_at: Date }>;
+      if (!row) return null;
+      // claimed_at is `now` only when this UPDATE gave the device to ownerId.
+      if (onClaimed && row.claimed_at.getTime() === now.getTime()) await onClaimed(tx);
+      return { ownerId: row.owner_id, claimedAt: row.claimed_at };
+    });
   }
 
-  async releaseIfOwnedBy(deviceId: string, ownerId: string, now: Date): Promise<boolean> {
-    const result = await this.orm.run((manager) =>
-      manager
+  async releaseIfOwnedBy(deviceId: string, ownerId: string, now: Date, onReleased?: OwnershipChanged): Promise<boolean> {
+    return this.orm.transaction(async (manager, tx) => {
+      const result = await manager
         .createQueryBuilder()
         .update(DeviceRecord)
         .set({ ownerId: null, claimedAt: null, visibleSince: null, reRegistrationUntil: null, lastReleasedAt: now })
         .where('device_id = :deviceId', { deviceId })
         .andWhere('owner_id = :ownerId', { ownerId })
-        .execute(),
-    );
-    return result.affected === 1;
+        .execute();
+      if (result.affected !== 1) return false;
+      await onReleased?.(tx);
+      return true;
+    });
   }
 
   async listOwnedBy(ownerId: string): Promise<Device[]> {
     const records = await this.orm.run((manager) => manager.find(DeviceRecord, { where: { ownerId }, order: { claimedAt: 'DESC', deviceId: 'ASC' } }));
     return records.map(toDomain);
+  }
+
+  async markSilentOffline(now: Date, defaultIntervalSec: number, onOffline: (tx: SqlRunner, devices: SilentDevice[]) => Promise<void>): Promise<number> {
+    return this.orm.transaction(async (_manager, tx) => {
+      // SKIP LOCKED: a device an ingest flush holds is being heard from right now.
+      const rows = await tx.rows<{ device_id: string; owner_id: string | null; last_telemetry_at: Date }>(
+        `UPDATE devices d SET offline_since = $1
+           FROM (SELECT device_id FROM devices
+                  WHERE offline_since IS NULL AND last_telemetry_at IS NOT NULL
+                    AND last_telemetry_at < $1::timestamptz - make_interval(secs => 3 * COALESCE((config_overrides->>'telemetryIntervalSec')::int, $2::int))
+                  ORDER BY device_id FOR UPDATE SKIP LOCKED) AS silent
+          WHERE d.device_id = silent.device_id
+          RETURNING d.device_id, d.owner_id, d.last_telemetry_at`,
+        [now, defaultIntervalSec],
+      );
+      if (rows.length > 0) await onOffline(tx, rows.map((row) => ({ deviceId: row.device_id, ownerId: row.owner_id, lastTelemetryAt: row.last_telemetry_at })));
+      return rows.length;
+    });
   }
 }

@@ -2,6 +2,7 @@ import { FixedClock } from '../../../config/fixed-clock.js';
 import { loadEnv } from '../../../config/env.js';
 import { NotFoundError } from '../../../shared/domain-error.js';
 import type { ReleaseState } from '../domain/firmware-release.js';
+import { RecordingEventLog } from '../../events/application/recording-event-log.fake.js';
 import { FirmwareReleaseExistsError, FirmwareReleasesService, type PublishRelease } from './firmware-releases.service.js';
 import { InMemoryFirmwareReleaseRepository, InMemoryOtaTables } from './in-memory-ota.fake.js';
 
@@ -12,7 +13,7 @@ function setUp() {
   const tables = new InMemoryOtaTables();
   const clock = new FixedClock(START);
   const repository = new InMemoryFirmwareReleaseRepository(tables);
-  const service = new FirmwareReleasesService(repository, clock, loadEnv({ OTA_STALL_TIMEOUT_SEC: String(STALL_TIMEOUT_SEC) }));
+  const service = new FirmwareReleasesService(repository, new RecordingEventLog(), clock, loadEnv({ OTA_STALL_TIMEOUT_SEC: String(STALL_TIMEOUT_SEC) }));
   let devices = 0;
   /** `count` devices that reached `state` with the release, their last event `agoSec` before now. */
   const devicesIn = (releaseId: string, state: ReleaseState, count: number, options: { agoSec?: number; runs?: string } = {}) => {

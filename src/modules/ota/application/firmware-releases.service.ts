@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import { Clock } from '../../../config/config.module.js';
+import { EventLog } from '../../events/index.js';
 import { Env } from '../../../config/env.js';
 import { DomainError, NotFoundError } from '../../../shared/domain-error.js';
 import type { OtaChannel } from '../../../shared/kernel/ota-channel.js';
@@ -45,6 +46,7 @@ export interface ReleaseStatus {
 export class FirmwareReleasesService {
   constructor(
     private readonly releases: FirmwareReleaseRepository,
+    private readonly events: EventLog,
     private readonly clock: Clock,
     private readonly env: Env,
   ) {}
@@ -114,6 +116,12 @@ export class FirmwareReleasesService {
   private async pauseIfOverBudget(release: FirmwareRelease): Promise<boolean> {
     if (release.paused || release.revoked || release.maxFailurePercent === null) return false;
     const counts = await this.releases.counts(release.id, new Date(0), true);
-    return exceedsFailureBudget(release, counts) && this.releases.autoPause(release.id, this.clock.now());
+    if (!exceedsFailureBudget(release, counts)) return false;
+    const now = this.clock.now();
+    const data = { releaseId: release.id, version: release.version, hardwareId: release.hardwareId, channel: release.channel, maxFailurePercent: release.maxFailurePercent };
+    // One ota.release_paused per device the rollout reached, so each owner hears of it.
+    return this.releases.autoPause(release.id, now, async (tx, devices) => {
+      for (const device of devices) await this.events.record(tx, { type: 'ota.release_paused', deviceId: device.deviceId, ownerId: device.ownerId, occurredAt: now, data });
+    });
   }
 }

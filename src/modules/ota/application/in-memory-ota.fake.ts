@@ -1,7 +1,8 @@
 import type { OtaChannel } from '../../../shared/kernel/ota-channel.js';
 import { FirmwareVersion } from '../../../shared/kernel/firmware-version.js';
 import type { FirmwareRelease, OtaTarget, ReleaseState } from '../domain/firmware-release.js';
-import { FirmwareReleaseRepository, type ReleaseCounts, type ReleaseFilter } from '../domain/firmware-release.repository.js';
+import type { SqlRunner } from '../../../shared/database/sql-runner.js';
+import { FirmwareReleaseRepository, type ReleaseCounts, type ReleaseFilter, type RolloutDevice } from '../domain/firmware-release.repository.js';
 import { OtaDevices } from '../domain/ota-devices.js';
 import type { OtaEvent } from '../domain/ota-event.js';
 import { OtaEventStore, type HistoryFilter, type OtaEventBatch, type ReleaseStateChange, type StoredOtaEvent } from '../domain/ota-event.store.js';
@@ -41,6 +42,9 @@ type FakeEvent = StoredOtaEvent & { deviceId: string };
 
 const sameVersion = (a: string, b: string) => FirmwareVersion.parse(a).compareTo(FirmwareVersion.parse(b)) === 0;
 const stateKey = (releaseId: string, deviceId: string) => `${releaseId}:${deviceId}`;
+
+/** There is no SQL here: an event log given this transaction must not use it. */
+const NO_SQL = { rows: () => Promise.reject(new Error('the in-memory OTA store has no SQL transaction')) };
 
 /** The rows of firmware_releases, device_release_states, ota_events and the devices columns OTA reads. */
 export class InMemoryOtaTables {
@@ -124,9 +128,11 @@ export class InMemoryFirmwareReleaseRepository extends FirmwareReleaseRepository
     return { ...release };
   }
 
-  async autoPause(id: string, now: Date): Promise<boolean> {
+  async autoPause(id: string, now: Date, onPaused?: (tx: SqlRunner, devices: RolloutDevice[]) => Promise<void>): Promise<boolean> {
     const stored = this.tables.releases.get(id);
     if (!stored || stored.release.paused) return false;
+    const reached = [...this.tables.states.values()].filter((state) => state.releaseId === id).map((state) => ({ deviceId: state.deviceId, ownerId: null }));
+    await onPaused?.(NO_SQL, reached);
     this.tables.releases.set(id, { ...stored, release: { ...stored.release, paused: true, autoPausedAt: now, updatedAt: now } });
     return true;
   }
@@ -229,6 +235,8 @@ export class InMemoryOtaEventStore extends OtaEventStore {
 
 class InMemoryOtaEventBatch implements OtaEventBatch {
   readonly firmwareReportedAt: Date | null;
+  readonly ownerId: string | null = null;
+  readonly tx = NO_SQL;
   private readonly pending: Array<() => void> = [];
   private readonly inserted = new Set<string>();
 
@@ -253,18 +261,18 @@ class InMemoryOtaEventBatch implements OtaEventBatch {
     return byVersion;
   }
 
-  async insert(events: OtaEvent[], receivedAt: Date): Promise<number> {
+  async insert(events: OtaEvent[], receivedAt: Date): Promise<OtaEvent[]> {
     const identity = (ts: Date, type: string) => `${ts.getTime()}|${type}`;
     const stored = new Set(this.tables.events.filter((event) => event.deviceId === this.device.deviceId).map((event) => identity(event.ts, event.type)));
-    let count = 0;
+    const added: OtaEvent[] = [];
     for (const event of events) {
       const key = identity(event.ts, event.type);
       if (stored.has(key) || this.inserted.has(key)) continue;
       this.inserted.add(key);
-      count++;
+      added.push(event);
       this.pending.push(() => this.tables.storeEvent(this.device.deviceId, { ...event }, receivedAt));
     }
-    return count;
+    return added;
   }
 
   async applyStates(changes: ReleaseStateChange[], receivedAt: Date): Promise<void> {

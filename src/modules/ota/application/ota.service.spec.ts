@@ -4,6 +4,7 @@ import { UnauthorizedError } from '../../../shared/domain-error.js';
 import type { OtaEvent, OtaEventType } from '../domain/ota-event.js';
 import { FirmwareReleasesService, type PublishRelease } from './firmware-releases.service.js';
 import { InMemoryFirmwareReleaseRepository, InMemoryOtaDevices, InMemoryOtaEventStore, InMemoryOtaTables, InMemoryReleaseOffers } from './in-memory-ota.fake.js';
+import { RecordingEventLog } from '../../events/application/recording-event-log.fake.js';
 import { OtaService } from './ota.service.js';
 
 const START = new Date('2026-11-21T12:00:00.000Z');
@@ -29,14 +30,15 @@ function setUp(options: { deletedOnceRead?: boolean } = {}) {
   const releases = new InMemoryFirmwareReleaseRepository(tables);
   const offers = new InMemoryReleaseOffers(tables);
   const devices = options.deletedOnceRead ? new DeletedOnceRead(tables) : new InMemoryOtaDevices(tables);
-  const releasesService = new FirmwareReleasesService(releases, clock, loadEnv({}));
-  const service = new OtaService(devices, offers, releases, releasesService, new InMemoryOtaEventStore(tables), clock);
+  const eventLog = new RecordingEventLog();
+  const releasesService = new FirmwareReleasesService(releases, eventLog, clock, loadEnv({}));
+  const service = new OtaService(devices, offers, releases, releasesService, new InMemoryOtaEventStore(tables), eventLog, clock);
   tables.addDevice({ deviceId: GATEWAY, hardwareId: 'hw-a', firmwareVersion: '0.1.3', channel: 'stable' });
   const publish = (overrides: Partial<PublishRelease> = {}) => {
     const version = overrides.version ?? '0.1.50';
     return releasesService.publish({ version, url: `https://fw.example.com/${version}.bin`, sha256: 'a'.repeat(64), size: 4096, ...overrides });
   };
-  return { tables, clock, offers, devices, releases, service, publish };
+  return { tables, clock, offers, devices, releases, service, publish, eventLog };
 }
 
 /** An event of an update from 0.1.3 to 0.1.50, `agoMs` before START. */
@@ -141,6 +143,19 @@ describe('OtaService', () => {
       expect(retried).toEqual({ accepted: 0, duplicates: 2, coalesced: 0, rejected: [] });
       expect(overlapping).toEqual({ accepted: 1, duplicates: 2, coalesced: 0, rejected: [] });
       expect(tables.events.map((event) => event.message)).toEqual([null, null, null]);
+    });
+
+    it('tells each outcome once as an event: ota.succeeded for install_succeeded, ota.failed for a failure or rollback; a retried batch tells nothing again', async () => {
+      const { service, eventLog } = setUp();
+      const batch = [anEvent('install_started', 4 * MINUTE), anEvent('install_failed', 3 * MINUTE, { errorCode: 'E_FLASH' }), anEvent('install_succeeded', MINUTE), anEvent('boot_confirmed', 0)];
+
+      await service.ingest(GATEWAY, batch);
+      await service.ingest(GATEWAY, batch);
+
+      expect(eventLog.recorded).toEqual([
+        { type: 'ota.failed', deviceId: GATEWAY, ownerId: null, occurredAt: START, data: { fromVersion: '0.1.3', toVersion: '0.1.50', report: 'install_failed', reportedAt: new Date(START.getTime() - 3 * MINUTE).toISOString(), errorCode: 'E_FLASH' } },
+        { type: 'ota.succeeded', deviceId: GATEWAY, ownerId: null, occurredAt: START, data: { fromVersion: '0.1.3', toVersion: '0.1.50', report: 'install_succeeded', reportedAt: new Date(START.getTime() - MINUTE).toISOString(), errorCode: null } },
+      ]);
     });
 
     it('rejects events more than 5 minutes ahead of the service clock by index and stores the rest', async () => {

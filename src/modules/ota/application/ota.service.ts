@@ -10,11 +10,19 @@ import { OtaDevices } from '../domain/ota-devices.js';
 import { coalesceProgress, PROGRESS_COALESCE_SEC, releaseStateAfter, runningVersionAfter, type OtaEvent } from '../domain/ota-event.js';
 import { OtaEventStore, type HistoryFilter, type ReleaseStateChange, type StoredOtaEvent } from '../domain/ota-event.store.js';
 import { ReleaseOffers } from '../domain/release-offers.js';
+import { EventLog } from '../../events/index.js';
 import { FirmwareReleasesService } from './firmware-releases.service.js';
 
 /** How far ahead of the service's clock an event's ts may be (gateway clocks drift). */
 const MAX_FUTURE_SKEW_MS = 5 * 60 * 1000;
 const OFFERS_REMEMBERED = 100_000;
+
+/**
+ * The reports that end an update attempt, each told once as an event (ota.succeeded / ota.failed).
+ * boot_confirmed is not one: it follows install_succeeded, after the reboot into the new firmware.
+ */
+const OUTCOMES = new Set<OtaEvent['type']>(['install_succeeded', 'download_failed', 'verify_failed', 'install_failed', 'rolled_back']);
+const isOutcome = (event: OtaEvent): boolean => OUTCOMES.has(event.type);
 
 export interface LatestFirmware {
   currentVersion: string;
@@ -41,6 +49,7 @@ export class OtaService {
     private readonly releases: FirmwareReleaseRepository,
     private readonly releasesService: FirmwareReleasesService,
     private readonly events: OtaEventStore,
+    private readonly eventLog: EventLog,
     private readonly clock: Clock,
   ) {}
 
@@ -87,6 +96,15 @@ export class OtaService {
           : await batch.storedProgress(toVersions, new Date(Math.min(...times) - PROGRESS_COALESCE_SEC * 1000), new Date(Math.max(...times)));
       const { kept, coalesced } = coalesceProgress(valid, storedProgress);
       const inserted = await batch.insert(kept, now);
+      for (const outcome of inserted.filter(isOutcome)) {
+        await this.eventLog.record(batch.tx, {
+          type: outcome.type === 'install_succeeded' ? 'ota.succeeded' : 'ota.failed',
+          deviceId,
+          ownerId: batch.ownerId,
+          occurredAt: now,
+          data: { fromVersion: outcome.fromVersion, toVersion: outcome.toVersion, report: outcome.type, reportedAt: outcome.ts.toISOString(), errorCode: outcome.errorCode },
+        });
+      }
 
       const changes = latestStatePerRelease(kept, (version) => pickRelease(candidates, version, device.channel));
       await batch.applyStates(changes, now);
@@ -96,8 +114,8 @@ export class OtaService {
         firmwareChanged = report.version !== device.firmwareVersion.value;
         await batch.setFirmwareVersion(report.version, report.ts);
       }
-      if (inserted > 0) await batch.touchLastSeen(now);
-      return { accepted: inserted, duplicates: kept.length - inserted, coalesced, touched: candidates.filter((release) => changes.some((change) => change.releaseId === release.id)) };
+      if (inserted.length > 0) await batch.touchLastSeen(now);
+      return { accepted: inserted.length, duplicates: kept.length - inserted.length, coalesced, touched: candidates.filter((release) => changes.some((change) => change.releaseId === release.id)) };
     });
     if (!stored) throw new UnauthorizedError('The device no longer exists.');
     const { accepted, duplicates, coalesced, touched } = stored;

@@ -1,3 +1,4 @@
+import type { SqlRunner } from '../../../shared/database/sql-runner.js';
 import type { OtaChannel } from '../../../shared/kernel/ota-channel.js';
 import type { FirmwareRelease } from './firmware-release.js';
 
@@ -22,6 +23,12 @@ export interface ReleaseCounts {
 }
 
 /** Port for firmware releases as administrators publish and steer them. The abstract class doubles as the injection token. */
+/** A device the rollout of a release reached (offered, or reporting about it), and its owner. */
+export interface RolloutDevice {
+  deviceId: string;
+  ownerId: string | null;
+}
+
 export abstract class FirmwareReleaseRepository {
   /** False when (version, hardwareId, channel) exists already; one conditional INSERT, so two publishers cannot both win. */
   abstract insert(release: FirmwareRelease): Promise<boolean>;
@@ -33,8 +40,11 @@ export abstract class FirmwareReleaseRepository {
    * pause (autoPausedAt back to null) starts the failure budget afresh at the change's updatedAt.
    */
   abstract update(id: string, change: (release: FirmwareRelease) => FirmwareRelease): Promise<FirmwareRelease | null>;
-  /** Pauses the release because of failures, unless it is paused already; true when this call paused it. */
-  abstract autoPause(id: string, now: Date): Promise<boolean>;
+  /**
+   * Pauses the release because of failures, unless it is paused already; true when this call
+   * paused it. `onPaused` runs in the same transaction with the devices the rollout reached.
+   */
+  abstract autoPause(id: string, now: Date, onPaused?: (tx: SqlRunner, devices: RolloutDevice[]) => Promise<void>): Promise<boolean>;
   /**
    * Where the devices stand with the release. A device that installed it but now runs an older
    * version counts as rolled back; one that started a download or install and was silent since

@@ -1,3 +1,4 @@
+import type { SqlRunner } from '../../../shared/database/sql-runner.js';
 import type { ReleaseState } from './firmware-release.js';
 import type { OtaEvent, OtaEventType } from './ota-event.js';
 
@@ -26,10 +27,14 @@ export interface HistoryFilter {
 export interface OtaEventBatch {
   /** When the running firmware was last reported (by registration or an earlier batch); null: never by an event. */
   readonly firmwareReportedAt: Date | null;
+  /** The device's owner, read under the batch's lock. */
+  readonly ownerId: string | null;
+  /** The batch's transaction, for what reports its outcome (the event log) to commit with it. */
+  readonly tx: SqlRunner;
   /** Stored download_progress times per toVersion within [from, to], for coalescing. */
   storedProgress(toVersions: string[], from: Date, to: Date): Promise<Map<string, Date[]>>;
-  /** Stores the events idempotently on (device, ts, type); returns how many were new. */
-  insert(events: OtaEvent[], receivedAt: Date): Promise<number>;
+  /** Stores the events idempotently on (device, ts, type); returns those that were new. */
+  insert(events: OtaEvent[], receivedAt: Date): Promise<OtaEvent[]>;
   /** Later events win: a retried or late batch never moves a device back. */
   applyStates(changes: ReleaseStateChange[], receivedAt: Date): Promise<void>;
   /** The firmware the device runs, as of the event at `reportedAt`. */

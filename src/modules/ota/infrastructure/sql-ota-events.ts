@@ -36,8 +36,8 @@ export class SqlOtaEvents extends OtaEventStore {
 
   inBatch<T>(deviceId: string, work: (batch: OtaEventBatch) => Promise<T>): Promise<T | null> {
     return this.sql.transaction(async (tx) => {
-      const [device] = await tx.rows<{ firmware_reported_at: Date | null }>('SELECT firmware_reported_at FROM devices WHERE device_id = $1 FOR UPDATE', [deviceId]);
-      return device ? work(new SqlOtaEventBatch(tx, deviceId, device.firmware_reported_at)) : null;
+      const [device] = await tx.rows<{ firmware_reported_at: Date | null; owner_id: string | null }>('SELECT firmware_reported_at, owner_id FROM devices WHERE device_id = $1 FOR UPDATE', [deviceId]);
+      return device ? work(new SqlOtaEventBatch(tx, deviceId, device.firmware_reported_at, device.owner_id)) : null;
     });
   }
 
@@ -71,9 +71,10 @@ export class SqlOtaEvents extends OtaEventStore {
 
 class SqlOtaEventBatch implements OtaEventBatch {
   constructor(
-    private readonly tx: SqlRunner,
+    readonly tx: SqlRunner,
     private readonly deviceId: string,
     readonly firmwareReportedAt: Date | null,
+    readonly ownerId: string | null,
   ) {}
 
   async storedProgress(toVersions: string[], from: Date, to: Date): Promise<Map<string, Date[]>> {
@@ -87,15 +88,15 @@ class SqlOtaEventBatch implements OtaEventBatch {
     return byVersion;
   }
 
-  async insert(events: OtaEvent[], receivedAt: Date): Promise<number> {
-    if (events.length === 0) return 0;
-    const rows = await this.tx.rows(
+  async insert(events: OtaEvent[], receivedAt: Date): Promise<OtaEvent[]> {
+    if (events.length === 0) return [];
+    const rows = await this.tx.rows<{ ts: Date; type: string }>(
       `INSERT INTO ota_events (device_id, ts, type, from_version, to_version, progress_pct, error_code, message, received_at)
        SELECT $1, e.ts, e.type, e.from_version, e.to_version, e.progress_pct, e.error_code, e.message, $9
          FROM unnest($2::timestamptz[], $3::text[], $4::text[], $5::text[], $6::smallint[], $7::text[], $8::text[])
            AS e (ts, type, from_version, to_version, progress_pct, error_code, message)
        ON CONFLICT (device_id, ts, type) DO NOTHING
-       RETURNING id`,
+       RETURNING ts, type`,
       [
         this.deviceId,
         events.map((e) => e.ts),
@@ -109,7 +110,10 @@ class SqlOtaEventBatch implements OtaEventBatch {
       ],
       'ota_events_insert',
     );
-    return rows.length;
+    // (ts, type) is the events' identity: the rows answered are the new ones, each stored once
+    // (for the first event of the batch that carries it).
+    const stored = new Set(rows.map((row) => `${row.ts.getTime()}|${row.type}`));
+    return events.filter((event) => stored.delete(`${event.ts.getTime()}|${event.type}`));
   }
 
   async applyStates(changes: ReleaseStateChange[], receivedAt: Date): Promise<void> {

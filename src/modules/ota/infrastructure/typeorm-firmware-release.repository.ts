@@ -3,7 +3,8 @@ import { IsNull, Not } from 'typeorm';
 import { ChangeFeed } from '../../../shared/database/change-feed.js';
 import { Orm } from '../../../shared/database/orm.js';
 import type { FirmwareRelease } from '../domain/firmware-release.js';
-import { FirmwareReleaseRepository, type ReleaseCounts, type ReleaseFilter } from '../domain/firmware-release.repository.js';
+import type { SqlRunner } from '../../../shared/database/sql-runner.js';
+import { FirmwareReleaseRepository, type ReleaseCounts, type ReleaseFilter, type RolloutDevice } from '../domain/firmware-release.repository.js';
 import { DeviceReleaseStateRecord } from './device-release-state.record.js';
 import { FirmwareReleaseRecord } from './firmware-release.record.js';
 
@@ -121,11 +122,24 @@ export class TypeOrmFirmwareReleaseRepository extends FirmwareReleaseRepository 
     return updated;
   }
 
-  async autoPause(id: string, now: Date): Promise<boolean> {
-    const result = await this.orm.run((manager) =>
-      manager.createQueryBuilder().update(FirmwareReleaseRecord).set({ paused: true, autoPausedAt: now, updatedAt: now }).where('id = :id', { id }).andWhere('NOT paused').execute(),
-    );
-    const paused = (result.affected ?? 0) > 0;
+  async autoPause(id: string, now: Date, onPaused?: (tx: SqlRunner, devices: RolloutDevice[]) => Promise<void>): Promise<boolean> {
+    const paused = await this.orm.transaction(async (manager, tx) => {
+      const result = await manager.createQueryBuilder().update(FirmwareReleaseRecord).set({ paused: true, autoPausedAt: now, updatedAt: now }).where('id = :id', { id }).andWhere('NOT paused').execute();
+      if ((result.affected ?? 0) === 0) return false;
+      if (onPaused) {
+        const devices = await manager
+          .createQueryBuilder()
+          .select('s.deviceId', 'deviceId')
+          .addSelect('d.owner_id', 'ownerId')
+          .from(DeviceReleaseStateRecord, 's')
+          .innerJoin('devices', 'd', 'd.device_id = s.deviceId')
+          .where('s.releaseId = :id', { id })
+          .orderBy('s.deviceId')
+          .getRawMany<RolloutDevice>();
+        await onPaused(tx, devices);
+      }
+      return true;
+    });
     if (paused) this.feed.changed('firmware_releases');
     return paused;
   }

@@ -4,6 +4,7 @@ import { Sql } from '../../../shared/database/sql.js';
 import { ROLLUP_LEVELS } from '../domain/rollup-levels.js';
 import type { TelemetryRecord } from '../domain/telemetry-record.js';
 import { TelemetryWriter } from '../domain/telemetry-writer.js';
+import { TelemetryFeed, type StoredTelemetry } from '../application/telemetry-feed.js';
 import { EPOCH, rollupInterval, rollupTable } from './rollup-levels.sql.js';
 
 /** Adds the batch's sums per finest slot into one rollup level, taking row locks in key order. */
@@ -30,7 +31,14 @@ const ADD_TO_ROLLUPS = ROLLUP_LEVELS.map((level) => `), rollup_${level.name} AS 
  * `seen` is a write to devices outside the devices module, on purpose: a second round trip per
  * flush is what group commit exists to avoid. It follows the rule of every last_seen_at writer,
  * GREATEST: the value only moves forward, so a flush that commits after a later one (up to
- * MAX_CONCURRENT_FLUSHES run at once) cannot take it back.
+ * MAX_CONCURRENT_FLUSHES run at once) cannot take it back. A device the offline check marked
+ * offline is back: `seen` clears offline_since and `back_online` records its device.online event in
+ * the same statement, answered as one extra row (battery_id NULL) whose listeners dispatch the event.
+ * `seen` also keeps each device's newest
+ * record time and answers the one before this flush, which tells the stored-telemetry listeners
+ * which records came late (TelemetryFeed). The
+ * rows are locked in device order (FOR UPDATE), so of two flushes for one device only the first
+ * still finds it offline, and concurrent flushes never deadlock on them.
  */
 export const INGEST_SQL = `
 WITH input AS (
@@ -52,10 +60,24 @@ ${ADD_TO_ROLLUPS}), latest AS (
   SELECT DISTINCT ON (device_id, battery_id, metric) device_id, battery_id, metric, ts, value
   FROM metric_values ORDER BY device_id, battery_id, metric, ts DESC
   ON CONFLICT (device_id, battery_id, metric) DO UPDATE SET ts = EXCLUDED.ts, value = EXCLUDED.value WHERE EXCLUDED.ts > l.ts
+), newest AS (
+  SELECT device_id, max(ts) AS ts FROM inserted GROUP BY device_id
 ), seen AS (
-  UPDATE devices SET last_seen_at = GREATEST(last_seen_at, $5) WHERE device_id = ANY($1::text[])
+  UPDATE devices d SET last_seen_at = GREATEST(d.last_seen_at, $5), last_telemetry_at = GREATEST(d.last_telemetry_at, $5), offline_since = NULL,
+         newest_telemetry_ts = GREATEST(d.newest_telemetry_ts, (SELECT n.ts FROM newest n WHERE n.device_id = d.device_id))
+  FROM (SELECT device_id, offline_since, newest_telemetry_ts FROM devices WHERE device_id = ANY($1::text[]) ORDER BY device_id FOR UPDATE) AS before
+  WHERE d.device_id = before.device_id
+  RETURNING d.device_id, d.owner_id, before.offline_since, before.newest_telemetry_ts
+), back_online AS (
+  INSERT INTO device_events (type, device_id, owner_id, occurred_at, data)
+  SELECT 'device.online', device_id, owner_id, $5,
+         jsonb_build_object('offlineSince', to_char(offline_since AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'))
+  FROM seen WHERE offline_since IS NOT NULL
+  RETURNING id, device_id
 )
-SELECT device_id, battery_id, ts FROM inserted`;
+SELECT i.device_id, i.battery_id, i.ts, s.owner_id, s.newest_telemetry_ts AS previous_newest_ts, NULL::bigint AS online_event_id FROM inserted i JOIN seen s ON s.device_id = i.device_id
+UNION ALL
+SELECT s.device_id, NULL, NULL, s.owner_id, s.newest_telemetry_ts, b.id FROM seen s JOIN back_online b ON b.device_id = s.device_id`;
 
 interface Pending {
   deviceId: string;
@@ -75,6 +97,17 @@ const MAX_RECORDS_PER_FLUSH = 1000;
 const MAX_CONCURRENT_FLUSHES = 3;
 const DEADLOCK = '40P01';
 
+/** A row the ingest statement answers: an inserted record, or (battery_id null) a device back online. */
+interface InsertedRow {
+  device_id: string;
+  battery_id: string | null;
+  ts: Date | null;
+  owner_id: string | null;
+  previous_newest_ts: Date | null;
+  online_event_id: string | null;
+}
+
+const backOnlineKey = (deviceId: string) => `${deviceId}\u0000online`;
 const keyOf = (deviceId: string, batteryId: string, ts: Date) => `${deviceId}\u0000${batteryId}\u0000${ts.getTime()}`;
 
 /**
@@ -88,7 +121,10 @@ export class SqlTelemetryWriter extends TelemetryWriter {
   private queuedRecords = 0;
   private running = 0;
 
-  constructor(private readonly sql: Sql) {
+  constructor(
+    private readonly sql: Sql,
+    private readonly feed: TelemetryFeed,
+  ) {
     super();
   }
 
@@ -129,7 +165,7 @@ export class SqlTelemetryWriter extends TelemetryWriter {
    * at most about 2k·log2(n) more statements. Unavailability is thrown on at once, no retry.
    */
   private async storeIsolating(batch: Pending[]): Promise<void> {
-    let inserted: Set<string>;
+    let inserted: Map<string, InsertedRow>;
     try {
       inserted = await this.store(batch);
     } catch (error) {
@@ -143,7 +179,12 @@ export class SqlTelemetryWriter extends TelemetryWriter {
       await this.storeIsolating(batch.slice(middle));
       return;
     }
-    for (const pending of batch) pending.resolve(this.claim(pending, inserted));
+    const stored = new Map<string, StoredTelemetry>();
+    for (const pending of batch) {
+      const records = this.claim(pending, inserted, stored);
+      pending.resolve(records);
+    }
+    this.feed.publish([...stored.values()]);
   }
 
   private takeBatch(): Pending[] {
@@ -158,7 +199,7 @@ export class SqlTelemetryWriter extends TelemetryWriter {
     return batch;
   }
 
-  private async store(batch: Pending[]): Promise<Set<string>> {
+  private async store(batch: Pending[]): Promise<Map<string, InsertedRow>> {
     const deviceIds: string[] = [];
     const batteryIds: string[] = [];
     const timestamps: Date[] = [];
@@ -172,23 +213,46 @@ export class SqlTelemetryWriter extends TelemetryWriter {
       }
     }
     const now = batch[batch.length - 1].now;
-    const run = () => this.sql.rows<{ device_id: string; battery_id: string; ts: Date }>(INGEST_SQL, [deviceIds, batteryIds, timestamps, metrics, now], 'telemetry_ingest');
+    const run = () => this.sql.rows<InsertedRow>(INGEST_SQL, [deviceIds, batteryIds, timestamps, metrics, now], 'telemetry_ingest');
     // Another flush (of this instance or another) writing the same rows may deadlock with this
     // one; PostgreSQL aborts one side, which then simply runs again.
     const rows = await run().catch((error: unknown) => {
       if ((error as { code?: unknown }).code === DEADLOCK) return run();
       throw error;
     });
-    return new Set(rows.map((row) => keyOf(row.device_id, row.battery_id, row.ts)));
+    const result = new Map<string, InsertedRow>();
+    for (const row of rows) result.set(row.battery_id === null || row.ts === null ? backOnlineKey(row.device_id) : keyOf(row.device_id, row.battery_id, row.ts), row);
+    return result;
   }
 
-  /** How many of this request's records were inserted; a key counts once, for its first claimant. */
-  private claim(pending: Pending, inserted: Set<string>): number {
+  /**
+   * How many of this request's records were inserted, each added to its device's entry of
+   * `stored`; a key counts once, for its first claimant.
+   */
+  private claim(pending: Pending, inserted: Map<string, InsertedRow>, stored: Map<string, StoredTelemetry>): number {
+    const entryOf = (row: InsertedRow): StoredTelemetry => {
+      let entry = stored.get(pending.deviceId);
+      if (!entry) {
+        entry = { deviceId: pending.deviceId, ownerId: row.owner_id, previousNewestTs: row.previous_newest_ts, onlineEventId: null, records: [] };
+        stored.set(pending.deviceId, entry);
+      }
+      return entry;
+    };
+    const online = inserted.get(backOnlineKey(pending.deviceId));
+    if (online) {
+      inserted.delete(backOnlineKey(pending.deviceId));
+      entryOf(online).onlineEventId = `evt_${online.online_event_id}`;
+    }
     let count = 0;
     for (const record of pending.records) {
       const key = keyOf(pending.deviceId, record.batteryId, record.ts);
-      if (inserted.delete(key)) count += 1;
+      const row = inserted.get(key);
+      if (!row) continue;
+      inserted.delete(key);
+      count += 1;
+      entryOf(row).records.push(record);
     }
     return count;
   }
+
 }

@@ -1,0 +1,20 @@
+import { Module } from '@nestjs/common';
+import { EventsModule } from '../events/index.js';
+import { TelemetryModule } from '../telemetry/index.js';
+import { AlertMonitor } from './application/alert-monitor.js';
+import { AlertRules } from './application/alert-rules.service.js';
+import { AlertTransitions } from './application/alert-transitions.js';
+import { AlertsService } from './application/alerts.service.js';
+import { AlertStore } from './domain/alert.store.js';
+import { AdminAlertRulesController } from './http/admin-alert-rules.controller.js';
+import { DashboardAlertsController } from './http/dashboard-alerts.controller.js';
+import { SqlAlertStore } from './infrastructure/sql-alert-store.js';
+
+/** Battery alerts: rules per device and fleet defaults, evaluated on stored telemetry. */
+@Module({
+  imports: [EventsModule, TelemetryModule],
+  controllers: [DashboardAlertsController, AdminAlertRulesController],
+  providers: [AlertMonitor, AlertRules, AlertTransitions, AlertsService, { provide: AlertStore, useClass: SqlAlertStore }],
+  exports: [AlertMonitor],
+})
+export class AlertsModule {}

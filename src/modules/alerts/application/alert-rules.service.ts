@@ -1,0 +1,94 @@
+import { Injectable, type OnModuleInit } from '@nestjs/common';
+import { Clock } from '../../../config/config.module.js';
+import { ChangeFeed } from '../../../shared/database/change-feed.js';
+import { NotFoundError } from '../../../shared/domain-error.js';
+import { DEFAULT_ALERT_RULES, validateAlertRules, type AlertRule } from '../domain/alert-rule.js';
+import { AlertStore } from '../domain/alert.store.js';
+import { AlertTransitions } from './alert-transitions.js';
+
+/** Devices whose rules the cache keeps at most; past it, it starts over. */
+const CACHE_LIMIT = 100_000;
+
+export interface RulesView {
+  rules: AlertRule[];
+  /** True when the device has no rules of its own and follows the fleet defaults. */
+  inherited: boolean;
+}
+
+const copy = (rules: readonly AlertRule[]): AlertRule[] => rules.map((rule) => ({ ...rule }));
+
+/**
+ * Which rules apply to a device: its own, else the fleet defaults an administrator set, else the
+ * shipped defaults. Cached in memory while the change channel is live (ChangeFeed: triggers
+ * announce every change to alert_rules and alert_rule_defaults), read from the database otherwise.
+ */
+@Injectable()
+export class AlertRules implements OnModuleInit {
+  /** deviceId → its own rules, or null: none, it follows the defaults. */
+  private readonly own = new Map<string, AlertRule[] | null>();
+  private defaults: AlertRule[] | undefined;
+
+  constructor(
+    private readonly store: AlertStore,
+    private readonly feed: ChangeFeed,
+    private readonly transitions: AlertTransitions,
+    private readonly clock: Clock,
+  ) {}
+
+  onModuleInit(): void {
+    this.feed.subscribe('alert_rules', () => this.own.clear());
+    this.feed.subscribe('alert_rule_defaults', () => (this.defaults = undefined));
+  }
+
+  /** The rules of each device. */
+  async rulesFor(deviceIds: string[]): Promise<Map<string, AlertRule[]>> {
+    const live = this.feed.live;
+    const epoch = this.feed.epoch;
+    const missing = live ? deviceIds.filter((id) => !this.own.has(id)) : deviceIds;
+    const loaded = missing.length > 0 ? await this.store.deviceRules(missing) : new Map<string, AlertRule[]>();
+    const defaults = live && this.defaults ? this.defaults : ((await this.store.storedDefaults()) ?? copy(DEFAULT_ALERT_RULES));
+    // A change heard while loading may be older or newer than what was read: cache nothing then.
+    if (live && this.feed.epoch === epoch) {
+      if (this.own.size + missing.length > CACHE_LIMIT) this.own.clear();
+      for (const id of missing) this.own.set(id, loaded.get(id) ?? null);
+      this.defaults = defaults;
+    }
+    const result = new Map<string, AlertRule[]>();
+    for (const id of deviceIds) result.set(id, (live ? this.own.get(id) : undefined) ?? loaded.get(id) ?? defaults);
+    return result;
+  }
+
+  async ofDevice(deviceId: string): Promise<RulesView> {
+    const own = (await this.store.deviceRules([deviceId])).get(deviceId);
+    return own ? { rules: own, inherited: false } : { rules: await this.currentDefaults(), inherited: true };
+  }
+
+  /** Replaces the device's own rules; null goes back to the fleet defaults. Alerts of rules that are gone or disabled resolve. */
+  async setForDevice(deviceId: string, rules: AlertRule[] | null): Promise<RulesView> {
+    if (rules) validateAlertRules(rules);
+    if (!(await this.store.ownerOf(deviceId))) throw new NotFoundError('No visible device has this id.');
+    const now = this.clock.now();
+    const effective = rules ?? (await this.currentDefaults());
+    await this.store.forDevice(deviceId, async (unit) => {
+      await this.store.setDeviceRules(unit, deviceId, rules, now);
+      await this.transitions.retire(unit, deviceId, effective, now);
+    });
+    this.own.delete(deviceId);
+    return rules ? { rules, inherited: false } : { rules: effective, inherited: true };
+  }
+
+  async currentDefaults(): Promise<AlertRule[]> {
+    return (await this.store.storedDefaults()) ?? copy(DEFAULT_ALERT_RULES);
+  }
+
+  async setDefaults(rules: AlertRule[]): Promise<AlertRule[]> {
+    validateAlertRules(rules);
+    const now = this.clock.now();
+    await this.store.setDefaults(rules, now);
+    this.defaults = undefined;
+    for (const deviceId of await this.store.devicesFollowingDefaultsWithSeries()) {
+      await this.store.forDevice(deviceId, (unit) => this.transitions.retire(unit, deviceId, rules, now));
+    }
+    return rules;
+  }
+}

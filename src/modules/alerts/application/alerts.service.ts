@@ -1,0 +1,44 @@
+import { Injectable } from '@nestjs/common';
+import { Clock } from '../../../config/config.module.js';
+import { NotFoundError } from '../../../shared/domain-error.js';
+import type { Alert } from '../domain/alert.js';
+import type { AlertRule } from '../domain/alert-rule.js';
+import { AlertStore, type AlertsPage, type AlertsViewer } from '../domain/alert.store.js';
+import { AlertRules, type RulesView } from './alert-rules.service.js';
+
+/** What owners and administrators do with alerts and a device's rules. */
+@Injectable()
+export class AlertsService {
+  constructor(
+    private readonly store: AlertStore,
+    private readonly rules: AlertRules,
+    private readonly clock: Clock,
+  ) {}
+
+  async rulesOf(viewer: AlertsViewer, deviceId: string): Promise<RulesView> {
+    await this.assertManages(viewer, deviceId);
+    return this.rules.ofDevice(deviceId);
+  }
+
+  async setRules(viewer: AlertsViewer, deviceId: string, rules: AlertRule[] | null): Promise<RulesView> {
+    await this.assertManages(viewer, deviceId);
+    return this.rules.setForDevice(deviceId, rules);
+  }
+
+  list(viewer: AlertsViewer, page: AlertsPage): Promise<Alert[]> {
+    return this.store.list(viewer, page);
+  }
+
+  async acknowledge(viewer: AlertsViewer, alertId: string): Promise<Alert> {
+    if (!(await this.store.find(viewer, alertId))) throw new NotFoundError('No visible alert has this id.');
+    const alert = await this.store.acknowledge(alertId, viewer.userId, this.clock.now());
+    if (!alert) throw new NotFoundError('No visible alert has this id.');
+    return alert;
+  }
+
+  /** The owner, or an administrator; anyone else gets the 404 of a device that does not exist. */
+  private async assertManages(viewer: AlertsViewer, deviceId: string): Promise<void> {
+    const device = await this.store.ownerOf(deviceId);
+    if (!device || (!viewer.isAdmin && device.ownerId !== viewer.userId)) throw new NotFoundError('No visible device has this id.');
+  }
+}

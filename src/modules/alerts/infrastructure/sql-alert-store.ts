@@ -1,0 +1,195 @@
+import { Injectable } from '@nestjs/common';
+import { Sql } from '../../../shared/database/sql.js';
+import type { SqlRunner } from '../../../shared/database/sql-runner.js';
+import type { Alert, AlertState } from '../domain/alert.js';
+import type { AlertOp, AlertRule } from '../domain/alert-rule.js';
+import { AlertStore, type AlertsPage, type AlertsViewer, type DeviceAlertWork, type StoredSeries } from '../domain/alert.store.js';
+
+/** Arbitrary constant: with the device id's hash, the advisory lock of one device's alerts. */
+const ALERTS_LOCK_SPACE = 7_221_950;
+
+interface AlertRow {
+  alert_id: string;
+  device_id: string;
+  battery_id: string;
+  rule_id: string;
+  metric: string;
+  op: AlertOp;
+  threshold: number;
+  clear_at: number;
+  value: number;
+  state: AlertState;
+  opened_at: Date;
+  acknowledged_at: Date | null;
+  resolved_at: Date | null;
+  resolved_value: number | null;
+}
+
+const ALERT_COLUMNS = 'a.alert_id, a.device_id, a.battery_id, a.rule_id, a.metric, a.op, a.threshold, a.clear_at, a.value, a.state, a.opened_at, a.acknowledged_at, a.resolved_at, a.resolved_value';
+
+/** Visible to the viewer: the history's rule (a later owner sees alerts opened from the release on). */
+const VISIBLE = '($1::boolean OR (d.owner_id = $2::uuid AND (d.visible_since IS NULL OR a.opened_at >= d.visible_since)))';
+
+function toAlert(row: AlertRow): Alert {
+  return {
+    alertId: row.alert_id,
+    deviceId: row.device_id,
+    batteryId: row.battery_id,
+    ruleId: row.rule_id,
+    metric: row.metric,
+    op: row.op,
+    threshold: row.threshold,
+    clearAt: row.clear_at,
+    value: row.value,
+    state: row.state,
+    openedAt: row.opened_at,
+    acknowledgedAt: row.acknowledged_at,
+    resolvedAt: row.resolved_at,
+    resolvedValue: row.resolved_value,
+  };
+}
+
+class SqlDeviceAlertWork implements DeviceAlertWork {
+  constructor(
+    readonly tx: SqlRunner,
+    private readonly deviceId: string,
+  ) {}
+
+  async ownerId(): Promise<string | null> {
+    const [row] = await this.tx.rows<{ owner_id: string | null }>('SELECT owner_id FROM devices WHERE device_id = $1', [this.deviceId]);
+    return row?.owner_id ?? null;
+  }
+
+  async series(): Promise<StoredSeries[]> {
+    const rows = await this.tx.rows<{ battery_id: string; rule_id: string; watermark: Date | null; breaching_since: Date | null; open_alert_id: string | null; opened_at: Date | null; value: number | null }>(
+      `SELECT s.battery_id, s.rule_id, s.watermark, s.breaching_since, s.open_alert_id, a.opened_at, a.value
+         FROM alert_series s LEFT JOIN alerts a ON a.alert_id = s.open_alert_id
+        WHERE s.device_id = $1`,
+      [this.deviceId],
+    );
+    return rows.map((row) => ({
+      batteryId: row.battery_id,
+      ruleId: row.rule_id,
+      openAlertId: row.open_alert_id,
+      state: { watermark: row.watermark, breachingSince: row.breaching_since, open: row.open_alert_id && row.opened_at && row.value !== null ? { openedAt: row.opened_at, value: row.value } : null },
+    }));
+  }
+
+  async saveSeries(batteryId: string, ruleId: string, state: StoredSeries['state'], openAlertId: string | null): Promise<void> {
+    await this.tx.rows(
+      `INSERT INTO alert_series (device_id, battery_id, rule_id, watermark, breaching_since, open_alert_id) VALUES ($1, $2, $3, $4, $5, $6)
+       ON CONFLICT (device_id, battery_id, rule_id) DO UPDATE SET watermark = EXCLUDED.watermark, breaching_since = EXCLUDED.breaching_since, open_alert_id = EXCLUDED.open_alert_id`,
+      [this.deviceId, batteryId, ruleId, state.watermark, state.breachingSince, openAlertId],
+    );
+  }
+
+  async dropSeries(batteryId: string, ruleId: string): Promise<void> {
+    await this.tx.rows('DELETE FROM alert_series WHERE device_id = $1 AND battery_id = $2 AND rule_id = $3', [this.deviceId, batteryId, ruleId]);
+  }
+
+  async insertAlert(alert: Alert): Promise<void> {
+    await this.tx.rows(
+      `INSERT INTO alerts (alert_id, device_id, battery_id, rule_id, metric, op, threshold, clear_at, value, state, opened_at)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
+      [alert.alertId, alert.deviceId, alert.batteryId, alert.ruleId, alert.metric, alert.op, alert.threshold, alert.clearAt, alert.value, alert.state, alert.openedAt],
+    );
+  }
+
+  async resolveAlert(alertId: string, at: Date, value: number | null): Promise<Alert | null> {
+    const [row] = await this.tx.rows<AlertRow>(
+      `UPDATE alerts a SET state = 'resolved', resolved_at = $2, resolved_value = $3 WHERE a.alert_id = $1 AND a.state <> 'resolved' RETURNING ${ALERT_COLUMNS}`,
+      [alertId, at, value],
+    );
+    return row ? toAlert(row) : null;
+  }
+}
+
+/** Rules, series and alerts in plain SQL: the evaluation runs after every ingest flush that needs it. */
+@Injectable()
+export class SqlAlertStore extends AlertStore {
+  constructor(private readonly sql: Sql) {
+    super();
+  }
+
+  async deviceRules(deviceIds: string[]): Promise<Map<string, AlertRule[]>> {
+    const rows = await this.sql.rows<{ device_id: string; rules: AlertRule[] }>('SELECT device_id, rules FROM alert_rules WHERE device_id = ANY($1::text[])', [deviceIds], 'alert_rules_of');
+    return new Map(rows.map((row) => [row.device_id, row.rules]));
+  }
+
+  async storedDefaults(): Promise<AlertRule[] | null> {
+    const [row] = await this.sql.rows<{ rules: AlertRule[] }>('SELECT rules FROM alert_rule_defaults WHERE id = 1');
+    return row?.rules ?? null;
+  }
+
+  async devicesWithSeries(deviceIds: string[]): Promise<Set<string>> {
+    const rows = await this.sql.rows<{ device_id: string }>('SELECT DISTINCT device_id FROM alert_series WHERE device_id = ANY($1::text[])', [deviceIds], 'alert_series_of');
+    return new Set(rows.map((row) => row.device_id));
+  }
+
+  forDevice<T>(deviceId: string, work: (unit: DeviceAlertWork) => Promise<T>): Promise<T> {
+    return this.sql.transaction(async (tx) => {
+      await tx.rows('SELECT pg_advisory_xact_lock($1, hashtext($2))', [ALERTS_LOCK_SPACE, deviceId]);
+      return work(new SqlDeviceAlertWork(tx, deviceId));
+    });
+  }
+
+  async setDeviceRules(unit: DeviceAlertWork, deviceId: string, rules: AlertRule[] | null, now: Date): Promise<void> {
+    if (rules === null) await unit.tx.rows('DELETE FROM alert_rules WHERE device_id = $1', [deviceId]);
+    else {
+      await unit.tx.rows(
+        `INSERT INTO alert_rules (device_id, rules, updated_at) VALUES ($1, $2, $3)
+         ON CONFLICT (device_id) DO UPDATE SET rules = EXCLUDED.rules, updated_at = EXCLUDED.updated_at`,
+        [deviceId, JSON.stringify(rules), now],
+      );
+    }
+  }
+
+  async setDefaults(rules: AlertRule[], now: Date): Promise<void> {
+    await this.sql.rows(
+      `INSERT INTO alert_rule_defaults (id, rules, updated_at) VALUES (1, $1, $2)
+       ON CONFLICT (id) DO UPDATE SET rules = EXCLUDED.rules, updated_at = EXCLUDED.updated_at`,
+      [JSON.stringify(rules), now],
+    );
+  }
+
+  async devicesFollowingDefaultsWithSeries(): Promise<string[]> {
+    const rows = await this.sql.rows<{ device_id: string }>(
+      'SELECT DISTINCT s.device_id FROM alert_series s WHERE NOT EXISTS (SELECT 1 FROM alert_rules r WHERE r.device_id = s.device_id) ORDER BY s.device_id',
+    );
+    return rows.map((row) => row.device_id);
+  }
+
+  async ownerOf(deviceId: string): Promise<{ ownerId: string | null } | undefined> {
+    const [row] = await this.sql.rows<{ owner_id: string | null }>('SELECT owner_id FROM devices WHERE device_id = $1', [deviceId]);
+    return row ? { ownerId: row.owner_id } : undefined;
+  }
+
+  async list(viewer: AlertsViewer, page: AlertsPage): Promise<Alert[]> {
+    const rows = await this.sql.rows<AlertRow>(
+      `SELECT ${ALERT_COLUMNS} FROM alerts a JOIN devices d ON d.device_id = a.device_id
+        WHERE ${VISIBLE}
+          AND ($3::text IS NULL OR a.device_id = $3)
+          AND ($4::text IS NULL OR a.state = $4)
+          AND ($5::timestamptz IS NULL OR (a.opened_at, a.alert_id) < ($5, $6::uuid))
+        ORDER BY a.opened_at DESC, a.alert_id DESC
+        LIMIT $7`,
+      [viewer.isAdmin, viewer.userId, page.deviceId, page.state, page.before?.openedAt ?? null, page.before?.alertId ?? null, page.limit],
+    );
+    return rows.map(toAlert);
+  }
+
+  async find(viewer: AlertsViewer, alertId: string): Promise<Alert | null> {
+    const [row] = await this.sql.rows<AlertRow>(`SELECT ${ALERT_COLUMNS} FROM alerts a JOIN devices d ON d.device_id = a.device_id WHERE ${VISIBLE} AND a.alert_id = $3`, [viewer.isAdmin, viewer.userId, alertId]);
+    return row ? toAlert(row) : null;
+  }
+
+  async acknowledge(alertId: string, userId: string, now: Date): Promise<Alert | null> {
+    const [row] = await this.sql.rows<AlertRow>(
+      `UPDATE alerts a SET state = CASE WHEN a.state = 'open' THEN 'acknowledged' ELSE a.state END,
+              acknowledged_at = COALESCE(a.acknowledged_at, $3), acknowledged_by = COALESCE(a.acknowledged_by, $2)
+        WHERE a.alert_id = $1 RETURNING ${ALERT_COLUMNS}`,
+      [alertId, userId, now],
+    );
+    return row ? toAlert(row) : null;
+  }
+}

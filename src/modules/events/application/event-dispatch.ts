@@ -1,0 +1,56 @@
+import { Injectable } from '@nestjs/common';
+import { Sql } from '../../../shared/database/sql.js';
+import { JobQueue } from '../../../shared/jobs/job-queue.js';
+import { eventIdOf, sequenceOf, type DeviceEvent, type DeviceEventType } from '../domain/device-event.js';
+
+export const EVENT_DISPATCH_QUEUE = 'events.dispatch';
+
+/** An event as channels see it: with the owner it happened to. */
+export interface DispatchedEvent extends DeviceEvent {
+  ownerId: string | null;
+}
+
+/**
+ * Where an event goes beyond the log (webhooks, e-mail). A channel only enqueues its own jobs, with
+ * ids derived from the event, so a dispatch that runs twice enqueues nothing twice.
+ */
+export interface EventChannel {
+  fanOut(event: DispatchedEvent): Promise<void>;
+}
+
+/**
+ * Job `events.dispatch`: EventLog enqueues one per event, in the event's transaction; this hands the
+ * event to every channel. Retried like any job until every channel took it.
+ */
+@Injectable()
+export class EventDispatch {
+  private readonly channels: EventChannel[] = [];
+
+  constructor(
+    private readonly jobs: JobQueue,
+    private readonly sql: Sql,
+  ) {
+    jobs.define<{ eventId: string }>({ name: EVENT_DISPATCH_QUEUE, retry: { delaySec: 2, delayMaxSec: 600, limit: 200 }, expireInSec: 300 }, (job) => this.dispatch(job.eventId), { concurrency: 2 });
+  }
+
+  /** Enqueues the dispatch of an event recorded without EventLog (the ingest statement's device.online). */
+  async later(eventId: string): Promise<void> {
+    await this.jobs.send(EVENT_DISPATCH_QUEUE, { eventId });
+  }
+
+  register(channel: EventChannel): void {
+    this.channels.push(channel);
+  }
+
+  async dispatch(eventId: string): Promise<void> {
+    const sequence = sequenceOf(eventId);
+    if (!sequence) return;
+    const [row] = await this.sql.rows<{ id: string; type: DeviceEventType; device_id: string; owner_id: string | null; occurred_at: Date; data: Record<string, unknown> }>(
+      'SELECT id, type, device_id, owner_id, occurred_at, data FROM device_events WHERE id = $1',
+      [sequence],
+    );
+    if (!row) return; // its device was deleted, and the event with it
+    const event: DispatchedEvent = { id: eventIdOf(row.id), type: row.type, deviceId: row.device_id, ownerId: row.owner_id, occurredAt: row.occurred_at, data: row.data };
+    for (const channel of this.channels) await channel.fanOut(event);
+  }
+}

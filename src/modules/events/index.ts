@@ -1,0 +1,9 @@
+/** The events module's public surface: what other modules and the composition root may import. */
+export { EventsModule } from './events.module.js';
+export { EventLog } from './application/event-log.js';
+export { EventDispatch, type DispatchedEvent, type EventChannel } from './application/event-dispatch.js';
+export { DEVICE_EVENT_TYPES, type DeviceEventType, type NewDeviceEvent } from './domain/device-event.js';
+import { DeviceEventRecord } from './infrastructure/device-event.record.js';
+
+/** The tables this module owns, for the data source (src/schema.ts). */
+export const EVENTS_RECORDS = [DeviceEventRecord];

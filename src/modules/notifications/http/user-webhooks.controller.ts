@@ -1,0 +1,67 @@
+import { Body, Controller, Delete, Get, HttpCode, Param, ParseUUIDPipe, Post } from '@nestjs/common';
+import { ApiBody, ApiOperation, ApiParam, ApiResponse, ApiTags } from '@nestjs/swagger';
+import { CurrentCustomer, CustomerAuth } from '../../../auth/auth.decorators.js';
+import type { CustomerPrincipal } from '../../../auth/principals.js';
+import { ValidationFailedError } from '../../../shared/domain-error.js';
+import { ApiProblems } from '../../../shared/http/api-problems.decorator.js';
+import { NoStore } from '../../../shared/http/no-store.decorator.js';
+import { WebhooksService } from '../application/webhooks.service.js';
+import { CreatedWebhookResponse, CreateWebhookRequest, WebhookResponse, WebhooksResponse, WebhookTestResponse } from './webhooks.dto.js';
+
+function WebhookIdParam(): ParameterDecorator {
+  return Param('webhookId', new ParseUUIDPipe({ exceptionFactory: () => new ValidationFailedError([{ field: 'webhookId', message: 'webhookId must be a webhook id (UUID)' }]) }));
+}
+
+@ApiTags('webhooks')
+@Controller('user/webhooks')
+export class UserWebhooksController {
+  constructor(private readonly webhooks: WebhooksService) {}
+
+  @Post()
+  @CustomerAuth()
+  @NoStore()
+  @ApiOperation({
+    operationId: 'createWebhook',
+    summary: 'Register a webhook for the events of your devices',
+    description:
+      'Deliveries follow the Standard Webhooks specification (headers webhook-id, webhook-timestamp, webhook-signature; body {type, timestamp, data}, see the webhooks section), at least once, retried with backoff for more than 24 h. A webhook failing for 24 h is disabled and you get an e-mail. At most 10 per account.',
+  })
+  @ApiBody({ type: CreateWebhookRequest })
+  @ApiResponse({ status: 201, type: CreatedWebhookResponse, description: 'Registered; the secret is shown only here.' })
+  @ApiProblems(400, 401, 409, 413, 415)
+  async create(@CurrentCustomer() customer: CustomerPrincipal, @Body() body: CreateWebhookRequest): Promise<CreatedWebhookResponse> {
+    const { webhook, secret } = await this.webhooks.create(customer.userId, body.url, body.types ?? null);
+    return { ...WebhookResponse.from(webhook), secret };
+  }
+
+  @Get()
+  @CustomerAuth()
+  @ApiOperation({ operationId: 'listWebhooks', summary: 'Your webhooks (without their secrets)' })
+  @ApiResponse({ status: 200, type: WebhooksResponse, description: 'Every webhook of the account.' })
+  @ApiProblems(401)
+  async list(@CurrentCustomer() customer: CustomerPrincipal): Promise<WebhooksResponse> {
+    return { items: (await this.webhooks.list(customer.userId)).map(WebhookResponse.from) };
+  }
+
+  @Delete(':webhookId')
+  @HttpCode(204)
+  @CustomerAuth()
+  @ApiOperation({ operationId: 'deleteWebhook', summary: 'Delete one of your webhooks; what was queued for it is dropped' })
+  @ApiParam({ name: 'webhookId', format: 'uuid' })
+  @ApiResponse({ status: 204, description: 'Deleted.' })
+  @ApiProblems(400, 401, 404)
+  async delete(@CurrentCustomer() customer: CustomerPrincipal, @WebhookIdParam() webhookId: string): Promise<void> {
+    await this.webhooks.delete(customer.userId, webhookId);
+  }
+
+  @Post(':webhookId/test')
+  @HttpCode(202)
+  @CustomerAuth()
+  @ApiOperation({ operationId: 'testWebhook', summary: 'Queue a signed `webhook.test` message to one of your webhooks' })
+  @ApiParam({ name: 'webhookId', format: 'uuid' })
+  @ApiResponse({ status: 202, type: WebhookTestResponse, description: 'Queued; delivered like any event, with retries.' })
+  @ApiProblems(400, 401, 404)
+  async test(@CurrentCustomer() customer: CustomerPrincipal, @WebhookIdParam() webhookId: string): Promise<WebhookTestResponse> {
+    return { messageId: await this.webhooks.test(customer.userId, webhookId) };
+  }
+}

@@ -1,0 +1,47 @@
+import { Injectable, Logger } from '@nestjs/common';
+import type { TelemetryRecord } from '../domain/telemetry-record.js';
+
+/** What one flush stored for one device: the records ingest actually inserted, after the commit. */
+export interface StoredTelemetry {
+  deviceId: string;
+  ownerId: string | null;
+  /**
+   * The device's newest record time before this flush. Records at or before it arrived late (a
+   * gateway uploading its backlog, a retry after a newer upload): stored, but older than what
+   * was already heard.
+   */
+  previousNewestTs: Date | null;
+  /** The device.online event the flush recorded (the device had been marked offline), to dispatch. */
+  onlineEventId: string | null;
+  /** May be empty: a device back online whose upload held only records stored before. */
+  records: TelemetryRecord[];
+}
+
+export type StoredTelemetryListener = (stored: StoredTelemetry[]) => void;
+
+/**
+ * Tells this instance's listeners (alert evaluation, the live stream) what each ingest flush
+ * stored, once it committed. Listeners run synchronously and must only hand the work on: the
+ * requests of the flush are answered right after.
+ */
+@Injectable()
+export class TelemetryFeed {
+  private readonly logger = new Logger(TelemetryFeed.name);
+  private readonly listeners = new Set<StoredTelemetryListener>();
+
+  subscribe(listener: StoredTelemetryListener): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  publish(stored: StoredTelemetry[]): void {
+    if (stored.length === 0) return;
+    for (const listener of this.listeners) {
+      try {
+        listener(stored);
+      } catch (error) {
+        this.logger.error({ err: error }, 'A stored-telemetry listener failed');
+      }
+    }
+  }
+}

@@ -1,0 +1,11 @@
+import { Global, Module } from '@nestjs/common';
+import { Env } from '../../config/env.js';
+import { Mailer } from './mailer.js';
+import { LogMailer, SmtpMailer } from './smtp-mailer.js';
+
+@Global()
+@Module({
+  providers: [{ provide: Mailer, inject: [Env], useFactory: (env: Env) => (env.SMTP_URL ? new SmtpMailer(env.SMTP_URL, env.MAIL_FROM) : new LogMailer(env.NODE_ENV === 'development')) }],
+  exports: [Mailer],
+})
+export class MailModule {}

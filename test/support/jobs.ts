@@ -1,0 +1,14 @@
+import type pg from 'pg';
+import { eventually } from './eventually.js';
+
+/**
+ * Waits until the job queue holds no job that is waiting or running: what earlier requests
+ * enqueued (a verification mail, say) has been done, so it cannot be mistaken for a write of the
+ * request a test sends next.
+ */
+export async function jobsSettled(db: pg.Pool, timeoutMs = 10_000): Promise<void> {
+  await eventually(async () => {
+    const { rows } = await db.query<{ pending: number }>("SELECT count(*)::int AS pending FROM pgboss.job WHERE state IN ('created', 'retry', 'active')");
+    if (rows[0].pending > 0) throw new Error(`${rows[0].pending} jobs still pending after ${timeoutMs} ms`);
+  }, timeoutMs);
+}
