@@ -16,6 +16,7 @@ export const PROBLEM_TITLES: Record<string, string> = {
   METHOD_NOT_ALLOWED: 'Method not allowed',
   DEVICE_ALREADY_REGISTERED: 'The device is already registered',
   TOO_MANY_WEBHOOKS: 'Too many webhooks',
+  WEBHOOK_DISABLED: 'The webhook is disabled',
   INVALID_ALERT_RULE: 'The alert rules are not valid',
   WEBHOOK_URL_NOT_ALLOWED: 'The webhook URL is not allowed',
   PASSWORD_TOO_COMMON: 'The password is too easy to guess',

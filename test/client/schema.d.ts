@@ -5695,6 +5695,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemResponse"];
                 };
             };
+            /** @description Conflicts with the current state. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                };
+            };
             /** @description Temporarily unavailable: the database cannot be reached (problem SERVICE_UNAVAILABLE); see Retry-After. */
             503: {
                 headers: {

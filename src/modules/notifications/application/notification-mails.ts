@@ -27,6 +27,12 @@ export interface WebhookDisabledMailJob {
   url: string;
 }
 
+/** 86400 → "24 hours", 90 → "2 minutes", 10 → "10 seconds". */
+function duration(seconds: number): string {
+  const [amount, unit] = seconds >= 7200 ? [Math.round(seconds / 3600), 'hour'] : seconds >= 120 ? [Math.round(seconds / 60), 'minute'] : [seconds, 'second'];
+  return `${amount} ${unit}${amount === 1 ? '' : 's'}`;
+}
+
 function describe(event: NotifiedEvent): string {
   const data = event.data as Record<string, string | number | null | undefined>;
   const at = event.occurredAt.toISOString();
@@ -114,8 +120,8 @@ export class NotificationMails implements EventChannel, OnModuleInit {
       to: job.to,
       subject: 'Device Cloud: a webhook of yours was disabled',
       text:
-        `Every delivery to your webhook ${job.webhookId} (${origin}) failed for ${Math.round(this.env.WEBHOOK_DISABLE_AFTER_SEC / 3600)} hours, so it was disabled and gets no more events.\n\n` +
-        'Fix the endpoint, then register it again with POST /api/v1/user/webhooks.',
+        `Every delivery to your webhook ${job.webhookId} (${origin}) failed for ${duration(this.env.WEBHOOK_DISABLE_AFTER_SEC)}, so it was disabled and gets no more events.\n\n` +
+        'Fix the endpoint, then delete the disabled webhook (DELETE /api/v1/user/webhooks/{webhookId}; it still counts towards your 10) and register it again with POST /api/v1/user/webhooks.',
     });
   }
 }

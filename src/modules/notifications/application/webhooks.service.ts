@@ -13,6 +13,12 @@ import { SecretBox } from '../infrastructure/secret-box.js';
 import { newWebhookSecret } from '../infrastructure/webhook-http-client.js';
 import { WEBHOOK_QUEUE, type WebhookJob } from './webhook-deliveries.js';
 
+export class WebhookDisabledError extends DomainError {
+  constructor() {
+    super('WEBHOOK_DISABLED', 'conflict', 'This webhook was disabled after failing for too long. Delete it and register it again once the endpoint works.');
+  }
+}
+
 export class TooManyWebhooksError extends DomainError {
   constructor() {
     super('TOO_MANY_WEBHOOKS', 'conflict', `An account can have at most ${MAX_WEBHOOKS_PER_USER} webhooks. Delete one first.`);
@@ -60,6 +66,7 @@ export class WebhooksService {
   async test(userId: string, webhookId: string): Promise<string> {
     const webhook = await this.webhooks.find(webhookId);
     if (!webhook || webhook.userId !== userId) throw new NotFoundError('You have no webhook with this id.');
+    if (!webhook.enabled) throw new WebhookDisabledError();
     const messageId = `msg_${randomUUID().replaceAll('-', '')}`;
     const now = this.clock.now();
     const job: WebhookJob = { webhookId, url: webhook.url, messageId, payload: { type: 'webhook.test', timestamp: now.toISOString(), data: { webhookId } } };

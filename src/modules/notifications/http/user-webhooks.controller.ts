@@ -60,7 +60,7 @@ export class UserWebhooksController {
   @ApiOperation({ operationId: 'testWebhook', summary: 'Queue a signed `webhook.test` message to one of your webhooks' })
   @ApiParam({ name: 'webhookId', format: 'uuid' })
   @ApiResponse({ status: 202, type: WebhookTestResponse, description: 'Queued; delivered like any event, with retries.' })
-  @ApiProblems(400, 401, 404)
+  @ApiProblems(400, 401, 404, 409)
   async test(@CurrentCustomer() customer: CustomerPrincipal, @WebhookIdParam() webhookId: string): Promise<WebhookTestResponse> {
     return { messageId: await this.webhooks.test(customer.userId, webhookId) };
   }
