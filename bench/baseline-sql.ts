@@ -54,14 +54,15 @@ WITH input AS (
   SELECT DISTINCT ON (device_id, battery_id, metric) device_id, battery_id, metric, ts, value
   FROM metric_values ORDER BY device_id, battery_id, metric, ts DESC
   ON CONFLICT (device_id, battery_id, metric) DO UPDATE SET ts = EXCLUDED.ts, value = EXCLUDED.value WHERE EXCLUDED.ts > l.ts
-), newest AS (
-  SELECT device_id, max(ts) AS ts FROM inserted GROUP BY device_id
+), previous AS (
+  SELECT l.device_id, l.battery_id, max(l.ts) AS ts FROM device_latest_metrics l
+  WHERE (l.device_id, l.battery_id) IN (SELECT DISTINCT device_id, battery_id FROM inserted)
+  GROUP BY l.device_id, l.battery_id
 ), seen AS (
-  UPDATE devices d SET last_seen_at = GREATEST(d.last_seen_at, $5), last_telemetry_at = GREATEST(d.last_telemetry_at, $5), offline_since = NULL,
-         newest_telemetry_ts = GREATEST(d.newest_telemetry_ts, (SELECT n.ts FROM newest n WHERE n.device_id = d.device_id))
-  FROM (SELECT device_id, offline_since, newest_telemetry_ts FROM devices WHERE device_id = ANY($1::text[]) ORDER BY device_id FOR UPDATE) AS before
+  UPDATE devices d SET last_seen_at = GREATEST(d.last_seen_at, $5), last_telemetry_at = GREATEST(d.last_telemetry_at, $5), offline_since = NULL
+  FROM (SELECT device_id, offline_since FROM devices WHERE device_id = ANY($1::text[]) ORDER BY device_id FOR UPDATE) AS before
   WHERE d.device_id = before.device_id
-  RETURNING d.device_id, d.owner_id, before.offline_since, before.newest_telemetry_ts
+  RETURNING d.device_id, d.owner_id, before.offline_since
 ), back_online AS (
   INSERT INTO device_events (type, device_id, owner_id, occurred_at, data)
   SELECT 'device.online', device_id, owner_id, $5,
@@ -69,9 +70,10 @@ WITH input AS (
   FROM seen WHERE offline_since IS NOT NULL
   RETURNING id, device_id
 )
-SELECT i.device_id, i.battery_id, i.ts, s.owner_id, s.newest_telemetry_ts AS previous_newest_ts, NULL::bigint AS online_event_id FROM inserted i JOIN seen s ON s.device_id = i.device_id
+SELECT i.device_id, i.battery_id, i.ts, s.owner_id, p.ts AS previous_newest_ts, NULL::bigint AS online_event_id
+  FROM inserted i JOIN seen s ON s.device_id = i.device_id LEFT JOIN previous p ON p.device_id = i.device_id AND p.battery_id = i.battery_id
 UNION ALL
-SELECT s.device_id, NULL, NULL, s.owner_id, s.newest_telemetry_ts, b.id FROM seen s JOIN back_online b ON b.device_id = s.device_id`;
+SELECT s.device_id, NULL, NULL, s.owner_id, NULL, b.id FROM seen s JOIN back_online b ON b.device_id = s.device_id`;
 
 export const INGEST_NAME = 'telemetry_ingest';
 

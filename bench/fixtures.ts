@@ -15,6 +15,8 @@ export const HOST = '127.0.0.1';
 export const PG_PORT = 54339;
 export const SERVICE_PORT = 3190;
 export const BASELINE_PORT = 3191;
+/** The second service process of S1 and S2, with ALERTS_ENABLED=false (3192 is the floor server's, bench/floor.ts). */
+export const SERVICE_ALERTS_OFF_PORT = 3193;
 export const DATABASE = 'device_cloud_bench';
 /** The service's default DB_POOL_SIZE; the baseline opens the same number of connections. */
 export const POOL_SIZE = 10;

@@ -5,9 +5,44 @@ import { machineBusyUs, peakRssKb, postgresCpuUs, processCpuUs, resetPeakRss, rs
 import type { LoadSpec, Variant } from './scenarios.js';
 import { firePaced, type LoadOutcome } from './paced.js';
 import type { ServerProcess } from './servers.js';
-import type { Fleet, IngestClock, Integrity, Workload } from './workloads.js';
+import type { Fleet, IngestClock, Integrity, SentRecords, Workload } from './workloads.js';
 
-export type Target = 'baseline' | 'service';
+/**
+ * The servers a variant runs against: the hand-written baseline, the service as configured for
+ * production (alerting on, the fleet default rules on every device) and, for S1 and S2 only, a
+ * second service process that differs by ALERTS_ENABLED=false.
+ */
+export type Target = 'baseline' | 'service' | 'service-alerts-off';
+
+/** What alert evaluation did during an ingest run against a service (both services report it; alerting off must show none). */
+export interface AlertingActivity {
+  /** The records the ingest loads sent during the measured run, and how many breach a default rule's threshold. */
+  sent: SentRecords;
+  /** Alerts opened and resolved from the start of the measured run until the service was quiet again. */
+  opened: number;
+  resolved: number;
+  /** Series in progress (a breach running or an alert open) once the service was quiet. */
+  seriesAtEnd: number;
+  /** Flushes the service logged as not evaluated (its evaluation queue full) or failed, in the same span. */
+  skippedFlushes: number;
+  failedFlushes: number;
+}
+
+/** Counts of the service's log lines about alert evaluation, so far (run.ts counts them on its stdout). */
+export interface AlertLogCounts {
+  skipped: number;
+  failed: number;
+}
+
+/** The work a server finished after the load stopped (deferred work such as alert evaluation, requests in flight). */
+export interface AfterLoad {
+  /** Seconds from the end of the load until the server's CPU fell below 5 % of a core for a whole second (at most 180 s). */
+  seconds: number;
+  quiet: boolean;
+  /** CPU the server and PostgreSQL used in that time, µs per request of the measured run. */
+  serverCpuUsPerRequest: number;
+  postgresCpuUsPerRequest: number;
+}
 
 export interface LoadResult {
   name: string;
@@ -40,12 +75,19 @@ export interface RunResult {
   peakRssMb: number;
   /**
    * Share of the machine's CPU capacity used during the measured run by processes other than the
-   * server, PostgreSQL and the load generator (the idle other server, and anything else running on
-   * the machine). Above a few percent the run was disturbed.
+   * bench's servers, PostgreSQL and the load generator: anything else running on the machine.
+   * Above a few percent the run was disturbed. (Before the alerting comparison added a third
+   * server, this share included the idle other server.)
    */
   otherCpuShare: number;
+  /** Share of the machine's CPU capacity the bench's other servers used while idle during the measured run (job polling, timers). */
+  idleServersCpuShare: number;
   /** PostgreSQL transactions committed or rolled back per completed request (variants that count them). */
   postgresTransactionsPerRequest?: number;
+  /** What the server still did once the load stopped; the next run starts only after it. */
+  afterLoad: AfterLoad;
+  /** Ingest variants against a service: alert evaluation during the run. */
+  alerting?: AlertingActivity;
 }
 
 /** Backends report their statistics at most every 10 s when idle (PGSTAT_IDLE_INTERVAL): wait that out. */
@@ -70,10 +112,48 @@ export interface RunContext {
   postmasterPid: number;
   warmupSec: number;
   durationSec: number;
+  /** Every server the bench started: those not measured in a run sit idle during it, and their CPU is counted apart. */
+  serverPids: number[];
+}
+
+const QUIET_SAMPLE_MS = 250;
+/** Quiet: the server used less than this share of one core in each of QUIET_SAMPLES samples in a row. */
+const QUIET_CPU_SHARE = 0.05;
+const QUIET_SAMPLES = 4;
+export const QUIET_MAX_MS = 180_000;
+
+/**
+ * Waits until the server's CPU falls quiet after a run, so work it deferred (alert evaluation of
+ * the last flushes, requests cut off at the stop) is done before the next run starts on another
+ * server, and is not counted as that run's "other CPU" or PostgreSQL CPU.
+ */
+async function waitQuiet(pid: number, since: bigint): Promise<{ seconds: number; quiet: boolean }> {
+  let quietSamples = 0;
+  let last = processCpuUs(pid);
+  let lastAt = process.hrtime.bigint();
+  while (Number(process.hrtime.bigint() - since) / 1e6 < QUIET_MAX_MS) {
+    await new Promise((resolve) => setTimeout(resolve, QUIET_SAMPLE_MS));
+    const now = process.hrtime.bigint();
+    const cpu = processCpuUs(pid);
+    const share = (cpu - last) / (Number(now - lastAt) / 1000);
+    last = cpu;
+    lastAt = now;
+    quietSamples = share < QUIET_CPU_SHARE ? quietSamples + 1 : 0;
+    // The quiet second itself is not part of the tail.
+    if (quietSamples >= QUIET_SAMPLES) return { seconds: Math.max(0, Number(now - since) / 1e9 - (QUIET_SAMPLES * QUIET_SAMPLE_MS) / 1000), quiet: true };
+  }
+  return { seconds: QUIET_MAX_MS / 1000, quiet: false };
+}
+
+async function alertCounts(pool: pg.Pool): Promise<{ opened: number; resolved: number; series: number }> {
+  const { rows } = await pool.query<{ opened: number; resolved: number; series: number }>(
+    'SELECT (SELECT count(*)::int FROM alerts) AS opened, (SELECT count(*)::int FROM alerts WHERE resolved_at IS NOT NULL) AS resolved, (SELECT count(*)::int FROM alert_series) AS series',
+  );
+  return rows[0];
 }
 
 /** One run of a variant against one server: warm-up, then the measured period with CPU, RSS and integrity. */
-export async function runVariant(variant: Variant, server: ServerProcess, target: Target, round: number, context: RunContext): Promise<RunResult> {
+export async function runVariant(variant: Variant, server: ServerProcess, target: Target, round: number, context: RunContext, alertLog?: () => AlertLogCounts): Promise<RunResult> {
   const start = (durationSec: number) =>
     variant.loads.map((load) => {
       const workload = load.workload(context.fleet, context.clock);
@@ -83,12 +163,18 @@ export async function runVariant(variant: Variant, server: ServerProcess, target
   await Promise.all(start(context.warmupSec).map((run) => run.done));
   await new Promise((resolve) => setTimeout(resolve, variant.countTransactions ? STATS_SETTLE_MS : 500));
   const transactionsBefore = variant.countTransactions ? await transactionCount(context.pool) : 0;
+  const watchAlerts = target !== 'baseline' && variant.loads.some((load) => load.ingest === true);
+  const alertsBefore = watchAlerts ? await alertCounts(context.pool) : undefined;
+  const alertLogBefore = alertLog?.();
 
   const hwmReset = resetPeakRss(server.pid);
   let sampledRssKb = rssKb(server.pid);
   const sampler = setInterval(() => {
     sampledRssKb = Math.max(sampledRssKb, rssKb(server.pid));
   }, 200);
+  const idlePids = context.serverPids.filter((pid) => pid !== server.pid);
+  const idleCpuOf = () => idlePids.reduce((sum, pid) => sum + processCpuUs(pid), 0);
+  const idleCpu = idleCpuOf();
   const serverCpu = processCpuUs(server.pid);
   const postgresCpu = postgresCpuUs(context.postmasterPid);
   const ownCpu = process.cpuUsage();
@@ -102,10 +188,17 @@ export async function runVariant(variant: Variant, server: ServerProcess, target
   const postgresCpuUs_ = postgresCpuUs(context.postmasterPid) - postgresCpu;
   const ownCpuDelta = process.cpuUsage(ownCpu);
   const machineCpuUs = machineBusyUs() - machineCpu;
+  const idleCpuUs = idleCpuOf() - idleCpu;
   const elapsedUs = Number(process.hrtime.bigint() - began) / 1000;
-  const otherCpuUs = machineCpuUs - serverCpuUs - postgresCpuUs_ - ownCpuDelta.user - ownCpuDelta.system;
+  const otherCpuUs = machineCpuUs - serverCpuUs - postgresCpuUs_ - ownCpuDelta.user - ownCpuDelta.system - idleCpuUs;
+  const loadEnded = process.hrtime.bigint();
+  const tail = await waitQuiet(server.pid, loadEnded);
+  const tailServerCpuUs = processCpuUs(server.pid) - serverCpu - serverCpuUs;
+  const tailPostgresCpuUs = postgresCpuUs(context.postmasterPid) - postgresCpu - postgresCpuUs_;
   clearInterval(sampler);
   const peakKb = hwmReset ? peakRssKb(server.pid) : Math.max(sampledRssKb, rssKb(server.pid));
+  const alertsAfter = watchAlerts ? await alertCounts(context.pool) : undefined;
+  const alertLogAfter = alertLog?.();
 
   let transactions: number | undefined;
   if (variant.countTransactions) {
@@ -131,6 +224,24 @@ export async function runVariant(variant: Variant, server: ServerProcess, target
     });
   }
   const requests = Math.max(1, loads.reduce((sum, load) => sum + load.requests, 0));
+  let alerting: AlertingActivity | undefined;
+  if (alertsBefore && alertsAfter) {
+    const sent = runs.reduce<SentRecords>(
+      (sum, run) => {
+        const part = run.workload.sent?.();
+        return part ? { records: sum.records + part.records, socBelow20: sum.socBelow20 + part.socBelow20, temperatureOutside: sum.temperatureOutside + part.temperatureOutside } : sum;
+      },
+      { records: 0, socBelow20: 0, temperatureOutside: 0 },
+    );
+    alerting = {
+      sent,
+      opened: alertsAfter.opened - alertsBefore.opened,
+      resolved: alertsAfter.resolved - alertsBefore.resolved,
+      seriesAtEnd: alertsAfter.series,
+      skippedFlushes: (alertLogAfter?.skipped ?? 0) - (alertLogBefore?.skipped ?? 0),
+      failedFlushes: (alertLogAfter?.failed ?? 0) - (alertLogBefore?.failed ?? 0),
+    };
+  }
   return {
     variant: variant.id,
     target,
@@ -141,6 +252,9 @@ export async function runVariant(variant: Variant, server: ServerProcess, target
     loadGeneratorCpuUsPerRequest: (ownCpuDelta.user + ownCpuDelta.system) / requests,
     peakRssMb: peakKb / 1024,
     otherCpuShare: Math.max(0, otherCpuUs) / (elapsedUs * cpus().length),
+    idleServersCpuShare: Math.max(0, idleCpuUs) / (elapsedUs * cpus().length),
     postgresTransactionsPerRequest: transactions === undefined ? undefined : Math.max(0, transactions) / requests,
+    afterLoad: { seconds: tail.seconds, quiet: tail.quiet, serverCpuUsPerRequest: Math.max(0, tailServerCpuUs) / requests, postgresCpuUsPerRequest: Math.max(0, tailPostgresCpuUs) / requests },
+    alerting,
   };
 }

@@ -1,4 +1,4 @@
-import type { RunResult, Target } from './measure.js';
+import { QUIET_MAX_MS, type AlertingActivity, type RunResult, type Target } from './measure.js';
 import type { BenchOptions } from './options.js';
 import type { MachineInfo } from './proc-stats.js';
 import type { Variant } from './scenarios.js';
@@ -39,7 +39,24 @@ interface Aggregate {
   peakRssMb: number;
   /** Median over rounds, when counted. */
   postgresTransactionsPerRequest?: number;
+  /** Medians over rounds of what the server did after the load stopped (bench/measure.ts, waitQuiet). */
+  afterLoad: { seconds: number; serverCpu: number; postgresCpu: number; notQuiet: number };
+  /** Summed over rounds (ingest variants against a service). */
+  alerting?: AlertingActivity;
   integrity?: { ok: boolean; acknowledged: number; stored: number; committedUnanswered: number; duplicates: number; rejected: number };
+}
+
+function sumAlerting(activities: AlertingActivity[]): AlertingActivity | undefined {
+  if (activities.length === 0) return undefined;
+  const sum = (pick: (activity: AlertingActivity) => number) => activities.reduce((total, activity) => total + pick(activity), 0);
+  return {
+    sent: { records: sum((a) => a.sent.records), socBelow20: sum((a) => a.sent.socBelow20), temperatureOutside: sum((a) => a.sent.temperatureOutside) },
+    opened: sum((a) => a.opened),
+    resolved: sum((a) => a.resolved),
+    seriesAtEnd: Math.max(...activities.map((a) => a.seriesAtEnd)),
+    skippedFlushes: sum((a) => a.skippedFlushes),
+    failedFlushes: sum((a) => a.failedFlushes),
+  };
 }
 
 export function median(values: number[]): number {
@@ -74,6 +91,13 @@ function aggregate(runs: RunResult[]): Aggregate | undefined {
     loadGeneratorCpu: median(runs.map((run) => run.loadGeneratorCpuUsPerRequest)),
     peakRssMb: Math.max(...runs.map((run) => run.peakRssMb)),
     postgresTransactionsPerRequest: runs[0].postgresTransactionsPerRequest === undefined ? undefined : median(runs.map((run) => run.postgresTransactionsPerRequest ?? NaN)),
+    afterLoad: {
+      seconds: median(runs.map((run) => run.afterLoad.seconds)),
+      serverCpu: median(runs.map((run) => run.afterLoad.serverCpuUsPerRequest)),
+      postgresCpu: median(runs.map((run) => run.afterLoad.postgresCpuUsPerRequest)),
+      notQuiet: runs.filter((run) => !run.afterLoad.quiet).length,
+    },
+    alerting: sumAlerting(runs.flatMap((run) => (run.alerting ? [run.alerting] : []))),
     integrity:
       checks.length === 0
         ? undefined
@@ -104,12 +128,59 @@ function integrityText(aggregate: Aggregate | undefined): string {
 export interface VariantSummary {
   variant: Variant;
   baseline?: Aggregate;
+  /** The service as in production: alerting on, the fleet default rules on every device. */
   service?: Aggregate;
+  /** S1 and S2: the same service with ALERTS_ENABLED=false. */
+  alertsOff?: Aggregate;
 }
 
 export function summarize(variants: Variant[], runs: RunResult[]): VariantSummary[] {
   const of = (variant: Variant, target: Target) => aggregate(runs.filter((run) => run.variant === variant.id && run.target === target));
-  return variants.map((variant) => ({ variant, baseline: of(variant, 'baseline'), service: of(variant, 'service') }));
+  return variants.map((variant) => ({ variant, baseline: of(variant, 'baseline'), service: of(variant, 'service'), alertsOff: of(variant, 'service-alerts-off') }));
+}
+
+const share = (part: number, whole: number) => (whole > 0 ? pct(part / whole) : '–');
+
+/**
+ * S1 and S2: the service with alerting on (as in production) against the same service with
+ * ALERTS_ENABLED=false, measured in the same rounds. The ratios are on ÷ off: throughput ≥ 0.95 is
+ * the target; above 1 for latency and CPU is what alerting costs.
+ */
+function alertingTable(summary: VariantSummary): string | undefined {
+  const on = summary.service;
+  const off = summary.alertsOff;
+  if (!on || !off) return undefined;
+  const rows: string[] = [];
+  const row = (label: string, a: string, b: string, r = '') => rows.push(`| ${label} | ${a} | ${b} | ${r} |`);
+  on.loads.forEach((load, index) => {
+    const other = off.loads[index];
+    row(`${load.name} req/s`, int(load.rps), int(other?.rps ?? NaN), ratio(load.rps, other?.rps));
+    row(`${load.name} p50 ms`, ms(load.p50Ms), ms(other?.p50Ms ?? NaN), ratio(load.p50Ms, other?.p50Ms));
+    row(`${load.name} p99 ms`, ms(load.p99Ms), ms(other?.p99Ms ?? NaN), ratio(load.p99Ms, other?.p99Ms));
+    row(`${load.name} non-2xx / errors (all rounds)`, `${load.non2xx} / ${load.errors}`, other ? `${other.non2xx} / ${other.errors}` : '–');
+  });
+  row('server CPU µs/request', int(on.serverCpu), int(off.serverCpu), ratio(on.serverCpu, off.serverCpu));
+  row('PostgreSQL CPU µs/request', int(on.postgresCpu), int(off.postgresCpu), ratio(on.postgresCpu, off.postgresCpu));
+  const tail = (aggregate: Aggregate) => `${aggregate.afterLoad.seconds.toFixed(1)} s${aggregate.afterLoad.notQuiet ? ` (${aggregate.afterLoad.notQuiet} run(s) not quiet after ${QUIET_MAX_MS / 1000} s)` : ''}`;
+  row('after the load: seconds until the server was quiet', tail(on), tail(off));
+  row('after the load: server CPU µs/request', int(on.afterLoad.serverCpu), int(off.afterLoad.serverCpu));
+  row('after the load: PostgreSQL CPU µs/request', int(on.afterLoad.postgresCpu), int(off.afterLoad.postgresCpu));
+  row('peak RSS MB (max of rounds)', int(on.peakRssMb), int(off.peakRssMb), ratio(on.peakRssMb, off.peakRssMb));
+  if (on.integrity || off.integrity) row('stored = acknowledged (all rounds)', integrityText(on), integrityText(off));
+  const activity = (aggregate: Aggregate, pick: (alerting: AlertingActivity) => string) => (aggregate.alerting ? pick(aggregate.alerting) : '–');
+  row(
+    'records sent (all rounds): soc < 20 / temperature outside −10…55',
+    activity(on, (a) => `${int(a.sent.records)}: ${share(a.sent.socBelow20, a.sent.records)} / ${share(a.sent.temperatureOutside, a.sent.records)}`),
+    activity(off, (a) => `${int(a.sent.records)}: ${share(a.sent.socBelow20, a.sent.records)} / ${share(a.sent.temperatureOutside, a.sent.records)}`),
+  );
+  row('alerts opened / resolved (all rounds)', activity(on, (a) => `${int(a.opened)} / ${int(a.resolved)}`), activity(off, (a) => `${int(a.opened)} / ${int(a.resolved)}`));
+  row('alert_series rows when quiet (max of rounds; the table is shared)', activity(on, (a) => int(a.seriesAtEnd)), activity(off, (a) => int(a.seriesAtEnd)));
+  row(
+    'flushes not evaluated: queue full / failed (all rounds)',
+    activity(on, (a) => `${int(a.skippedFlushes)} / ${int(a.failedFlushes)}`),
+    activity(off, (a) => `${int(a.skippedFlushes)} / ${int(a.failedFlushes)}`),
+  );
+  return [`| ${summary.variant.id}: alerting | on (service) | off (ALERTS_ENABLED=false) | on ÷ off |`, '| --- | ---: | ---: | ---: |', ...rows].join('\n');
 }
 
 function variantTable(summary: VariantSummary): string {
@@ -159,10 +230,26 @@ export function checkTargets(summaries: VariantSummary[], info: RunInfo): Target
     checks.push({ target: 'S1 throughput ≥ 1.8 × baseline with group commit (50 connections)', measured: `${r.toFixed(2)} ×`, met: r >= 1.8 });
     checks.push({ target: 'S1 p99 ≤ 20 ms (50 connections)', measured: `${ms(s1.service.loads[0].p99Ms)} ms (baseline ${ms(s1.baseline.loads[0].p99Ms)} ms)`, met: s1.service.loads[0].p99Ms <= 20 });
   }
+  if (s1?.service && s1.alertsOff) {
+    const r = s1.service.loads[0].rps / s1.alertsOff.loads[0].rps;
+    checks.push({
+      target: 'S1 throughput with alerting ≥ 0.95 × alerting off (50 connections)',
+      measured: `${r.toFixed(2)} × (${int(s1.service.loads[0].rps)} vs ${int(s1.alertsOff.loads[0].rps)} req/s)`,
+      met: r >= 0.95,
+    });
+  }
   const s2 = find('S2-c50');
   if (s2?.service && s2.baseline) {
     const r = s2.service.loads[0].rps / s2.baseline.loads[0].rps;
     checks.push({ target: 'S2 throughput ≥ 0.9 × baseline', measured: `${r.toFixed(2)} × (${int(s2.service.loads[0].rps)} vs ${int(s2.baseline.loads[0].rps)} req/s)`, met: r >= 0.9 });
+  }
+  if (s2?.service && s2.alertsOff) {
+    const r = s2.service.loads[0].rps / s2.alertsOff.loads[0].rps;
+    checks.push({
+      target: 'S2 throughput with alerting ≥ 0.95 × alerting off',
+      measured: `${r.toFixed(2)} × (${int(s2.service.loads[0].rps)} vs ${int(s2.alertsOff.loads[0].rps)} req/s)`,
+      met: r >= 0.95,
+    });
   }
   const s4 = find('S4-c50');
   if (s4?.service && s4.baseline) {
@@ -196,11 +283,11 @@ export function checkTargets(summaries: VariantSummary[], info: RunInfo): Target
     const peak = Math.max(...s1Rss);
     checks.push({ target: 'Service RSS ≤ 200 MB under S1', measured: `${int(peak)} MB peak`, met: peak <= 200 });
   }
-  const all = summaries.flatMap((summary) => [summary.baseline, summary.service]).filter((aggregate): aggregate is Aggregate => aggregate !== undefined);
+  const all = summaries.flatMap((summary) => [summary.baseline, summary.service, summary.alertsOff]).filter((aggregate): aggregate is Aggregate => aggregate !== undefined);
   if (all.length > 0) {
     const non2xx = all.reduce((sum, aggregate) => sum + aggregate.loads.reduce((s, load) => s + load.non2xx, 0), 0);
     const errors = all.reduce((sum, aggregate) => sum + aggregate.loads.reduce((s, load) => s + load.errors, 0), 0);
-    checks.push({ target: 'non-2xx = 0 (every run, both servers)', measured: `${non2xx} non-2xx, ${errors} connection errors/timeouts`, met: non2xx === 0 && errors === 0 });
+    checks.push({ target: 'non-2xx = 0 (every run, every server)', measured: `${non2xx} non-2xx, ${errors} connection errors/timeouts`, met: non2xx === 0 && errors === 0 });
     const integrity = all.map((aggregate) => aggregate.integrity).filter((check) => check !== undefined);
     if (integrity.length > 0) {
       checks.push({
@@ -215,14 +302,14 @@ export function checkTargets(summaries: VariantSummary[], info: RunInfo): Target
 
 function roundsTable(runs: RunResult[]): string {
   const lines = [
-    '| variant | round | server | req/s | p50 ms | p99 ms | non-2xx | server µs/req | PostgreSQL µs/req | peak RSS MB | other CPU | stored = acked |',
-    '| --- | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |',
+    '| variant | round | server | req/s | p50 ms | p99 ms | non-2xx | server µs/req | PostgreSQL µs/req | peak RSS MB | other CPU | idle servers CPU | after load s | stored = acked |',
+    '| --- | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |',
   ];
   for (const run of runs) {
     const main = run.loads[0];
     const integrity = main.integrity ? (main.integrity.ok ? `yes (${int(main.integrity.stored)})` : `NO (${int(main.integrity.stored)} vs ${int(main.integrity.acknowledged)})`) : '–';
     lines.push(
-      `| ${run.variant} | ${run.round} | ${run.target} | ${int(main.rps)} | ${ms(main.p50Ms)} | ${ms(main.p99Ms)} | ${run.loads.reduce((s, l) => s + l.non2xx, 0)} | ${int(run.serverCpuUsPerRequest)} | ${int(run.postgresCpuUsPerRequest)} | ${int(run.peakRssMb)} | ${pct(run.otherCpuShare)} | ${integrity} |`,
+      `| ${run.variant} | ${run.round} | ${run.target} | ${int(main.rps)} | ${ms(main.p50Ms)} | ${ms(main.p99Ms)} | ${run.loads.reduce((s, l) => s + l.non2xx, 0)} | ${int(run.serverCpuUsPerRequest)} | ${int(run.postgresCpuUsPerRequest)} | ${int(run.peakRssMb)} | ${pct(run.otherCpuShare)} | ${pct(run.idleServersCpuShare)} | ${run.afterLoad.seconds.toFixed(1)}${run.afterLoad.quiet ? '' : '+'} | ${integrity} |`,
     );
   }
   return lines.join('\n');
@@ -230,10 +317,12 @@ function roundsTable(runs: RunResult[]): string {
 
 /** A warning when other processes used a noticeable share of the CPUs during measured runs. */
 function disturbance(runs: RunResult[]): string[] {
+  const idle = `- The servers not measured sat idle during each run and used at most ${pct(Math.max(0, ...runs.map((run) => run.idleServersCpuShare)))} of the CPUs (job polling, timers; "idle servers CPU" in "Every run").`;
   const disturbed = runs.filter((run) => run.otherCpuShare > 0.05);
-  if (disturbed.length === 0) return [`- Other processes used at most ${pct(Math.max(0, ...runs.map((run) => run.otherCpuShare)))} of the CPUs during measured runs.`, ''];
+  if (disturbed.length === 0) return [`- Other processes used at most ${pct(Math.max(0, ...runs.map((run) => run.otherCpuShare)))} of the CPUs during measured runs.`, idle, ''];
   return [
-    `- **Warning:** in ${disturbed.length} of ${runs.length} measured runs other processes used more than 5 % of the CPUs (up to ${pct(Math.max(...disturbed.map((run) => run.otherCpuShare)))}; see the last column of "Every run"). Those figures are disturbed; run again on a quiet machine.`,
+    `- **Warning:** in ${disturbed.length} of ${runs.length} measured runs other processes used more than 5 % of the CPUs (up to ${pct(Math.max(...disturbed.map((run) => run.otherCpuShare)))}; see "other CPU" in "Every run"). Those figures are disturbed; run again on a quiet machine.`,
+    idle,
     '',
   ];
 }
@@ -261,9 +350,11 @@ export function renderReport(info: RunInfo, summaries: VariantSummary[], runs: R
     `# Benchmark run ${info.startedAt.toISOString()}`,
     '',
     `- Machine: ${machineText(info)}. Load generator, server and PostgreSQL share the CPUs.`,
-    `- Run: profile ${options.profile}, scenarios ${options.scenarios.join(', ')}, ${options.rounds} round(s) of baseline then service per variant, ${options.warmupSec} s warm-up + ${options.durationSec} s measured per run; ${minutes} min in all.`,
+    `- Run: profile ${options.profile}, scenarios ${options.scenarios.join(', ')}, ${options.rounds} round(s) of baseline then service per variant${
+      summaries.some((summary) => summary.alertsOff) ? ' (S1 and S2: baseline, then the service with alerting on and with ALERTS_ENABLED=false, the pair swapped every other round)' : ''
+    }, ${options.warmupSec} s warm-up + ${options.durationSec} s measured per run, then a wait until the server is quiet; ${minutes} min in all.`,
     `- Data: ${dataText(info.seed)}`,
-    `- Both servers: pool of ${info.poolSize} connections; service run as npm start runs it (node ${info.serviceNodeFlags.join(' ')}) with NODE_ENV=production, LOG_LEVEL=warn. Medians over rounds; non-2xx and integrity summed over rounds; peak RSS ${info.peakRssExact ? 'is VmHWM reset at the start of each measured run' : 'is sampled every 200 ms'}.`,
+    `- Every server: pool of ${info.poolSize} connections; service run as npm start runs it (node ${info.serviceNodeFlags.join(' ')}) with NODE_ENV=production, LOG_LEVEL=warn. Medians over rounds; non-2xx and integrity summed over rounds; peak RSS ${info.peakRssExact ? 'is VmHWM reset at the start of each measured run' : 'is sampled every 200 ms'}.`,
     '',
     ...disturbance(runs),
     '## Targets',
@@ -274,7 +365,10 @@ export function renderReport(info: RunInfo, summaries: VariantSummary[], runs: R
     '',
     '## Results',
     '',
-    ...summaries.flatMap((summary) => [`### ${summary.variant.title}`, '', variantTable(summary), '']),
+    ...summaries.flatMap((summary) => {
+      const alerting = alertingTable(summary);
+      return [`### ${summary.variant.title}`, '', variantTable(summary), '', ...(alerting ? ['Alerting on ÷ off (the same service, ALERTS_ENABLED=false; same rounds):', '', alerting, ''] : [])];
+    }),
     '## Every run',
     '',
     roundsTable(runs),

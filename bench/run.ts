@@ -2,8 +2,10 @@
  * `npm run bench`: the performance benchmark (not a test). One embedded PostgreSQL, seeded history,
  * the service and the hand-written baseline (bench/baseline-server.ts) side by side, rounds that
  * alternate baseline and service per scenario, and a report of medians and service ÷ baseline
- * ratios on stdout and in test-output/bench/last-run.md. With --soak, the service alone under mixed
- * traffic for a long time instead (bench/soak.ts, test-output/bench/soak-last-run.md). See bench/README.md.
+ * ratios on stdout and in test-output/bench/last-run.md. S1 and S2 also run against a second
+ * service process with ALERTS_ENABLED=false, for the report's alerting on ÷ off. With --soak, the
+ * service alone under mixed traffic for a long time instead (bench/soak.ts,
+ * test-output/bench/soak-last-run.md). See bench/README.md.
  */
 import 'reflect-metadata';
 import { appendFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -12,12 +14,12 @@ import { fileURLToPath } from 'node:url';
 import { Logger } from '@nestjs/common';
 import pg from 'pg';
 import { startEmbeddedPostgres, type EmbeddedPostgresHandle } from '../src/shared/database/embedded-postgres.js';
-import { BASELINE_PORT, BENCH_SECRETS, customersOf, DATABASE, devicesOf, HOST, PG_PORT, POOL_SIZE, SERVICE_PORT } from './fixtures.js';
-import { runVariant, type RunResult, type Target } from './measure.js';
+import { BASELINE_PORT, BENCH_SECRETS, customersOf, DATABASE, devicesOf, HOST, PG_PORT, POOL_SIZE, SERVICE_ALERTS_OFF_PORT, SERVICE_PORT } from './fixtures.js';
+import { runVariant, type AlertLogCounts, type RunResult, type Target } from './measure.js';
 import { parseOptions, USAGE } from './options.js';
 import { machineInfo, resetPeakRss } from './proc-stats.js';
 import { renderReport, summarize, type RunInfo } from './report.js';
-import { VARIANTS } from './scenarios.js';
+import { VARIANTS, type Variant } from './scenarios.js';
 import { prepareData } from './seed.js';
 import { EventLoopLog, renderSoakReport, runSoak, soakIntervalMs, type SoakInterval, type SoakResult } from './soak.js';
 import { killAllChildrenNow, serviceNodeFlags, startServer, type ServerProcess } from './servers.js';
@@ -29,6 +31,26 @@ const root = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const outputDir = join(root, 'test-output', 'bench');
 
 const log = (message: string) => process.stdout.write(`${message}\n`);
+
+/** The targets of a variant, in the order of the round: the baseline, then the service with and without alerting (S1, S2), that pair swapped every other round. */
+function targetsOf(variant: Variant, round: number): Target[] {
+  if (!variant.compareAlerting) return ['baseline', 'service'];
+  return round % 2 === 1 ? ['baseline', 'service', 'service-alerts-off'] : ['baseline', 'service-alerts-off', 'service'];
+}
+
+/** Counts the service's log lines that say a flush's alerts were not evaluated (src/modules/alerts/application/alert-monitor.ts). */
+class AlertLog {
+  private readonly counts: AlertLogCounts = { skipped: 0, failed: 0 };
+
+  take(line: string): void {
+    if (line.includes('Alert evaluation is behind')) this.counts.skipped += 1;
+    else if (line.includes('Alert evaluation of a flush failed')) this.counts.failed += 1;
+  }
+
+  snapshot(): AlertLogCounts {
+    return { ...this.counts };
+  }
+}
 
 let cleanup: (() => Promise<void>) | undefined;
 /** Writes the report of the runs finished so far; set once the servers are up. */
@@ -52,14 +74,19 @@ async function main(): Promise<void> {
   }
   const startedAt = new Date();
   const variants = options.scenarios.flatMap((scenario) => VARIANTS[scenario]);
+  const compareAlerting = variants.some((variant) => variant.compareAlerting);
+  const runsPerRound = variants.reduce((sum, variant) => sum + targetsOf(variant, 1).length, 0);
   const soakSec = options.soakSec;
   if (soakSec !== undefined) {
     // Each half of the fleet feeds one ingest stream (bench/soak.ts).
     if (options.devices < 2) throw new Error('--soak needs at least 2 devices');
     log(`Soak: ${options.devices} devices x ${options.days} days, the service alone, ${soakSec} s of mixed traffic, figures every ${soakIntervalMs(soakSec) / 1000} s.`);
   } else {
-    const estimateMin = Math.round((variants.length * options.rounds * 2 * (options.warmupSec + options.durationSec + 2)) / 6) / 10;
-    log(`Benchmark: ${options.devices} devices x ${options.days} days, ${variants.length} variants x ${options.rounds} rounds x 2 servers: about ${estimateMin} min of load after seeding.`);
+    const estimateMin = Math.round((runsPerRound * options.rounds * (options.warmupSec + options.durationSec + 3)) / 6) / 10;
+    log(
+      `Benchmark: ${options.devices} devices x ${options.days} days, ${variants.length} variants x ${options.rounds} rounds, ${runsPerRound} runs per round ` +
+        `(baseline and service${compareAlerting ? '; S1 and S2 also the service with ALERTS_ENABLED=false' : ''}): about ${estimateMin} min of load after seeding.`,
+    );
     await checkSqlParity();
     log('SQL parity: the baseline runs the same statements as the service.');
   }
@@ -127,6 +154,8 @@ async function main(): Promise<void> {
       DATA_DIR: join(outputDir, 'service-data'),
       // S1, S2 and S5 drive each simulated gateway hundreds of times faster than a real one (bench/README.md).
       TELEMETRY_MAX_REQUESTS_PER_DEVICE: '1000000',
+      // The production default, said here because the second service of S1 and S2 differs by this alone (and its port).
+      ALERTS_ENABLED: 'true',
     };
     const devices = devicesOf(options.devices);
     const fleet = fleetOf(devices, customersOf(options.devices), new Date(seed.t0));
@@ -170,9 +199,25 @@ async function main(): Promise<void> {
       logDir: outputDir,
     });
     servers.push(baseline);
-    const service = await startServer({ ...serviceServer, env: serviceEnv });
+    const alertLog = new AlertLog();
+    const service = await startServer({ ...serviceServer, env: serviceEnv, onStdoutLine: (line) => alertLog.take(line) });
     servers.push(service);
-    log(`Servers up: baseline pid ${baseline.pid} on ${baseline.url}, service pid ${service.pid} on ${service.url}; PostgreSQL postmaster pid ${postmasterPid}.`);
+    // S1 and S2: the same service with alerting off, idle while the others are measured (bench/README.md, "Alerting on and off").
+    const alertsOffLog = new AlertLog();
+    const serviceAlertsOff = compareAlerting
+      ? await startServer({
+          ...serviceServer,
+          name: 'service-alerts-off',
+          url: `http://${HOST}:${SERVICE_ALERTS_OFF_PORT}`,
+          env: { ...serviceEnv, PORT: String(SERVICE_ALERTS_OFF_PORT), ALERTS_ENABLED: 'false' },
+          onStdoutLine: (line) => alertsOffLog.take(line),
+        })
+      : undefined;
+    if (serviceAlertsOff) servers.push(serviceAlertsOff);
+    log(
+      `Servers up: baseline pid ${baseline.pid} on ${baseline.url}, service pid ${service.pid} on ${service.url}` +
+        `${serviceAlertsOff ? `, service with ALERTS_ENABLED=false pid ${serviceAlertsOff.pid} on ${serviceAlertsOff.url}` : ''}; PostgreSQL postmaster pid ${postmasterPid}.`,
+    );
 
     const peakRssExact = resetPeakRss(service.pid);
     const context = {
@@ -182,23 +227,25 @@ async function main(): Promise<void> {
       postmasterPid,
       warmupSec: options.warmupSec,
       durationSec: options.durationSec,
+      serverPids: servers.map((server) => server.pid),
     };
     const runs: RunResult[] = [];
     const infoNow = (): RunInfo => ({ startedAt, finishedAt: new Date(), options, machine: machineInfo(), postgresVersion, poolSize: POOL_SIZE, serviceNodeFlags: serviceServer.nodeFlags, seed, peakRssExact });
     writePartialReport = (reason) => {
       if (runs.length === 0) return;
-      const report = `> **Incomplete run** (${reason}): ${runs.length} of ${variants.length * options.rounds * 2} runs finished.\n\n${renderReport(infoNow(), summarize(variants, runs), runs)}`;
+      const report = `> **Incomplete run** (${reason}): ${runs.length} of ${runsPerRound * options.rounds} runs finished.\n\n${renderReport(infoNow(), summarize(variants, runs), runs)}`;
       writeFileSync(join(outputDir, 'last-run.md'), report);
       log(`Partial report of ${runs.length} runs written to ${join(outputDir, 'last-run.md')}`);
     };
-    const targets: Array<[Target, ServerProcess]> = [
-      ['baseline', baseline],
-      ['service', service],
-    ];
+    const serverOf: Record<Target, ServerProcess | undefined> = { baseline, service, 'service-alerts-off': serviceAlertsOff };
+    const alertLogOf: Record<Target, AlertLog | undefined> = { baseline: undefined, service: alertLog, 'service-alerts-off': alertsOffLog };
     for (let round = 1; round <= options.rounds; round++) {
       for (const variant of variants) {
-        for (const [target, server] of targets) {
-          const run = await runVariant(variant, server, target, round, context);
+        for (const target of targetsOf(variant, round)) {
+          const server = serverOf[target];
+          if (!server) throw new Error(`no ${target} server was started`);
+          const targetLog = alertLogOf[target];
+          const run = await runVariant(variant, server, target, round, context, targetLog ? () => targetLog.snapshot() : undefined);
           runs.push(run);
           writeFileSync(join(outputDir, 'last-run.json'), JSON.stringify({ options, seed, runs }, null, 2));
           const head = run.loads[0];
@@ -207,9 +254,13 @@ async function main(): Promise<void> {
             .map((load) => `; ${load.name} ${Math.round(load.rps)} req/s p99 ${load.p99Ms} ms non-2xx ${load.non2xx}`)
             .join('');
           const integrity = head.integrity ? ` stored=acked ${head.integrity.ok ? 'yes' : 'NO'} (${head.integrity.stored}/${head.integrity.acknowledged}+${head.integrity.committedUnanswered})` : '';
+          const alerting = run.alerting
+            ? `; alerts opened ${run.alerting.opened} resolved ${run.alerting.resolved}, series at end ${run.alerting.seriesAtEnd}, flushes not evaluated ${run.alerting.skippedFlushes + run.alerting.failedFlushes}`
+            : '';
           log(
             `[round ${round} ${variant.id} ${target}] ${Math.round(head.rps)} req/s p50 ${head.p50Ms} p99 ${head.p99Ms} ms non-2xx ${head.non2xx} errors ${head.errors}; ` +
-              `CPU µs/req server ${Math.round(run.serverCpuUsPerRequest)} PostgreSQL ${Math.round(run.postgresCpuUsPerRequest)}; peak RSS ${Math.round(run.peakRssMb)} MB; other CPU ${(run.otherCpuShare * 100).toFixed(1)} %${integrity}${extra}`,
+              `CPU µs/req server ${Math.round(run.serverCpuUsPerRequest)} PostgreSQL ${Math.round(run.postgresCpuUsPerRequest)}; peak RSS ${Math.round(run.peakRssMb)} MB; other CPU ${(run.otherCpuShare * 100).toFixed(1)} %, idle servers ${(run.idleServersCpuShare * 100).toFixed(1)} %; ` +
+              `after the load ${run.afterLoad.seconds.toFixed(1)} s${run.afterLoad.quiet ? '' : ' (not quiet)'}, CPU µs/req server ${Math.round(run.afterLoad.serverCpuUsPerRequest)} PostgreSQL ${Math.round(run.afterLoad.postgresCpuUsPerRequest)}${integrity}${alerting}${extra}`,
           );
         }
       }

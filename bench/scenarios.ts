@@ -7,6 +7,8 @@ export interface LoadSpec {
   connections: number;
   /** Requests per second over all connections, sent at an even pace (bench/paced.ts); unset: as fast as answered (autocannon). */
   overallRate?: number;
+  /** POST /api/v1/telemetry: the run also reports what alert evaluation did (bench/measure.ts). */
+  ingest?: boolean;
   workload(fleet: Fleet, clock: IngestClock): Workload;
 }
 
@@ -18,22 +20,36 @@ export interface Variant {
   loads: LoadSpec[];
   /** Count PostgreSQL transactions during the measured run (waits for the statistics to settle). */
   countTransactions?: boolean;
+  /**
+   * Also run against a second service process started with ALERTS_ENABLED=false (target
+   * 'service-alerts-off'): the report gives alerting on ÷ off (issue 17: ≥ 0.95 × for S1 and S2).
+   */
+  compareAlerting?: boolean;
 }
 
 const HOUR = 3_600_000;
 const ingest = (recordsPerRequest: number) => (fleet: Fleet, clock: IngestClock) => ingestWorkload(fleet, clock, recordsPerRequest);
 
 const S1: Variant[] = [
-  { id: 'S1-c50', scenario: 'S1', title: 'S1 ingest, 1 record per request, 50 connections', loads: [{ name: 'ingest', connections: 50, workload: ingest(1) }] },
+  {
+    id: 'S1-c50',
+    scenario: 'S1',
+    title: 'S1 ingest, 1 record per request, 50 connections',
+    compareAlerting: true,
+    loads: [{ name: 'ingest', connections: 50, ingest: true, workload: ingest(1) }],
+  },
   {
     id: 'S1-r1000',
     scenario: 'S1',
     title: 'S1 ingest, 1 record per request, fixed 1,000 req/s (50 connections)',
-    loads: [{ name: 'ingest', connections: 50, overallRate: 1000, workload: ingest(1) }],
+    compareAlerting: true,
+    loads: [{ name: 'ingest', connections: 50, overallRate: 1000, ingest: true, workload: ingest(1) }],
   },
 ];
 
-const S2: Variant[] = [{ id: 'S2-c50', scenario: 'S2', title: 'S2 ingest, 50-record batches, 50 connections', loads: [{ name: 'ingest', connections: 50, workload: ingest(50) }] }];
+const S2: Variant[] = [
+  { id: 'S2-c50', scenario: 'S2', title: 'S2 ingest, 50-record batches, 50 connections', compareAlerting: true, loads: [{ name: 'ingest', connections: 50, ingest: true, workload: ingest(50) }] },
+];
 
 const S3: Variant[] = [
   ['24h', 24 * HOUR],
@@ -66,7 +82,7 @@ const S5: Variant[] = [
     scenario: 'S5',
     title: 'S5 device logins (20/s) and customer logins (2/s) while S1 runs at 50 connections',
     loads: [
-      { name: 'ingest', connections: 50, workload: ingest(1) },
+      { name: 'ingest', connections: 50, ingest: true, workload: ingest(1) },
       { name: 'device login', connections: 2, overallRate: 20, workload: (fleet) => deviceLoginWorkload(fleet) },
       { name: 'customer login', connections: 1, overallRate: 2, workload: (fleet) => customerLoginWorkload(fleet) },
     ],

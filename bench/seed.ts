@@ -290,7 +290,10 @@ async function resetReused(url: string, info: SeedInfo, log: Log): Promise<numbe
     await client.query('DELETE FROM user_refresh_tokens');
     await insertSessions(client, customersOf(info.devices), t0);
     await client.query('DELETE FROM device_release_states');
-    await client.query('VACUUM (ANALYZE) telemetry, telemetry_rollup_5m, telemetry_rollup_1h, telemetry_rollup_6h, telemetry_rollup_1d, device_latest_metrics, devices, device_refresh_tokens, user_refresh_tokens');
+    // Alert evaluation of earlier runs (S1, S2 and S5 breach the soc-low default): no series in progress, no alerts.
+    await client.query('DELETE FROM alert_series');
+    await client.query('DELETE FROM alerts');
+    await client.query('VACUUM (ANALYZE) telemetry, telemetry_rollup_5m, telemetry_rollup_1h, telemetry_rollup_6h, telemetry_rollup_1d, device_latest_metrics, devices, device_refresh_tokens, user_refresh_tokens, alert_series, alerts');
     await client.query('CHECKPOINT');
   } finally {
     await client.end();

@@ -24,7 +24,22 @@ export interface Workload {
   unexpectedBodies(): number;
   /** 304 answers the scenario asked for with If-None-Match: expected, not counted as failures. */
   notModified?(): number;
+  /** Ingest: the records sent so far, and how many of them breach the fleet's default alert rules. */
+  sent?(): SentRecords;
 }
+
+/**
+ * Records an ingest workload sent, against the thresholds of the service's fleet default alert
+ * rules (src/modules/alerts/domain/alert-rule.ts: soc below 20, temperature above 55 or below −10).
+ */
+export interface SentRecords {
+  records: number;
+  socBelow20: number;
+  temperatureOutside: number;
+}
+
+/** The thresholds of the fleet default alert rules, as this workload's values are judged against them. */
+export const DEFAULT_RULE_THRESHOLDS = { socBelow: 20, temperatureAbove: 55, temperatureBelow: -10 } as const;
 
 export interface Fleet {
   devices: DeviceFixture[];
@@ -104,6 +119,7 @@ export function ingestWorkload(fleet: Fleet, clock: IngestClock, recordsPerReque
   let duplicates = 0;
   let rejected = 0;
   let unexpected = 0;
+  const sent: SentRecords = { records: 0, socBelow20: 0, temperatureOutside: 0 };
 
   const request: autocannon.Request = {
     method: 'POST',
@@ -113,10 +129,16 @@ export function ingestWorkload(fleet: Fleet, clock: IngestClock, recordsPerReque
       const base = clock.next(device, recordsPerRequest);
       const records = [];
       for (let k = 0; k < recordsPerRequest; k++) {
+        // soc uniform over 0–100 (about a fifth below the soc-low rule's 20), temperature 18–28 (inside both temperature rules).
+        const soc = round(Math.random() * 100, 1);
+        const temperature = round(18 + Math.random() * 10, 2);
+        sent.records += 1;
+        if (soc < DEFAULT_RULE_THRESHOLDS.socBelow) sent.socBelow20 += 1;
+        if (temperature > DEFAULT_RULE_THRESHOLDS.temperatureAbove || temperature < DEFAULT_RULE_THRESHOLDS.temperatureBelow) sent.temperatureOutside += 1;
         records.push({
           ts: new Date(base + k).toISOString(),
           batteryId: BATTERY_ID,
-          metrics: { voltage: round(50 + Math.random() * 4, 3), current: round(Math.random() * 24 - 12, 2), soc: round(Math.random() * 100, 1), temperature: round(18 + Math.random() * 10, 2) },
+          metrics: { voltage: round(50 + Math.random() * 4, 3), current: round(Math.random() * 24 - 12, 2), soc, temperature },
         });
       }
       const pending: Pending = { device, base, records: recordsPerRequest };
@@ -142,6 +164,7 @@ export function ingestWorkload(fleet: Fleet, clock: IngestClock, recordsPerReque
   return {
     request,
     unexpectedBodies: () => unexpected,
+    sent: () => ({ ...sent }),
     async settle(pool) {
       const ids = devices.map((device) => fleet.devices[device].deviceId);
       const countStored = async () =>

@@ -2274,7 +2274,13 @@ export interface components {
              * @example https://hooks.example.com/device-cloud
              */
             url: string;
-            /** @description The event types it receives; all of them when absent. */
+            /**
+             * @description The event types it receives; all of them when absent.
+             * @example [
+             *       "alert.opened",
+             *       "device.offline"
+             *     ]
+             */
             types?: ("device.claimed" | "device.released" | "device.online" | "device.offline" | "alert.opened" | "alert.resolved" | "ota.succeeded" | "ota.failed" | "ota.release_paused" | "config.applied")[];
         };
         CreatedWebhookResponse: {

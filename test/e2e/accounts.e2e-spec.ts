@@ -556,7 +556,20 @@ describe('customer accounts', () => {
         const { data, response } = await h.getMe(accessToken);
 
         expect(response.status).toBe(200);
-        expect(data).toEqual({ userId: customer.userId, email: customer.email, emailVerified: false, role: 'customer' });
+        expect(data).toEqual({ userId: customer.userId, email: customer.email, emailVerified: false, role: 'customer', alertEmails: true });
+      });
+
+      it('PATCH turns alert e-mails off and on; a body without a boolean alertEmails is a 400 that changes nothing', async () => {
+        const customer = await signUp(t);
+        const { accessToken } = await loginCustomer(t.api, customer.email, customer.password);
+        const patch = (body: unknown) => t.api.PATCH('/api/v1/users/me', { body: body as { alertEmails: boolean }, headers: customerAuth(accessToken) });
+
+        const off = await patch({ alertEmails: false });
+        expect(off.response.status).toBe(200);
+        expect(off.data).toMatchObject({ userId: customer.userId, alertEmails: false });
+        for (const bad of [{}, { alertEmails: 'no' }, { alertEmails: true, role: 'admin' }]) expectProblem(await patch(bad), 400, 'VALIDATION_FAILED');
+        expect((await h.getMe(accessToken)).data).toMatchObject({ alertEmails: false, role: 'customer' });
+        expect((await patch({ alertEmails: true })).data).toMatchObject({ alertEmails: true });
       });
 
       it('answers 401 without a bearer token', async () => {
@@ -832,7 +845,7 @@ describe('customer accounts', () => {
 
       const { data } = await h.getMe(accessToken);
 
-      expect(data).toEqual({ userId: (await h.userRows('root@example.com'))[0].id, email: 'root@example.com', emailVerified: true, role: 'admin' });
+      expect(data).toEqual({ userId: (await h.userRows('root@example.com'))[0].id, email: 'root@example.com', emailVerified: true, role: 'admin', alertEmails: true });
     });
 
     it('keeps the address taken: a signup with it answers 201 like any other and the account stays admin, with its password', async () => {

@@ -69,7 +69,7 @@ export class AlertRules implements OnModuleInit {
     if (!(await this.store.ownerOf(deviceId))) throw new NotFoundError('No visible device has this id.');
     const now = this.clock.now();
     const effective = rules ?? (await this.currentDefaults());
-    await this.store.forDevice(deviceId, async (unit) => {
+    await this.store.forDevices([deviceId], async (unit) => {
       await this.store.setDeviceRules(unit, deviceId, rules, now);
       await this.transitions.retire(unit, deviceId, effective, now);
     });
@@ -87,7 +87,7 @@ export class AlertRules implements OnModuleInit {
     await this.store.setDefaults(rules, now);
     this.defaults = undefined;
     for (const deviceId of await this.store.devicesFollowingDefaultsWithSeries()) {
-      await this.store.forDevice(deviceId, (unit) => this.transitions.retire(unit, deviceId, rules, now));
+      await this.store.forDevices([deviceId], (unit) => this.transitions.retire(unit, deviceId, rules, now));
     }
     return rules;
   }

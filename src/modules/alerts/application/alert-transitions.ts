@@ -5,52 +5,72 @@ import type { TelemetryRecord } from '../../telemetry/index.js';
 import type { Alert } from '../domain/alert.js';
 import { evaluate, ruleAppliesTo, type SeriesState } from '../domain/alert-evaluator.js';
 import type { AlertRule } from '../domain/alert-rule.js';
-import type { DeviceAlertWork, StoredSeries } from '../domain/alert.store.js';
+import type { AlertWork, SeriesKey, StoredSeries } from '../domain/alert.store.js';
 
 const later = (a: Date | null, b: Date | null): Date | null => (a === null ? b : b === null ? a : a > b ? a : b);
+const keyOf = (series: SeriesKey) => `${series.deviceId}\u0000${series.batteryId}\u0000${series.ruleId}`;
+
+/** What one device's evaluation works on: its rules and the records that count. */
+export interface DeviceRecords {
+  deviceId: string;
+  ownerId: string | null;
+  rules: AlertRule[];
+  /** Per battery, the newest record time before these records: older ones came late (alert-evaluator.ts). */
+  previousNewestTs: Map<string, Date>;
+  records: TelemetryRecord[];
+}
 
 /**
- * Applies what happened to a device's series inside its alert transaction (AlertStore.forDevice):
+ * Applies what happened to devices' series inside their alert transaction (AlertStore.forDevices):
  * stores the series' new state, opens and resolves alerts, and records alert.opened/alert.resolved
- * in the same transaction, so an alert and its event commit together or not at all.
+ * in the same transaction, so an alert and its event commit together or not at all. Series states
+ * are written in two statements for the whole unit, whatever the number of devices.
  */
 @Injectable()
 export class AlertTransitions {
   constructor(private readonly events: EventLog) {}
 
-  /**
-   * Evaluates the records ingest stored in one flush. A record at or before `previousNewestTs` (the
-   * device's newest record before that flush) came late and moves nothing: see alert-evaluator.ts.
-   */
-  async evaluate(unit: DeviceAlertWork, deviceId: string, ownerId: string | null, rules: AlertRule[], previousNewestTs: Date | null, records: TelemetryRecord[]): Promise<number> {
-    const stored = new Map((await unit.series()).map((series) => [`${series.batteryId}\u0000${series.ruleId}`, series]));
-    const batteries = [...new Set(records.map((record) => record.batteryId))];
+  /** Evaluates the records ingest stored for these devices; answers the number of transitions. */
+  async evaluate(unit: AlertWork, devices: DeviceRecords[]): Promise<number> {
+    const stored = new Map((await unit.series()).map((series) => [keyOf(series), series]));
+    const saves: StoredSeries[] = [];
+    const drops: SeriesKey[] = [];
     let transitions = 0;
-    for (const rule of rules) {
-      for (const batteryId of batteries) {
-        if (!ruleAppliesTo(rule, batteryId)) continue;
-        const current = stored.get(`${batteryId}\u0000${rule.ruleId}`);
-        if (!rule.enabled && !current) continue;
-        const values = records.filter((record) => record.batteryId === batteryId && typeof record.metrics[rule.metric] === 'number').map((record) => ({ ts: record.ts, value: record.metrics[rule.metric] }));
-        if (values.length === 0) continue;
-        const before: SeriesState = current
-          ? { ...current.state, watermark: later(current.state.watermark, previousNewestTs) }
-          : { watermark: previousNewestTs, breachingSince: null, open: null };
-        const result = evaluate(rule, before, values);
-        let openAlertId = current?.openAlertId ?? null;
-        for (const transition of result.transitions) {
-          transitions += 1;
-          if (transition.kind === 'opened') {
-            openAlertId = randomUUID();
-            await this.open(unit, { alertId: openAlertId, deviceId, batteryId, ruleId: rule.ruleId, metric: rule.metric, op: rule.op, threshold: rule.threshold, clearAt: rule.clearAt, value: transition.value, state: 'open', openedAt: transition.at, acknowledgedAt: null, resolvedAt: null, resolvedValue: null }, ownerId);
-          } else if (openAlertId) {
-            await this.resolve(unit, openAlertId, transition.at, transition.value, ownerId, 'cleared');
-            openAlertId = null;
+    for (const device of devices) {
+      const batteries = [...new Set(device.records.map((record) => record.batteryId))];
+      for (const rule of device.rules) {
+        for (const batteryId of batteries) {
+          if (!ruleAppliesTo(rule, batteryId)) continue;
+          const key = { deviceId: device.deviceId, batteryId, ruleId: rule.ruleId };
+          const current = stored.get(keyOf(key));
+          if (!rule.enabled && !current) continue;
+          const values = device.records.filter((record) => record.batteryId === batteryId && typeof record.metrics[rule.metric] === 'number').map((record) => ({ ts: record.ts, value: record.metrics[rule.metric] }));
+          if (values.length === 0) continue;
+          const heard = device.previousNewestTs.get(batteryId) ?? null;
+          const before: SeriesState = current ? { ...current.state, watermark: later(current.state.watermark, heard) } : { watermark: heard, breachingSince: null, open: null };
+          const result = evaluate(rule, before, values);
+          let openAlertId = current?.openAlertId ?? null;
+          for (const transition of result.transitions) {
+            transitions += 1;
+            if (transition.kind === 'opened') {
+              openAlertId = randomUUID();
+              await this.open(unit, { alertId: openAlertId, ...key, metric: rule.metric, op: rule.op, threshold: rule.threshold, clearAt: rule.clearAt, value: transition.value, state: 'open', openedAt: transition.at, acknowledgedAt: null, resolvedAt: null, resolvedValue: null }, device.ownerId);
+            } else if (openAlertId) {
+              await this.resolve(unit, openAlertId, transition.at, transition.value, device.ownerId, 'cleared');
+              openAlertId = null;
+            }
+          }
+          // A quiet series keeps no row; the device's newest record time is its watermark then.
+          if (result.state.breachingSince === null && result.state.open === null) {
+            if (current) drops.push(key);
+          } else {
+            saves.push({ ...key, state: result.state, openAlertId });
           }
         }
-        await this.store(unit, batteryId, rule.ruleId, current, result.state, openAlertId);
       }
     }
+    await unit.saveSeries(saves);
+    await unit.dropSeries(drops);
     return transitions;
   }
 
@@ -58,26 +78,18 @@ export class AlertTransitions {
    * After a rule change: the series of rules that are gone or disabled end, and their open alerts
    * resolve (without a value, reason `rule_removed`). Series of rules that stay keep their state.
    */
-  async retire(unit: DeviceAlertWork, deviceId: string, rules: AlertRule[], now: Date): Promise<void> {
+  async retire(unit: AlertWork, deviceId: string, rules: AlertRule[], now: Date): Promise<void> {
     const enabled = new Set(rules.filter((rule) => rule.enabled).map((rule) => rule.ruleId));
-    const ownerId = await unit.ownerId();
-    for (const series of await unit.series()) {
-      if (enabled.has(series.ruleId)) continue;
+    const retired = (await unit.series()).filter((series) => series.deviceId === deviceId && !enabled.has(series.ruleId));
+    if (retired.length === 0) return;
+    const ownerId = await unit.ownerOf(deviceId);
+    for (const series of retired) {
       if (series.openAlertId) await this.resolve(unit, series.openAlertId, now, null, ownerId, 'rule_removed');
-      await unit.dropSeries(series.batteryId, series.ruleId);
     }
+    await unit.dropSeries(retired);
   }
 
-  private async store(unit: DeviceAlertWork, batteryId: string, ruleId: string, current: StoredSeries | undefined, state: SeriesState, openAlertId: string | null): Promise<void> {
-    // A quiet series keeps no row; the device's newest record time is its watermark then.
-    if (state.breachingSince === null && state.open === null) {
-      if (current) await unit.dropSeries(batteryId, ruleId);
-    } else {
-      await unit.saveSeries(batteryId, ruleId, state, openAlertId);
-    }
-  }
-
-  private async open(unit: DeviceAlertWork, alert: Alert, ownerId: string | null): Promise<void> {
+  private async open(unit: AlertWork, alert: Alert, ownerId: string | null): Promise<void> {
     await unit.insertAlert(alert);
     await this.events.record(unit.tx, {
       type: 'alert.opened',
@@ -88,7 +100,7 @@ export class AlertTransitions {
     });
   }
 
-  private async resolve(unit: DeviceAlertWork, alertId: string, at: Date, value: number | null, ownerId: string | null, reason: 'cleared' | 'rule_removed'): Promise<void> {
+  private async resolve(unit: AlertWork, alertId: string, at: Date, value: number | null, ownerId: string | null, reason: 'cleared' | 'rule_removed'): Promise<void> {
     const alert = await unit.resolveAlert(alertId, at, value);
     if (!alert) return;
     await this.events.record(unit.tx, {

@@ -3,10 +3,15 @@ import type { Alert, AlertState } from './alert.js';
 import type { AlertRule } from './alert-rule.js';
 import type { SeriesState } from './alert-evaluator.js';
 
-/** A series in progress as stored: its state and, when an alert is open, which one. */
-export interface StoredSeries {
+/** One series: a device, one of its batteries, one rule. */
+export interface SeriesKey {
+  deviceId: string;
   batteryId: string;
   ruleId: string;
+}
+
+/** A series in progress as stored: its state and, when an alert is open, which one. */
+export interface StoredSeries extends SeriesKey {
   state: SeriesState;
   openAlertId: string | null;
 }
@@ -23,16 +28,17 @@ export interface AlertsPage {
   limit: number;
 }
 
-/** The work of one evaluation or rule change of a device, inside its transaction. */
-export interface DeviceAlertWork {
+/** The work of one evaluation or rule change of some devices, inside one transaction holding their alert locks. */
+export interface AlertWork {
   readonly tx: SqlRunner;
-  /** The device's owner now (whom the events of the change belong to). */
-  ownerId(): Promise<string | null>;
+  /** The device's owner now (whom the events of a rule change belong to). */
+  ownerOf(deviceId: string): Promise<string | null>;
+  /** The series in progress of the unit's devices. */
   series(): Promise<StoredSeries[]>;
-  saveSeries(batteryId: string, ruleId: string, state: SeriesState, openAlertId: string | null): Promise<void>;
-  dropSeries(batteryId: string, ruleId: string): Promise<void>;
+  saveSeries(series: StoredSeries[]): Promise<void>;
+  dropSeries(keys: SeriesKey[]): Promise<void>;
   insertAlert(alert: Alert): Promise<void>;
-  /** Resolves the alert if it is not resolved yet; false when it was. */
+  /** Resolves the alert if it is not resolved yet; null when it was. */
   resolveAlert(alertId: string, at: Date, value: number | null): Promise<Alert | null>;
 }
 
@@ -45,12 +51,12 @@ export abstract class AlertStore {
   /** Of `deviceIds`, those with a series in progress. */
   abstract devicesWithSeries(deviceIds: string[]): Promise<Set<string>>;
   /**
-   * Runs `work` in one transaction holding the device's alert lock, so evaluations and rule
-   * changes of one device never interleave, on this instance or another.
+   * Runs `work` in one transaction holding the alert locks of the devices (taken in order), so
+   * evaluations and rule changes of one device never interleave, on this instance or another.
    */
-  abstract forDevice<T>(deviceId: string, work: (unit: DeviceAlertWork) => Promise<T>): Promise<T>;
+  abstract forDevices<T>(deviceIds: string[], work: (unit: AlertWork) => Promise<T>): Promise<T>;
   /** Replaces the device's own rules (null: back to the fleet defaults), inside `unit`'s transaction. */
-  abstract setDeviceRules(unit: DeviceAlertWork, deviceId: string, rules: AlertRule[] | null, now: Date): Promise<void>;
+  abstract setDeviceRules(unit: AlertWork, deviceId: string, rules: AlertRule[] | null, now: Date): Promise<void>;
   abstract setDefaults(rules: AlertRule[], now: Date): Promise<void>;
   /** Devices without rules of their own that have a series in progress. */
   abstract devicesFollowingDefaultsWithSeries(): Promise<string[]>;

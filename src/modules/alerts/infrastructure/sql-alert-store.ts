@@ -3,7 +3,7 @@ import { Sql } from '../../../shared/database/sql.js';
 import type { SqlRunner } from '../../../shared/database/sql-runner.js';
 import type { Alert, AlertState } from '../domain/alert.js';
 import type { AlertOp, AlertRule } from '../domain/alert-rule.js';
-import { AlertStore, type AlertsPage, type AlertsViewer, type DeviceAlertWork, type StoredSeries } from '../domain/alert.store.js';
+import { AlertStore, type AlertsPage, type AlertsViewer, type AlertWork, type SeriesKey, type StoredSeries } from '../domain/alert.store.js';
 
 /** Arbitrary constant: with the device id's hash, the advisory lock of one device's alerts. */
 const ALERTS_LOCK_SPACE = 7_221_950;
@@ -49,25 +49,27 @@ function toAlert(row: AlertRow): Alert {
   };
 }
 
-class SqlDeviceAlertWork implements DeviceAlertWork {
+class SqlAlertWork implements AlertWork {
   constructor(
     readonly tx: SqlRunner,
-    private readonly deviceId: string,
+    private readonly deviceIds: string[],
   ) {}
 
-  async ownerId(): Promise<string | null> {
-    const [row] = await this.tx.rows<{ owner_id: string | null }>('SELECT owner_id FROM devices WHERE device_id = $1', [this.deviceId]);
+  async ownerOf(deviceId: string): Promise<string | null> {
+    const [row] = await this.tx.rows<{ owner_id: string | null }>('SELECT owner_id FROM devices WHERE device_id = $1', [deviceId]);
     return row?.owner_id ?? null;
   }
 
   async series(): Promise<StoredSeries[]> {
-    const rows = await this.tx.rows<{ battery_id: string; rule_id: string; watermark: Date | null; breaching_since: Date | null; open_alert_id: string | null; opened_at: Date | null; value: number | null }>(
-      `SELECT s.battery_id, s.rule_id, s.watermark, s.breaching_since, s.open_alert_id, a.opened_at, a.value
+    const rows = await this.tx.rows<{ device_id: string; battery_id: string; rule_id: string; watermark: Date | null; breaching_since: Date | null; open_alert_id: string | null; opened_at: Date | null; value: number | null }>(
+      `SELECT s.device_id, s.battery_id, s.rule_id, s.watermark, s.breaching_since, s.open_alert_id, a.opened_at, a.value
          FROM alert_series s LEFT JOIN alerts a ON a.alert_id = s.open_alert_id
-        WHERE s.device_id = $1`,
-      [this.deviceId],
+        WHERE s.device_id = ANY($1::text[])`,
+      [this.deviceIds],
+      'alert_series_read',
     );
     return rows.map((row) => ({
+      deviceId: row.device_id,
       batteryId: row.battery_id,
       ruleId: row.rule_id,
       openAlertId: row.open_alert_id,
@@ -75,16 +77,32 @@ class SqlDeviceAlertWork implements DeviceAlertWork {
     }));
   }
 
-  async saveSeries(batteryId: string, ruleId: string, state: StoredSeries['state'], openAlertId: string | null): Promise<void> {
+  async saveSeries(series: StoredSeries[]): Promise<void> {
+    if (series.length === 0) return;
     await this.tx.rows(
-      `INSERT INTO alert_series (device_id, battery_id, rule_id, watermark, breaching_since, open_alert_id) VALUES ($1, $2, $3, $4, $5, $6)
+      `INSERT INTO alert_series (device_id, battery_id, rule_id, watermark, breaching_since, open_alert_id)
+       SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::timestamptz[], $5::timestamptz[], $6::uuid[])
        ON CONFLICT (device_id, battery_id, rule_id) DO UPDATE SET watermark = EXCLUDED.watermark, breaching_since = EXCLUDED.breaching_since, open_alert_id = EXCLUDED.open_alert_id`,
-      [this.deviceId, batteryId, ruleId, state.watermark, state.breachingSince, openAlertId],
+      [
+        series.map((each) => each.deviceId),
+        series.map((each) => each.batteryId),
+        series.map((each) => each.ruleId),
+        series.map((each) => each.state.watermark),
+        series.map((each) => each.state.breachingSince),
+        series.map((each) => each.openAlertId),
+      ],
+      'alert_series_save',
     );
   }
 
-  async dropSeries(batteryId: string, ruleId: string): Promise<void> {
-    await this.tx.rows('DELETE FROM alert_series WHERE device_id = $1 AND battery_id = $2 AND rule_id = $3', [this.deviceId, batteryId, ruleId]);
+  async dropSeries(keys: SeriesKey[]): Promise<void> {
+    if (keys.length === 0) return;
+    await this.tx.rows(
+      `DELETE FROM alert_series s USING unnest($1::text[], $2::text[], $3::text[]) AS k (device_id, battery_id, rule_id)
+        WHERE s.device_id = k.device_id AND s.battery_id = k.battery_id AND s.rule_id = k.rule_id`,
+      [keys.map((key) => key.deviceId), keys.map((key) => key.batteryId), keys.map((key) => key.ruleId)],
+      'alert_series_drop',
+    );
   }
 
   async insertAlert(alert: Alert): Promise<void> {
@@ -126,14 +144,16 @@ export class SqlAlertStore extends AlertStore {
     return new Set(rows.map((row) => row.device_id));
   }
 
-  forDevice<T>(deviceId: string, work: (unit: DeviceAlertWork) => Promise<T>): Promise<T> {
+  forDevices<T>(deviceIds: string[], work: (unit: AlertWork) => Promise<T>): Promise<T> {
+    const sorted = [...new Set(deviceIds)].sort();
     return this.sql.transaction(async (tx) => {
-      await tx.rows('SELECT pg_advisory_xact_lock($1, hashtext($2))', [ALERTS_LOCK_SPACE, deviceId]);
-      return work(new SqlDeviceAlertWork(tx, deviceId));
+      // In one order everywhere, so two units sharing devices queue instead of deadlocking.
+      await tx.rows('SELECT pg_advisory_xact_lock($1, hashtext(d)) FROM unnest($2::text[]) AS d', [ALERTS_LOCK_SPACE, sorted], 'alert_locks');
+      return work(new SqlAlertWork(tx, sorted));
     });
   }
 
-  async setDeviceRules(unit: DeviceAlertWork, deviceId: string, rules: AlertRule[] | null, now: Date): Promise<void> {
+  async setDeviceRules(unit: AlertWork, deviceId: string, rules: AlertRule[] | null, now: Date): Promise<void> {
     if (rules === null) await unit.tx.rows('DELETE FROM alert_rules WHERE device_id = $1', [deviceId]);
     else {
       await unit.tx.rows(

@@ -78,10 +78,6 @@ export class DeviceRecord {
   @Column({ name: 'last_telemetry_at', type: 'timestamptz', nullable: true })
   lastTelemetryAt!: Date | null;
 
-  /** The newest record time (gateway clock) of the device's telemetry; written by the ingest statement. */
-  @Column({ name: 'newest_telemetry_ts', type: 'timestamptz', nullable: true })
-  newestTelemetryTs!: Date | null;
-
   /** Set by the offline check when telemetry stopped for 3 intervals; cleared by the next telemetry. */
   @Column({ name: 'offline_since', type: 'timestamptz', nullable: true })
   offlineSince!: Date | null;

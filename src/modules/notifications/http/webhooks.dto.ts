@@ -10,7 +10,7 @@ export class CreateWebhookRequest {
   @MaxLength(2048)
   url!: string;
 
-  @ApiPropertyOptional({ type: [String], enum: DEVICE_EVENT_TYPES, description: 'The event types it receives; all of them when absent.' })
+  @ApiPropertyOptional({ type: [String], enum: DEVICE_EVENT_TYPES, example: ['alert.opened', 'device.offline'], description: 'The event types it receives; all of them when absent.' })
   @Optional()
   @IsArray()
   @ArrayMinSize(1)

@@ -6,11 +6,11 @@ export interface StoredTelemetry {
   deviceId: string;
   ownerId: string | null;
   /**
-   * The device's newest record time before this flush. Records at or before it arrived late (a
-   * gateway uploading its backlog, a retry after a newer upload): stored, but older than what
-   * was already heard.
+   * Per battery, the newest record time stored before this flush (absent: none). Records at or
+   * before it arrived late (a gateway uploading its backlog, a retry after a newer upload): stored,
+   * but older than what was already heard of that battery.
    */
-  previousNewestTs: Date | null;
+  previousNewestTs: Map<string, Date>;
   /** The device.online event the flush recorded (the device had been marked offline), to dispatch. */
   onlineEventId: string | null;
   /** May be empty: a device back online whose upload held only records stored before. */

@@ -34,10 +34,9 @@ const ADD_TO_ROLLUPS = ROLLUP_LEVELS.map((level) => `), rollup_${level.name} AS 
  * MAX_CONCURRENT_FLUSHES run at once) cannot take it back. A device the offline check marked
  * offline is back: `seen` clears offline_since and `back_online` records its device.online event in
  * the same statement, answered as one extra row (battery_id NULL) whose listeners dispatch the event.
- * `seen` also keeps each device's newest
- * record time and answers the one before this flush, which tells the stored-telemetry listeners
- * which records came late (TelemetryFeed). The
- * rows are locked in device order (FOR UPDATE), so of two flushes for one device only the first
+ * `previous` answers, per battery, the newest record time stored before this statement
+ * (device_latest_metrics), which tells the stored-telemetry listeners which records came late
+ * (TelemetryFeed). The devices rows are locked in device order (FOR UPDATE), so of two flushes for one device only the first
  * still finds it offline, and concurrent flushes never deadlock on them.
  */
 export const INGEST_SQL = `
@@ -60,14 +59,15 @@ ${ADD_TO_ROLLUPS}), latest AS (
   SELECT DISTINCT ON (device_id, battery_id, metric) device_id, battery_id, metric, ts, value
   FROM metric_values ORDER BY device_id, battery_id, metric, ts DESC
   ON CONFLICT (device_id, battery_id, metric) DO UPDATE SET ts = EXCLUDED.ts, value = EXCLUDED.value WHERE EXCLUDED.ts > l.ts
-), newest AS (
-  SELECT device_id, max(ts) AS ts FROM inserted GROUP BY device_id
+), previous AS (
+  SELECT l.device_id, l.battery_id, max(l.ts) AS ts FROM device_latest_metrics l
+  WHERE (l.device_id, l.battery_id) IN (SELECT DISTINCT device_id, battery_id FROM inserted)
+  GROUP BY l.device_id, l.battery_id
 ), seen AS (
-  UPDATE devices d SET last_seen_at = GREATEST(d.last_seen_at, $5), last_telemetry_at = GREATEST(d.last_telemetry_at, $5), offline_since = NULL,
-         newest_telemetry_ts = GREATEST(d.newest_telemetry_ts, (SELECT n.ts FROM newest n WHERE n.device_id = d.device_id))
-  FROM (SELECT device_id, offline_since, newest_telemetry_ts FROM devices WHERE device_id = ANY($1::text[]) ORDER BY device_id FOR UPDATE) AS before
+  UPDATE devices d SET last_seen_at = GREATEST(d.last_seen_at, $5), last_telemetry_at = GREATEST(d.last_telemetry_at, $5), offline_since = NULL
+  FROM (SELECT device_id, offline_since FROM devices WHERE device_id = ANY($1::text[]) ORDER BY device_id FOR UPDATE) AS before
   WHERE d.device_id = before.device_id
-  RETURNING d.device_id, d.owner_id, before.offline_since, before.newest_telemetry_ts
+  RETURNING d.device_id, d.owner_id, before.offline_since
 ), back_online AS (
   INSERT INTO device_events (type, device_id, owner_id, occurred_at, data)
   SELECT 'device.online', device_id, owner_id, $5,
@@ -75,9 +75,10 @@ ${ADD_TO_ROLLUPS}), latest AS (
   FROM seen WHERE offline_since IS NOT NULL
   RETURNING id, device_id
 )
-SELECT i.device_id, i.battery_id, i.ts, s.owner_id, s.newest_telemetry_ts AS previous_newest_ts, NULL::bigint AS online_event_id FROM inserted i JOIN seen s ON s.device_id = i.device_id
+SELECT i.device_id, i.battery_id, i.ts, s.owner_id, p.ts AS previous_newest_ts, NULL::bigint AS online_event_id
+  FROM inserted i JOIN seen s ON s.device_id = i.device_id LEFT JOIN previous p ON p.device_id = i.device_id AND p.battery_id = i.battery_id
 UNION ALL
-SELECT s.device_id, NULL, NULL, s.owner_id, s.newest_telemetry_ts, b.id FROM seen s JOIN back_online b ON b.device_id = s.device_id`;
+SELECT s.device_id, NULL, NULL, s.owner_id, NULL, b.id FROM seen s JOIN back_online b ON b.device_id = s.device_id`;
 
 interface Pending {
   deviceId: string;
@@ -233,7 +234,7 @@ export class SqlTelemetryWriter extends TelemetryWriter {
     const entryOf = (row: InsertedRow): StoredTelemetry => {
       let entry = stored.get(pending.deviceId);
       if (!entry) {
-        entry = { deviceId: pending.deviceId, ownerId: row.owner_id, previousNewestTs: row.previous_newest_ts, onlineEventId: null, records: [] };
+        entry = { deviceId: pending.deviceId, ownerId: row.owner_id, previousNewestTs: new Map(), onlineEventId: null, records: [] };
         stored.set(pending.deviceId, entry);
       }
       return entry;
@@ -250,7 +251,9 @@ export class SqlTelemetryWriter extends TelemetryWriter {
       if (!row) continue;
       inserted.delete(key);
       count += 1;
-      entryOf(row).records.push(record);
+      const entry = entryOf(row);
+      entry.records.push(record);
+      if (row.previous_newest_ts && !entry.previousNewestTs.has(record.batteryId)) entry.previousNewestTs.set(record.batteryId, row.previous_newest_ts);
     }
     return count;
   }

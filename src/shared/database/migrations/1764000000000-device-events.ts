@@ -17,11 +17,11 @@ export class DeviceEvents1764000000000 implements MigrationInterface {
       data jsonb NOT NULL
     )`);
     await queryRunner.query('CREATE INDEX device_events_device_idx ON device_events (device_id, id)');
-    await queryRunner.query('ALTER TABLE devices ADD COLUMN last_telemetry_at timestamptz, ADD COLUMN newest_telemetry_ts timestamptz, ADD COLUMN offline_since timestamptz');
+    await queryRunner.query('ALTER TABLE devices ADD COLUMN last_telemetry_at timestamptz, ADD COLUMN offline_since timestamptz');
   }
 
   async down(queryRunner: QueryRunner): Promise<void> {
-    await queryRunner.query('ALTER TABLE devices DROP COLUMN offline_since, DROP COLUMN newest_telemetry_ts, DROP COLUMN last_telemetry_at');
+    await queryRunner.query('ALTER TABLE devices DROP COLUMN offline_since, DROP COLUMN last_telemetry_at');
     await queryRunner.query('DROP TABLE device_events');
   }
 }
