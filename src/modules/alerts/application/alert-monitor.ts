@@ -13,6 +13,9 @@ import { AlertTransitions, type DeviceRecords } from './alert-transitions.js';
  */
 const MAX_PENDING_RECORDS = 200_000;
 
+/** Flushes one evaluation takes at most. */
+const MAX_FLUSHES_PER_EVALUATION = 50;
+
 /** The records of a flush that count: newer than what the device had sent before that flush. */
 function newRecords(stored: StoredTelemetry): StoredTelemetry['records'] {
   return stored.records.filter((record) => record.ts.getTime() > (stored.previousNewestTs.get(record.batteryId)?.getTime() ?? -Infinity));
@@ -32,24 +35,26 @@ function breachesAny(records: StoredTelemetry['records'], rules: AlertRule[]): b
  * records judge the series exactly as flush after flush would.
  */
 function mergeByDevice(flushes: StoredTelemetry[][]): StoredTelemetry[] {
-  const merged = new Map<string, StoredTelemetry>();
+  const merged = new Map<string, { entry: StoredTelemetry; batteries: Set<string> }>();
   for (const flush of flushes) {
     for (const entry of flush) {
       const records = newRecords(entry);
       const current = merged.get(entry.deviceId);
-      if (current) {
-        // A battery with no records so far takes this flush's previous time; one that has records
-        // keeps the earlier flush's (this flush's records of it are newer than all of those).
-        const batteries = new Set(current.records.map((record) => record.batteryId));
-        for (const [batteryId, ts] of entry.previousNewestTs) if (!batteries.has(batteryId)) current.previousNewestTs.set(batteryId, ts);
-        current.records.push(...records);
-        current.ownerId = entry.ownerId;
-      } else {
-        merged.set(entry.deviceId, { ...entry, previousNewestTs: new Map(entry.previousNewestTs), records });
+      if (!current) {
+        merged.set(entry.deviceId, { entry: { ...entry, previousNewestTs: new Map(entry.previousNewestTs), records }, batteries: new Set(records.map((record) => record.batteryId)) });
+        continue;
       }
+      // A battery with no records so far takes this flush's previous time; one that has records
+      // keeps the earlier flush's (this flush's records of it are newer than all of those).
+      for (const [batteryId, ts] of entry.previousNewestTs) if (!current.batteries.has(batteryId)) current.entry.previousNewestTs.set(batteryId, ts);
+      for (const record of records) {
+        current.entry.records.push(record);
+        current.batteries.add(record.batteryId);
+      }
+      current.entry.ownerId = entry.ownerId;
     }
   }
-  return [...merged.values()].filter((entry) => entry.records.length > 0);
+  return [...merged.values()].map(({ entry }) => entry).filter((entry) => entry.records.length > 0);
 }
 
 /**
@@ -103,9 +108,9 @@ export class AlertMonitor implements OnModuleInit, OnApplicationShutdown {
 
   private async drain(): Promise<void> {
     while (this.pending.length > 0) {
-      const flushes = this.pending;
-      this.pending = [];
-      this.pendingRecords = 0;
+      // A bounded share at a time: the merge and the evaluation run on the event loop the ingest needs.
+      const flushes = this.pending.splice(0, MAX_FLUSHES_PER_EVALUATION);
+      this.pendingRecords -= flushes.reduce((sum, flush) => sum + flush.reduce((records, entry) => records + entry.records.length, 0), 0);
       await this.evaluate(mergeByDevice(flushes)).catch((error: unknown) => this.logger.warn({ code: (error as { code?: unknown }).code }, 'Alert evaluation failed'));
     }
     this.running = null;
