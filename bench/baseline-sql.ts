@@ -60,7 +60,7 @@ WITH input AS (
   GROUP BY l.device_id, l.battery_id
 ), seen AS (
   UPDATE devices d SET last_seen_at = GREATEST(d.last_seen_at, $5), last_telemetry_at = GREATEST(d.last_telemetry_at, $5), offline_since = NULL
-  FROM (SELECT device_id, offline_since FROM devices WHERE device_id = ANY($1::text[]) ORDER BY device_id FOR UPDATE) AS before
+  FROM (SELECT device_id, offline_since FROM devices WHERE device_id = ANY($1::text[]) ORDER BY device_id FOR NO KEY UPDATE) AS before
   WHERE d.device_id = before.device_id
   RETURNING d.device_id, d.owner_id, before.offline_since
 ), back_online AS (

@@ -176,7 +176,7 @@ export class TypeOrmDeviceRepository extends DeviceRepository {
            FROM (SELECT device_id FROM devices
                   WHERE offline_since IS NULL AND last_telemetry_at IS NOT NULL
                     AND last_telemetry_at < $1::timestamptz - make_interval(secs => 3 * COALESCE((config_overrides->>'telemetryIntervalSec')::int, $2::int))
-                  ORDER BY device_id FOR UPDATE SKIP LOCKED) AS silent
+                  ORDER BY device_id FOR NO KEY UPDATE SKIP LOCKED) AS silent
           WHERE d.device_id = silent.device_id
           RETURNING d.device_id, d.owner_id, d.last_telemetry_at`,
         [now, defaultIntervalSec],

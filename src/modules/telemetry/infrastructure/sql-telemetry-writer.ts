@@ -36,8 +36,10 @@ const ADD_TO_ROLLUPS = ROLLUP_LEVELS.map((level) => `), rollup_${level.name} AS 
  * the same statement, answered as one extra row (battery_id NULL) whose listeners dispatch the event.
  * `previous` answers, per battery, the newest record time stored before this statement
  * (device_latest_metrics), which tells the stored-telemetry listeners which records came late
- * (TelemetryFeed). The devices rows are locked in device order (FOR UPDATE), so of two flushes for one device only the first
- * still finds it offline, and concurrent flushes never deadlock on them.
+ * (TelemetryFeed). The devices rows are locked in device order (FOR NO KEY UPDATE), so of two
+ * flushes for one device only the first still finds it offline, and concurrent flushes never
+ * deadlock on them. NO KEY: rows that reference the device (alert series, events) take KEY SHARE
+ * locks on it, which must not make ingest wait for their transactions.
  */
 export const INGEST_SQL = `
 WITH input AS (
@@ -65,7 +67,7 @@ ${ADD_TO_ROLLUPS}), latest AS (
   GROUP BY l.device_id, l.battery_id
 ), seen AS (
   UPDATE devices d SET last_seen_at = GREATEST(d.last_seen_at, $5), last_telemetry_at = GREATEST(d.last_telemetry_at, $5), offline_since = NULL
-  FROM (SELECT device_id, offline_since FROM devices WHERE device_id = ANY($1::text[]) ORDER BY device_id FOR UPDATE) AS before
+  FROM (SELECT device_id, offline_since FROM devices WHERE device_id = ANY($1::text[]) ORDER BY device_id FOR NO KEY UPDATE) AS before
   WHERE d.device_id = before.device_id
   RETURNING d.device_id, d.owner_id, before.offline_since
 ), back_online AS (
