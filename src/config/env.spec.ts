@@ -139,6 +139,12 @@ describe('loadEnv', () => {
     expect(loadEnv(PRODUCTION).NODE_ENV).toBe('production');
   });
 
+  it('refuses private webhook targets in production, and allows them elsewhere', () => {
+    expect(badVariables({ ...PRODUCTION, WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true' })).toEqual(['WEBHOOK_ALLOW_PRIVATE_TARGETS']);
+    expect(loadEnv({ NODE_ENV: 'test', WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true' }).WEBHOOK_ALLOW_PRIVATE_TARGETS).toBe(true);
+    expect(loadEnv(PRODUCTION).WEBHOOK_ALLOW_PRIVATE_TARGETS).toBe(false);
+  });
+
   it('requires the keys and the database URL in production, naming each one missing', () => {
     expect(badVariables({ NODE_ENV: 'production' }).sort()).toEqual(['CUSTOMER_JWT_SECRET', 'DATABASE_URL', 'DEVICE_JWT_SECRET', 'SECRET_PEPPER']);
   });
