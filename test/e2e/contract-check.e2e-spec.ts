@@ -2,7 +2,7 @@ import { ContractViolation, contractCheck } from '../support/contract.js';
 
 /** The check every e2e answer goes through must itself catch mismatches. */
 describe('contract check of responses (test/support/contract.ts)', () => {
-  const me = { userId: '5f0c6a8e-2b1d-4c3e-9f7a-1b2c3d4e5f60', email: 'ada@example.com', emailVerified: true, role: 'customer' };
+  const me = { userId: '5f0c6a8e-2b1d-4c3e-9f7a-1b2c3d4e5f60', email: 'ada@example.com', emailVerified: true, role: 'customer', alertEmails: true };
 
   function check(status: number, body: unknown, contentType = 'application/json', schemaPath = '/api/v1/users/me') {
     const request = new Request(`http://localhost${schemaPath}`, { method: 'GET' });

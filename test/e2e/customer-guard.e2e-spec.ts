@@ -58,7 +58,7 @@ describe('customer access tokens on GET /api/v1/users/me and an admin route', ()
 
       const me = await usersMe(bearer(customer.accessToken));
       expect(me.response.status).toBe(200);
-      expect(me.data).toEqual({ userId: customer.userId, email: customer.email, emailVerified: true, role: 'customer' });
+      expect(me.data).toEqual({ userId: customer.userId, email: customer.email, emailVerified: true, role: 'customer', alertEmails: true });
       expectProblem(await adminRoute(bearer(customer.accessToken)), 403, 'FORBIDDEN');
 
       expect(await accountState(t.db, customer.userId)).toEqual(before);

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { ChangeFeed } from '../../../shared/database/change-feed.js';
 import { Orm } from '../../../shared/database/orm.js';
+import { Sql } from '../../../shared/database/sql.js';
 import { Device, type DeviceState } from '../domain/device.js';
 import type { SqlRunner } from '../../../shared/database/sql-runner.js';
 import { DeviceRepository, type OwnershipChanged, type SilentDevice } from '../domain/device.repository.js';
@@ -59,6 +60,7 @@ export class TypeOrmDeviceRepository extends DeviceRepository {
   constructor(
     private readonly orm: Orm,
     private readonly feed: ChangeFeed,
+    private readonly sql: Sql,
   ) {
     super();
   }
@@ -169,7 +171,9 @@ export class TypeOrmDeviceRepository extends DeviceRepository {
   }
 
   async markSilentOffline(now: Date, defaultIntervalSec: number, onOffline: (tx: SqlRunner, devices: SilentDevice[]) => Promise<void>): Promise<number> {
-    return this.orm.transaction(async (_manager, tx) => {
+    // Plain SQL: this runs every few seconds on every instance, and Sql's transaction survives a
+    // session killed under it (TypeORM's leaves an unheard 'error' on the client).
+    return this.sql.transaction(async (tx) => {
       // SKIP LOCKED: a device an ingest flush holds is being heard from right now.
       const rows = await tx.rows<{ device_id: string; owner_id: string | null; last_telemetry_at: Date }>(
         `UPDATE devices d SET offline_since = $1
