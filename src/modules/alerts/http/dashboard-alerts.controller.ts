@@ -1,8 +1,8 @@
-import { Body, Controller, Delete, Get, HttpCode, Param, ParseUUIDPipe, Post, Put, Query } from '@nestjs/common';
+import { Body, Controller, Delete, Get, HttpCode, Post, Put, Query } from '@nestjs/common';
 import { ApiBody, ApiOperation, ApiParam, ApiResponse, ApiTags } from '@nestjs/swagger';
 import { CurrentCustomer, CustomerAuth } from '../../../auth/auth.decorators.js';
 import type { CustomerPrincipal } from '../../../auth/principals.js';
-import { ValidationFailedError } from '../../../shared/domain-error.js';
+import { UuidParam } from '../../../shared/http/list-params.js';
 import { ApiProblems } from '../../../shared/http/api-problems.decorator.js';
 import { decodeTimeCursor, encodeTimeCursor } from '../../../shared/http/cursor.js';
 import { DeviceIdParam } from '../../../shared/http/device-id.param.js';
@@ -10,9 +10,6 @@ import { AlertsService } from '../application/alerts.service.js';
 import { AlertResponse, AlertRulesRequest, AlertRulesResponse, AlertsQuery, AlertsResponse } from './alerts.dto.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
-function AlertIdParam(): ParameterDecorator {
-  return Param('alertId', new ParseUUIDPipe({ exceptionFactory: () => new ValidationFailedError([{ field: 'alertId', message: 'alertId must be an alert id (UUID)' }]) }));
-}
 const viewerOf = (customer: CustomerPrincipal) => ({ userId: customer.userId, isAdmin: customer.isAdmin });
 
 @ApiTags('dashboard')
@@ -85,7 +82,7 @@ export class DashboardAlertsController {
   @ApiParam({ name: 'alertId', format: 'uuid' })
   @ApiResponse({ status: 200, type: AlertResponse, description: 'The alert.' })
   @ApiProblems(400, 401, 404)
-  async acknowledge(@CurrentCustomer() customer: CustomerPrincipal, @AlertIdParam() alertId: string): Promise<AlertResponse> {
+  async acknowledge(@CurrentCustomer() customer: CustomerPrincipal, @UuidParam('alertId', 'an alert id') alertId: string): Promise<AlertResponse> {
     return AlertResponse.from(await this.alerts.acknowledge(viewerOf(customer), alertId));
   }
 }

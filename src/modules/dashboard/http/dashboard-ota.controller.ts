@@ -6,17 +6,10 @@ import { ApiProblems } from '../../../shared/http/api-problems.decorator.js';
 import { decodeTimeCursor, encodeTimeCursor } from '../../../shared/http/cursor.js';
 import type { CustomerPrincipal } from '../../../auth/principals.js';
 import { DeviceIdParam } from '../../../shared/http/device-id.param.js';
-import { OTA_EVENT_TYPES, type OtaEventType, OtaHistoryItemResponse, OtaHistoryQuery, OtaHistoryResponse, OtaService } from '../../ota/index.js';
+import { parseList } from '../../../shared/http/list-params.js';
+import { OTA_EVENT_TYPES, OtaHistoryItemResponse, OtaHistoryQuery, OtaHistoryResponse, OtaService } from '../../ota/index.js';
 import { DashboardService } from '../application/dashboard.service.js';
 
-function parseTypes(raw: string | undefined): OtaEventType[] | null {
-  if (raw === undefined) return null;
-  const types = raw.split(',').map((type) => type.trim()).filter(Boolean);
-  if (types.length === 0 || types.some((type) => !(OTA_EVENT_TYPES as readonly string[]).includes(type))) {
-    throw new ValidationFailedError([{ field: 'type', message: `type must be a comma-separated list of ${OTA_EVENT_TYPES.join(', ')}` }]);
-  }
-  return types as OtaEventType[];
-}
 
 /** An OTA event id as the cursor holds it: a bigint, so at most 2^63 − 1 (more is a database error, not a 400). */
 const isEventId = (key: string): boolean => /^(0|[1-9][0-9]{0,18})$/.test(key) && BigInt(key) <= 9_223_372_036_854_775_807n;
@@ -40,7 +33,7 @@ export class DashboardOtaController {
   @ApiResponse({ status: 200, type: OtaHistoryResponse, description: 'A page of events.' })
   @ApiProblems(400, 401, 404)
   async history(@CurrentCustomer() customer: CustomerPrincipal, @DeviceIdParam() deviceId: string, @Query() query: OtaHistoryQuery): Promise<OtaHistoryResponse> {
-    const types = parseTypes(query.type);
+    const types = parseList(query.type, OTA_EVENT_TYPES, 'type');
     const from = query.from === undefined ? null : new Date(query.from);
     const to = query.to === undefined ? null : new Date(query.to);
     if (from && to && from >= to) throw new ValidationFailedError([{ field: 'from', message: 'from must be before to' }]);

@@ -4,19 +4,11 @@ import { CurrentCustomer, CustomerAuth } from '../../../auth/auth.decorators.js'
 import type { CustomerPrincipal } from '../../../auth/principals.js';
 import { decodeCursor, encodeCursor } from '../../../shared/http/cursor.js';
 import { ApiProblems } from '../../../shared/http/api-problems.decorator.js';
-import { ValidationFailedError } from '../../../shared/domain-error.js';
+import { parseList } from '../../../shared/http/list-params.js';
 import { EventsService } from '../application/events.service.js';
-import { DEVICE_EVENT_TYPES, sequenceOf, type DeviceEventType } from '../domain/device-event.js';
+import { DEVICE_EVENT_TYPES, sequenceOf } from '../domain/device-event.js';
 import { DeviceEventResponse, EventsQuery, EventsResponse } from './events.dto.js';
 
-function parseTypes(raw: string | undefined): DeviceEventType[] | null {
-  if (raw === undefined) return null;
-  const types = raw.split(',').map((type) => type.trim()).filter(Boolean);
-  if (types.length === 0 || types.some((type) => !(DEVICE_EVENT_TYPES as readonly string[]).includes(type))) {
-    throw new ValidationFailedError([{ field: 'type', message: `type must be a comma-separated list of ${DEVICE_EVENT_TYPES.join(', ')}` }]);
-  }
-  return types as DeviceEventType[];
-}
 
 @ApiTags('dashboard')
 @Controller('dashboard/events')
@@ -36,7 +28,7 @@ export class DashboardEventsController {
   async list(@CurrentCustomer() customer: CustomerPrincipal, @Query() query: EventsQuery): Promise<EventsResponse> {
     const limit = query.limit ?? 50;
     const before = query.cursor === undefined ? null : sequenceOf(decodeCursor(query.cursor, (value) => sequenceOf(value) !== null));
-    const rows = await this.events.list({ userId: customer.userId, isAdmin: customer.isAdmin }, { deviceId: query.deviceId ?? null, types: parseTypes(query.type), before, limit: limit + 1 });
+    const rows = await this.events.list({ userId: customer.userId, isAdmin: customer.isAdmin }, { deviceId: query.deviceId ?? null, types: parseList(query.type, DEVICE_EVENT_TYPES, 'type'), before, limit: limit + 1 });
     const items = rows.slice(0, limit);
     return { items: items.map(DeviceEventResponse.from), nextCursor: rows.length > limit ? encodeCursor(items[items.length - 1].id) : null };
   }

@@ -1,16 +1,13 @@
-import { Body, Controller, Delete, Get, HttpCode, Param, ParseUUIDPipe, Post } from '@nestjs/common';
+import { Body, Controller, Delete, Get, HttpCode, Post } from '@nestjs/common';
 import { ApiBody, ApiOperation, ApiParam, ApiResponse, ApiTags } from '@nestjs/swagger';
 import { CurrentCustomer, CustomerAuth } from '../../../auth/auth.decorators.js';
 import type { CustomerPrincipal } from '../../../auth/principals.js';
-import { ValidationFailedError } from '../../../shared/domain-error.js';
+import { UuidParam } from '../../../shared/http/list-params.js';
 import { ApiProblems } from '../../../shared/http/api-problems.decorator.js';
 import { NoStore } from '../../../shared/http/no-store.decorator.js';
 import { WebhooksService } from '../application/webhooks.service.js';
 import { CreatedWebhookResponse, CreateWebhookRequest, WebhookResponse, WebhooksResponse, WebhookTestResponse } from './webhooks.dto.js';
 
-function WebhookIdParam(): ParameterDecorator {
-  return Param('webhookId', new ParseUUIDPipe({ exceptionFactory: () => new ValidationFailedError([{ field: 'webhookId', message: 'webhookId must be a webhook id (UUID)' }]) }));
-}
 
 @ApiTags('webhooks')
 @Controller('user/webhooks')
@@ -50,7 +47,7 @@ export class UserWebhooksController {
   @ApiParam({ name: 'webhookId', format: 'uuid' })
   @ApiResponse({ status: 204, description: 'Deleted.' })
   @ApiProblems(400, 401, 404)
-  async delete(@CurrentCustomer() customer: CustomerPrincipal, @WebhookIdParam() webhookId: string): Promise<void> {
+  async delete(@CurrentCustomer() customer: CustomerPrincipal, @UuidParam('webhookId', 'a webhook id') webhookId: string): Promise<void> {
     await this.webhooks.delete(customer.userId, webhookId);
   }
 
@@ -61,7 +58,7 @@ export class UserWebhooksController {
   @ApiParam({ name: 'webhookId', format: 'uuid' })
   @ApiResponse({ status: 202, type: WebhookTestResponse, description: 'Queued; delivered like any event, with retries.' })
   @ApiProblems(400, 401, 404, 409)
-  async test(@CurrentCustomer() customer: CustomerPrincipal, @WebhookIdParam() webhookId: string): Promise<WebhookTestResponse> {
+  async test(@CurrentCustomer() customer: CustomerPrincipal, @UuidParam('webhookId', 'a webhook id') webhookId: string): Promise<WebhookTestResponse> {
     return { messageId: await this.webhooks.test(customer.userId, webhookId) };
   }
 }
