@@ -1,3 +1,5 @@
+import { availableParallelism } from 'node:os';
+
 /** Jest in native ESM mode (NestJS 12 ships ESM only); TypeScript compiled by swc with decorator metadata. */
 const swc = [
   '@swc/jest',
@@ -31,7 +33,15 @@ const common = {
   transformIgnorePatterns: [`/node_modules/(?!(${esmRequiredFromCjs.join('|')})/)`],
 };
 
+/**
+ * Most end-to-end files spend their time waiting (timers, retries, child processes, PostgreSQL),
+ * not computing, and each has its own database: one worker more than the machine has cores keeps
+ * both cores busy. Capped so a large machine does not exhaust the test server's connections.
+ */
+const maxWorkers = Math.min(availableParallelism() + 1, 8);
+
 export default {
+  maxWorkers,
   globalSetup: './test/support/global-setup.ts',
   globalTeardown: './test/support/global-teardown.ts',
   testTimeout: 60_000,
