@@ -15,6 +15,7 @@ import { DevicesModule } from './modules/devices/index.js';
 import { EventsModule } from './modules/events/index.js';
 import { NotificationsModule } from './modules/notifications/index.js';
 import { OtaModule } from './modules/ota/index.js';
+import { StreamModule } from './modules/stream/index.js';
 import { TelemetryModule } from './modules/telemetry/index.js';
 import { ENTITIES } from './schema.js';
 import { DatabaseModule } from './shared/database/database.module.js';
@@ -52,7 +53,7 @@ export class AppModule {
         RateLimitModule,
         NotModifiedModule,
         HealthModule,
-        AuthModule.register([DevicesModule, AccountsModule]),
+        AuthModule.register([DevicesModule, AccountsModule, StreamModule]),
         DevicesModule,
         AccountsModule,
         ClaimsModule,
@@ -62,6 +63,7 @@ export class AppModule {
         AlertsModule,
         DashboardModule,
         NotificationsModule,
+        StreamModule,
       ],
     };
   }

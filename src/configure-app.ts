@@ -117,6 +117,10 @@ export function buildOpenApiDocument(app: NestFastifyApplication): OpenAPIObject
       { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: 'Customer access token from POST /api/v1/auth/login. Admin operations need an administrator account.' },
       'customer',
     )
+    .addApiKey(
+      { type: 'apiKey', in: 'query', name: 'ticket', description: 'Single-use stream ticket from POST /api/v1/dashboard/stream/tickets (60 s), for EventSource, which cannot send headers.' },
+      'streamTicket',
+    )
     .setLicense('Proprietary', 'https://example.com/device-cloud/license')
     .addServer('/', 'This service')
     .build();

@@ -1,10 +1,10 @@
 import { applyDecorators, createParamDecorator, SetMetadata, type ExecutionContext } from '@nestjs/common';
-import { ApiBearerAuth, ApiExtension, ApiResponse } from '@nestjs/swagger';
+import { ApiBearerAuth, ApiExtension, ApiResponse, ApiSecurity } from '@nestjs/swagger';
 import type { FastifyRequest } from 'fastify';
 import type { CustomerPrincipal, DevicePrincipal } from './principals.js';
 
 export const AUTH_KIND = 'auth:kind';
-export type AuthKind = 'public' | 'device' | 'customer' | 'admin';
+export type AuthKind = 'public' | 'device' | 'customer' | 'customer-or-ticket' | 'admin';
 
 const problem = (status: number, description: string) =>
   ApiResponse({ status, description, content: { 'application/problem+json': { schema: { $ref: '#/components/schemas/ProblemResponse' } } } });
@@ -19,6 +19,13 @@ export const DeviceAuth = () => applyDecorators(SetMetadata(AUTH_KIND, 'device')
 
 /** A signed-in customer's (or administrator's) access token. */
 export const CustomerAuth = () => applyDecorators(SetMetadata(AUTH_KIND, 'customer'), ApiBearerAuth('customer'), problem401);
+
+/**
+ * A customer's access token, or a single-use stream ticket in `?ticket=` for browsers' EventSource,
+ * which cannot send headers (POST /api/v1/dashboard/stream/tickets). The ticket wins when both come.
+ */
+export const CustomerOrTicketAuth = () =>
+  applyDecorators(SetMetadata(AUTH_KIND, 'customer-or-ticket'), ApiBearerAuth('customer'), ApiSecurity('streamTicket'), problem401);
 
 /** A customer token whose account has the admin role; customers get 403. */
 export const AdminAuth = () =>

@@ -2,7 +2,7 @@ import { Injectable, type CanActivate, type ExecutionContext } from '@nestjs/com
 import { Reflector } from '@nestjs/core';
 import { AuthGuard as PassportAuthGuard, type IAuthGuard } from '@nestjs/passport';
 import type { FastifyRequest } from 'fastify';
-import type { CustomerPrincipal } from './principals.js';
+import { StreamTicketAuthenticator, type CustomerPrincipal } from './principals.js';
 import { DomainError, InvalidBearerTokenError, UnauthorizedError } from '../shared/domain-error.js';
 import { AUTH_KIND, type AuthKind } from './auth.decorators.js';
 
@@ -44,7 +44,10 @@ export class AuthGuard implements CanActivate {
   private readonly deviceGuard = strategyGuard('device-jwt');
   private readonly customerGuard = strategyGuard('customer-jwt');
 
-  constructor(private readonly reflector: Reflector) {}
+  constructor(
+    private readonly reflector: Reflector,
+    private readonly tickets: StreamTicketAuthenticator,
+  ) {}
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
     const kind = this.reflector.getAllAndOverride<AuthKind | undefined>(AUTH_KIND, [context.getHandler(), context.getClass()]);
@@ -55,6 +58,14 @@ export class AuthGuard implements CanActivate {
         return (await this.deviceGuard.canActivate(context)) as boolean;
       case 'customer':
         return (await this.customerGuard.canActivate(context)) as boolean;
+      case 'customer-or-ticket': {
+        const request = context.switchToHttp().getRequest<FastifyRequest & { user?: CustomerPrincipal }>();
+        const ticket = (request.query as Record<string, unknown> | undefined)?.ticket;
+        if (ticket === undefined) return (await this.customerGuard.canActivate(context)) as boolean;
+        if (typeof ticket !== 'string') throw new UnauthorizedError('The stream ticket is not valid.');
+        request.user = await this.tickets.authenticate(ticket, request.ip ?? 'unknown');
+        return true;
+      }
       case 'admin': {
         await this.customerGuard.canActivate(context);
         const customer = context.switchToHttp().getRequest<FastifyRequest & { user: CustomerPrincipal }>().user;

@@ -9,12 +9,21 @@ export class DevicePrincipal {
   constructor(readonly deviceId: string) {}
 }
 
+/** The session a customer token belongs to: enough to check it again later (a stream ticket does). */
+export interface CustomerSession {
+  sub: string;
+  tv: number;
+  sid: string;
+}
+
 /** A signed-in customer or administrator, as the database says now. */
 export class CustomerPrincipal {
   constructor(
     readonly userId: string,
     readonly role: 'customer' | 'admin',
     readonly emailVerified: boolean,
+    /** The session the request came through; null where no token was involved (unit tests). */
+    readonly session: CustomerSession | null = null,
   ) {}
 
   get isAdmin(): boolean {
@@ -29,5 +38,13 @@ export abstract class DeviceAuthenticator {
 
 /** Port: the customer behind a verified customer access token, refused when revoked or logged out. */
 export abstract class CustomerAuthenticator {
-  abstract authenticate(claims: { sub: string; tv: number; sid: string }): Promise<CustomerPrincipal>;
+  abstract authenticate(claims: CustomerSession): Promise<CustomerPrincipal>;
+}
+
+/**
+ * Port: the customer behind a stream ticket (`?ticket=`, for browsers' EventSource, which cannot
+ * send an Authorization header). Implemented by the stream module.
+ */
+export abstract class StreamTicketAuthenticator {
+  abstract authenticate(ticket: string, clientAddress: string): Promise<CustomerPrincipal>;
 }

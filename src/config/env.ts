@@ -224,6 +224,22 @@ export class Env {
   @Transform(toInt) @IsInt() @Min(0) @Max(120_000)
   SHUTDOWN_GRACE_MS = 20_000;
 
+  /** Open dashboard streams one account may hold on one instance; the next is refused with 429. */
+  @Transform(toInt) @IsInt() @Min(1) @Max(1000)
+  STREAM_MAX_PER_USER = 10;
+
+  /** Open dashboard streams one instance holds in all; the next is refused with 503. */
+  @Transform(toInt) @IsInt() @Min(1) @Max(100_000)
+  STREAM_MAX_CONNECTIONS = 10_000;
+
+  /** A comment line on every open stream this often, so proxies and clients see it alive. */
+  @Transform(toInt) @IsInt() @Min(100) @Max(300_000)
+  STREAM_HEARTBEAT_MS = 15_000;
+
+  /** Backlog (characters) a stream may keep for a client that does not read: above it for over a second, or ever above 16 times it, the stream is dropped. */
+  @Transform(toInt) @IsInt() @Min(4096) @Max(64 * 1024 * 1024)
+  STREAM_MAX_BUFFERED_BYTES = 256 * 1024;
+
   /** Above 0: every that many ms, a JSON line with the event-loop delay on stdout (the benchmark's soak reads it). */
   @Transform(toInt) @IsInt() @Min(0) @Max(3_600_000)
   EVENT_LOOP_LOG_MS = 0;

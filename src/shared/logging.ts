@@ -47,7 +47,7 @@ export function loggerOptions(env: Env, destination?: DestinationStream): Params
           ? { type: (error as Error).name, message: String((error as Error).message ?? '').slice(0, 300), code: (error as { code?: unknown }).code }
           : { message: String(error).slice(0, 300) },
     },
-    redact: { paths: ['req.headers', 'res.headers', 'req.body', '*.password', '*.deviceSecret', '*.claimCode', '*.refreshToken', '*.accessToken', '*.token'], remove: true },
+    redact: { paths: ['req.headers', 'res.headers', 'req.body', '*.password', '*.deviceSecret', '*.claimCode', '*.refreshToken', '*.accessToken', '*.token', '*.ticket'], remove: true },
     customLogLevel: (_request: IncomingMessage, response: ServerResponse, error?: Error) =>
       error || response.statusCode >= 500 ? 'error' : response.statusCode >= 400 ? 'info' : 'info',
     autoLogging: { ignore: (request: IncomingMessage) => (request.url ?? '').startsWith('/health/') },

@@ -30,6 +30,7 @@ export const PROBLEM_TITLES: Record<string, string> = {
   CONFIG_VERSION_UNKNOWN: 'The configuration version is not one this device was given',
   FIRMWARE_RELEASE_EXISTS: 'A release with this version, hardware and channel exists',
   RATE_LIMITED: 'Too many requests',
+  TOO_MANY_STREAMS: 'Too many open streams',
   SERVICE_UNAVAILABLE: 'The service is temporarily unavailable',
   INTERNAL_ERROR: 'Internal error',
 };

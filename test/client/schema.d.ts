@@ -804,6 +804,52 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/dashboard/stream/tickets": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A single-use ticket to open the stream from a browser
+         * @description EventSource cannot send an Authorization header: pass this ticket as `?ticket=` instead. Valid once, for 60 s, for the signed-in account and session.
+         */
+        post: operations["createStreamTicket"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/dashboard/stream": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Live telemetry and events of the devices you can see (Server-Sent Events)
+         * @description Pushes, within about a second of the gateway’s upload being stored on any instance: every stored telemetry record (`event: telemetry`) and every event of the log (`event: alert.opened`, `device.offline`, …, with `id: evt_<n>`) of your devices; an administrator’s stream carries every device.
+         *
+         *     Authenticate with `Authorization: Bearer` or, from EventSource, with `?ticket=` (POST /api/v1/dashboard/stream/tickets).
+         *
+         *     Resume after a lost connection with `Last-Event-ID` (or `?lastEventId=`): the events recorded since are sent first. A device you release stops appearing at once.
+         *
+         *     At most STREAM_MAX_PER_USER (default 10) streams per account and instance (429 past it). A client that stops reading is disconnected once more than 256 KiB have waited for it for a second. The service ends streams when it shuts down: reconnect.
+         */
+        get: operations["openStream"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export interface webhooks {
     "device.claimed": {
@@ -2351,6 +2397,39 @@ export interface components {
              * @example msg_2b0c4c0b1c7e4f7e9b7a0d3f2e1c5a6b
              */
             messageId: string;
+        };
+        StreamTelemetry: {
+            /** @example gw-0001 */
+            deviceId: string;
+            /** @example main */
+            batteryId: string;
+            /**
+             * Format: date-time
+             * @example 2026-11-25T12:00:00.000Z
+             */
+            ts: string;
+            /**
+             * @example {
+             *       "soc": 81.5,
+             *       "voltage": 13.2,
+             *       "temperature": 24.5
+             *     }
+             */
+            metrics: {
+                [key: string]: number;
+            };
+        };
+        StreamTicketResponse: {
+            /**
+             * @description Opens one stream: GET /api/v1/dashboard/stream?ticket=…. Single use.
+             * @example st_q3Jk8mZ0c1xQ9vA4bT7nW2eR5yU6iO8pL0kJ3hG1fD2
+             */
+            ticket: string;
+            /**
+             * @description Seconds the ticket stays valid.
+             * @example 60
+             */
+            expiresIn: number;
         };
         FieldErrorResponse: {
             /** @example claimCode */
@@ -5703,6 +5782,131 @@ export interface operations {
             };
             /** @description Conflicts with the current state. */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                };
+            };
+            /** @description Temporarily unavailable: the database cannot be reached (problem SERVICE_UNAVAILABLE); see Retry-After. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                };
+            };
+        };
+    };
+    createStreamTicket: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The ticket. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["StreamTicketResponse"];
+                };
+            };
+            /**
+             * @description Missing, invalid or revoked credentials.
+             *
+             *     Missing, invalid, expired or revoked bearer token.
+             */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                };
+            };
+            /** @description Temporarily unavailable: the database cannot be reached (problem SERVICE_UNAVAILABLE); see Retry-After. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                };
+            };
+        };
+    };
+    openStream: {
+        parameters: {
+            query?: {
+                /** @description Only this device (one you can see; else 404). */
+                deviceId?: string;
+                /** @description Resume: the events of the log recorded after this id are sent first (at most 1,000), then live ones. Same as the Last-Event-ID header, which EventSource sends itself; this one wins when both come. */
+                lastEventId?: string;
+            };
+            header?: {
+                /** @description Resume after this event id (EventSource sends it when it reconnects by itself). */
+                "Last-Event-ID"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The stream, open until either side closes it. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/event-stream": {
+                        /** @enum {string} */
+                        event: "telemetry";
+                        data: components["schemas"]["StreamTelemetry"];
+                    } | {
+                        /** @example evt_1042 */
+                        id: string;
+                        /** @enum {string} */
+                        event: "device.claimed" | "device.released" | "device.online" | "device.offline" | "alert.opened" | "alert.resolved" | "ota.succeeded" | "ota.failed" | "ota.release_paused" | "config.applied";
+                        data: components["schemas"]["DeviceEventResponse"];
+                    };
+                };
+            };
+            /** @description Invalid request (problem document; `errors` names each field). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked bearer token. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                };
+            };
+            /** @description Not found. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                };
+            };
+            /** @description Too many attempts or requests (problem RATE_LIMITED); see Retry-After. */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };

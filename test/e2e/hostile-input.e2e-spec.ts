@@ -393,6 +393,13 @@ function send(baseUrl: string, request: { method: string; path: string; headers:
         timeout: 5000,
       },
       (response) => {
+        // An opened event stream (GET /dashboard/stream) never ends by itself: its status and
+        // headers are the answer, then the connection is dropped.
+        if (String(response.headers['content-type'] ?? '').startsWith('text/event-stream')) {
+          resolvePromise({ status: response.statusCode ?? 0, headers: response.headers, body: Buffer.alloc(0), ms: performance.now() - started });
+          outgoing.destroy();
+          return;
+        }
         const chunks: Buffer[] = [];
         response.on('data', (chunk: Buffer) => chunks.push(chunk));
         response.on('end', () => resolvePromise({ status: response.statusCode ?? 0, headers: response.headers, body: Buffer.concat(chunks), ms: performance.now() - started }));

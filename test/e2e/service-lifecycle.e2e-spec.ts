@@ -17,6 +17,7 @@ import {
   type HttpAnswer,
   type Running,
 } from '../support/service-process.js';
+import { openSse } from '../support/sse.js';
 import { HOUR, iso, type IngestResult, type TelemetryRecordBody } from '../support/telemetry.js';
 
 /**
@@ -369,6 +370,38 @@ function trickle(port: number, head: string, drip: string): Promise<Trickled> {
     }, 20_000).unref();
   });
 }
+
+describe('SIGTERM with open dashboard streams', () => {
+  it('keeps the streams open through SHUTDOWN_DELAY_MS, then ends them, refuses new ones and exits well within the grace period', async () => {
+    const port = await freePort();
+    const DELAY = 1000;
+    const service = await start(serviceEnv(port, { SHUTDOWN_DELAY_MS: String(DELAY), SHUTDOWN_GRACE_MS: '20000' }));
+    const email = `streams-${Date.now()}@example.com`;
+    expect((await httpCall(port, { method: 'POST', path: '/api/v1/auth/signup', body: { email, password: 'long-password-1' } })).status).toBe(201);
+    const login = await httpCall(port, { method: 'POST', path: '/api/v1/auth/login', body: { email, password: 'long-password-1' } });
+    const headers = { authorization: `Bearer ${JSON.parse(login.body).accessToken}` };
+    const streams = await Promise.all(Array.from({ length: 5 }, () => openSse(`http://127.0.0.1:${port}/api/v1/dashboard/stream`, headers)));
+    expect(streams.map((stream) => stream.status)).toEqual([200, 200, 200, 200, 200]);
+
+    const signalledAt = Date.now();
+    service.child.kill('SIGTERM');
+    await sleep(DELAY / 2);
+    // Readiness is down, the listener still open: a new stream goes elsewhere, the open ones stay.
+    const late = await openSse(`http://127.0.0.1:${port}/api/v1/dashboard/stream`, headers);
+    expect(late.status).toBe(503);
+    expect(JSON.parse(late.body)).toMatchObject({ code: 'SERVICE_UNAVAILABLE' });
+    expect(streams.every((stream) => !stream.ended)).toBe(true);
+
+    await Promise.all(streams.map((stream) => stream.closed(10_000)));
+    const streamsClosedAfterMs = Date.now() - signalledAt;
+    expect(await service.exited).toBe(0);
+    const exitedAfterMs = Date.now() - signalledAt;
+    expect(streamsClosedAfterMs).toBeGreaterThanOrEqual(DELAY);
+    expect(exitedAfterMs).toBeLessThan(DELAY + 5000);
+    expect(service.output()).not.toContain('still open after SHUTDOWN_GRACE_MS');
+    process.stdout.write(`SIGTERM with 5 open streams: streams ended after ${streamsClosedAfterMs} ms, exit after ${exitedAfterMs} ms\n`);
+  }, 60_000);
+});
 
 describe('slow clients', () => {
   it('closes a connection that trickles its request at REQUEST_TIMEOUT_MS while other clients are answered at once', async () => {

@@ -6,6 +6,7 @@ export const CHANGE_CHANNEL = 'device_cloud_changes';
 
 export type ChangeTopic = 'device' | 'config_defaults' | 'firmware_releases' | 'alert_rules' | 'alert_rule_defaults';
 type Listener = (key: string) => void;
+type ChannelListener = (payload: string) => void;
 
 /**
  * Tells in-memory caches that rows they mirror changed, on this instance and on every other one.
@@ -24,6 +25,8 @@ type Listener = (key: string) => void;
 export class ChangeFeed implements OnModuleInit, OnApplicationShutdown {
   private readonly logger = new Logger(ChangeFeed.name);
   private readonly listeners = new Map<ChangeTopic, Set<Listener>>();
+  /** Other channels heard on the same connection (the live stream's), by channel name. */
+  private readonly channels = new Map<string, ChannelListener>();
   private client: pg.Client | null = null;
   private stopped = false;
   private retryTimer: NodeJS.Timeout | null = null;
@@ -60,6 +63,16 @@ export class ChangeFeed implements OnModuleInit, OnApplicationShutdown {
     set.add(listener);
   }
 
+  /**
+   * Hears another LISTEN/NOTIFY channel on this same connection, so a feature that needs
+   * notifications costs no connection of its own. Register before the application starts. What
+   * is sent while the connection is down is lost; such listeners must tolerate gaps.
+   */
+  listen(channel: string, listener: ChannelListener): void {
+    if (!/^[a-z_]+$/.test(channel) || channel === CHANGE_CHANNEL) throw new Error(`Not a channel name: ${channel}`);
+    this.channels.set(channel, listener);
+  }
+
   /** A change committed by this instance: caches here forget it now. */
   changed(topic: ChangeTopic, key = ''): void {
     this.epoch++;
@@ -76,6 +89,10 @@ export class ChangeFeed implements OnModuleInit, OnApplicationShutdown {
     const client = new pg.Client({ connectionString: this.url, application_name: 'device-cloud-change-feed', connectionTimeoutMillis: this.connectTimeoutMs, keepAlive: true });
     client.on('notification', (message) => {
       const payload = message.payload ?? '';
+      if (message.channel !== CHANGE_CHANNEL) {
+        this.channels.get(message.channel)?.(payload);
+        return;
+      }
       const separator = payload.indexOf(':');
       if (separator > 0) this.changed(payload.slice(0, separator) as ChangeTopic, payload.slice(separator + 1));
     });
@@ -83,7 +100,7 @@ export class ChangeFeed implements OnModuleInit, OnApplicationShutdown {
     client.on('end', () => this.lost(client));
     try {
       await client.connect();
-      await client.query(`LISTEN ${CHANGE_CHANNEL}`);
+      await client.query([CHANGE_CHANNEL, ...this.channels.keys()].map((channel) => `LISTEN ${channel};`).join(' '));
       this.client = client;
       this.resetAll();
       this.connected = true;

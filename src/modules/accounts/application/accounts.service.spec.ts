@@ -494,7 +494,7 @@ describe('AccountsService', () => {
       const user = await signUp(EMAIL, PASSWORD);
       const { sid } = await verifyAccessToken((await service.login(EMAIL, PASSWORD, ADDRESS)).accessToken);
 
-      await expect(service.authenticate({ sub: user.id, tv: 1, sid })).resolves.toEqual(new CustomerPrincipal(user.id, 'customer', false));
+      await expect(service.authenticate({ sub: user.id, tv: 1, sid })).resolves.toEqual(new CustomerPrincipal(user.id, 'customer', false, { sub: user.id, tv: 1, sid }));
     });
 
     it('refuses another token version, an account that does not exist, and a session that is unknown or another account\'s', async () => {
@@ -520,13 +520,14 @@ describe('AccountsService', () => {
       const user = await signUp(EMAIL, PASSWORD);
       const claims = await verifyAccessToken((await service.login(EMAIL, PASSWORD, ADDRESS)).accessToken);
       expect(claims.role).toBe('customer');
-      await expect(service.authenticate(claims)).resolves.toEqual(new CustomerPrincipal(user.id, 'customer', false));
+      const session = { sub: claims.sub, tv: claims.tv, sid: claims.sid };
+      await expect(service.authenticate(claims)).resolves.toEqual(new CustomerPrincipal(user.id, 'customer', false, session));
 
       await service.verifyEmail(mailer.lastTokenTo(EMAIL));
       await users.save(User.restore({ ...(await stored(user.id)).toState(), role: 'admin' }));
 
       const principal = await service.authenticate(claims);
-      expect(principal).toEqual(new CustomerPrincipal(user.id, 'admin', true));
+      expect(principal).toEqual(new CustomerPrincipal(user.id, 'admin', true, session));
       expect(principal.isAdmin).toBe(true);
     });
   });

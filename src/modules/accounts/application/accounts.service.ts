@@ -131,7 +131,7 @@ export class AccountsService implements CustomerAuthenticator {
   async authenticate(claims: Pick<CustomerTokenClaims, 'sub' | 'tv' | 'sid'>): Promise<CustomerPrincipal> {
     const user = await this.users.findInSession(claims.sub, claims.sid);
     if (!user || user.tokenVersion !== claims.tv) throw new UnauthorizedError('The token was revoked.');
-    return new CustomerPrincipal(user.id, user.role, user.emailVerified);
+    return new CustomerPrincipal(user.id, user.role, user.emailVerified, { sub: claims.sub, tv: claims.tv, sid: claims.sid });
   }
 
   /**

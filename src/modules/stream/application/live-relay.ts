@@ -1,0 +1,77 @@
+import { Injectable, Logger } from '@nestjs/common';
+import { ChangeFeed } from '../../../shared/database/change-feed.js';
+import { TelemetryFeed, type StoredTelemetry } from '../../telemetry/index.js';
+import { LiveBus, MAX_MESSAGE_LENGTH, type TelemetryMessage } from '../domain/live-bus.js';
+import { eventFrame, joinFrames, telemetryFrame } from '../domain/sse.js';
+import { SqlStreamEvents } from '../infrastructure/sql-stream-events.js';
+import { StreamHub } from './stream-hub.js';
+
+/** The channel the device_events trigger (migration LiveStream) names new events on, at their commit. */
+export const EVENTS_CHANNEL = 'device_cloud_events';
+
+/**
+ * Brings what happens to the streams of this instance, whichever instance it happened on.
+ *
+ * Telemetry: each ingest flush of this instance goes to its own streams at once, and to the other
+ * instances over the LiveBus (PostgreSQL NOTIFY, or Redis with REDIS_URL). Events of the log: a
+ * trigger names them on PostgreSQL's LISTEN/NOTIFY when their transaction commits, on every
+ * instance, whoever recorded them; an instance with streams reads them in one query per batch.
+ */
+@Injectable()
+export class LiveRelay {
+  private readonly logger = new Logger(LiveRelay.name);
+  private pendingEvents = new Set<string>();
+  private loading = false;
+  private publishWarned = false;
+
+  constructor(
+    private readonly hub: StreamHub,
+    private readonly bus: LiveBus,
+    private readonly events: SqlStreamEvents,
+    telemetry: TelemetryFeed,
+    feed: ChangeFeed,
+  ) {
+    telemetry.subscribe((stored) => this.stored(stored));
+    bus.subscribe((message) => this.hub.deliver(message.ownerId, message.deviceId, message.frames));
+    feed.listen(EVENTS_CHANNEL, (payload) => this.eventsCommitted(payload));
+  }
+
+  private stored(flush: StoredTelemetry[]): void {
+    const messages: TelemetryMessage[] = [];
+    for (const device of flush) {
+      if (device.records.length === 0) continue;
+      const frames = device.records.map((record) => telemetryFrame(device.deviceId, record));
+      for (const piece of joinFrames(frames, MAX_MESSAGE_LENGTH)) messages.push({ ownerId: device.ownerId, deviceId: device.deviceId, frames: piece });
+    }
+    for (const message of messages) this.hub.deliver(message.ownerId, message.deviceId, message.frames);
+    this.bus.publish(messages).then(
+      () => (this.publishWarned = false),
+      (error: unknown) => {
+        if (!this.publishWarned) this.logger.warn({ err: error }, 'Could not pass stored telemetry on to the other instances');
+        this.publishWarned = true;
+      },
+    );
+  }
+
+  private eventsCommitted(payload: string): void {
+    if (this.hub.size === 0) return;
+    for (const sequence of payload.split(',')) if (/^[1-9][0-9]{0,18}$/.test(sequence)) this.pendingEvents.add(sequence);
+    void this.loadEvents();
+  }
+
+  /** One query at a time; what is named meanwhile waits for the next. */
+  private async loadEvents(): Promise<void> {
+    if (this.loading || this.pendingEvents.size === 0) return;
+    this.loading = true;
+    const sequences = [...this.pendingEvents];
+    this.pendingEvents = new Set();
+    try {
+      for (const event of await this.events.byIds(sequences)) this.hub.deliver(event.ownerId, event.deviceId, eventFrame(event), event.id);
+    } catch (error) {
+      this.logger.warn({ err: error }, 'Could not read new events for the dashboard streams; they stay in the log (GET /dashboard/events)');
+    } finally {
+      this.loading = false;
+      void this.loadEvents();
+    }
+  }
+}

@@ -1,0 +1,193 @@
+import type { Readable } from 'node:stream';
+import { Injectable, Logger, type OnModuleDestroy } from '@nestjs/common';
+import { Env } from '../../../config/env.js';
+import { ShutdownState } from '../../../health/shutdown-state.js';
+import { DomainError } from '../../../shared/domain-error.js';
+import { HEARTBEAT, OPENING } from '../domain/sse.js';
+
+export interface StreamViewer {
+  userId: string;
+  isAdmin: boolean;
+}
+
+export class TooManyStreamsError extends DomainError {
+  constructor(limit: number) {
+    super('TOO_MANY_STREAMS', 'rate-limited', `At most ${limit} streams may be open at once for one account. Close one first.`, { retryAfterSec: 5 });
+  }
+}
+
+class StreamsUnavailableError extends DomainError {
+  constructor(reason: string) {
+    super('SERVICE_UNAVAILABLE', 'unavailable', reason, { retryAfterSec: 2 });
+  }
+}
+
+/** How long a backlog above the bound is tolerated: a burst drains in far less. */
+export const SLOW_CLIENT_GRACE_MS = 1000;
+/** A backlog this many times the bound drops the stream at once, whatever its age. */
+export const HARD_LIMIT_FACTOR = 16;
+
+/**
+ * One open stream, a Readable that Fastify pipes to the connection. Frames pass straight to the
+ * socket while the client reads; when it does not, they wait in the Readable (its backlog). A
+ * stream whose backlog stays above the bound for more than SLOW_CLIENT_GRACE_MS, or ever exceeds
+ * HARD_LIMIT_FACTOR times the bound, is dropped: one flush of many records is a burst that a
+ * reading client takes in milliseconds, a client that stopped reading never takes it. While the
+ * stream waits for its replay (resume with Last-Event-ID) frames are held, in order, under the
+ * hard limit.
+ */
+export class Subscriber {
+  private held: Array<{ frame: string; eventId: string | null }> | null;
+  private heldLength = 0;
+  private closed = false;
+  /** Since when the backlog has been above the bound (performance.now()); null while below. */
+  private overSince: number | null = null;
+
+  constructor(
+    readonly viewer: StreamViewer,
+    readonly deviceId: string | null,
+    private readonly out: Readable,
+    private readonly maxBuffered: number,
+    private readonly dropped: (subscriber: Subscriber) => void,
+    resuming: boolean,
+  ) {
+    this.held = resuming ? [] : null;
+  }
+
+  sees(ownerId: string | null, deviceId: string): boolean {
+    return (this.deviceId === null || this.deviceId === deviceId) && (this.viewer.isAdmin || ownerId === this.viewer.userId);
+  }
+
+  send(frame: string, eventId: string | null = null): void {
+    if (this.closed) return;
+    if (!this.held) return this.write(frame);
+    this.held.push({ frame, eventId });
+    this.heldLength += frame.length;
+    if (this.heldLength > this.maxBuffered * HARD_LIMIT_FACTOR) this.dropped(this);
+  }
+
+  /** The replayed events, then what arrived meanwhile, less the events the replay already had. */
+  resume(replayed: Array<{ frame: string; eventId: string }>): void {
+    const held = this.held ?? [];
+    this.held = null;
+    const seen = new Set(replayed.map((event) => event.eventId));
+    for (const event of replayed) this.write(event.frame);
+    for (const entry of held) if (entry.eventId === null || !seen.has(entry.eventId)) this.write(entry.frame);
+  }
+
+  /** Write, unless the client is too slow (see the class): then it is dropped. */
+  write(frame: string): void {
+    if (this.closed) return;
+    if (this.tooSlow(frame.length)) return this.dropped(this);
+    this.out.push(frame);
+  }
+
+  /** Whether the client is too slow with `adding` more characters waiting; the heartbeat asks with 0. */
+  tooSlow(adding: number): boolean {
+    const backlog = this.out.readableLength + adding;
+    if (backlog <= this.maxBuffered) {
+      this.overSince = null;
+      return false;
+    }
+    if (backlog > this.maxBuffered * HARD_LIMIT_FACTOR) return true;
+    const now = performance.now();
+    this.overSince ??= now;
+    return now - this.overSince > SLOW_CLIENT_GRACE_MS;
+  }
+
+  end(): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.out.push(null);
+  }
+
+  /** For a client that stopped reading: what it has not taken is thrown away with the connection. */
+  destroy(): void {
+    this.closed = true;
+    this.out.destroy();
+  }
+}
+
+/**
+ * The dashboard streams open on this instance, by account, and what each may see: its owner's
+ * devices (an administrator: every device), narrowed to one device on request. Bounded three ways:
+ * streams per account (STREAM_MAX_PER_USER, 429), streams in all (STREAM_MAX_CONNECTIONS, 503) and
+ * bytes waiting for one slow client (STREAM_MAX_BUFFERED_BYTES, see Subscriber: it is dropped, and
+ * no other stream waits for it). One timer sends every stream its heartbeat.
+ */
+@Injectable()
+export class StreamHub implements OnModuleDestroy {
+  private readonly logger = new Logger(StreamHub.name);
+  private readonly byUser = new Map<string, Set<Subscriber>>();
+  private readonly admins = new Set<Subscriber>();
+  private count = 0;
+  private heartbeat: NodeJS.Timeout | null = null;
+  private closing = false;
+
+  constructor(
+    private readonly env: Env,
+    private readonly shutdown: ShutdownState,
+  ) {}
+
+  get size(): number {
+    return this.count;
+  }
+
+  /** Registers a stream on `out`, or refuses it (429 past the account's cap, 503 when full or closing). */
+  open(viewer: StreamViewer, deviceId: string | null, out: Readable, resuming: boolean): Subscriber {
+    // Once shutdown begins readiness is down: a new stream belongs on another instance. Open ones
+    // stay until the listener closes (onModuleDestroy), so their clients move once, not twice.
+    if (this.closing || this.shutdown.shuttingDown) throw new StreamsUnavailableError('The service is shutting down. Open the stream again.');
+    const own = this.byUser.get(viewer.userId) ?? new Set<Subscriber>();
+    if (own.size >= this.env.STREAM_MAX_PER_USER) throw new TooManyStreamsError(this.env.STREAM_MAX_PER_USER);
+    if (this.count >= this.env.STREAM_MAX_CONNECTIONS) throw new StreamsUnavailableError('This instance serves as many streams as it can. Try again.');
+    const subscriber = new Subscriber(viewer, deviceId, out, this.env.STREAM_MAX_BUFFERED_BYTES, (slow) => this.drop(slow), resuming);
+    own.add(subscriber);
+    this.byUser.set(viewer.userId, own);
+    if (viewer.isAdmin) this.admins.add(subscriber);
+    this.count++;
+    out.once('close', () => this.remove(subscriber));
+    subscriber.write(OPENING);
+    this.heartbeat ??= setInterval(() => this.beat(), this.env.STREAM_HEARTBEAT_MS).unref();
+    return subscriber;
+  }
+
+  /** Whether any stream here may see a device of this owner: when none, there is nothing to build. */
+  wants(ownerId: string | null): boolean {
+    return this.admins.size > 0 || (ownerId !== null && this.byUser.has(ownerId));
+  }
+
+  deliver(ownerId: string | null, deviceId: string, frame: string, eventId: string | null = null): void {
+    const targets = ownerId === null ? undefined : this.byUser.get(ownerId);
+    if (targets) for (const subscriber of targets) if (subscriber.sees(ownerId, deviceId)) subscriber.send(frame, eventId);
+    for (const admin of this.admins) if (admin.viewer.userId !== ownerId && admin.sees(ownerId, deviceId)) admin.send(frame, eventId);
+  }
+
+  /** Shutdown: every stream ends (EventSource reconnects, to another instance), none opens, so the server can close. */
+  onModuleDestroy(): void {
+    this.closing = true;
+    for (const set of this.byUser.values()) for (const subscriber of set) subscriber.end();
+  }
+
+  private drop(subscriber: Subscriber): void {
+    this.logger.log('Dropped a dashboard stream whose client stopped reading');
+    subscriber.destroy();
+    this.remove(subscriber);
+  }
+
+  private remove(subscriber: Subscriber): void {
+    const own = this.byUser.get(subscriber.viewer.userId);
+    if (!own?.delete(subscriber)) return;
+    if (own.size === 0) this.byUser.delete(subscriber.viewer.userId);
+    this.admins.delete(subscriber);
+    this.count--;
+    if (this.count === 0 && this.heartbeat) {
+      clearInterval(this.heartbeat);
+      this.heartbeat = null;
+    }
+  }
+
+  private beat(): void {
+    for (const set of [...this.byUser.values()]) for (const subscriber of [...set]) subscriber.write(HEARTBEAT);
+  }
+}

@@ -1,0 +1,43 @@
+import type { Readable } from 'node:stream';
+import { Injectable } from '@nestjs/common';
+import { NotFoundError } from '../../../shared/domain-error.js';
+import { eventFrame } from '../domain/sse.js';
+import { SqlStreamEvents } from '../infrastructure/sql-stream-events.js';
+import { StreamHub, type StreamViewer } from './stream-hub.js';
+
+/** Events a resumed stream gets back at most; older ones are in GET /dashboard/events. */
+export const MAX_REPLAYED_EVENTS = 1000;
+
+export interface StreamRequest {
+  deviceId: string | null;
+  /** The sequence of Last-Event-ID: replay the events after it. */
+  resumeAfter: string | null;
+}
+
+/** Opens a dashboard stream: checks what it asks for, registers it, replays what it missed. */
+@Injectable()
+export class StreamsService {
+  constructor(
+    private readonly hub: StreamHub,
+    private readonly events: SqlStreamEvents,
+  ) {}
+
+  /**
+   * Registers the stream first and only then reads the replay, so an event committed in between is
+   * held rather than lost; the replay and the held events are merged without duplicates.
+   */
+  async open(viewer: StreamViewer, request: StreamRequest, out: Readable): Promise<void> {
+    if (request.deviceId !== null && !(await this.events.deviceVisible(viewer, request.deviceId))) {
+      throw new NotFoundError('No such device, or it is not yours.');
+    }
+    const subscriber = this.hub.open(viewer, request.deviceId, out, request.resumeAfter !== null);
+    if (request.resumeAfter === null) return;
+    try {
+      const missed = await this.events.since(viewer, request.deviceId, request.resumeAfter, MAX_REPLAYED_EVENTS);
+      subscriber.resume(missed.map((event) => ({ frame: eventFrame(event), eventId: event.id })));
+    } catch (error) {
+      subscriber.destroy();
+      throw error;
+    }
+  }
+}

@@ -1,0 +1,111 @@
+import { randomBytes } from 'node:crypto';
+import { aClaimedDevice, aCustomer, aRegisteredDevice, claim, type SignedIn } from '../support/claim-fixtures.js';
+import { startTestApp, type TestApp } from '../support/create-test-app.js';
+import { createTestDatabase } from '../support/postgres.js';
+import { aRedisKeyPrefix, deleteRedisKeys, redisForTests, TEST_REDIS_URL } from '../support/redis.js';
+import { dataOf, openSse, type SseMessage, type SseStream } from '../support/sse.js';
+import { ingest, iso } from '../support/telemetry.js';
+
+/*
+ * The dashboard stream behind a load balancer: two instances on one PostgreSQL database. What a
+ * gateway uploads to instance A reaches a dashboard connected to instance B within a second, over
+ * PostgreSQL LISTEN/NOTIFY by default and over Redis pub/sub with REDIS_URL (that part needs a
+ * Redis, like two-instances.e2e-spec.ts: skipped with a message without one, required in CI).
+ */
+const redisAnswers = await redisForTests('the dashboard stream across instances over Redis');
+
+const streams: SseStream[] = [];
+afterEach(() => {
+  for (const opened of streams.splice(0)) opened.close();
+});
+
+function sharedSecrets(): Record<string, string> {
+  const key = () => randomBytes(32).toString('base64url');
+  return { DEVICE_JWT_SECRET: key(), CUSTOMER_JWT_SECRET: key(), SECRET_PEPPER: key() };
+}
+
+async function stream(t: TestApp, who: SignedIn | null, query: Record<string, string> = {}): Promise<SseStream> {
+  const url = new URL('/api/v1/dashboard/stream', t.baseUrl);
+  for (const [name, value] of Object.entries(query)) url.searchParams.set(name, value);
+  const opened = await openSse(url.toString(), who ? { authorization: `Bearer ${who.accessToken}` } : {});
+  streams.push(opened);
+  expect(opened.status).toBe(200);
+  return opened;
+}
+
+const telemetryWith = (deviceId: string, soc: number) => (message: SseMessage) =>
+  message.event === 'telemetry' && dataOf<{ deviceId: string; metrics: { soc: number } }>(message).deviceId === deviceId && dataOf<{ metrics: { soc: number } }>(message).metrics.soc === soc;
+
+function acrossInstances(name: string, settings: () => Record<string, string>, cleanUp: () => Promise<void> = async () => {}) {
+  describe(name, () => {
+    let database: Awaited<ReturnType<typeof createTestDatabase>>;
+    let a: TestApp;
+    let b: TestApp;
+
+    beforeAll(async () => {
+      database = await createTestDatabase();
+      const shared = { ...sharedSecrets(), ...settings() };
+      a = await startTestApp(database.url, shared);
+      b = await startTestApp(database.url, shared);
+    });
+    afterAll(async () => {
+      await a?.close();
+      await b?.close();
+      await database?.drop();
+      await cleanUp();
+    });
+
+    it('a record ingested on A reaches a subscriber on B within 1 s of the acknowledgement, and one on A too, once each', async () => {
+      const owner = await aCustomer(a);
+      const device = await aClaimedDevice(a, owner);
+      const onB = await stream(b, owner);
+      const onA = await stream(a, owner);
+      let ts = Date.now() - 60_000;
+      const latencies: number[] = [];
+      for (let soc = 1; soc <= 5; soc++) {
+        const { response } = await ingest(a.api, device.registered.accessToken, [{ ts: iso((ts += 1000)), metrics: { soc } }]);
+        expect(response.status).toBe(200);
+        const acknowledged = performance.now();
+        const received = await onB.next(telemetryWith(device.body.deviceId, soc), 2000);
+        latencies.push(received.at - acknowledged);
+        await onA.next(telemetryWith(device.body.deviceId, soc), 2000);
+      }
+      process.stdout.write(`Across instances (${name}): push latency A→B ${latencies.map((ms) => Math.round(ms)).join(', ')} ms\n`);
+      expect(Math.max(...latencies)).toBeLessThan(1000);
+      expect(onB.messages.filter((message) => message.event === 'telemetry')).toHaveLength(5);
+      expect(onA.messages.filter((message) => message.event === 'telemetry')).toHaveLength(5);
+    });
+
+    it('an event recorded on A reaches B with its id; a ticket issued by A opens a stream on B, once', async () => {
+      const owner = await aCustomer(a);
+      const { data } = await a.api.POST('/api/v1/dashboard/stream/tickets', { headers: owner.headers });
+      const onB = await stream(b, null, { ticket: data!.ticket });
+      const device = await aRegisteredDevice(a);
+      await claim(a, owner, { deviceId: device.body.deviceId, claimCode: device.body.claimCode });
+      const claimed = await onB.next((message) => message.event === 'device.claimed', 2000);
+      expect(claimed.id).toMatch(/^evt_[1-9][0-9]*$/);
+      expect(dataOf(claimed)).toMatchObject({ type: 'device.claimed', deviceId: device.body.deviceId });
+
+      const again = await openSse(new URL(`/api/v1/dashboard/stream?ticket=${data!.ticket}`, a.baseUrl).toString());
+      expect(again.status).toBe(401);
+    });
+
+    it('holds no database connection per subscriber: 40 more streams, no more connections', async () => {
+      const owner = await aCustomer(b);
+      await stream(b, owner);
+      const connections = async () => (await b.db.query<{ count: string }>('SELECT count(*) FROM pg_stat_activity WHERE datname = current_database()')).rows[0].count;
+      const before = Number(await connections());
+      const viewers = await Promise.all(Array.from({ length: 4 }, () => aCustomer(b)));
+      for (const viewer of viewers) for (let i = 0; i < 10; i++) await stream(b, viewer);
+      const after = Number(await connections());
+      expect(after - before).toBeLessThanOrEqual(2);
+    });
+  });
+}
+
+acrossInstances('over PostgreSQL LISTEN/NOTIFY', () => ({}));
+
+if (redisAnswers) {
+  const keyPrefix = aRedisKeyPrefix();
+  acrossInstances('over Redis pub/sub (REDIS_URL)', () => ({ REDIS_URL: TEST_REDIS_URL, REDIS_KEY_PREFIX: keyPrefix }), () => deleteRedisKeys(keyPrefix));
+}
