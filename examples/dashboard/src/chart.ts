@@ -1,0 +1,108 @@
+import uPlot from 'uplot';
+import 'uplot/dist/uPlot.min.css';
+import type { Point } from './api';
+import { formatValue, h, type Metric } from './dom';
+
+interface Bucket {
+  startMs: number;
+  avg: number;
+  min: number;
+  max: number;
+  count: number;
+}
+
+/** Buckets further apart than this many widths are a gap in the data: the line breaks there. */
+const GAP_BUCKETS = 3;
+
+/** One metric over time: the min–max band of each bucket and the average line. */
+export class MetricChart {
+  readonly element: HTMLElement;
+  private plot: uPlot | undefined;
+  private buckets: Bucket[] = [];
+  private bucketMs = 60_000;
+  private fromMs = 0;
+  private toMs = 0;
+
+  constructor(readonly metric: Metric) {
+    this.element = h('figure', { class: 'chart', 'data-metric': metric.name }, h('figcaption', {}, `${metric.label} (${metric.unit})`));
+    new ResizeObserver(() => this.plot?.setSize(this.size())).observe(this.element);
+  }
+
+  show(points: Point[], bucketSec: number, from: Date, to: Date): void {
+    this.buckets = points.map((point) => ({ startMs: Date.parse(point.ts), avg: point.avg, min: point.min, max: point.max, count: point.count }));
+    this.bucketMs = bucketSec * 1000;
+    this.fromMs = from.getTime();
+    this.toMs = to.getTime();
+    this.draw();
+  }
+
+  /** A record that arrived live: into its bucket, or a new one. */
+  add(atMs: number, value: number): void {
+    if (atMs < this.fromMs) return;
+    const startMs = Math.floor(atMs / this.bucketMs) * this.bucketMs;
+    const index = this.buckets.findIndex((bucket) => bucket.startMs >= startMs);
+    const bucket = this.buckets[index];
+    if (bucket?.startMs === startMs) {
+      bucket.avg = (bucket.avg * bucket.count + value) / (bucket.count + 1);
+      bucket.min = Math.min(bucket.min, value);
+      bucket.max = Math.max(bucket.max, value);
+      bucket.count += 1;
+    } else {
+      this.buckets.splice(index === -1 ? this.buckets.length : index, 0, { startMs, avg: value, min: value, max: value, count: 1 });
+    }
+    this.toMs = Math.max(this.toMs, atMs);
+    this.draw();
+  }
+
+  private draw(): void {
+    this.element.dataset.points = String(this.buckets.length);
+    this.element.dataset.records = String(this.buckets.reduce((sum, bucket) => sum + bucket.count, 0));
+    const data = this.columns();
+    if (this.plot) this.plot.setData(data);
+    else this.plot = new uPlot(this.options(), data, this.element);
+  }
+
+  private columns(): uPlot.AlignedData {
+    const times: number[] = [];
+    const mins: Array<number | null> = [];
+    const maxes: Array<number | null> = [];
+    const avgs: Array<number | null> = [];
+    this.buckets.forEach((bucket, i) => {
+      const previous = this.buckets[i - 1];
+      if (previous && bucket.startMs - previous.startMs > GAP_BUCKETS * this.bucketMs) {
+        times.push((previous.startMs + this.bucketMs) / 1000);
+        mins.push(null);
+        maxes.push(null);
+        avgs.push(null);
+      }
+      times.push(bucket.startMs / 1000);
+      mins.push(bucket.min);
+      maxes.push(bucket.max);
+      avgs.push(bucket.avg);
+    });
+    return [times, mins, maxes, avgs];
+  }
+
+  private options(): uPlot.Options {
+    const { color } = this.metric;
+    const value = (_plot: uPlot, raw: number | null) => formatValue(this.metric, raw);
+    return {
+      ...this.size(),
+      series: [
+        {},
+        { label: 'min', stroke: `${color}55`, width: 1, value },
+        { label: 'max', stroke: `${color}55`, width: 1, value },
+        { label: 'avg', stroke: color, width: 2, value },
+      ],
+      bands: [{ series: [2, 1], fill: `${color}22` }],
+      scales: {
+        // The whole chosen range, also where there is no data yet.
+        x: { time: true, range: (_plot, min, max) => [Math.min(this.fromMs / 1000, min ?? Infinity), Math.max(this.toMs / 1000, max ?? -Infinity)] },
+      },
+    };
+  }
+
+  private size(): { width: number; height: number } {
+    return { width: Math.max(this.element.clientWidth, 300), height: 200 };
+  }
+}

@@ -1,0 +1,379 @@
+import { spawn } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { createServer } from 'node:http';
+import { tmpdir } from 'node:os';
+import { dirname, extname, join, resolve } from 'node:path';
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import type { components } from '../client/schema.js';
+import { bearer } from '../support/builders.js';
+import { aClaimedDevice, aRegisteredDevice, ownedDeviceRow, type SignedIn } from '../support/claim-fixtures.js';
+import { createTestApp, type TestApp } from '../support/create-test-app.js';
+import { aVerifiedCustomer, customerAuth, type SignedInCustomer } from '../support/customers.js';
+import { eventually } from '../support/eventually.js';
+import { DAY, HOUR, MINUTE, ingest, ingestAll, iso, type TelemetryRecordBody } from '../support/telemetry.js';
+
+type OtaEventBody = components['schemas']['OtaEventRequest'];
+
+/**
+ * The reference dashboard (examples/dashboard) built by Vite and served from an origin of its own,
+ * in Debian's chromium driven by playwright-core, against the real service. Like the Swagger UI
+ * test: `.ci/run` sets REQUIRE_BROWSER=1, so there it runs or fails; without chromium it skips, and
+ * says so.
+ */
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+const available = existsSync(CHROMIUM);
+if (!available && process.env.REQUIRE_BROWSER) throw new Error(`REQUIRE_BROWSER is set but there is no chromium at ${CHROMIUM}`);
+if (!available) {
+  process.stderr.write(`\nSKIPPING the dashboard browser test: no chromium at ${CHROMIUM} (apt-get install chromium chromium-driver, or set CHROMIUM_PATH).\n`);
+}
+const describeWithBrowser = available ? describe : describe.skip;
+
+/** The metrics the device page charts and shows the latest value of (in data-value). */
+const METRICS = ['soc', 'voltage', 'temperature'] as const;
+const FIVE_MINUTES = 5 * MINUTE;
+
+/**
+ * Days of a gateway on a solar-charged 12 V LiFePO4 battery, every 5 minutes: charged by day (more
+ * on some days than on others), drained by a steady load at night. The same for the same `now`.
+ * The records sit half-way between 5-minute marks, so none is near the edge of a range the page
+ * asks for a few seconds after `now`.
+ */
+function solarDays(now: number, days: number): TelemetryRecordBody[] {
+  const count = (days * DAY) / FIVE_MINUTES;
+  const records: TelemetryRecordBody[] = [];
+  let soc = 80;
+  for (let k = count - 1; k >= 0; k -= 1) {
+    const at = now - FIVE_MINUTES / 2 - k * FIVE_MINUTES;
+    const hour = new Date(at).getUTCHours() + new Date(at).getUTCMinutes() / 60;
+    const clouds = 1 + 0.12 * Math.sin(Math.floor(at / DAY) * 2.3);
+    const sun = clouds * Math.max(0, Math.sin((Math.PI * (hour - 6)) / 12));
+    const noise = Math.sin(k * 1.7) * 0.15 + Math.sin(k * 0.31) * 0.1;
+    soc = Math.min(100, Math.max(5, soc + (sun * 10.2 - 3.2) / 12 + noise * 0.1));
+    const charging = soc < 99.5 ? sun : 0;
+    records.push({
+      ts: iso(at),
+      metrics: {
+        soc: round(soc, 1),
+        voltage: round(12.9 + (0.5 * soc) / 100 + 0.9 * charging + noise * 0.12, 2),
+        temperature: round(17 + 6 * Math.sin((2 * Math.PI * (hour - 9)) / 24) + 4 * charging + noise * 2, 1),
+      },
+    });
+  }
+  return records;
+}
+
+function round(value: number, digits: number): number {
+  return Number(value.toFixed(digits));
+}
+
+/** How many buckets of `widthMs` (aligned to the epoch, as the service aligns them) hold records. */
+function bucketsOf(records: TelemetryRecordBody[], widthMs: number): number {
+  return new Set(records.map((record) => Math.floor(Date.parse(record.ts) / widthMs))).size;
+}
+
+/** Builds examples/dashboard into `outDir`, calling the API at `apiUrl` (VITE_API_URL). */
+function buildDashboard(outDir: string, apiUrl: string): Promise<void> {
+  return new Promise((done, fail) => {
+    const args = ['node_modules/vite/bin/vite.js', 'build', 'examples/dashboard', '--outDir', outDir, '--emptyOutDir', '--logLevel', 'warn'];
+    const child = spawn(process.execPath, args, { env: { ...process.env, VITE_API_URL: apiUrl }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let output = '';
+    child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    child.on('error', fail);
+    child.on('exit', (code) => (code === 0 ? done() : fail(new Error(`vite build exited with ${code}:\n${output}`))));
+  });
+}
+
+const CONTENT_TYPES: Record<string, string> = { '.html': 'text/html; charset=utf-8', '.js': 'text/javascript', '.css': 'text/css' };
+
+/** The files under `root` on 127.0.0.1, at a port of its own: another origin than the API's. */
+async function serveFiles(root: string): Promise<{ origin: string; close: () => Promise<void> }> {
+  const server = createServer((request, response) => {
+    const path = new URL(request.url ?? '/', 'http://localhost').pathname;
+    const file = resolve(root, `.${path === '/' ? '/index.html' : path}`);
+    if (!file.startsWith(root) || !existsSync(file) || !statSync(file).isFile()) {
+      response.writeHead(404).end();
+      return;
+    }
+    response.writeHead(200, { 'content-type': CONTENT_TYPES[extname(file)] ?? 'application/octet-stream' }).end(readFileSync(file));
+  });
+  await new Promise<void>((listening) => server.listen(0, '127.0.0.1', listening));
+  const address = server.address();
+  const port = typeof address === 'object' && address ? address.port : 0;
+  return { origin: `http://127.0.0.1:${port}`, close: () => new Promise((closed) => server.close(() => closed())) };
+}
+
+describeWithBrowser('the reference dashboard (examples/dashboard) in headless Chromium', () => {
+  let t: TestApp;
+  let browser: Browser;
+  let site: { origin: string; close: () => Promise<void> };
+  let outDir: string;
+  const contexts: BrowserContext[] = [];
+
+  beforeAll(async () => {
+    outDir = mkdtempSync(join(tmpdir(), 'dcs-dashboard-'));
+    site = await serveFiles(outDir);
+    t = await createTestApp({ CORS_ORIGINS: site.origin });
+    await buildDashboard(outDir, t.baseUrl);
+    browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ['--no-sandbox', '--disable-dev-shm-usage'] });
+  });
+  afterAll(async () => {
+    await browser?.close();
+    await site?.close();
+    await t?.close();
+    if (outDir) rmSync(outDir, { recursive: true, force: true });
+  });
+
+  afterEach(async () => {
+    for (const context of contexts.splice(0)) await context.close();
+  });
+
+  /** A verified customer, as the claim fixtures want one. */
+  async function aSignedInCustomer(): Promise<SignedInCustomer & SignedIn> {
+    const customer = await aVerifiedCustomer(t);
+    return { ...customer, headers: customerAuth(customer.accessToken) };
+  }
+
+  /** The dashboard in a fresh browser context, signed in through its form, on the device list. */
+  async function signedInPage(customer: SignedInCustomer): Promise<{ page: Page; pageErrors: string[] }> {
+    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    contexts.push(context);
+    const page = await context.newPage();
+    const pageErrors: string[] = [];
+    page.on('pageerror', (error) => pageErrors.push(error.message));
+    await page.goto(site.origin);
+    await page.locator('form.sign-in input[name=email]').fill(customer.email);
+    await page.locator('form.sign-in input[name=password]').fill(customer.password);
+    await page.locator('form.sign-in button[type=submit]').click();
+    await page.locator('table.devices').waitFor();
+    return { page, pageErrors };
+  }
+
+  /** Marks the document: the mark is gone if the page reloads. */
+  async function markDocument(page: Page): Promise<() => Promise<boolean>> {
+    await page.locator('html').evaluate((root) => root.setAttribute('data-unreloaded', 'yes'));
+    return async () => (await page.locator('html').getAttribute('data-unreloaded')) === 'yes';
+  }
+
+  function screenshot(page: Page, name: string): Promise<Buffer> {
+    mkdirSync('test-output', { recursive: true });
+    return page.screenshot({ path: join('test-output', `dashboard-${name}.png`), fullPage: true });
+  }
+
+  it('signs in, lists the device with its state of charge, claims another by its code, and draws the stored history and OTA events of a device', async () => {
+    const owner = await aSignedInCustomer();
+    const { body: device, registered } = await aClaimedDevice(t, owner);
+    const now = Date.now();
+    const records = solarDays(now, 6);
+    await ingestAll(t.api, registered.accessToken, records);
+    const last = records.at(-1)!.metrics;
+    const ota: OtaEventBody[] = (['download_started', 'download_completed', 'install_started', 'install_succeeded', 'boot_confirmed'] as const).map((type, i) => ({
+      ts: iso(now - DAY + i * MINUTE),
+      type,
+      fromVersion: '0.1.4',
+      toVersion: '0.1.5',
+    }));
+    const reported = await t.api.POST('/api/v1/ota/events', { body: { events: ota }, headers: bearer(registered.accessToken) });
+    expect(reported.response.status).toBe(200);
+    const unclaimed = await aRegisteredDevice(t);
+
+    const { page, pageErrors } = await signedInPage(owner);
+
+    const row = page.locator(`table.devices tr[data-device-id="${device.deviceId}"]`);
+    await row.waitFor();
+    expect(await row.locator('.online .badge').getAttribute('data-online')).toBe('true');
+    expect(await row.locator('.soc [data-battery="main"]').getAttribute('data-value')).toBe(String(last.soc));
+    expect(await row.locator('.soc').innerText()).toBe(`${last.soc.toFixed(1)} %`);
+    await screenshot(page, 'list');
+
+    // A wrong code: the problem's detail on the form, nothing claimed.
+    const claimForm = page.locator('form.claim');
+    await claimForm.locator('input[name=deviceId]').fill(unclaimed.body.deviceId);
+    await claimForm.locator('input[name=claimCode]').fill('AAAA-BBBB-CCCC');
+    await claimForm.locator('button[type=submit]').click();
+    await eventually(async () => expect(await claimForm.locator('.form-error').innerText()).not.toBe(''));
+    expect((await ownedDeviceRow(t.db, unclaimed.body.deviceId))?.owner_id).toBeNull();
+
+    await claimForm.locator('input[name=claimCode]').fill(unclaimed.body.claimCode!.toLowerCase());
+    await claimForm.locator('button[type=submit]').click();
+    await page.locator(`table.devices tr[data-device-id="${unclaimed.body.deviceId}"]`).waitFor();
+    expect(await claimForm.locator('.form-error').innerText()).toBe('');
+    expect((await ownedDeviceRow(t.db, unclaimed.body.deviceId))?.owner_id).toBe(owner.userId);
+
+    await row.locator('a').click();
+    const soc = page.locator('figure.chart[data-metric="soc"]');
+    const lastDay = records.filter((record) => Date.parse(record.ts) >= now - DAY);
+    // 24 h in 5-minute buckets (bucket=auto): every stored record of the last day, drawn.
+    await eventually(async () => expect(await soc.getAttribute('data-records')).toBe(String(lastDay.length)));
+    expect(await soc.getAttribute('data-points')).toBe(String(bucketsOf(lastDay, FIVE_MINUTES)));
+    for (const metric of METRICS) {
+      expect(await page.locator(`figure.chart[data-metric="${metric}"] canvas`).count()).toBeGreaterThan(0);
+      expect(await page.locator(`dd[data-latest="${metric}"]`).getAttribute('data-value')).toBe(String(last[metric]));
+    }
+
+    // 7 d in 1-hour buckets: all six days.
+    await page.locator('button[data-range="7 d"]').click();
+    await eventually(async () => expect(await soc.getAttribute('data-records')).toBe(String(records.length)));
+    expect(await soc.getAttribute('data-points')).toBe(String(bucketsOf(records, HOUR)));
+    expect(await page.locator('figure.chart[data-metric="temperature"]').getAttribute('data-records')).toBe(String(records.length));
+
+    const otaRows = page.locator('section.ota tbody tr');
+    await eventually(async () => expect(await otaRows.count()).toBe(ota.length));
+    expect(await otaRows.evaluateAll((rows) => rows.map((row) => row.getAttribute('data-type')))).toEqual(ota.map((event) => event.type).reverse());
+
+    expect(await page.locator('#notice').isHidden()).toBe(true);
+    await screenshot(page, 'device');
+    const docsShot = process.env.DASHBOARD_SCREENSHOT;
+    if (docsShot) {
+      mkdirSync(dirname(docsShot), { recursive: true });
+      await page.screenshot({ path: docsShot, fullPage: true });
+    }
+    expect(pageErrors).toEqual([]);
+  });
+
+  it('shows an open alert and acknowledges it with its button', async () => {
+    const owner = await aSignedInCustomer();
+    const { body: device, registered } = await aClaimedDevice(t, owner);
+    await aRuleOpeningBelow(owner, device.deviceId, 20);
+    await ingest(t.api, registered.accessToken, [{ ts: iso(Date.now() - MINUTE), metrics: { soc: 15 } }]);
+    const [alert] = await eventually(async () => {
+      const { data } = await t.api.GET('/api/v1/dashboard/alerts', { params: { query: { deviceId: device.deviceId } }, headers: owner.headers });
+      expect(data?.items).toHaveLength(1);
+      return data!.items;
+    });
+
+    const { page, pageErrors } = await signedInPage(owner);
+
+    const row = page.locator(`section.alerts tr[data-alert-id="${alert.alertId}"]`);
+    await row.waitFor();
+    expect(await row.getAttribute('data-state')).toBe('open');
+    expect(await row.innerText()).toContain(device.deviceId);
+    await row.locator('button', { hasText: 'Acknowledge' }).click();
+    await page.locator(`section.alerts tr[data-alert-id="${alert.alertId}"][data-state="acknowledged"]`).waitFor();
+
+    const { data } = await t.api.GET('/api/v1/dashboard/alerts', { params: { query: { deviceId: device.deviceId } }, headers: owner.headers });
+    expect(data!.items).toEqual([{ ...alert, state: 'acknowledged', acknowledgedAt: expect.any(String) }]);
+    await screenshot(page, 'alert-acknowledged');
+    expect(pageErrors).toEqual([]);
+  });
+
+  it('a refused access token is refreshed once, however many calls it failed, and the calls are repeated with the new one', async () => {
+    const owner = await aSignedInCustomer();
+    const { body: device } = await aClaimedDevice(t, owner);
+    const { page, pageErrors } = await signedInPage(owner);
+    await page.locator(`table.devices tr[data-device-id="${device.deviceId}"]`).waitFor();
+    let refreshes = 0;
+    page.on('request', (request) => {
+      if (request.url().endsWith('/api/v1/auth/refresh')) refreshes += 1;
+    });
+
+    // The page keeps its tokens in sessionStorage; a reload with a token the service refuses.
+    await page.evaluate(`(() => {
+      const session = JSON.parse(sessionStorage.getItem('device-cloud.session'));
+      sessionStorage.setItem('device-cloud.session', JSON.stringify({ ...session, accessToken: 'not-a-token' }));
+    })()`);
+    await page.reload();
+
+    await page.locator(`table.devices tr[data-device-id="${device.deviceId}"]`).waitFor();
+    await page.locator('#stream-state[data-stream="open"]').waitFor({ timeout: 10_000 });
+    expect(refreshes).toBe(1);
+    expect(await page.locator('#notice').isHidden()).toBe(true);
+    expect(pageErrors).toEqual([]);
+  });
+
+  describe('live, from the event stream (GET /api/v1/dashboard/stream)', () => {
+    it('a record the gateway sends shows within 2 s on the device list, then on the device page, without a reload', async () => {
+      const owner = await aSignedInCustomer();
+      const { body: device, registered } = await aClaimedDevice(t, owner);
+      const now = Date.now();
+      await ingestAll(t.api, registered.accessToken, [
+        { ts: iso(now - 20 * MINUTE), metrics: { soc: 70, voltage: 13.2, temperature: 21 } },
+        { ts: iso(now - 10 * MINUTE), metrics: { soc: 69.5, voltage: 13.19, temperature: 21.5 } },
+      ]);
+      const { page, pageErrors } = await signedInPage(owner);
+      const unreloaded = await markDocument(page);
+      await page.locator('#stream-state[data-stream="open"]').waitFor({ timeout: 10_000 });
+
+      await sent(registered.accessToken, { soc: 68.4, voltage: 13.17, temperature: 22 });
+      await page.locator(`table.devices tr[data-device-id="${device.deviceId}"] .soc [data-value="68.4"]`).waitFor({ timeout: 2000 });
+
+      await page.locator(`table.devices tr[data-device-id="${device.deviceId}"] a`).click();
+      const soc = page.locator('figure.chart[data-metric="soc"]');
+      await eventually(async () => expect(await soc.getAttribute('data-records')).toBe('3'));
+      await sent(registered.accessToken, { soc: 67.9, voltage: 13.16, temperature: 22.5 });
+      await page.locator('dd[data-latest="soc"][data-value="67.9"]').waitFor({ timeout: 2000 });
+      expect(await soc.getAttribute('data-records')).toBe('4');
+      expect(await page.locator('dd[data-latest="voltage"]').getAttribute('data-value')).toBe('13.16');
+
+      expect(await unreloaded()).toBe(true);
+      await screenshot(page, 'live');
+      expect(pageErrors).toEqual([]);
+    });
+
+    it('after the connection drops, reconnects with a fresh ticket (a ticket opens one stream) from the last event seen, and is live again', async () => {
+      const owner = await aSignedInCustomer();
+      const { body: device, registered } = await aClaimedDevice(t, owner);
+      await aRuleOpeningBelow(owner, device.deviceId, 20);
+      await ingest(t.api, registered.accessToken, [{ ts: iso(Date.now() - MINUTE), metrics: { soc: 55 } }]);
+      const { page, pageErrors } = await signedInPage(owner);
+      const unreloaded = await markDocument(page);
+      await page.locator('#stream-state[data-stream="open"]').waitFor({ timeout: 10_000 });
+      await sent(registered.accessToken, { soc: 12 });
+      await page.locator('section.alerts tr[data-state="open"]').waitFor({ timeout: 5000 });
+      const { data: events } = await t.api.GET('/api/v1/dashboard/events', { params: { query: { deviceId: device.deviceId, type: 'alert.opened' } }, headers: owner.headers });
+      const opened = events!.items[0].id;
+      let tickets = 0;
+      const streams: URL[] = [];
+      page.on('request', (request) => {
+        const url = new URL(request.url());
+        if (url.pathname === '/api/v1/dashboard/stream/tickets') tickets += 1;
+        if (url.pathname === '/api/v1/dashboard/stream') streams.push(url);
+      });
+
+      // Every connection to the service drops, the stream's among them.
+      t.app.getHttpServer().closeAllConnections();
+      await page.locator('#stream-state[data-stream="closed"]').waitFor({ timeout: 5000 });
+      await page.locator('#stream-state[data-stream="open"]').waitFor({ timeout: 10_000 });
+      expect(tickets).toBe(1);
+      expect(streams).toHaveLength(1);
+      expect(streams[0].searchParams.get('lastEventId')).toBe(opened);
+
+      // Back above clearAt: the record shows, and the alert it resolves leaves the list.
+      await sent(registered.accessToken, { soc: 54.5 });
+      await page.locator(`table.devices tr[data-device-id="${device.deviceId}"] .soc [data-value="54.5"]`).waitFor({ timeout: 2000 });
+      await page.locator('section.alerts tr[data-state="open"]').waitFor({ state: 'detached', timeout: 5000 });
+      expect(await unreloaded()).toBe(true);
+      expect(pageErrors).toEqual([]);
+    });
+
+    it('an alert that opens while the page is open shows without a reload', async () => {
+      const owner = await aSignedInCustomer();
+      const { body: device, registered } = await aClaimedDevice(t, owner);
+      await aRuleOpeningBelow(owner, device.deviceId, 20);
+      const { page, pageErrors } = await signedInPage(owner);
+      const unreloaded = await markDocument(page);
+      await page.locator('#stream-state[data-stream="open"]').waitFor({ timeout: 10_000 });
+      expect(await page.locator('section.alerts tbody tr').count()).toBe(0);
+
+      await sent(registered.accessToken, { soc: 12 });
+      await page.locator('section.alerts tr[data-state="open"]').waitFor({ timeout: 5000 });
+      expect(await page.locator('section.alerts tr[data-state="open"]').innerText()).toContain(device.deviceId);
+
+      expect(await unreloaded()).toBe(true);
+      expect(pageErrors).toEqual([]);
+    });
+  });
+
+  /** The gateway sends one record stamped now; the service must take it. */
+  async function sent(deviceAccessToken: string, metrics: Record<string, number>): Promise<void> {
+    const { data, response } = await ingest(t.api, deviceAccessToken, [{ ts: iso(Date.now()), metrics }]);
+    expect({ status: response.status, accepted: data?.accepted }).toEqual({ status: 200, accepted: 1 });
+  }
+
+  /** The device's own rules: one that opens an alert on the first record with soc below `threshold`. */
+  async function aRuleOpeningBelow(owner: SignedIn, deviceId: string, threshold: number): Promise<void> {
+    const rules = [{ ruleId: 'soc-now', metric: 'soc', op: 'below' as const, threshold, clearAt: threshold + 5, forSec: 0, enabled: true }];
+    const { response } = await t.api.PUT('/api/v1/dashboard/devices/{deviceId}/alert-rules', { params: { path: { deviceId } }, body: { rules }, headers: owner.headers });
+    expect(response.status).toBe(200);
+  }
+});
