@@ -1,0 +1,125 @@
+import { jest } from '@jest/globals';
+import { Readable } from 'node:stream';
+import { loadEnv } from '../../../config/env.js';
+import type { ShutdownState } from '../../../health/shutdown-state.js';
+import { HEARTBEAT, OPENING } from '../domain/sse.js';
+import { StreamHub, TooManyStreamsError } from './stream-hub.js';
+
+const env = loadEnv({ NODE_ENV: 'test', STREAM_MAX_PER_USER: '2', STREAM_MAX_BUFFERED_BYTES: '4096', STREAM_HEARTBEAT_MS: '300000' });
+
+function setUp(shuttingDown = false) {
+  const hub = new StreamHub(env, { shuttingDown } as ShutdownState);
+  const open = (userId: string, isAdmin = false, deviceId: string | null = null, resuming = false) => {
+    const out = new Readable({ read() {} });
+    const subscriber = hub.open({ userId, isAdmin }, deviceId, out, resuming);
+    const text = () => {
+      let all = '';
+      for (let chunk = out.read() as Buffer | null; chunk !== null; chunk = out.read() as Buffer | null) all += chunk.toString();
+      return all.replace(OPENING, '');
+    };
+    return { out, subscriber, text };
+  };
+  return { hub, open };
+}
+
+describe('StreamHub', () => {
+  afterEach(() => jest.useRealTimers());
+
+  it('hands a frame to the owner’s streams and the administrators’, once each, narrowed by device', () => {
+    const { hub, open } = setUp();
+    const alice = open('alice');
+    const aliceOne = open('alice', false, 'gw-2');
+    const bob = open('bob');
+    const admin = open('root', true);
+    const adminAlsoOwner = open('alice-admin', true);
+
+    hub.deliver('alice', 'gw-1', 'F1');
+    hub.deliver(null, 'gw-3', 'F3');
+    hub.deliver('alice-admin', 'gw-4', 'F4');
+
+    expect(alice.text()).toBe('F1');
+    expect(aliceOne.text()).toBe('');
+    expect(bob.text()).toBe('');
+    expect(admin.text()).toBe('F1F3F4');
+    expect(adminAlsoOwner.text()).toBe('F1F3F4');
+    expect(hub.wants('alice')).toBe(true);
+    expect(hub.wants('carol')).toBe(true); // administrators see every device
+  });
+
+  it('refuses a stream past the account’s cap, and while shutting down', () => {
+    const { open } = setUp();
+    open('alice');
+    open('alice');
+    expect(() => open('alice')).toThrow(TooManyStreamsError);
+    expect(() => open('bob')).not.toThrow();
+    expect(() => setUp(true).open('alice')).toThrow(expect.objectContaining({ code: 'SERVICE_UNAVAILABLE' }));
+  });
+
+  it('a resumed stream gets the replay first, then what came meanwhile, without the events the replay had', () => {
+    const { hub, open } = setUp();
+    const stream = open('alice', false, null, true);
+    hub.deliver('alice', 'gw-1', 'T1');
+    hub.deliver('alice', 'gw-1', 'E5', 'evt_5');
+    hub.deliver('alice', 'gw-1', 'E6', 'evt_6');
+    expect(stream.text()).toBe('');
+
+    stream.subscriber.resume([
+      { frame: 'E4', eventId: 'evt_4' },
+      { frame: 'E5', eventId: 'evt_5' },
+    ]);
+    hub.deliver('alice', 'gw-1', 'T2');
+    expect(stream.text()).toBe('E4E5T1E6T2');
+  });
+
+  it('drops a stream whose backlog stays above the bound for over a second, or passes 16 times it, and frees its place', () => {
+    jest.useFakeTimers({ now: 0, doNotFake: ['nextTick', 'setImmediate'] });
+    const { hub, open } = setUp();
+    const slow = open('alice');
+    const reader = open('alice');
+    const frame = 'x'.repeat(3000);
+    hub.deliver('alice', 'gw-1', frame);
+    hub.deliver('alice', 'gw-1', frame); // 6000 waiting: over the bound, within the second
+    reader.text();
+    expect(slow.out.destroyed).toBe(false);
+    jest.advanceTimersByTime(1001);
+    hub.deliver('alice', 'gw-1', frame);
+    expect(slow.out.destroyed).toBe(true);
+    expect(reader.out.destroyed).toBe(false);
+    expect(hub.size).toBe(1);
+
+    const flooded = open('alice');
+    hub.deliver('alice', 'gw-1', 'y'.repeat(16 * 4096 + 1));
+    expect(flooded.out.destroyed).toBe(true);
+  });
+
+  it('a backlog that drains in time is not dropped', () => {
+    jest.useFakeTimers({ now: 0, doNotFake: ['nextTick', 'setImmediate'] });
+    const { hub, open } = setUp();
+    const reader = open('alice');
+    hub.deliver('alice', 'gw-1', 'x'.repeat(6000));
+    jest.advanceTimersByTime(900);
+    reader.text();
+    jest.advanceTimersByTime(900);
+    hub.deliver('alice', 'gw-1', 'x'.repeat(100));
+    expect(reader.out.destroyed).toBe(false);
+    expect(reader.text()).toBe('x'.repeat(100));
+  });
+
+  it('ends every stream when the module is destroyed, and opens none after', async () => {
+    const { hub, open } = setUp();
+    const one = open('alice');
+    const ended = new Promise((done) => one.out.once('end', done));
+    hub.onModuleDestroy();
+    one.out.resume();
+    await ended;
+    expect(() => open('bob')).toThrow(expect.objectContaining({ code: 'SERVICE_UNAVAILABLE' }));
+  });
+
+  it('sends every stream a heartbeat comment', () => {
+    jest.useFakeTimers({ now: 0, doNotFake: ['nextTick', 'setImmediate'] });
+    const { open } = setUp();
+    const one = open('alice');
+    jest.advanceTimersByTime(env.STREAM_HEARTBEAT_MS);
+    expect(one.text()).toBe(HEARTBEAT);
+  });
+});
