@@ -152,11 +152,6 @@ export class StreamHub implements OnModuleDestroy {
     return subscriber;
   }
 
-  /** Whether any stream here may see a device of this owner: when none, there is nothing to build. */
-  wants(ownerId: string | null): boolean {
-    return this.admins.size > 0 || (ownerId !== null && this.byUser.has(ownerId));
-  }
-
   deliver(ownerId: string | null, deviceId: string, frame: string, eventId: string | null = null): void {
     const targets = ownerId === null ? undefined : this.byUser.get(ownerId);
     if (targets) for (const subscriber of targets) if (subscriber.sees(ownerId, deviceId)) subscriber.send(frame, eventId);
