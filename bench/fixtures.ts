@@ -76,6 +76,30 @@ export function customersOf(devices: number): CustomerFixture[] {
   }));
 }
 
+/**
+ * S6's streamed devices: a set of their own, each claimed by an account of its own (its viewer),
+ * kept apart from the seeded fleet so S1–S5 and their history never see them. bench/seed.ts adds
+ * them (no history) to whatever database a run uses.
+ */
+export const LIVE_DEVICES = 200;
+
+export function liveDevicesOf(): DeviceFixture[] {
+  return Array.from({ length: LIVE_DEVICES }, (_, index) => {
+    const secret = `bench-live-secret-${index}`;
+    return { index, deviceId: `bench-live-${String(index).padStart(5, '0')}`, secret, secretHash: hmac(secret), ownerIndex: index };
+  });
+}
+
+export function viewersOf(): CustomerFixture[] {
+  return Array.from({ length: LIVE_DEVICES }, (_, index) => ({
+    index,
+    // Apart from customersOf's ids (…-8000-…, …-9000-…) for any fleet size.
+    userId: `00000000-0000-4000-8001-${String(index).padStart(12, '0')}`,
+    email: `bench-viewer-${index}@example.com`,
+    sessionId: `00000000-0000-4000-9001-${String(index).padStart(12, '0')}`,
+  }));
+}
+
 const TOKEN_TTL_SEC = 6 * 3600;
 
 export function deviceAccessToken(device: DeviceFixture): string {

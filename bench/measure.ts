@@ -5,14 +5,16 @@ import { machineBusyUs, peakRssKb, postgresCpuUs, processCpuUs, resetPeakRss, rs
 import type { LoadSpec, Variant } from './scenarios.js';
 import { firePaced, type LoadOutcome } from './paced.js';
 import type { ServerProcess } from './servers.js';
-import type { Fleet, IngestClock, Integrity, SentRecords, Workload } from './workloads.js';
+import { StreamClient, type StreamStats } from './stream-load.js';
+import { liveFleetOf, type Fleet, type IngestClock, type Integrity, type SentRecords, type Workload } from './workloads.js';
 
 /**
  * The servers a variant runs against: the hand-written baseline, the service as configured for
  * production (alerting on, the fleet default rules on every device) and, for S1 and S2 only, a
- * second service process that differs by ALERTS_ENABLED=false.
+ * second service process that differs by ALERTS_ENABLED=false. 'service-streams' (S6) is the
+ * first service with the variant's stream subscribers connected.
  */
-export type Target = 'baseline' | 'service' | 'service-alerts-off';
+export type Target = 'baseline' | 'service' | 'service-alerts-off' | 'service-streams';
 
 /** What alert evaluation did during an ingest run against a service (both services report it; alerting off must show none). */
 export interface AlertingActivity {
@@ -58,6 +60,16 @@ export interface LoadResult {
   errors: number;
   unexpectedBodies: number;
   integrity?: Integrity;
+  /** Ingest: records acknowledged per second of the measured run. */
+  recordsPerSec?: number;
+}
+
+/** S6: what the stream client saw, and the CPU it used per request of the run. */
+export interface StreamRunResult extends StreamStats {
+  clientCpuUsPerRequest: number;
+  /** The server's VmRSS, MB, just before the client opened its streams (the server quiet) and just after (before the warm-up). */
+  rssBeforeOpenMb: number;
+  rssAfterOpenMb: number;
 }
 
 export interface RunResult {
@@ -88,6 +100,8 @@ export interface RunResult {
   afterLoad: AfterLoad;
   /** Ingest variants against a service: alert evaluation during the run. */
   alerting?: AlertingActivity;
+  /** S6 (with and without subscribers): the stream client's figures. */
+  streams?: StreamRunResult;
 }
 
 /** Backends report their statistics at most every 10 s when idle (PGSTAT_IDLE_INTERVAL): wait that out. */
@@ -152,8 +166,41 @@ async function alertCounts(pool: pg.Pool): Promise<{ opened: number; resolved: n
   return rows[0];
 }
 
-/** One run of a variant against one server: warm-up, then the measured period with CPU, RSS and integrity. */
+/**
+ * One run of a variant against one server: warm-up, then the measured period with CPU, RSS and
+ * integrity. S6: the stream client opens its streams (target 'service-streams'; none for 'service')
+ * and starts its probes before the warm-up, and closes the streams once the server is quiet.
+ */
 export async function runVariant(variant: Variant, server: ServerProcess, target: Target, round: number, context: RunContext, alertLog?: () => AlertLogCounts): Promise<RunResult> {
+  let streams: StreamClientRun | undefined;
+  if (variant.streams) {
+    const rssBeforeOpenMb = rssKb(server.pid) / 1024;
+    const { client } = await StreamClient.start(server.url, liveFleetOf(context.fleet), variant.streams, target === 'service-streams');
+    streams = { client, rssBeforeOpenMb, rssAfterOpenMb: rssKb(server.pid) / 1024 };
+  }
+  try {
+    return await measureRun(variant, server, target, round, context, streams, alertLog);
+  } finally {
+    await streams?.client.close();
+  }
+}
+
+interface StreamClientRun {
+  client: StreamClient;
+  rssBeforeOpenMb: number;
+  rssAfterOpenMb: number;
+}
+
+async function measureRun(
+  variant: Variant,
+  server: ServerProcess,
+  target: Target,
+  round: number,
+  context: RunContext,
+  streamRun: StreamClientRun | undefined,
+  alertLog?: () => AlertLogCounts,
+): Promise<RunResult> {
+  const streamClient = streamRun?.client;
   const start = (durationSec: number) =>
     variant.loads.map((load) => {
       const workload = load.workload(context.fleet, context.clock);
@@ -179,18 +226,24 @@ export async function runVariant(variant: Variant, server: ServerProcess, target
   const postgresCpu = postgresCpuUs(context.postmasterPid);
   const ownCpu = process.cpuUsage();
   const machineCpu = machineBusyUs();
+  const clientCpu = streamClient ? processCpuUs(streamClient.pid) : 0;
   const began = process.hrtime.bigint();
 
+  streamClient?.measure();
   const runs = start(context.durationSec);
   const results = await Promise.all(runs.map((run) => run.done));
+  const streamStats = streamClient?.stop();
+  // Awaited after the quiet wait below; a failure must not go unhandled meanwhile.
+  streamStats?.catch(() => undefined);
 
   const serverCpuUs = processCpuUs(server.pid) - serverCpu;
   const postgresCpuUs_ = postgresCpuUs(context.postmasterPid) - postgresCpu;
   const ownCpuDelta = process.cpuUsage(ownCpu);
   const machineCpuUs = machineBusyUs() - machineCpu;
   const idleCpuUs = idleCpuOf() - idleCpu;
+  const clientCpuUs = streamClient ? processCpuUs(streamClient.pid) - clientCpu : 0;
   const elapsedUs = Number(process.hrtime.bigint() - began) / 1000;
-  const otherCpuUs = machineCpuUs - serverCpuUs - postgresCpuUs_ - ownCpuDelta.user - ownCpuDelta.system - idleCpuUs;
+  const otherCpuUs = machineCpuUs - serverCpuUs - postgresCpuUs_ - ownCpuDelta.user - ownCpuDelta.system - idleCpuUs - clientCpuUs;
   const loadEnded = process.hrtime.bigint();
   const tail = await waitQuiet(server.pid, loadEnded);
   const tailServerCpuUs = processCpuUs(server.pid) - serverCpu - serverCpuUs;
@@ -210,6 +263,7 @@ export async function runVariant(variant: Variant, server: ServerProcess, target
   const loads: LoadResult[] = [];
   for (const [index, run] of runs.entries()) {
     const result = results[index];
+    const integrity = run.workload.settle ? await run.workload.settle(context.pool) : undefined;
     loads.push({
       name: run.load.name,
       requests: result.requests,
@@ -220,10 +274,12 @@ export async function runVariant(variant: Variant, server: ServerProcess, target
       notModified: run.workload.notModified?.() ?? 0,
       errors: result.errors,
       unexpectedBodies: run.workload.unexpectedBodies(),
-      integrity: run.workload.settle ? await run.workload.settle(context.pool) : undefined,
+      integrity,
+      recordsPerSec: integrity ? integrity.acknowledged / result.durationSec : undefined,
     });
   }
   const requests = Math.max(1, loads.reduce((sum, load) => sum + load.requests, 0));
+  const streams = streamRun && streamStats ? { ...(await streamStats), clientCpuUsPerRequest: clientCpuUs / requests, rssBeforeOpenMb: streamRun.rssBeforeOpenMb, rssAfterOpenMb: streamRun.rssAfterOpenMb } : undefined;
   let alerting: AlertingActivity | undefined;
   if (alertsBefore && alertsAfter) {
     const sent = runs.reduce<SentRecords>(
@@ -256,5 +312,6 @@ export async function runVariant(variant: Variant, server: ServerProcess, target
     postgresTransactionsPerRequest: transactions === undefined ? undefined : Math.max(0, transactions) / requests,
     afterLoad: { seconds: tail.seconds, quiet: tail.quiet, serverCpuUsPerRequest: Math.max(0, tailServerCpuUs) / requests, postgresCpuUsPerRequest: Math.max(0, tailPostgresCpuUs) / requests },
     alerting,
+    streams,
   };
 }

@@ -1,8 +1,9 @@
-import { QUIET_MAX_MS, type AlertingActivity, type RunResult, type Target } from './measure.js';
+import { QUIET_MAX_MS, type AlertingActivity, type RunResult, type StreamRunResult, type Target } from './measure.js';
 import type { BenchOptions } from './options.js';
 import type { MachineInfo } from './proc-stats.js';
 import type { Variant } from './scenarios.js';
 import type { SeedInfo } from './seed.js';
+import { PUSH_GRACE_MS } from './stream-load.js';
 
 export interface RunInfo {
   startedAt: Date;
@@ -21,6 +22,8 @@ export interface RunInfo {
 interface LoadAggregate {
   name: string;
   rps: number;
+  /** Ingest: median records acknowledged per second. */
+  recordsPerSec: number;
   p50Ms: number;
   p99Ms: number;
   non2xx: number;
@@ -43,7 +46,59 @@ interface Aggregate {
   afterLoad: { seconds: number; serverCpu: number; postgresCpu: number; notQuiet: number };
   /** Summed over rounds (ingest variants against a service). */
   alerting?: AlertingActivity;
+  /** S6: the stream client's figures over rounds. */
+  streams?: StreamAggregate;
   integrity?: { ok: boolean; acknowledged: number; stored: number; committedUnanswered: number; duplicates: number; rejected: number };
+}
+
+/** S6's stream client over rounds: medians of the per-round figures, sums of the counts, the worst of the rest. */
+interface StreamAggregate {
+  /** Fewest streams open in a round. */
+  streams: number;
+  refused: number;
+  closedByServer: number;
+  openSeconds: number;
+  eventsPerSec: number;
+  probes: number;
+  probesAcked: number;
+  probeFailures: number;
+  probeAnswerP50Ms: number;
+  probeAnswerP99Ms: number;
+  deliveriesExpected: number;
+  deliveriesReceived: number;
+  pushP50Ms: number;
+  pushP99Ms: number;
+  pushMaxMs: number;
+  clientCpu: number;
+  /** Medians of the server's VmRSS just before and just after the streams opened (server quiet, before the warm-up). */
+  rssBeforeOpenMb: number;
+  rssAfterOpenMb: number;
+}
+
+function aggregateStreams(results: StreamRunResult[]): StreamAggregate | undefined {
+  if (results.length === 0) return undefined;
+  const sum = (pick: (result: StreamRunResult) => number) => results.reduce((total, result) => total + pick(result), 0);
+  const mid = (pick: (result: StreamRunResult) => number) => median(results.map(pick));
+  return {
+    streams: Math.min(...results.map((result) => result.streams)),
+    refused: sum((r) => r.refused),
+    closedByServer: sum((r) => r.closedByServer),
+    openSeconds: mid((r) => r.openSeconds),
+    eventsPerSec: mid((r) => r.eventsPerSec),
+    probes: sum((r) => r.probes),
+    probesAcked: sum((r) => r.probesAcked),
+    probeFailures: sum((r) => r.probeFailures),
+    probeAnswerP50Ms: mid((r) => r.probeAnswerP50Ms),
+    probeAnswerP99Ms: mid((r) => r.probeAnswerP99Ms),
+    deliveriesExpected: sum((r) => r.deliveriesExpected),
+    deliveriesReceived: sum((r) => r.deliveriesReceived),
+    pushP50Ms: mid((r) => r.pushP50Ms),
+    pushP99Ms: mid((r) => r.pushP99Ms),
+    pushMaxMs: Math.max(...results.map((result) => result.pushMaxMs)),
+    clientCpu: mid((r) => r.clientCpuUsPerRequest),
+    rssBeforeOpenMb: mid((r) => r.rssBeforeOpenMb),
+    rssAfterOpenMb: mid((r) => r.rssAfterOpenMb),
+  };
 }
 
 function sumAlerting(activities: AlertingActivity[]): AlertingActivity | undefined {
@@ -73,6 +128,7 @@ function aggregate(runs: RunResult[]): Aggregate | undefined {
     return {
       name: load.name,
       rps: median(of((run) => run.loads[index].rps)),
+      recordsPerSec: median(of((run) => run.loads[index].recordsPerSec ?? Number.NaN)),
       p50Ms: median(of((run) => run.loads[index].p50Ms)),
       p99Ms: median(of((run) => run.loads[index].p99Ms)),
       non2xx: of((run) => run.loads[index].non2xx).reduce((a, b) => a + b, 0),
@@ -98,6 +154,7 @@ function aggregate(runs: RunResult[]): Aggregate | undefined {
       notQuiet: runs.filter((run) => !run.afterLoad.quiet).length,
     },
     alerting: sumAlerting(runs.flatMap((run) => (run.alerting ? [run.alerting] : []))),
+    streams: aggregateStreams(runs.flatMap((run) => (run.streams ? [run.streams] : []))),
     integrity:
       checks.length === 0
         ? undefined
@@ -132,11 +189,19 @@ export interface VariantSummary {
   service?: Aggregate;
   /** S1 and S2: the same service with ALERTS_ENABLED=false. */
   alertsOff?: Aggregate;
+  /** S6: the service with the stream subscribers connected (`service` is then the same without). */
+  streams?: Aggregate;
 }
 
 export function summarize(variants: Variant[], runs: RunResult[]): VariantSummary[] {
   const of = (variant: Variant, target: Target) => aggregate(runs.filter((run) => run.variant === variant.id && run.target === target));
-  return variants.map((variant) => ({ variant, baseline: of(variant, 'baseline'), service: of(variant, 'service'), alertsOff: of(variant, 'service-alerts-off') }));
+  return variants.map((variant) => ({
+    variant,
+    baseline: of(variant, 'baseline'),
+    service: of(variant, 'service'),
+    alertsOff: of(variant, 'service-alerts-off'),
+    streams: of(variant, 'service-streams'),
+  }));
 }
 
 const share = (part: number, whole: number) => (whole > 0 ? pct(part / whole) : '–');
@@ -181,6 +246,52 @@ function alertingTable(summary: VariantSummary): string | undefined {
     activity(off, (a) => `${int(a.skippedFlushes)} / ${int(a.failedFlushes)}`),
   );
   return [`| ${summary.variant.id}: alerting | on (service) | off (ALERTS_ENABLED=false) | on ÷ off |`, '| --- | ---: | ---: | ---: |', ...rows].join('\n');
+}
+
+/** A push latency: Infinity stands for deliveries that never came within the grace. */
+const pushMs = (value: number) => (value === Number.POSITIVE_INFINITY ? `> ${PUSH_GRACE_MS / 1000} s (deliveries missing)` : ms(value));
+
+/**
+ * S6: the service with the stream subscribers connected against the same service without any,
+ * measured in the same rounds; the ratios are with ÷ without (throughput ≥ 0.9 is the target).
+ */
+function streamsTable(summary: VariantSummary): string | undefined {
+  const without = summary.service;
+  const withStreams = summary.streams;
+  if (!without || !withStreams) return undefined;
+  const a = without.streams;
+  const b = withStreams.streams;
+  const rows: string[] = [];
+  const row = (label: string, x: string, y: string, r = '') => rows.push(`| ${label} | ${x} | ${y} | ${r} |`);
+  withStreams.loads.forEach((load, index) => {
+    const other = without.loads[index];
+    row(`${load.name} req/s`, int(other?.rps ?? NaN), int(load.rps), ratio(load.rps, other?.rps));
+    if (Number.isFinite(load.recordsPerSec)) row(`${load.name} records/s`, int(other?.recordsPerSec ?? NaN), int(load.recordsPerSec), ratio(load.recordsPerSec, other?.recordsPerSec));
+    row(`${load.name} p50 ms`, ms(other?.p50Ms ?? NaN), ms(load.p50Ms), ratio(load.p50Ms, other?.p50Ms));
+    row(`${load.name} p99 ms`, ms(other?.p99Ms ?? NaN), ms(load.p99Ms), ratio(load.p99Ms, other?.p99Ms));
+    row(`${load.name} non-2xx / errors (all rounds)`, other ? `${other.non2xx} / ${other.errors}` : '–', `${load.non2xx} / ${load.errors}`);
+  });
+  if (a && b) {
+    row('streams open (fewest in a round) / refused (all rounds)', `${int(a.streams)} / ${int(a.refused)}`, `${int(b.streams)} / ${int(b.refused)}`);
+    row('seconds to open them (before the warm-up)', '–', String(b.openSeconds));
+    row('server RSS MB before → after opening them (quiet, before the warm-up)', `${int(a.rssBeforeOpenMb)} → ${int(a.rssAfterOpenMb)}`, `${int(b.rssBeforeOpenMb)} → ${int(b.rssAfterOpenMb)}`);
+    row('streams the service ended during the measured runs (all rounds)', int(a.closedByServer), int(b.closedByServer));
+    row('telemetry events received by all subscribers per second', '–', int(b.eventsPerSec));
+    row('push latency p50 ms (probe answered → its event at a subscriber)', '–', pushMs(b.pushP50Ms));
+    row('push latency p99 ms', '–', pushMs(b.pushP99Ms));
+    row('push latency max ms (all rounds)', '–', pushMs(b.pushMaxMs));
+    row('probe deliveries received / expected (all rounds)', '–', `${int(b.deliveriesReceived)} / ${int(b.deliveriesExpected)}`);
+    row('probes answered / sent (all rounds)', `${int(a.probesAcked)} / ${int(a.probes)}`, `${int(b.probesAcked)} / ${int(b.probes)}`);
+    row('probe answer p50 / p99 ms', `${ms(a.probeAnswerP50Ms)} / ${ms(a.probeAnswerP99Ms)}`, `${ms(b.probeAnswerP50Ms)} / ${ms(b.probeAnswerP99Ms)}`);
+  }
+  row('server CPU µs/request', int(without.serverCpu), int(withStreams.serverCpu), ratio(withStreams.serverCpu, without.serverCpu));
+  row('PostgreSQL CPU µs/request', int(without.postgresCpu), int(withStreams.postgresCpu), ratio(withStreams.postgresCpu, without.postgresCpu));
+  row('load generator CPU µs/request (autocannon)', int(without.loadGeneratorCpu), int(withStreams.loadGeneratorCpu));
+  row('stream client CPU µs/request (its own process: probes, streams)', int(a?.clientCpu ?? NaN), int(b?.clientCpu ?? NaN));
+  row('after the load: seconds until the server was quiet', without.afterLoad.seconds.toFixed(1), withStreams.afterLoad.seconds.toFixed(1));
+  row('peak RSS MB (max of rounds)', int(without.peakRssMb), int(withStreams.peakRssMb), ratio(withStreams.peakRssMb, without.peakRssMb));
+  if (without.integrity || withStreams.integrity) row('stored = acknowledged (all rounds)', integrityText(without), integrityText(withStreams));
+  return [`| ${summary.variant.id} | no subscribers | ${int(b?.streams ?? NaN)} subscribers | with ÷ without |`, '| --- | ---: | ---: | ---: |', ...rows].join('\n');
 }
 
 function variantTable(summary: VariantSummary): string {
@@ -278,12 +389,30 @@ export function checkTargets(summaries: VariantSummary[], info: RunInfo): Target
       });
     }
   }
+  const s6 = summaries.find((summary) => summary.variant.scenario === 'S6');
+  if (s6?.streams?.streams) {
+    const p99 = s6.streams.streams.pushP99Ms;
+    checks.push({
+      target: `S6 push latency p99 ≤ 1 s (ingest answer → event, ${int(s6.streams.streams.streams)} subscribers)`,
+      measured: `${pushMs(p99)} ms (p50 ${pushMs(s6.streams.streams.pushP50Ms)} ms; ${int(s6.streams.streams.deliveriesReceived)} of ${int(s6.streams.streams.deliveriesExpected)} probe deliveries received)`,
+      met: p99 <= 1000 && s6.streams.streams.deliveriesExpected > 0,
+    });
+  }
+  if (s6?.streams && s6.service) {
+    const r = s6.streams.loads[0].rps / s6.service.loads[0].rps;
+    checks.push({
+      target: 'S6: S1 throughput with the subscribers ≥ 0.9 × with none',
+      measured: `${r.toFixed(2)} × (${int(s6.streams.loads[0].rps)} vs ${int(s6.service.loads[0].rps)} req/s)`,
+      met: r >= 0.9,
+    });
+    checks.push({ target: 'S6: service RSS ≤ 250 MB with the subscribers, under S1', measured: `${int(s6.streams.peakRssMb)} MB peak (${int(s6.service.peakRssMb)} MB without)`, met: s6.streams.peakRssMb <= 250 });
+  }
   const s1Rss = summaries.filter((summary) => summary.variant.scenario === 'S1' && summary.service).map((summary) => summary.service!.peakRssMb);
   if (s1Rss.length > 0) {
     const peak = Math.max(...s1Rss);
     checks.push({ target: 'Service RSS ≤ 200 MB under S1', measured: `${int(peak)} MB peak`, met: peak <= 200 });
   }
-  const all = summaries.flatMap((summary) => [summary.baseline, summary.service, summary.alertsOff]).filter((aggregate): aggregate is Aggregate => aggregate !== undefined);
+  const all = summaries.flatMap((summary) => [summary.baseline, summary.service, summary.alertsOff, summary.streams]).filter((aggregate): aggregate is Aggregate => aggregate !== undefined);
   if (all.length > 0) {
     const non2xx = all.reduce((sum, aggregate) => sum + aggregate.loads.reduce((s, load) => s + load.non2xx, 0), 0);
     const errors = all.reduce((sum, aggregate) => sum + aggregate.loads.reduce((s, load) => s + load.errors, 0), 0);
@@ -313,6 +442,26 @@ function roundsTable(runs: RunResult[]): string {
     );
   }
   return lines.join('\n');
+}
+
+/** S6: the stream client's figures of every run (with and without subscribers). */
+function streamRunsTable(runs: RunResult[]): string[] {
+  const withStreams = runs.filter((run) => run.streams);
+  if (withStreams.length === 0) return [];
+  const lines = [
+    '### S6 every run: the stream client',
+    '',
+    '| variant | round | server | streams open / refused | ended by the service | events/s received | push p50 ms | push p99 ms | push max ms | probe deliveries | probe answer p99 ms | stream client µs/req |',
+    '| --- | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
+  ];
+  for (const run of withStreams) {
+    const stats = run.streams!;
+    const pushed = stats.deliveriesExpected > 0;
+    lines.push(
+      `| ${run.variant} | ${run.round} | ${run.target} | ${int(stats.streams)} / ${int(stats.refused)} | ${int(stats.closedByServer)} | ${int(stats.eventsPerSec)} | ${pushed ? pushMs(stats.pushP50Ms) : '–'} | ${pushed ? pushMs(stats.pushP99Ms) : '–'} | ${pushed ? pushMs(stats.pushMaxMs) : '–'} | ${int(stats.deliveriesReceived)} / ${int(stats.deliveriesExpected)} | ${ms(stats.probeAnswerP99Ms)} | ${int(stats.clientCpuUsPerRequest)} |`,
+    );
+  }
+  return [...lines, ''];
 }
 
 /** A warning when other processes used a noticeable share of the CPUs during measured runs. */
@@ -350,9 +499,9 @@ export function renderReport(info: RunInfo, summaries: VariantSummary[], runs: R
     `# Benchmark run ${info.startedAt.toISOString()}`,
     '',
     `- Machine: ${machineText(info)}. Load generator, server and PostgreSQL share the CPUs.`,
-    `- Run: profile ${options.profile}, scenarios ${options.scenarios.join(', ')}, ${options.rounds} round(s) of baseline then service per variant${
+    `- Run: profile ${options.profile}, scenarios ${options.scenarios.join(', ')}, ${options.rounds} round(s)${summaries.some((summary) => !summary.variant.streams) ? ' of baseline then service per variant' : ''}${
       summaries.some((summary) => summary.alertsOff) ? ' (S1 and S2: baseline, then the service with alerting on and with ALERTS_ENABLED=false, the pair swapped every other round)' : ''
-    }, ${options.warmupSec} s warm-up + ${options.durationSec} s measured per run, then a wait until the server is quiet; ${minutes} min in all.`,
+    }${summaries.some((summary) => summary.variant.streams) ? ' (S6: the service alone, without and with the stream subscribers, the pair swapped every other round)' : ''}, ${options.warmupSec} s warm-up + ${options.durationSec} s measured per run, then a wait until the server is quiet; ${minutes} min in all.`,
     `- Data: ${dataText(info.seed)}`,
     `- Every server: pool of ${info.poolSize} connections; service run as npm start runs it (node ${info.serviceNodeFlags.join(' ')}) with NODE_ENV=production, LOG_LEVEL=warn. Medians over rounds; non-2xx and integrity summed over rounds; peak RSS ${info.peakRssExact ? 'is VmHWM reset at the start of each measured run' : 'is sampled every 200 ms'}.`,
     '',
@@ -366,6 +515,10 @@ export function renderReport(info: RunInfo, summaries: VariantSummary[], runs: R
     '## Results',
     '',
     ...summaries.flatMap((summary) => {
+      if (summary.variant.streams) {
+        const streams = streamsTable(summary);
+        return [`### ${summary.variant.title}`, '', 'The service alone (no baseline serves streams), without and with the subscribers, in the same rounds:', '', streams ?? 'Incomplete: no pair of runs yet.', ''];
+      }
       const alerting = alertingTable(summary);
       return [`### ${summary.variant.title}`, '', variantTable(summary), '', ...(alerting ? ['Alerting on ÷ off (the same service, ALERTS_ENABLED=false; same rounds):', '', alerting, ''] : [])];
     }),
@@ -373,5 +526,6 @@ export function renderReport(info: RunInfo, summaries: VariantSummary[], runs: R
     '',
     roundsTable(runs),
     '',
+    ...streamRunsTable(runs),
   ].join('\n');
 }

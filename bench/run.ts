@@ -14,7 +14,7 @@ import { fileURLToPath } from 'node:url';
 import { Logger } from '@nestjs/common';
 import pg from 'pg';
 import { startEmbeddedPostgres, type EmbeddedPostgresHandle } from '../src/shared/database/embedded-postgres.js';
-import { BASELINE_PORT, BENCH_SECRETS, customersOf, DATABASE, devicesOf, HOST, PG_PORT, POOL_SIZE, SERVICE_ALERTS_OFF_PORT, SERVICE_PORT } from './fixtures.js';
+import { BASELINE_PORT, BENCH_SECRETS, customersOf, DATABASE, devicesOf, HOST, liveDevicesOf, PG_PORT, POOL_SIZE, SERVICE_ALERTS_OFF_PORT, SERVICE_PORT, viewersOf } from './fixtures.js';
 import { runVariant, type AlertLogCounts, type RunResult, type Target } from './measure.js';
 import { parseOptions, USAGE } from './options.js';
 import { machineInfo, resetPeakRss } from './proc-stats.js';
@@ -25,15 +25,20 @@ import { EventLoopLog, renderSoakReport, runSoak, soakIntervalMs, type SoakInter
 import { killAllChildrenNow, serviceNodeFlags, startServer, type ServerProcess } from './servers.js';
 import { runFloor } from './floor.js';
 import { checkSqlParity } from './sql-parity.js';
-import { fleetOf, IngestClock } from './workloads.js';
+import { fleetOf, IngestClock, type Fleet } from './workloads.js';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const outputDir = join(root, 'test-output', 'bench');
 
 const log = (message: string) => process.stdout.write(`${message}\n`);
 
-/** The targets of a variant, in the order of the round: the baseline, then the service with and without alerting (S1, S2), that pair swapped every other round. */
+/**
+ * The targets of a variant, in the order of the round: the baseline, then the service with and
+ * without alerting (S1, S2), that pair swapped every other round; S6: the service alone without
+ * and with its stream subscribers, swapped likewise.
+ */
 function targetsOf(variant: Variant, round: number): Target[] {
+  if (variant.streams) return round % 2 === 1 ? ['service', 'service-streams'] : ['service-streams', 'service'];
   if (!variant.compareAlerting) return ['baseline', 'service'];
   return round % 2 === 1 ? ['baseline', 'service', 'service-alerts-off'] : ['baseline', 'service-alerts-off', 'service'];
 }
@@ -75,6 +80,7 @@ async function main(): Promise<void> {
   const startedAt = new Date();
   const variants = options.scenarios.flatMap((scenario) => VARIANTS[scenario]);
   const compareAlerting = variants.some((variant) => variant.compareAlerting);
+  const needsBaseline = variants.some((variant) => targetsOf(variant, 1).includes('baseline'));
   const runsPerRound = variants.reduce((sum, variant) => sum + targetsOf(variant, 1).length, 0);
   const soakSec = options.soakSec;
   if (soakSec !== undefined) {
@@ -85,7 +91,9 @@ async function main(): Promise<void> {
     const estimateMin = Math.round((runsPerRound * options.rounds * (options.warmupSec + options.durationSec + 3)) / 6) / 10;
     log(
       `Benchmark: ${options.devices} devices x ${options.days} days, ${variants.length} variants x ${options.rounds} rounds, ${runsPerRound} runs per round ` +
-        `(baseline and service${compareAlerting ? '; S1 and S2 also the service with ALERTS_ENABLED=false' : ''}): about ${estimateMin} min of load after seeding.`,
+        `(${needsBaseline ? 'baseline and service' : 'the service'}${compareAlerting ? '; S1 and S2 also the service with ALERTS_ENABLED=false' : ''}${
+          options.scenarios.includes('S6') ? '; S6 the service alone, with 1,000 stream subscribers and with none' : ''
+        }): about ${estimateMin} min of load after seeding.`,
     );
     await checkSqlParity();
     log('SQL parity: the baseline runs the same statements as the service.');
@@ -156,9 +164,15 @@ async function main(): Promise<void> {
       TELEMETRY_MAX_REQUESTS_PER_DEVICE: '1000000',
       // The production default, said here because the second service of S1 and S2 differs by this alone (and its port).
       ALERTS_ENABLED: 'true',
+      // Twice the 5 streams per account S6 opens (the production default too): a run's streams whose close the service has not seen yet never make the next run's answer 429.
+      STREAM_MAX_PER_USER: '10',
     };
     const devices = devicesOf(options.devices);
-    const fleet = fleetOf(devices, customersOf(options.devices), new Date(seed.t0));
+    const live = liveDevicesOf();
+    const fleet: Fleet = {
+      ...fleetOf(devices, customersOf(options.devices), new Date(seed.t0)),
+      live: { ...fleetOf(live, viewersOf(), new Date(seed.t0)), clock: new IngestClock(live.length) },
+    };
     const clock = new IngestClock(devices.length);
 
     if (soakSec !== undefined) {
@@ -190,15 +204,18 @@ async function main(): Promise<void> {
       return;
     }
 
-    const baseline = await startServer({
-      name: 'baseline',
-      script: join(root, 'dist', 'bench', 'baseline-server.js'),
-      env: { ...common, PORT: String(BASELINE_PORT) },
-      url: `http://${HOST}:${BASELINE_PORT}`,
-      readyPath: '/health',
-      logDir: outputDir,
-    });
-    servers.push(baseline);
+    // S6 alone measures the service only: no idle baseline beside it.
+    const baseline = needsBaseline
+      ? await startServer({
+          name: 'baseline',
+          script: join(root, 'dist', 'bench', 'baseline-server.js'),
+          env: { ...common, PORT: String(BASELINE_PORT) },
+          url: `http://${HOST}:${BASELINE_PORT}`,
+          readyPath: '/health',
+          logDir: outputDir,
+        })
+      : undefined;
+    if (baseline) servers.push(baseline);
     const alertLog = new AlertLog();
     const service = await startServer({ ...serviceServer, env: serviceEnv, onStdoutLine: (line) => alertLog.take(line) });
     servers.push(service);
@@ -215,7 +232,7 @@ async function main(): Promise<void> {
       : undefined;
     if (serviceAlertsOff) servers.push(serviceAlertsOff);
     log(
-      `Servers up: baseline pid ${baseline.pid} on ${baseline.url}, service pid ${service.pid} on ${service.url}` +
+      `Servers up: ${baseline ? `baseline pid ${baseline.pid} on ${baseline.url}, ` : ''}service pid ${service.pid} on ${service.url}` +
         `${serviceAlertsOff ? `, service with ALERTS_ENABLED=false pid ${serviceAlertsOff.pid} on ${serviceAlertsOff.url}` : ''}; PostgreSQL postmaster pid ${postmasterPid}.`,
     );
 
@@ -237,8 +254,8 @@ async function main(): Promise<void> {
       writeFileSync(join(outputDir, 'last-run.md'), report);
       log(`Partial report of ${runs.length} runs written to ${join(outputDir, 'last-run.md')}`);
     };
-    const serverOf: Record<Target, ServerProcess | undefined> = { baseline, service, 'service-alerts-off': serviceAlertsOff };
-    const alertLogOf: Record<Target, AlertLog | undefined> = { baseline: undefined, service: alertLog, 'service-alerts-off': alertsOffLog };
+    const serverOf: Record<Target, ServerProcess | undefined> = { baseline, service, 'service-alerts-off': serviceAlertsOff, 'service-streams': service };
+    const alertLogOf: Record<Target, AlertLog | undefined> = { baseline: undefined, service: alertLog, 'service-alerts-off': alertsOffLog, 'service-streams': alertLog };
     for (let round = 1; round <= options.rounds; round++) {
       for (const variant of variants) {
         for (const target of targetsOf(variant, round)) {
@@ -254,13 +271,17 @@ async function main(): Promise<void> {
             .map((load) => `; ${load.name} ${Math.round(load.rps)} req/s p99 ${load.p99Ms} ms non-2xx ${load.non2xx}`)
             .join('');
           const integrity = head.integrity ? ` stored=acked ${head.integrity.ok ? 'yes' : 'NO'} (${head.integrity.stored}/${head.integrity.acknowledged}+${head.integrity.committedUnanswered})` : '';
+          const streams = run.streams
+            ? `; streams ${run.streams.streams} open (${run.streams.refused} refused, ${run.streams.closedByServer} closed by the service), ${Math.round(run.streams.eventsPerSec)} events/s received, ` +
+              `push p50 ${run.streams.pushP50Ms} p99 ${run.streams.pushP99Ms} ms (${run.streams.deliveriesReceived}/${run.streams.deliveriesExpected} probe deliveries), stream client CPU µs/req ${Math.round(run.streams.clientCpuUsPerRequest)}`
+            : '';
           const alerting = run.alerting
             ? `; alerts opened ${run.alerting.opened} resolved ${run.alerting.resolved}, series at end ${run.alerting.seriesAtEnd}, flushes not evaluated ${run.alerting.skippedFlushes + run.alerting.failedFlushes}`
             : '';
           log(
             `[round ${round} ${variant.id} ${target}] ${Math.round(head.rps)} req/s p50 ${head.p50Ms} p99 ${head.p99Ms} ms non-2xx ${head.non2xx} errors ${head.errors}; ` +
               `CPU µs/req server ${Math.round(run.serverCpuUsPerRequest)} PostgreSQL ${Math.round(run.postgresCpuUsPerRequest)}; peak RSS ${Math.round(run.peakRssMb)} MB; other CPU ${(run.otherCpuShare * 100).toFixed(1)} %, idle servers ${(run.idleServersCpuShare * 100).toFixed(1)} %; ` +
-              `after the load ${run.afterLoad.seconds.toFixed(1)} s${run.afterLoad.quiet ? '' : ' (not quiet)'}, CPU µs/req server ${Math.round(run.afterLoad.serverCpuUsPerRequest)} PostgreSQL ${Math.round(run.afterLoad.postgresCpuUsPerRequest)}${integrity}${alerting}${extra}`,
+              `after the load ${run.afterLoad.seconds.toFixed(1)} s${run.afterLoad.quiet ? '' : ' (not quiet)'}, CPU µs/req server ${Math.round(run.afterLoad.serverCpuUsPerRequest)} PostgreSQL ${Math.round(run.afterLoad.postgresCpuUsPerRequest)}${integrity}${alerting}${streams}${extra}`,
           );
         }
       }

@@ -1,5 +1,6 @@
 import type { ScenarioId } from './options.js';
-import { customerLoginWorkload, deviceLoginWorkload, historyWorkload, ingestWorkload, pollWorkload, type Fleet, type IngestClock, type Workload } from './workloads.js';
+import type { StreamSpec } from './stream-load.js';
+import { customerLoginWorkload, deviceLoginWorkload, historyWorkload, ingestWorkload, liveFleetOf, pollWorkload, type Fleet, type IngestClock, type Workload } from './workloads.js';
 
 /** One stream of requests inside a variant; several run at once in S5. */
 export interface LoadSpec {
@@ -25,6 +26,11 @@ export interface Variant {
    * 'service-alerts-off'): the report gives alerting on ÷ off (issue 17: ≥ 0.95 × for S1 and S2).
    */
   compareAlerting?: boolean;
+  /**
+   * S6: run against the service alone, once with these streams open (target 'service-streams')
+   * and once without (target 'service'), in the same rounds; probes in both (bench/stream-load.ts).
+   */
+  streams?: StreamSpec;
 }
 
 const HOUR = 3_600_000;
@@ -89,4 +95,31 @@ const S5: Variant[] = [
   },
 ];
 
-export const VARIANTS: Record<ScenarioId, Variant[]> = { S1, S2, S3, S4, S5 };
+/**
+ * S1's load (1 record per request, 50 connections, as fast as answered) on the 200 streamed
+ * devices only, so every record it stores goes to the 5 streams of its device's viewer: the most
+ * fan-out 1,000 subscribers over 200 devices can take. Each viewer opens 3 streams of all its
+ * devices (the overview) and 2 with ?deviceId= (a device page); it owns one device, so all five
+ * carry the same events.
+ */
+const S6: Variant[] = [
+  {
+    id: 'S6-c50',
+    scenario: 'S6',
+    title: 'S6 live stream: S1 at 50 connections over the 200 streamed devices, with 1,000 subscribers and with none',
+    streams: { perViewer: 5, narrowedPerViewer: 2, probeIntervalMs: 100 },
+    loads: [
+      {
+        name: 'ingest',
+        connections: 50,
+        ingest: true,
+        workload: (fleet) => {
+          const live = liveFleetOf(fleet);
+          return ingestWorkload(live, live.clock, 1);
+        },
+      },
+    ],
+  },
+];
+
+export const VARIANTS: Record<ScenarioId, Variant[]> = { S1, S2, S3, S4, S5, S6 };

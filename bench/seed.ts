@@ -8,7 +8,7 @@ import { SqlTelemetryPartitions } from '../src/modules/telemetry/infrastructure/
 import { dataSourceOptions, MIGRATIONS } from '../src/shared/database/data-source-options.js';
 import { runMigrations } from '../src/shared/database/migrate.js';
 import { Sql } from '../src/shared/database/sql.js';
-import { BATTERY_ID, CUSTOMER_PASSWORD, customersOf, devicesOf, type CustomerFixture } from './fixtures.js';
+import { BATTERY_ID, CUSTOMER_PASSWORD, customersOf, devicesOf, liveDevicesOf, viewersOf, type CustomerFixture, type DeviceFixture } from './fixtures.js';
 
 export interface SeedPlan {
   devices: number;
@@ -72,25 +72,48 @@ async function insertSessions(client: pg.Client, customers: CustomerFixture[], a
   );
 }
 
-async function insertIdentities(client: pg.Client, plan: SeedPlan, start: Date): Promise<void> {
-  const customers = customersOf(plan.devices);
+/** Verified customer accounts (e-mail verified, as claiming requires) and the devices they own, claimed. ON CONFLICT: S6's viewers are added to databases seeded before them. */
+async function insertAccountsAndDevices(client: pg.Client, customers: CustomerFixture[], devices: DeviceFixture[], at: Date): Promise<void> {
   // One argon2id hash (the service's parameters) serves every customer: each login still verifies in full.
   const passwordHash = await argon2.hash(CUSTOMER_PASSWORD, { type: argon2.argon2id });
   await client.query(
     `INSERT INTO users (id, email, password_hash, role, email_verified_at, token_version, created_at)
-     SELECT id, email, $3, 'customer', $4, 1, $4 FROM unnest($1::uuid[], $2::text[]) AS c (id, email)`,
-    [customers.map((c) => c.userId), customers.map((c) => c.email), passwordHash, start],
+     SELECT id, email, $3, 'customer', $4, 1, $4 FROM unnest($1::uuid[], $2::text[]) AS c (id, email)
+     ON CONFLICT DO NOTHING`,
+    [customers.map((c) => c.userId), customers.map((c) => c.email), passwordHash, at],
   );
-  await insertSessions(client, customers, start);
-  const devices = devicesOf(plan.devices);
-  const registered = new Date(start.getTime() - 86_400_000);
+  const registered = new Date(at.getTime() - 86_400_000);
   await client.query(
     `INSERT INTO devices (device_id, hardware_id, firmware_version, claim_code_hash, secret_hash, token_version, registered_at,
                           credentials_issued_at, credentials_used_at, last_seen_at, owner_id, claimed_at)
      SELECT device_id, 'hw-' || device_id, '0.1.4', NULL, secret_hash, 1, $4, $4, $4, NULL, owner_id, $4
-       FROM unnest($1::text[], $2::text[], $3::uuid[]) AS d (device_id, secret_hash, owner_id)`,
+       FROM unnest($1::text[], $2::text[], $3::uuid[]) AS d (device_id, secret_hash, owner_id)
+     ON CONFLICT DO NOTHING`,
     [devices.map((d) => d.deviceId), devices.map((d) => d.secretHash), devices.map((d) => customers[d.ownerIndex].userId), registered],
   );
+}
+
+async function insertIdentities(client: pg.Client, plan: SeedPlan, start: Date): Promise<void> {
+  const customers = customersOf(plan.devices);
+  await insertAccountsAndDevices(client, customers, devicesOf(plan.devices), start);
+  await insertSessions(client, customers, start);
+}
+
+/**
+ * S6's viewers, each with its one device (bench/fixtures.ts), added after the history so they
+ * have none, and given a live session again (a reset deletes every refresh token). Outside the
+ * seed plan: the fleet, its history and S1–S5 do not change.
+ */
+async function ensureLiveViewers(url: string, at: Date): Promise<void> {
+  const client = await connect(url);
+  try {
+    const viewers = viewersOf();
+    await insertAccountsAndDevices(client, viewers, liveDevicesOf(), at);
+    await client.query('DELETE FROM user_refresh_tokens WHERE user_id = ANY($1::uuid[])', [viewers.map((viewer) => viewer.userId)]);
+    await insertSessions(client, viewers, at);
+  } finally {
+    await client.end();
+  }
 }
 
 interface SavedIndex {
@@ -321,6 +344,7 @@ export async function prepareData(serverUrl: string, database: string, dataDir: 
     const sameMigrations = JSON.stringify(info.migrations) === JSON.stringify(current);
     if (info.devices === plan.devices && info.days === plan.days && sameMigrations) {
       const cleanupSeconds = await resetReused(`${serverUrl}/${database}`, info, log);
+      await ensureLiveViewers(`${serverUrl}/${database}`, new Date(info.t0));
       return { ...info, reused: true, cleanupSeconds };
     }
     log('The seeded database does not match this plan or the migrations changed: seeding again.');
@@ -328,5 +352,6 @@ export async function prepareData(serverUrl: string, database: string, dataDir: 
   rmSync(marker, { force: true });
   const info = await seedFresh(serverUrl, database, plan, log);
   writeFileSync(marker, JSON.stringify(info, null, 2));
+  await ensureLiveViewers(`${serverUrl}/${database}`, new Date(info.t0));
   return info;
 }

@@ -12,6 +12,12 @@ export interface ServerProcess {
 
 const running = new Set<ChildProcess>();
 
+/** Another child of the bench (S6's stream client): killed with the servers. */
+export function track(child: ChildProcess): void {
+  running.add(child);
+  child.once('exit', () => running.delete(child));
+}
+
 /** Last resort on exit: no child outlives the orchestrator. */
 export function killAllChildrenNow(): void {
   for (const child of running) {

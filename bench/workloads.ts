@@ -48,6 +48,18 @@ export interface Fleet {
   customerTokens: string[];
   /** End of the seeded history. */
   t0: number;
+  /** S6: its streamed devices and their viewers (bench/fixtures.ts, liveDevicesOf), with an ingest clock of their own. */
+  live?: LiveFleet;
+}
+
+export interface LiveFleet extends Fleet {
+  clock: IngestClock;
+}
+
+/** The streamed devices of S6 (set in run.ts). */
+export function liveFleetOf(fleet: Fleet): LiveFleet {
+  if (!fleet.live) throw new Error('S6 needs the streamed devices (fleet.live)');
+  return fleet.live;
 }
 
 export function fleetOf(devices: DeviceFixture[], customers: CustomerFixture[], t0: Date): Fleet {
@@ -169,10 +181,12 @@ export function ingestWorkload(fleet: Fleet, clock: IngestClock, recordsPerReque
       const ids = devices.map((device) => fleet.devices[device].deviceId);
       const countStored = async () =>
         (
-          await pool.query<{ n: number }>('SELECT count(*)::int AS n FROM telemetry WHERE device_id = ANY($1::text[]) AND ts >= $2 AND ts <= $3', [
+          // Its own battery only: S6's probes (bench/stream-client.ts) write to the same devices under another.
+          await pool.query<{ n: number }>('SELECT count(*)::int AS n FROM telemetry WHERE device_id = ANY($1::text[]) AND battery_id = $4 AND ts >= $2 AND ts <= $3', [
             ids,
             new Date(from),
             new Date(clock.latest),
+            BATTERY_ID,
           ])
         ).rows[0].n;
       // Requests cut off at the end may still be committing: wait until the count stops moving.
