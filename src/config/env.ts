@@ -232,6 +232,10 @@ export class Env {
   @Transform(toInt) @IsInt() @Min(1) @Max(100_000)
   STREAM_MAX_CONNECTIONS = 10_000;
 
+  /** Frames for one stream within this window go out in one write (0: each at once); adds at most this to the push latency. */
+  @Transform(toInt) @IsInt() @Min(0) @Max(1000)
+  STREAM_COALESCE_MS = 250;
+
   /** A comment line on every open stream this often, so proxies and clients see it alive. */
   @Transform(toInt) @IsInt() @Min(100) @Max(300_000)
   STREAM_HEARTBEAT_MS = 15_000;

@@ -5,10 +5,11 @@ import type { ShutdownState } from '../../../health/shutdown-state.js';
 import { HEARTBEAT, OPENING } from '../domain/sse.js';
 import { StreamHub, TooManyStreamsError } from './stream-hub.js';
 
-const env = loadEnv({ NODE_ENV: 'test', STREAM_MAX_PER_USER: '2', STREAM_MAX_BUFFERED_BYTES: '4096', STREAM_HEARTBEAT_MS: '300000' });
+const settings = { NODE_ENV: 'test', STREAM_MAX_PER_USER: '2', STREAM_MAX_BUFFERED_BYTES: '4096', STREAM_HEARTBEAT_MS: '300000', STREAM_COALESCE_MS: '0' };
+const env = loadEnv(settings);
 
-function setUp(shuttingDown = false) {
-  const hub = new StreamHub(env, { shuttingDown } as ShutdownState);
+function setUp(shuttingDown = false, coalesceMs = 0) {
+  const hub = new StreamHub(coalesceMs === 0 ? env : loadEnv({ ...settings, STREAM_COALESCE_MS: String(coalesceMs) }), { shuttingDown } as ShutdownState);
   const open = (userId: string, isAdmin = false, deviceId: string | null = null, resuming = false) => {
     const out = new Readable({ read() {} });
     const subscriber = hub.open({ userId, isAdmin }, deviceId, out, resuming);
@@ -119,5 +120,28 @@ describe('StreamHub', () => {
     const one = open('alice');
     jest.advanceTimersByTime(env.STREAM_HEARTBEAT_MS);
     expect(one.text()).toBe(HEARTBEAT);
+  });
+
+  it('with a coalescing window, a stream’s frames go out together at the end of the window, in order, and before it ends', () => {
+    jest.useFakeTimers({ now: 0, doNotFake: ['nextTick', 'setImmediate'] });
+    const { hub, open } = setUp(false, 250);
+    const alice = open('alice');
+    const bob = open('bob');
+    hub.deliver('alice', 'gw-1', 'A1');
+    jest.advanceTimersByTime(100);
+    hub.deliver('alice', 'gw-1', 'A2');
+    hub.deliver('bob', 'gw-2', 'B1');
+    expect(alice.text()).toBe('');
+    jest.advanceTimersByTime(150);
+    expect(alice.text()).toBe('A1A2');
+    expect(bob.text()).toBe('B1');
+
+    hub.deliver('alice', 'gw-1', 'A3');
+    hub.deliver('alice', 'gw-1', 'F'.repeat(5000)); // past the bound: the window goes out at once
+    expect(alice.text()).toBe('A3' + 'F'.repeat(5000));
+
+    hub.deliver('alice', 'gw-1', 'A4');
+    hub.onModuleDestroy();
+    expect(alice.text()).toBe('A4');
   });
 });

@@ -34,7 +34,8 @@ export const HARD_LIMIT_FACTOR = 16;
  * HARD_LIMIT_FACTOR times the bound, is dropped: one flush of many records is a burst that a
  * reading client takes in milliseconds, a client that stopped reading never takes it. While the
  * stream waits for its replay (resume with Last-Event-ID) frames are held, in order, under the
- * hard limit.
+ * hard limit. With a coalescing window, frames wait in `queued` until the hub's next flush, so a
+ * busy stream costs one socket write per window rather than one per frame.
  */
 export class Subscriber {
   private held: Array<{ frame: string; eventId: string | null }> | null;
@@ -42,6 +43,7 @@ export class Subscriber {
   private closed = false;
   /** Since when the backlog has been above the bound (performance.now()); null while below. */
   private overSince: number | null = null;
+  private queued = '';
 
   constructor(
     readonly viewer: StreamViewer,
@@ -49,6 +51,8 @@ export class Subscriber {
     private readonly out: Readable,
     private readonly maxBuffered: number,
     private readonly dropped: (subscriber: Subscriber) => void,
+    /** Null: every frame is written at once; else called when the first frame of a window is queued. */
+    private readonly queue: ((subscriber: Subscriber) => void) | null,
     resuming: boolean,
   ) {
     this.held = resuming ? [] : null;
@@ -60,7 +64,14 @@ export class Subscriber {
 
   send(frame: string, eventId: string | null = null): void {
     if (this.closed) return;
-    if (!this.held) return this.write(frame);
+    if (!this.held && !this.queue) return this.write(frame);
+    if (!this.held) {
+      if (this.queued.length === 0) this.queue!(this);
+      this.queued += frame;
+      // A window that fills up goes out early: the wait is for economy, not a buffer of its own.
+      if (this.queued.length > this.maxBuffered) this.flush();
+      return;
+    }
     this.held.push({ frame, eventId });
     this.heldLength += frame.length;
     if (this.heldLength > this.maxBuffered * HARD_LIMIT_FACTOR) this.dropped(this);
@@ -73,6 +84,13 @@ export class Subscriber {
     const seen = new Set(replayed.map((event) => event.eventId));
     for (const event of replayed) this.write(event.frame);
     for (const entry of held) if (entry.eventId === null || !seen.has(entry.eventId)) this.write(entry.frame);
+  }
+
+  /** Writes what waited for the window, as one piece. */
+  flush(): void {
+    const queued = this.queued;
+    this.queued = '';
+    if (queued.length > 0) this.write(queued);
   }
 
   /** Write, unless the client is too slow (see the class): then it is dropped. */
@@ -97,6 +115,7 @@ export class Subscriber {
 
   end(): void {
     if (this.closed) return;
+    this.flush();
     this.closed = true;
     this.out.push(null);
   }
@@ -104,6 +123,7 @@ export class Subscriber {
   /** For a client that stopped reading: what it has not taken is thrown away with the connection. */
   destroy(): void {
     this.closed = true;
+    this.queued = '';
     this.out.destroy();
   }
 }
@@ -123,6 +143,9 @@ export class StreamHub implements OnModuleDestroy {
   private count = 0;
   private heartbeat: NodeJS.Timeout | null = null;
   private closing = false;
+  /** Streams with frames waiting for the coalescing window (STREAM_COALESCE_MS), and its timer. */
+  private readonly queued = new Set<Subscriber>();
+  private flushTimer: NodeJS.Timeout | null = null;
 
   constructor(
     private readonly env: Env,
@@ -141,7 +164,8 @@ export class StreamHub implements OnModuleDestroy {
     const own = this.byUser.get(viewer.userId) ?? new Set<Subscriber>();
     if (own.size >= this.env.STREAM_MAX_PER_USER) throw new TooManyStreamsError(this.env.STREAM_MAX_PER_USER);
     if (this.count >= this.env.STREAM_MAX_CONNECTIONS) throw new StreamsUnavailableError('This instance serves as many streams as it can. Try again.');
-    const subscriber = new Subscriber(viewer, deviceId, out, this.env.STREAM_MAX_BUFFERED_BYTES, (slow) => this.drop(slow), resuming);
+    const queue = this.env.STREAM_COALESCE_MS > 0 ? (waiting: Subscriber) => this.enqueue(waiting) : null;
+    const subscriber = new Subscriber(viewer, deviceId, out, this.env.STREAM_MAX_BUFFERED_BYTES, (slow) => this.drop(slow), queue, resuming);
     own.add(subscriber);
     this.byUser.set(viewer.userId, own);
     if (viewer.isAdmin) this.admins.add(subscriber);
@@ -161,7 +185,21 @@ export class StreamHub implements OnModuleDestroy {
   /** Shutdown: every stream ends (EventSource reconnects, to another instance), none opens, so the server can close. */
   onModuleDestroy(): void {
     this.closing = true;
+    if (this.flushTimer) clearTimeout(this.flushTimer);
+    this.queued.clear();
     for (const set of this.byUser.values()) for (const subscriber of set) subscriber.end();
+  }
+
+  private enqueue(subscriber: Subscriber): void {
+    this.queued.add(subscriber);
+    this.flushTimer ??= setTimeout(() => this.flushQueued(), this.env.STREAM_COALESCE_MS);
+  }
+
+  private flushQueued(): void {
+    this.flushTimer = null;
+    const waiting = [...this.queued];
+    this.queued.clear();
+    for (const subscriber of waiting) subscriber.flush();
   }
 
   private drop(subscriber: Subscriber): void {
@@ -173,6 +211,7 @@ export class StreamHub implements OnModuleDestroy {
   private remove(subscriber: Subscriber): void {
     const own = this.byUser.get(subscriber.viewer.userId);
     if (!own?.delete(subscriber)) return;
+    this.queued.delete(subscriber);
     if (own.size === 0) this.byUser.delete(subscriber.viewer.userId);
     this.admins.delete(subscriber);
     this.count--;
