@@ -3,7 +3,7 @@ import type { BenchOptions } from './options.js';
 import type { MachineInfo } from './proc-stats.js';
 import type { Variant } from './scenarios.js';
 import type { SeedInfo } from './seed.js';
-import { PUSH_GRACE_MS } from './stream-load.js';
+import { PUSH_GRACE_MS, type StreamStats } from './stream-load.js';
 
 export interface RunInfo {
   startedAt: Date;
@@ -51,29 +51,13 @@ interface Aggregate {
   integrity?: { ok: boolean; acknowledged: number; stored: number; committedUnanswered: number; duplicates: number; rejected: number };
 }
 
-/** S6's stream client over rounds: medians of the per-round figures, sums of the counts, the worst of the rest. */
-interface StreamAggregate {
-  /** Fewest streams open in a round. */
-  streams: number;
-  refused: number;
-  closedByServer: number;
-  openSeconds: number;
-  eventsPerSec: number;
-  probes: number;
-  probesAcked: number;
-  probeFailures: number;
-  probeAnswerP50Ms: number;
-  probeAnswerP99Ms: number;
-  deliveriesExpected: number;
-  deliveriesReceived: number;
-  pushP50Ms: number;
-  pushP99Ms: number;
-  pushMaxMs: number;
+/** S6's stream client over rounds: medians of the per-round figures, sums of the counts, the worst of the rest (`streams`: the fewest open in a round). */
+type StreamAggregate = Omit<StreamStats, 'refusals' | 'telemetryEvents'> & {
   clientCpu: number;
   /** Medians of the server's VmRSS just before and just after the streams opened (server quiet, before the warm-up). */
   rssBeforeOpenMb: number;
   rssAfterOpenMb: number;
-}
+};
 
 function aggregateStreams(results: StreamRunResult[]): StreamAggregate | undefined {
   if (results.length === 0) return undefined;

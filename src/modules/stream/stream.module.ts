@@ -5,6 +5,7 @@ import { HealthModule } from '../../health/health.module.js';
 import { ChangeFeed } from '../../shared/database/change-feed.js';
 import { Sql } from '../../shared/database/sql.js';
 import { AccountsModule } from '../accounts/index.js';
+import { EventsModule } from '../events/index.js';
 import { TelemetryModule } from '../telemetry/index.js';
 import { LiveRelay } from './application/live-relay.js';
 import { StreamHub } from './application/stream-hub.js';
@@ -14,17 +15,17 @@ import { LiveBus } from './domain/live-bus.js';
 import { StreamController } from './http/stream.controller.js';
 import { PostgresLiveBus } from './infrastructure/postgres-live-bus.js';
 import { RedisLiveBus } from './infrastructure/redis-live-bus.js';
-import { SqlStreamEvents } from './infrastructure/sql-stream-events.js';
+import { SqlVisibleDevices } from './infrastructure/sql-visible-devices.js';
 
 /** The dashboard's live stream (Server-Sent Events): stored telemetry and the event log, pushed across instances. */
 @Module({
-  imports: [AccountsModule, TelemetryModule, HealthModule],
+  imports: [AccountsModule, EventsModule, TelemetryModule, HealthModule],
   controllers: [StreamController],
   providers: [
     StreamHub,
     StreamsService,
     StreamTickets,
-    SqlStreamEvents,
+    SqlVisibleDevices,
     LiveRelay,
     {
       provide: LiveBus,

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
-import { Sql } from '../../../shared/database/sql.js';
 import { JobQueue } from '../../../shared/jobs/job-queue.js';
-import { eventIdOf, sequenceOf, type DeviceEvent, type DeviceEventType } from '../domain/device-event.js';
+import { sequenceOf, type DeviceEvent } from '../domain/device-event.js';
+import { EventReader } from './event-reader.js';
 
 export const EVENT_DISPATCH_QUEUE = 'events.dispatch';
 
@@ -28,7 +28,7 @@ export class EventDispatch {
 
   constructor(
     private readonly jobs: JobQueue,
-    private readonly sql: Sql,
+    private readonly reader: EventReader,
   ) {
     jobs.define<{ eventId: string }>({ name: EVENT_DISPATCH_QUEUE, retry: { delaySec: 2, delayMaxSec: 600, limit: 200 }, expireInSec: 300 }, (job) => this.dispatch(job.eventId), { concurrency: 2 });
   }
@@ -45,12 +45,8 @@ export class EventDispatch {
   async dispatch(eventId: string): Promise<void> {
     const sequence = sequenceOf(eventId);
     if (!sequence) return;
-    const [row] = await this.sql.rows<{ id: string; type: DeviceEventType; device_id: string; owner_id: string | null; occurred_at: Date; data: Record<string, unknown> }>(
-      'SELECT id, type, device_id, owner_id, occurred_at, data FROM device_events WHERE id = $1',
-      [sequence],
-    );
-    if (!row) return; // its device was deleted, and the event with it
-    const event: DispatchedEvent = { id: eventIdOf(row.id), type: row.type, deviceId: row.device_id, ownerId: row.owner_id, occurredAt: row.occurred_at, data: row.data };
+    const [event] = await this.reader.byIds([sequence]);
+    if (!event) return; // its device was deleted, and the event with it
     for (const channel of this.channels) await channel.fanOut(event);
   }
 }

@@ -1,9 +1,9 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { ChangeFeed } from '../../../shared/database/change-feed.js';
+import { EventReader } from '../../events/index.js';
 import { TelemetryFeed, type StoredTelemetry } from '../../telemetry/index.js';
 import { LiveBus, MAX_MESSAGE_LENGTH, type TelemetryMessage } from '../domain/live-bus.js';
 import { eventFrame, joinFrames, telemetryFrame } from '../domain/sse.js';
-import { SqlStreamEvents } from '../infrastructure/sql-stream-events.js';
 import { StreamHub } from './stream-hub.js';
 
 /** The channel the device_events trigger (migration LiveStream) names new events on, at their commit. */
@@ -27,7 +27,7 @@ export class LiveRelay {
   constructor(
     private readonly hub: StreamHub,
     private readonly bus: LiveBus,
-    private readonly events: SqlStreamEvents,
+    private readonly events: EventReader,
     telemetry: TelemetryFeed,
     feed: ChangeFeed,
   ) {

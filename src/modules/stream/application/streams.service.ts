@@ -2,7 +2,8 @@ import type { Readable } from 'node:stream';
 import { Injectable } from '@nestjs/common';
 import { NotFoundError } from '../../../shared/domain-error.js';
 import { eventFrame } from '../domain/sse.js';
-import { SqlStreamEvents } from '../infrastructure/sql-stream-events.js';
+import { EventReader } from '../../events/index.js';
+import { SqlVisibleDevices } from '../infrastructure/sql-visible-devices.js';
 import { StreamHub, type StreamViewer } from './stream-hub.js';
 
 /** Events a resumed stream gets back at most; older ones are in GET /dashboard/events. */
@@ -19,7 +20,8 @@ export interface StreamRequest {
 export class StreamsService {
   constructor(
     private readonly hub: StreamHub,
-    private readonly events: SqlStreamEvents,
+    private readonly events: EventReader,
+    private readonly devices: SqlVisibleDevices,
   ) {}
 
   /**
@@ -27,7 +29,7 @@ export class StreamsService {
    * held rather than lost; the replay and the held events are merged without duplicates.
    */
   async open(viewer: StreamViewer, request: StreamRequest, out: Readable): Promise<void> {
-    if (request.deviceId !== null && !(await this.events.deviceVisible(viewer, request.deviceId))) {
+    if (request.deviceId !== null && !(await this.devices.visible(viewer, request.deviceId))) {
       throw new NotFoundError('No such device, or it is not yours.');
     }
     const subscriber = this.hub.open(viewer, request.deviceId, out, request.resumeAfter !== null);
