@@ -3,7 +3,7 @@ import { Injectable } from '@nestjs/common';
 import { EventLog } from '../../events/index.js';
 import type { TelemetryRecord } from '../../telemetry/index.js';
 import type { Alert } from '../domain/alert.js';
-import { evaluate, ruleAppliesTo, type SeriesState } from '../domain/alert-evaluator.js';
+import { breaches, evaluate, ruleAppliesTo, type SeriesState } from '../domain/alert-evaluator.js';
 import type { AlertRule } from '../domain/alert-rule.js';
 import type { AlertWork, SeriesKey, StoredSeries } from '../domain/alert.store.js';
 
@@ -37,14 +37,20 @@ export class AlertTransitions {
     const drops: SeriesKey[] = [];
     let transitions = 0;
     for (const device of devices) {
-      const batteries = [...new Set(device.records.map((record) => record.batteryId))];
+      const byBattery = new Map<string, TelemetryRecord[]>();
+      for (const record of device.records) {
+        const records = byBattery.get(record.batteryId);
+        if (records) records.push(record);
+        else byBattery.set(record.batteryId, [record]);
+      }
       for (const rule of device.rules) {
-        for (const batteryId of batteries) {
+        for (const [batteryId, records] of byBattery) {
           if (!ruleAppliesTo(rule, batteryId)) continue;
           const key = { deviceId: device.deviceId, batteryId, ruleId: rule.ruleId };
           const current = stored.get(keyOf(key));
-          if (!rule.enabled && !current) continue;
-          const values = device.records.filter((record) => record.batteryId === batteryId && typeof record.metrics[rule.metric] === 'number').map((record) => ({ ts: record.ts, value: record.metrics[rule.metric] }));
+          // A series with no row and no breaching record stays quiet whatever the records: nothing to do.
+          if (!current && !(rule.enabled && records.some((record) => typeof record.metrics[rule.metric] === 'number' && breaches(rule, record.metrics[rule.metric])))) continue;
+          const values = records.filter((record) => typeof record.metrics[rule.metric] === 'number').map((record) => ({ ts: record.ts, value: record.metrics[rule.metric] }));
           if (values.length === 0) continue;
           const heard = device.previousNewestTs.get(batteryId) ?? null;
           const before: SeriesState = current ? { ...current.state, watermark: later(current.state.watermark, heard) } : { watermark: heard, breachingSince: null, open: null };
