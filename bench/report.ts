@@ -14,6 +14,8 @@ export interface RunInfo {
   poolSize: number;
   /** Node flags of the service (those of `npm start`). */
   serviceNodeFlags: string[];
+  /** The `NAME=value` settings `npm start` puts before `node`. */
+  serviceStartEnv: Record<string, string>;
   seed: SeedInfo;
   /** Whether VmHWM could be reset per run (else peak RSS is sampled every 200 ms). */
   peakRssExact: boolean;
@@ -96,6 +98,11 @@ function sumAlerting(activities: AlertingActivity[]): AlertingActivity | undefin
     skippedFlushes: sum((a) => a.skippedFlushes),
     failedFlushes: sum((a) => a.failedFlushes),
   };
+}
+
+/** The service's start command as the report shows it: environment, node and its flags. */
+export function startCommandOf(info: Pick<RunInfo, 'serviceNodeFlags' | 'serviceStartEnv'>): string {
+  return [...Object.entries(info.serviceStartEnv).map(([name, value]) => `${name}=${value}`), 'node', ...info.serviceNodeFlags].join(' ');
 }
 
 export function median(values: number[]): number {
@@ -487,7 +494,7 @@ export function renderReport(info: RunInfo, summaries: VariantSummary[], runs: R
       summaries.some((summary) => summary.alertsOff) ? ' (S1 and S2: baseline, then the service with alerting on and with ALERTS_ENABLED=false, the pair swapped every other round)' : ''
     }${summaries.some((summary) => summary.variant.streams) ? ' (S6: the service alone, without and with the stream subscribers, the pair swapped every other round)' : ''}, ${options.warmupSec} s warm-up + ${options.durationSec} s measured per run, then a wait until the server is quiet; ${minutes} min in all.`,
     `- Data: ${dataText(info.seed)}`,
-    `- Every server: pool of ${info.poolSize} connections; service run as npm start runs it (node ${info.serviceNodeFlags.join(' ')}) with NODE_ENV=production, LOG_LEVEL=warn. Medians over rounds; non-2xx and integrity summed over rounds; peak RSS ${info.peakRssExact ? 'is VmHWM reset at the start of each measured run' : 'is sampled every 200 ms'}.`,
+    `- Every server: pool of ${info.poolSize} connections; service run as npm start runs it (${startCommandOf(info)}) with NODE_ENV=production, LOG_LEVEL=warn. Medians over rounds; non-2xx and integrity summed over rounds; peak RSS ${info.peakRssExact ? 'is VmHWM reset at the start of each measured run' : 'is sampled every 200 ms'}.`,
     '',
     ...disturbance(runs),
     '## Targets',

@@ -22,7 +22,7 @@ import { renderReport, summarize, type RunInfo } from './report.js';
 import { VARIANTS, type Variant } from './scenarios.js';
 import { prepareData } from './seed.js';
 import { EventLoopLog, renderSoakReport, runSoak, soakIntervalMs, type SoakInterval, type SoakResult } from './soak.js';
-import { killAllChildrenNow, serviceNodeFlags, startServer, type ServerProcess } from './servers.js';
+import { killAllChildrenNow, serviceStart, startServer, type ServerProcess } from './servers.js';
 import { runFloor } from './floor.js';
 import { checkSqlParity } from './sql-parity.js';
 import { fleetOf, IngestClock, type Fleet } from './workloads.js';
@@ -146,15 +146,17 @@ async function main(): Promise<void> {
       CUSTOMER_JWT_SECRET: BENCH_SECRETS.customerJwtSecret,
       SECRET_PEPPER: BENCH_SECRETS.pepper,
     };
+    const start = serviceStart(root);
     const serviceServer = {
       name: 'service',
       script: join(root, 'dist', 'src', 'main.js'),
-      nodeFlags: serviceNodeFlags(root),
+      nodeFlags: start.nodeFlags,
       url: `http://${HOST}:${SERVICE_PORT}`,
       readyPath: '/health/ready',
       logDir: outputDir,
     };
     const serviceEnv = {
+      ...start.env,
       ...common,
       NODE_ENV: 'production',
       LOG_LEVEL: 'warn',
@@ -184,7 +186,7 @@ async function main(): Promise<void> {
       });
       servers.push(service);
       log(`Service up: pid ${service.pid} on ${service.url}; PostgreSQL postmaster pid ${postmasterPid}. Traffic starts now.`);
-      const soakInfo = (): RunInfo => ({ startedAt, finishedAt: new Date(), options, machine: machineInfo(), postgresVersion, poolSize: POOL_SIZE, serviceNodeFlags: serviceServer.nodeFlags, seed, peakRssExact: true });
+      const soakInfo = (): RunInfo => ({ startedAt, finishedAt: new Date(), options, machine: machineInfo(), postgresVersion, poolSize: POOL_SIZE, serviceNodeFlags: serviceServer.nodeFlags, serviceStartEnv: start.env, seed, peakRssExact: true });
       const soakReport = join(outputDir, 'soak-last-run.md');
       const intervals: SoakInterval[] = [];
       writePartialReport = (reason) => {
@@ -247,7 +249,7 @@ async function main(): Promise<void> {
       serverPids: servers.map((server) => server.pid),
     };
     const runs: RunResult[] = [];
-    const infoNow = (): RunInfo => ({ startedAt, finishedAt: new Date(), options, machine: machineInfo(), postgresVersion, poolSize: POOL_SIZE, serviceNodeFlags: serviceServer.nodeFlags, seed, peakRssExact });
+    const infoNow = (): RunInfo => ({ startedAt, finishedAt: new Date(), options, machine: machineInfo(), postgresVersion, poolSize: POOL_SIZE, serviceNodeFlags: serviceServer.nodeFlags, serviceStartEnv: start.env, seed, peakRssExact });
     writePartialReport = (reason) => {
       if (runs.length === 0) return;
       const report = `> **Incomplete run** (${reason}): ${runs.length} of ${runsPerRound * options.rounds} runs finished.\n\n${renderReport(infoNow(), summarize(variants, runs), runs)}`;

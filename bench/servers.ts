@@ -40,12 +40,20 @@ async function waitUntilReady(url: string, child: ChildProcess, name: string, ti
   throw new Error(`${name} did not become ready at ${url} within ${timeoutMs / 1000} s`);
 }
 
-/** The Node flags `npm start` runs the service with (package.json), so the bench measures the service as operators run it. */
-export function serviceNodeFlags(root: string): string[] {
+/**
+ * How `npm start` runs the service (package.json): the environment it sets (`NAME=value` words
+ * before `node`) and the Node flags, so the bench measures the service as operators run it.
+ */
+export function serviceStart(root: string): { env: Record<string, string>; nodeFlags: string[] } {
   const packageJson = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { scripts: Record<string, string> };
   const words = packageJson.scripts.start.split(/\s+/);
+  const env: Record<string, string> = {};
+  while (words.length > 0 && /^[A-Z_][A-Z0-9_]*=\S*$/.test(words[0])) {
+    const [name, value] = words.shift()!.split('=');
+    env[name] = value;
+  }
   if (words[0] !== 'node') throw new Error(`package.json "start" does not run node: ${packageJson.scripts.start}`);
-  return words.slice(1).filter((word) => word.startsWith('--'));
+  return { env, nodeFlags: words.slice(1).filter((word) => word.startsWith('--')) };
 }
 
 /**
@@ -60,7 +68,7 @@ export async function startServer(options: {
   readyPath: string;
   logDir: string;
   onStdoutLine?: (line: string) => void;
-  /** Node flags before the script (the service gets those of `npm start`: serviceNodeFlags). */
+  /** Node flags before the script (the service gets those of `npm start`: serviceStart). */
   nodeFlags?: string[];
 }): Promise<ServerProcess> {
   const log = createWriteStream(join(options.logDir, `${options.name}.log`));

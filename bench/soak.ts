@@ -6,7 +6,7 @@ import autocannon from 'autocannon';
 import { cpus } from 'node:os';
 import type pg from 'pg';
 import { machineBusyUs, peakRssKb, postgresCpuUs, processCpuUs, resetPeakRss, rssKb } from './proc-stats.js';
-import { dataText, int, machineText, median, ms, pct, type RunInfo } from './report.js';
+import { dataText, int, machineText, median, ms, pct, startCommandOf, type RunInfo } from './report.js';
 import type { LoadSpec } from './scenarios.js';
 import type { ServerProcess } from './servers.js';
 import { customerLoginWorkload, deviceLoginWorkload, historyWorkload, ingestWorkload, pollWorkload, type Fleet, type IngestClock, type Integrity, type Workload } from './workloads.js';
@@ -351,7 +351,7 @@ export function renderSoakReport(info: RunInfo, result: SoakResult, incomplete?:
     `- Machine: ${machineText(info)}. Load generator, service and PostgreSQL share the CPUs.`,
     `- Run: profile ${info.options.profile}, the service alone, ${clockText(result.durationSec)} of mixed traffic at fixed rates, figures every ${result.intervalSec} s; ${minutes} min in all.`,
     `- Data: ${dataText(info.seed)}`,
-    `- Service: pool of ${info.poolSize} connections, node ${info.serviceNodeFlags.join(' ')}, NODE_ENV=production, LOG_LEVEL=warn; event-loop delay from its own monitorEventLoopDelay (EVENT_LOOP_LOG_MS=${result.intervalSec * 1000}). Latencies are of answered requests, per interval.`,
+    `- Service: pool of ${info.poolSize} connections, ${startCommandOf(info)}, NODE_ENV=production, LOG_LEVEL=warn; event-loop delay from its own monitorEventLoopDelay (EVENT_LOOP_LOG_MS=${result.intervalSec * 1000}). Latencies are of answered requests, per interval.`,
     disturbed.length === 0
       ? `- Other processes used at most ${pct(Math.max(0, ...result.intervals.map((interval) => interval.otherCpu)))} of the CPUs in any interval.`
       : `- **Warning:** in ${disturbed.length} of ${result.intervals.length} intervals other processes used more than 5 % of the CPUs (up to ${pct(Math.max(...disturbed.map((interval) => interval.otherCpu)))}); those figures are disturbed.`,

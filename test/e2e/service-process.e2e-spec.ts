@@ -6,7 +6,7 @@ import pg from 'pg';
 import { MIGRATIONS } from '../../src/shared/database/data-source-options.js';
 import type { paths } from '../client/schema.js';
 import { stoppablePostgres, type StoppablePostgres } from '../support/stoppable-postgres.js';
-import { serviceNodeFlags } from '../../bench/servers.js';
+import { serviceStart } from '../../bench/servers.js';
 import { buildService, freePort, portAccepts, root, runService, scratchDir, stopLeftoverPostgres, waitFor, type Running } from '../support/service-process.js';
 
 /**
@@ -72,7 +72,7 @@ describe('npm start without DATABASE_URL', () => {
   });
 
   it("runs with npm start's Node flags, and the Dockerfile starts the service with the same ones", () => {
-    const flags = serviceNodeFlags(root);
+    const flags = serviceStart(root).nodeFlags;
     expect(flags).toEqual(expect.arrayContaining([expect.stringMatching(/^--max-semi-space-size=\d+$/), expect.stringMatching(/^--heap-growing-percent=\d+$/)]));
     const cmd = /^CMD (\[.*\])$/m.exec(readFileSync(join(root, 'Dockerfile'), 'utf8'));
     expect(cmd).not.toBeNull();

@@ -4,7 +4,7 @@ import http from 'node:http';
 import https from 'node:https';
 import { connect, createServer } from 'node:net';
 import { join, resolve } from 'node:path';
-import { serviceNodeFlags } from '../../bench/servers.js';
+import { serviceStart } from '../../bench/servers.js';
 
 /**
  * The service as an operator runs it: the compiled main.js as a child process. For tests about
@@ -39,11 +39,12 @@ export interface Running {
   exited: Promise<number | null>;
 }
 
-/** Starts main.js with npm start's Node flags and only PATH, HOME and `env` in its environment. */
+/** Starts main.js as npm start does (its settings and Node flags), with only PATH, HOME and `env` besides. */
 export function runService(main: string, env: Record<string, string>): Running {
-  const child = spawn(process.execPath, [...serviceNodeFlags(root), main], {
+  const start = serviceStart(root);
+  const child = spawn(process.execPath, [...start.nodeFlags, main], {
     cwd: root,
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/root', ...env },
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/root', ...start.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
