@@ -22,6 +22,7 @@ import { selectRelease, type FirmwareRelease } from '../src/modules/ota/domain/f
 import { DomainError } from '../src/shared/domain-error.js';
 import { SESSION_OPTIONS } from '../src/shared/database/data-source-options.js';
 import * as SQL from './baseline-sql.js';
+import { ARGON2_OPTIONS } from '../src/shared/crypto/secret-hasher.js';
 
 const env = (name: string, fallback?: string): string => {
   const value = process.env[name] ?? fallback;
@@ -189,7 +190,7 @@ async function withArgonSlot<T>(work: () => Promise<T>): Promise<T> {
     argonWaiting.shift()?.();
   }
 }
-const dummyPasswordHash = argon2.hash(randomBytes(16).toString('hex'), { type: argon2.argon2id });
+const dummyPasswordHash = argon2.hash(randomBytes(16).toString('hex'), ARGON2_OPTIONS);
 
 async function issueTokens(kind: 'device' | 'customer', subject: string, tokenVersion: number, extraClaims: Record<string, unknown>, now: Date) {
   const device = kind === 'device';

@@ -8,6 +8,7 @@ import { SqlTelemetryPartitions } from '../src/modules/telemetry/infrastructure/
 import { dataSourceOptions, MIGRATIONS } from '../src/shared/database/data-source-options.js';
 import { runMigrations } from '../src/shared/database/migrate.js';
 import { Sql } from '../src/shared/database/sql.js';
+import { ARGON2_OPTIONS } from '../src/shared/crypto/secret-hasher.js';
 import { BATTERY_ID, CUSTOMER_PASSWORD, customersOf, devicesOf, liveDevicesOf, viewersOf, type CustomerFixture, type DeviceFixture } from './fixtures.js';
 
 export interface SeedPlan {
@@ -75,7 +76,7 @@ async function insertSessions(client: pg.Client, customers: CustomerFixture[], a
 /** Verified customer accounts (e-mail verified, as claiming requires) and the devices they own, claimed. ON CONFLICT: S6's viewers are added to databases seeded before them. */
 async function insertAccountsAndDevices(client: pg.Client, customers: CustomerFixture[], devices: DeviceFixture[], at: Date): Promise<void> {
   // One argon2id hash (the service's parameters) serves every customer: each login still verifies in full.
-  const passwordHash = await argon2.hash(CUSTOMER_PASSWORD, { type: argon2.argon2id });
+  const passwordHash = await argon2.hash(CUSTOMER_PASSWORD, ARGON2_OPTIONS);
   await client.query(
     `INSERT INTO users (id, email, password_hash, role, email_verified_at, token_version, created_at)
      SELECT id, email, $3, 'customer', $4, 1, $4 FROM unnest($1::uuid[], $2::text[]) AS c (id, email)
@@ -313,6 +314,8 @@ async function resetReused(url: string, info: SeedInfo, log: Log): Promise<numbe
     await client.query('DELETE FROM user_refresh_tokens');
     await insertSessions(client, customersOf(info.devices), t0);
     await client.query('DELETE FROM device_release_states');
+    // The service's current argon2 parameters for every account (it replaces older hashes at login; the baseline must verify the same).
+    await client.query('UPDATE users SET password_hash = $1', [await argon2.hash(CUSTOMER_PASSWORD, ARGON2_OPTIONS)]);
     // Alert evaluation of earlier runs (S1, S2 and S5 breach the soc-low default): no series in progress, no alerts.
     await client.query('DELETE FROM alert_series');
     await client.query('DELETE FROM alerts');

@@ -8,9 +8,18 @@ import * as argon2 from 'argon2';
  * database alone. Low-entropy human values (claim codes, passwords) get argon2id.
  */
 /**
+ * argon2id with the first of OWASP's equivalent settings (Password Storage Cheat Sheet): 19 MiB,
+ * two passes, one lane. The library's default (64 MiB, three passes, four lanes) took 128 MiB of
+ * memory for two logins at once, more than half of the service's memory budget (bench S5), and
+ * five times the CPU per login. Stored hashes carry their parameters; an older one still verifies
+ * and is replaced at the next successful login (needsRehash).
+ */
+export const ARGON2_OPTIONS = { type: argon2.argon2id, memoryCost: 19_456, timeCost: 2, parallelism: 1 } as const;
+
+/**
  * argon2 runs on libuv's thread pool (4 threads), which the pg driver also needs for SCRAM logins
  * and TLS. Unbounded, a burst of registrations fills the pool and new database connections time
- * out; bounded, argon2 waits its turn and also caps its memory (64 MiB each).
+ * out; bounded, argon2 waits its turn and also caps its memory (19 MiB each).
  */
 const MAX_CONCURRENT_ARGON2 = 2;
 
@@ -37,7 +46,7 @@ export class SecretHasher {
   private readonly argon2Slots = new Semaphore(MAX_CONCURRENT_ARGON2);
 
   constructor(private readonly pepper: string) {
-    this.dummyArgonHash = argon2.hash(randomBytes(16).toString('hex'), { type: argon2.argon2id });
+    this.dummyArgonHash = argon2.hash(randomBytes(16).toString('hex'), ARGON2_OPTIONS);
   }
 
   static randomToken(bytes = 32): string {
@@ -68,7 +77,7 @@ export class SecretHasher {
   }
 
   hashLowEntropy(value: string): Promise<string> {
-    return this.argon2Slots.run(() => argon2.hash(value, { type: argon2.argon2id }));
+    return this.argon2Slots.run(() => argon2.hash(value, ARGON2_OPTIONS));
   }
 
   /** Verifies against the stored argon2id hash; with none, burns the same time on a dummy hash. */
@@ -78,5 +87,14 @@ export class SecretHasher {
       const matches = await argon2.verify(storedHash ?? dummy, value).catch(() => false);
       return Boolean(storedHash) && matches;
     });
+  }
+
+  /** Whether an argon2id hash was made with other parameters than ARGON2_OPTIONS (an older default). */
+  needsRehash(storedHash: string): boolean {
+    try {
+      return argon2.needsRehash(storedHash, ARGON2_OPTIONS);
+    } catch {
+      return false;
+    }
   }
 }

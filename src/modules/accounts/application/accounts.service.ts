@@ -76,6 +76,8 @@ export class AccountsService implements CustomerAuthenticator {
       // argon2 runs for unknown e-mails too (on a dummy hash), so both failures take as long.
       const passwordMatches = await this.hasher.verifyLowEntropy(password, user?.passwordHash);
       if (!user || !passwordMatches) throw new InvalidLoginError();
+      // A hash made with older parameters (ARGON2_OPTIONS) is replaced now that the password is known.
+      if (this.hasher.needsRehash(user.passwordHash)) await this.users.replacePasswordHash(user.id, user.passwordHash, await this.hasher.hashLowEntropy(password));
       return this.tokens.issue(user, this.clock.now());
     });
   }

@@ -59,6 +59,11 @@ export class InMemoryUserRepository extends UserRepository {
     if (existing) this.users.set(state.id, { ...state, createdAt: existing.createdAt });
   }
 
+  async replacePasswordHash(id: string, previous: string, next: string): Promise<void> {
+    const existing = this.users.get(id);
+    if (existing?.passwordHash === previous) this.users.set(id, { ...existing, passwordHash: next });
+  }
+
   async insertVerificationToken(token: { userId: string; tokenHash: string; expiresAt: Date }): Promise<void> {
     if (this.verificationTokens.has(token.tokenHash)) throw new Error('duplicate verification token hash');
     this.verificationTokens.set(token.tokenHash, { userId: token.userId, expiresAt: token.expiresAt, usedAt: null });

@@ -16,6 +16,8 @@ export abstract class UserRepository {
    */
   abstract insertIfEmailFree(user: User, withInsert?: (tx: TransactionRunner) => Promise<void>): Promise<boolean>;
   abstract save(user: User): Promise<void>;
+  /** The same password under new hash parameters: replaces `previous` only if it is still the stored hash. */
+  abstract replacePasswordHash(id: string, previous: string, next: string): Promise<void>;
 
   abstract insertVerificationToken(token: { userId: string; tokenHash: string; expiresAt: Date }): Promise<void>;
   /** Marks the token used if it is live; returns its user id, or null when unknown, used or expired. */

@@ -91,6 +91,10 @@ export class TypeOrmUserRepository extends UserRepository {
     );
   }
 
+  async replacePasswordHash(id: string, previous: string, next: string): Promise<void> {
+    await this.orm.run((manager) => manager.update(UserRecord, { id, passwordHash: previous }, { passwordHash: next }));
+  }
+
   async insertVerificationToken(token: { userId: string; tokenHash: string; expiresAt: Date }): Promise<void> {
     await this.orm.run((manager) =>
       manager.createQueryBuilder().insert().into(EmailVerificationTokenRecord).values({ tokenHash: token.tokenHash, userId: token.userId, expiresAt: token.expiresAt }).updateEntity(false).execute(),
