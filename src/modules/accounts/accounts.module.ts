@@ -11,6 +11,7 @@ import { Orm } from '../../shared/database/orm.js';
 import { AccountsService } from './application/accounts.service.js';
 import { AccountMailOutbox, SendSignupNotice, SendVerificationMail } from './application/account-mails.js';
 import { UserTokens } from './application/user-tokens.js';
+import { CustomerSessions } from './application/customer-sessions.js';
 import { UserRepository } from './domain/user.repository.js';
 import { AuthController } from './http/auth.controller.js';
 import { QueuedAccountMails } from './infrastructure/queued-account-mails.js';
@@ -29,7 +30,12 @@ import { UserRefreshTokenRecord } from './infrastructure/user.record.js';
   providers: [
     AccountsService,
     UserTokens,
-    { provide: RefreshTokenStore, inject: [Orm], useFactory: (orm: Orm) => new TypeOrmRefreshTokenStore(orm, UserRefreshTokenRecord) },
+    CustomerSessions,
+    {
+      provide: RefreshTokenStore,
+      inject: [Orm, CustomerSessions],
+      useFactory: (orm: Orm, sessions: CustomerSessions) => new TypeOrmRefreshTokenStore(orm, UserRefreshTokenRecord, (userId) => sessions.changed(userId)),
+    },
     SqlSessionUsers,
     { provide: UserRepository, useClass: TypeOrmUserRepository },
     SendVerificationMail,

@@ -4,11 +4,16 @@ import { RefreshTokenStore, type NewRefreshToken, type StoredRefreshToken, type 
 import type { RefreshTokenColumns } from './refresh-token.columns.js';
 import { rotateRefreshTokenSql } from './refresh-token-rotation.sql.js';
 
-/** Refresh tokens of one kind of subject on TypeORM (a cold path); rotation is one SQL statement (refresh-token-rotation.sql.ts). */
+/**
+ * Refresh tokens of one kind of subject on TypeORM (a cold path); rotation is one SQL statement
+ * (refresh-token-rotation.sql.ts). `revoked` hears, after the commit, whose sessions a revocation
+ * ended (a cache of live sessions on this instance forgets them at once).
+ */
 export class TypeOrmRefreshTokenStore extends RefreshTokenStore {
   constructor(
     private readonly orm: Orm,
     private readonly record: new () => RefreshTokenColumns,
+    private readonly revoked: (subjectId: string) => void = () => undefined,
   ) {
     super();
   }
@@ -51,21 +56,25 @@ export class TypeOrmRefreshTokenStore extends RefreshTokenStore {
 
   async revokeFamilyOf(tokenHash: string, now: Date): Promise<void> {
     // One statement: the family is looked up and revoked together.
-    await this.orm.run((manager) => {
-      const familyOfToken = manager.createQueryBuilder().subQuery().select('t.familyId').from(this.record, 't').where('t.tokenHash = :tokenHash').getQuery();
-      return manager
-        .createQueryBuilder()
-        .update(this.record)
-        .set({ revokedAt: now })
-        .where(`family_id = ${familyOfToken}`)
-        .andWhere({ revokedAt: IsNull() })
-        .setParameters({ tokenHash })
-        .updateEntity(false)
-        .execute();
+    const subjects = await this.orm.run((manager) => {
+      const metadata = manager.connection.getMetadata(this.record);
+      const subjectColumn = metadata.findColumnWithPropertyName('subjectId')!.databaseName;
+      return manager.query<{ subject_id: string }[]>(
+        // A SELECT around the UPDATE: TypeORM answers rows for it (for a bare UPDATE, [rows, count]).
+        `WITH revoked AS (
+           UPDATE ${metadata.tableName} SET revoked_at = $2
+            WHERE family_id = (SELECT family_id FROM ${metadata.tableName} WHERE token_hash = $1) AND revoked_at IS NULL
+            RETURNING ${subjectColumn} AS subject_id
+         )
+         SELECT DISTINCT subject_id FROM revoked`,
+        [tokenHash, now],
+      );
     });
+    for (const row of subjects) this.revoked(row.subject_id);
   }
 
   async revokeAllOf(subjectId: string, now: Date): Promise<void> {
     await this.orm.run((manager) => manager.update(this.record, { subjectId, revokedAt: IsNull() }, { revokedAt: now }));
+    this.revoked(subjectId);
   }
 }

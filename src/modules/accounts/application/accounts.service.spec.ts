@@ -1,3 +1,5 @@
+import { ChangeFeed } from '../../../shared/database/change-feed.js';
+import { CustomerSessions } from './customer-sessions.js';
 import { FixedClock } from '../../../config/fixed-clock.js';
 import { Logger } from '@nestjs/common';
 import { JwtService } from '@nestjs/jwt';
@@ -88,7 +90,8 @@ function setUp(envSource: Record<string, string> = {}) {
   const limiter = new InMemoryFailureLimiter(() => clock.now().getTime());
   const tokens = new UserTokens(jwt, env, refreshTokens, hasher);
   const outbox = new ImmediateAccountMails(new SendVerificationMail(users, hasher, mailer, clock, env), new SendSignupNotice(mailer));
-  const service = new AccountsService(users, tokens, outbox, hasher, limiter, clock, env);
+  // Not connected, the feed is not live: every guard check reads the repository, as it must.
+  const service = new AccountsService(users, tokens, outbox, hasher, limiter, clock, env, new CustomerSessions(users, new ChangeFeed('postgres://unused')));
   const stored = async (userId: string) => {
     const user = await users.findById(userId);
     if (!user) throw new Error(`${userId} is not stored`);

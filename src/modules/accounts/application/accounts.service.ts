@@ -13,6 +13,7 @@ import { User } from '../domain/user.js';
 import { InvalidRefreshTokenError } from '../../../shared/auth-tokens/refresh-tokens.js';
 import { UserRepository } from '../domain/user.repository.js';
 import { AccountMailOutbox } from './account-mails.js';
+import { CustomerSessions } from './customer-sessions.js';
 import { UserTokens, type CustomerTokenClaims } from './user-tokens.js';
 
 @Injectable()
@@ -27,6 +28,7 @@ export class AccountsService implements CustomerAuthenticator {
     private readonly limiter: FailureLimiter,
     private readonly clock: Clock,
     private readonly env: Env,
+    private readonly sessions: CustomerSessions,
   ) {}
 
   /**
@@ -55,6 +57,7 @@ export class AccountsService implements CustomerAuthenticator {
     if (!user) throw new InvalidVerificationTokenError();
     user.verifyEmail(now);
     await this.users.save(user);
+    this.sessions.changed(user.id);
     return user;
   }
 
@@ -131,9 +134,9 @@ export class AccountsService implements CustomerAuthenticator {
 
   /** Every customer-token request: the account and whether the token's session is live, in one read. */
   async authenticate(claims: Pick<CustomerTokenClaims, 'sub' | 'tv' | 'sid'>): Promise<CustomerPrincipal> {
-    const user = await this.users.findInSession(claims.sub, claims.sid);
-    if (!user || user.tokenVersion !== claims.tv) throw new UnauthorizedError('The token was revoked.');
-    return new CustomerPrincipal(user.id, user.role, user.emailVerified, { sub: claims.sub, tv: claims.tv, sid: claims.sid });
+    const account = await this.sessions.find(claims.sub, claims.sid);
+    if (!account || account.tokenVersion !== claims.tv) throw new UnauthorizedError('The token was revoked.');
+    return new CustomerPrincipal(account.userId, account.role, account.emailVerified, { sub: claims.sub, tv: claims.tv, sid: claims.sid });
   }
 
   /**
@@ -154,6 +157,7 @@ export class AccountsService implements CustomerAuthenticator {
     if (existing.isAdmin && existing.emailVerified && (await this.hasher.verifyLowEntropy(password, existing.passwordHash))) return;
     existing.promoteToAdmin(await this.hasher.hashLowEntropy(password), now);
     await this.users.save(existing);
+    this.sessions.changed(existing.id);
     await this.tokens.revokeAllOf(existing.id, now);
     this.logger.log({ userId: existing.id }, 'Account of ADMIN_EMAIL is now the administrator; its earlier sessions were revoked');
   }
@@ -163,6 +167,7 @@ export class AccountsService implements CustomerAuthenticator {
     if (!user) return;
     user.revokeTokens();
     await this.users.save(user);
+    this.sessions.changed(userId);
   }
 
   /** Tells the owner of a taken address that someone tried to sign up with it; at most one mail an hour. */

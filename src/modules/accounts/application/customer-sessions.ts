@@ -1,0 +1,72 @@
+import { Injectable } from '@nestjs/common';
+import { ChangeFeed } from '../../../shared/database/change-feed.js';
+import type { Role } from '../domain/user.js';
+import { UserRepository } from '../domain/user.repository.js';
+
+/** What the customer guard reads of an account in one of its sessions. */
+export interface SessionAccount {
+  userId: string;
+  role: Role;
+  emailVerified: boolean;
+  tokenVersion: number;
+}
+
+/** Accounts in sessions the cache keeps at most; past it, it starts over. */
+const CACHE_LIMIT = 100_000;
+
+/**
+ * The customer guard's per-request read (the account, and whether the token's session still has
+ * a live refresh token) from memory, as DeviceSnapshots does for devices: forgotten, on every
+ * instance, when the change feed names the account (triggers of migration CustomerSessionCache:
+ * role, verification, token version, deletion, a session's end), and read from the database
+ * while the feed is down. Writes on this instance call `changed` after their commit, so their own
+ * next request already sees them. Only live sessions are kept: an unknown one is read every time.
+ */
+@Injectable()
+export class CustomerSessions {
+  /** userId → sessionId → account. */
+  private readonly byUser = new Map<string, Map<string, SessionAccount>>();
+  private size = 0;
+
+  constructor(
+    private readonly users: UserRepository,
+    private readonly feed: ChangeFeed,
+  ) {
+    feed.subscribe('user', (userId) => (userId === '*' || userId === '' ? this.clear() : this.forget(userId)));
+  }
+
+  async find(userId: string, sessionId: string): Promise<SessionAccount | null> {
+    if (this.feed.live) {
+      const cached = this.byUser.get(userId)?.get(sessionId);
+      if (cached) return cached;
+    }
+    const epoch = this.feed.epoch;
+    const user = await this.users.findInSession(userId, sessionId);
+    if (!user) return null;
+    const account: SessionAccount = { userId: user.id, role: user.role, emailVerified: user.emailVerified, tokenVersion: user.tokenVersion };
+    // A change heard while reading may be older or newer than what was read: keep nothing then.
+    if (this.feed.live && this.feed.epoch === epoch) {
+      if (this.size >= CACHE_LIMIT) this.clear();
+      let sessions = this.byUser.get(userId);
+      if (!sessions) this.byUser.set(userId, (sessions = new Map()));
+      if (!sessions.has(sessionId)) this.size += 1;
+      sessions.set(sessionId, account);
+    }
+    return account;
+  }
+
+  /** This instance committed a change to the account or its sessions. */
+  changed(userId: string): void {
+    this.feed.changed('user', userId);
+  }
+
+  private forget(userId: string): void {
+    this.size -= this.byUser.get(userId)?.size ?? 0;
+    this.byUser.delete(userId);
+  }
+
+  private clear(): void {
+    this.byUser.clear();
+    this.size = 0;
+  }
+}
