@@ -71,12 +71,17 @@ describe('npm start without DATABASE_URL', () => {
     expect(readFileSync(join(root, 'Dockerfile'), 'utf8')).toMatch(/^ARG NODE_IMAGE=node:24-bookworm-slim$/m);
   });
 
-  it("runs with npm start's Node flags, and the Dockerfile starts the service with the same ones", () => {
-    const flags = serviceStart(root).nodeFlags;
+  it("runs with npm start's Node flags and allocator settings, and the Dockerfile starts the service with the same ones", () => {
+    const { nodeFlags: flags, env } = serviceStart(root);
     expect(flags).toEqual(expect.arrayContaining([expect.stringMatching(/^--max-semi-space-size=\d+$/), expect.stringMatching(/^--heap-growing-percent=\d+$/)]));
-    const cmd = /^CMD (\[.*\])$/m.exec(readFileSync(join(root, 'Dockerfile'), 'utf8'));
+    expect(env).toEqual({ MALLOC_ARENA_MAX: '2', MALLOC_MMAP_THRESHOLD_: '131072' });
+    const dockerfile = readFileSync(join(root, 'Dockerfile'), 'utf8');
+    const cmd = /^CMD (\[.*\])$/m.exec(dockerfile);
     expect(cmd).not.toBeNull();
     expect(JSON.parse(cmd![1])).toEqual(['node', ...flags, 'dist/src/main.js']);
+    // The runtime stage's ENV block (the last one) sets the same allocator settings.
+    const runtimeEnv = dockerfile.slice(dockerfile.lastIndexOf('\nENV ')).split(/\n(?!\s)/)[1];
+    for (const [name, value] of Object.entries(env)) expect(runtimeEnv).toMatch(new RegExp(`\\b${name}=${value}\\b`));
   });
 
   it('tunes its embedded PostgreSQL: a quarter of the memory for shared buffers (128 MB to 2 GB), fsync on', async () => {
