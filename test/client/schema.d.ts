@@ -5191,7 +5191,10 @@ export interface operations {
                 /** @description Raw mode only: nextCursor of the previous page. With any other bucket (whose answers have no pages), or a value this service did not return, a 400 naming `cursor`. */
                 cursor?: string;
             };
-            header?: never;
+            header?: {
+                /** @description The ETag of an answer you hold for the same question. */
+                "If-None-Match"?: string;
+            };
             path: {
                 deviceId: string;
             };
@@ -5199,14 +5202,23 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The series. */
+            /** @description The series. A bucket answer whose range has ended (`to` not after now) carries a strong ETag, which changes only when a record lands in the range. */
             200: {
                 headers: {
+                    /** @description Only on bucket answers over a range that has ended. */
+                    ETag?: string;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["TelemetryHistoryResponse"];
                 };
+            };
+            /** @description Unchanged since the ETag in If-None-Match: no record landed in the range since. */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description Invalid request (problem document; `errors` names each field). */
             400: {

@@ -1,7 +1,9 @@
+import { createHash } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import { Clock } from '../../../config/config.module.js';
 import { NotFoundError, ValidationFailedError } from '../../../shared/domain-error.js';
 import { decodeCursor, decodeTimeCursor, encodeCursor, encodeTimeCursor, invalidCursor } from '../../../shared/http/cursor.js';
+import { strongTag } from '../../../shared/http/etag.js';
 import { type FleetDefaults, FleetDefaultsStore } from '../../devices/index.js';
 import { DEVICE_ID_PATTERN } from '../../../shared/kernel/device-id.js';
 import { autoBucketSec, BATTERY_ID_PATTERN, MAX_POINTS_EXPLICIT, METRIC_NAME, parseBucket, type RawRecordRow, resolveRange, type SeriesRow, TelemetryHistory } from '../../telemetry/index.js';
@@ -32,7 +34,8 @@ export interface Series {
 }
 
 export type History =
-  | { kind: 'buckets'; deviceId: string; from: Date; to: Date; bucketSec: number; series: Series[] }
+  /** `etag`: only when the range has ended (historyTag). */
+  | { kind: 'buckets'; deviceId: string; from: Date; to: Date; bucketSec: number; series: Series[]; etag: string | null }
   | { kind: 'raw'; deviceId: string; from: Date; to: Date; records: RawRecordRow[]; nextCursor: string | null };
 
 
@@ -108,7 +111,10 @@ export class DashboardService {
     const rows = effective.from < effective.to
       ? await this.telemetry.series({ deviceId, ...effective, bucketSec, metrics, batteryId })
       : [];
-    return { kind: 'buckets', deviceId, ...range, bucketSec, series: toSeries(rows) };
+    // Without `to` the range runs to now: a new question every time, never tagged.
+    const ended = params.to !== undefined && range.to.getTime() <= this.clock.now().getTime();
+    const { series, tag } = toSeries(rows, ended ? [deviceId, range.from.toISOString(), range.to.toISOString(), bucketSec, effective.from.toISOString(), metrics?.join(',') ?? '', batteryId ?? ''].join('\u0000') : null);
+    return { kind: 'buckets', deviceId, ...range, bucketSec, series, etag: tag };
   }
 }
 
@@ -130,7 +136,16 @@ function parseMetrics(raw: string): string[] {
  * ISO 8601 in UTC with milliseconds (toISOString). The series of one answer mostly share their
  * buckets, so each instant is formatted once.
  */
-export function toSeries(rows: SeriesRow[]): Series[] {
+/**
+ * The answer's series, points ascending by time, and, given the key of the question (device,
+ * range, bucket, what the viewer may see, filters), a strong tag of the answer. The answer is a
+ * function of the records in the range, and those only ever grow: ingest never replaces a stored
+ * record (a duplicate is dropped, a late one added), and each record adds one to the count of a
+ * bucket of each of its metrics. So the same counts per series and bucket mean the same records,
+ * hence the same bytes, and a late record in the range changes a count and the tag. Counts are
+ * cheap to hash next to the answer itself (a 24-hour answer is ~100 kB).
+ */
+export function toSeries(rows: SeriesRow[], tagKey: string | null = null): { series: Series[]; tag: string | null } {
   const formatted = new Map<number, string>();
   const iso = (seconds: number): string => {
     let text = formatted.get(seconds);
@@ -140,14 +155,24 @@ export function toSeries(rows: SeriesRow[]): Series[] {
     }
     return text;
   };
-  return rows.map((row) => ({
-    metric: row.metric,
-    batteryId: row.battery_id,
-    points: row.ts
-      .map((_, i) => i)
-      .sort((a, b) => row.ts[a] - row.ts[b])
-      .map((i) => ({ ts: iso(row.ts[i]), avg: row.avg[i], min: row.min[i], max: row.max[i], count: row.count[i] })),
-  }));
+  const hash = tagKey === null ? null : createHash('sha256').update(tagKey);
+  const series = rows.map((row) => {
+    const order = row.ts.map((_, i) => i).sort((a, b) => row.ts[a] - row.ts[b]);
+    if (hash) {
+      const counted = new Float64Array(order.length * 2);
+      order.forEach((i, k) => {
+        counted[2 * k] = row.ts[i];
+        counted[2 * k + 1] = row.count[i];
+      });
+      hash.update(`\u0000${row.metric}\u0000${row.battery_id}\u0000`).update(counted);
+    }
+    return {
+      metric: row.metric,
+      batteryId: row.battery_id,
+      points: order.map((i) => ({ ts: iso(row.ts[i]), avg: row.avg[i], min: row.min[i], max: row.max[i], count: row.count[i] })),
+    };
+  });
+  return { series, tag: hash ? strongTag(`h-${hash.digest('base64url')}`) : null };
 }
 
 function decodeRawCursor(cursor: string): { ts: Date; batteryId: string } {

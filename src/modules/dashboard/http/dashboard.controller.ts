@@ -1,7 +1,9 @@
-import { Controller, Get, Query } from '@nestjs/common';
-import { ApiOperation, ApiParam, ApiResponse, ApiTags } from '@nestjs/swagger';
+import { Controller, Get, Headers, Query, Res } from '@nestjs/common';
+import type { FastifyReply } from 'fastify';
+import { ApiHeader, ApiOperation, ApiParam, ApiResponse, ApiTags } from '@nestjs/swagger';
 import { CurrentCustomer, CustomerAuth } from '../../../auth/auth.decorators.js';
 import { ApiProblems } from '../../../shared/http/api-problems.decorator.js';
+import { noneMatchHolds } from '../../../shared/http/etag.js';
 import type { CustomerPrincipal } from '../../../auth/principals.js';
 import { DeviceIdParam } from '../../../shared/http/device-id.param.js';
 import type { Viewer } from '../domain/dashboard-queries.js';
@@ -46,13 +48,31 @@ export class DashboardController {
     description: 'Aggregated per bucket in PostgreSQL (avg, min, max, count), or the raw records with `bucket=raw`. A device you cannot see is a 404, as if it did not exist.',
   })
   @ApiParam({ name: 'deviceId', example: 'gw-0001' })
-  @ApiResponse({ status: 200, type: TelemetryHistoryResponse, description: 'The series.' })
+  @ApiHeader({ name: 'If-None-Match', required: false, description: 'The ETag of an answer you hold for the same question.' })
+  @ApiResponse({
+    status: 200,
+    type: TelemetryHistoryResponse,
+    description: 'The series. A bucket answer whose range has ended (`to` not after now) carries a strong ETag, which changes only when a record lands in the range.',
+    headers: { ETag: { schema: { type: 'string' }, description: 'Only on bucket answers over a range that has ended.' } },
+  })
+  @ApiResponse({ status: 304, description: 'Unchanged since the ETag in If-None-Match: no record landed in the range since.' })
   @ApiProblems(400, 404)
   async history(
     @CurrentCustomer() customer: CustomerPrincipal,
     @DeviceIdParam() deviceId: string,
     @Query() query: TelemetryHistoryQuery,
-  ): Promise<TelemetryHistoryResponse> {
-    return TelemetryHistoryResponse.from(await this.dashboard.history(viewerOf(customer), deviceId, query));
+    @Headers('if-none-match') ifNoneMatch: string | undefined,
+    @Res({ passthrough: true }) reply: FastifyReply,
+  ): Promise<TelemetryHistoryResponse | undefined> {
+    const history = await this.dashboard.history(viewerOf(customer), deviceId, query);
+    if (history.kind === 'buckets' && history.etag) {
+      // Late records are possible at any time: the client revalidates before every use.
+      reply.header('ETag', history.etag).header('Cache-Control', 'private, no-cache');
+      if (noneMatchHolds(ifNoneMatch, history.etag)) {
+        reply.status(304);
+        return undefined;
+      }
+    }
+    return TelemetryHistoryResponse.from(history);
   }
 }
