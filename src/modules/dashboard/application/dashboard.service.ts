@@ -34,7 +34,7 @@ export interface Series {
 }
 
 export type History =
-  /** `etag`: only when the range has ended (historyTag). */
+  /** `etag`: only when the range has ended (toSeries). */
   | { kind: 'buckets'; deviceId: string; from: Date; to: Date; bucketSec: number; series: Series[]; etag: string | null }
   | { kind: 'raw'; deviceId: string; from: Date; to: Date; records: RawRecordRow[]; nextCursor: string | null };
 
@@ -132,18 +132,16 @@ function parseMetrics(raw: string): string[] {
 }
 
 /**
- * Points ascending by ts (the query leaves them unordered). ts as this API writes every instant:
- * ISO 8601 in UTC with milliseconds (toISOString). The series of one answer mostly share their
- * buckets, so each instant is formatted once.
- */
-/**
- * The answer's series, points ascending by time, and, given the key of the question (device,
- * range, bucket, what the viewer may see, filters), a strong tag of the answer. The answer is a
- * function of the records in the range, and those only ever grow: ingest never replaces a stored
- * record (a duplicate is dropped, a late one added), and each record adds one to the count of a
- * bucket of each of its metrics. So the same counts per series and bucket mean the same records,
- * hence the same bytes, and a late record in the range changes a count and the tag. Counts are
- * cheap to hash next to the answer itself (a 24-hour answer is ~100 kB).
+ * The answer's series: points ascending by ts (the query leaves them unordered), ts as this API
+ * writes every instant (ISO 8601 in UTC with milliseconds; the series of one answer mostly share
+ * their buckets, so each instant is formatted once).
+ *
+ * Given the key of the question (device, range, bucket, what the viewer may see, filters), also a
+ * strong tag of the answer. The answer is a function of the records in the range, and those only
+ * ever grow: ingest never replaces a stored record (a duplicate is dropped, a late one added), and
+ * each record adds one to the count of a bucket of each of its metrics. So the same counts per
+ * series and bucket mean the same records, hence the same bytes, and a late record in the range
+ * changes a count and the tag. Counts are cheap to hash next to the answer (~100 kB for 24 hours).
  */
 export function toSeries(rows: SeriesRow[], tagKey: string | null = null): { series: Series[]; tag: string | null } {
   const formatted = new Map<number, string>();
