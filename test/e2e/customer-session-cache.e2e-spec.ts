@@ -1,9 +1,7 @@
-import { randomBytes } from 'node:crypto';
 import { bearer } from '../support/builders.js';
-import { startTestApp, type TestApp } from '../support/create-test-app.js';
+import { startTwoInstances, type TestApp } from '../support/create-test-app.js';
 import { aVerifiedCustomer, loginCustomer } from '../support/customers.js';
 import { eventually } from '../support/eventually.js';
-import { createTestDatabase } from '../support/postgres.js';
 import { expectProblem } from '../support/problems.js';
 
 /**
@@ -13,21 +11,15 @@ import { expectProblem } from '../support/problems.js';
  * made the change, and on the other as soon as the change channel says so.
  */
 describe('customer sessions kept in memory, across two instances', () => {
-  let database: Awaited<ReturnType<typeof createTestDatabase>>;
   let a: TestApp;
   let b: TestApp;
+  let close: () => Promise<void>;
 
   beforeAll(async () => {
-    database = await createTestDatabase();
-    const key = () => randomBytes(32).toString('base64url');
-    const shared = { DEVICE_JWT_SECRET: key(), CUSTOMER_JWT_SECRET: key(), SECRET_PEPPER: key() };
-    a = await startTestApp(database.url, shared);
-    b = await startTestApp(database.url, shared);
+    ({ a, b, close } = await startTwoInstances());
   });
   afterAll(async () => {
-    await a?.close();
-    await b?.close();
-    await database?.drop();
+    await close?.();
   });
 
   const me = (t: TestApp, accessToken: string) => t.api.GET('/api/v1/users/me', { headers: bearer(accessToken) });

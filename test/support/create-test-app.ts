@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -96,6 +97,29 @@ export async function startTestApp(databaseUrl: string, overrides: Record<string
         rmSync(dataDir, { recursive: true, force: true });
       }
       assertNoLeaks(fileScanner);
+    },
+  };
+}
+
+/** JWT and hashing keys shared by instances that serve the same database. */
+export function sharedSecrets(): Record<string, string> {
+  const key = () => randomBytes(32).toString('base64url');
+  return { DEVICE_JWT_SECRET: key(), CUSTOMER_JWT_SECRET: key(), SECRET_PEPPER: key() };
+}
+
+/** Two instances of the service on one fresh database, with the same secrets: what a load balancer spreads requests over. */
+export async function startTwoInstances(overrides: Record<string, string> = {}): Promise<{ a: TestApp; b: TestApp; close(): Promise<void> }> {
+  const database = await createTestDatabase();
+  const settings = { ...sharedSecrets(), ...overrides };
+  const a = await startTestApp(database.url, settings);
+  const b = await startTestApp(database.url, settings);
+  return {
+    a,
+    b,
+    close: async () => {
+      await a.close();
+      await b.close();
+      await database.drop();
     },
   };
 }
