@@ -1,6 +1,6 @@
 import { createHmac, randomBytes } from 'node:crypto';
 import jwt from 'jsonwebtoken';
-import { bearer, refresh as refreshDevice, registerDevice } from '../support/builders.js';
+import { aRegistration, bearer, refresh as refreshDevice, registerDevice } from '../support/builders.js';
 import { createTestApp, type TestApp } from '../support/create-test-app.js';
 import { aSignup, anEmail, aVerifiedCustomer, customerAuth, loginCustomer, signUp } from '../support/customers.js';
 import { eventually } from '../support/eventually.js';
@@ -269,6 +269,22 @@ describe('customer accounts', () => {
         expect((await h.verificationTokens(customer.userId))[0].used_at).toBeInstanceOf(Date);
         const { accessToken } = await loginCustomer(t.api, customer.email, customer.password);
         expect((await h.getMe(accessToken)).data?.emailVerified).toBe(true);
+      });
+
+      it('a session refused a claim before the link may claim on its very next call after it', async () => {
+        const customer = await aCustomerWithLink();
+        const { accessToken } = await loginCustomer(t.api, customer.email, customer.password);
+        const device = aRegistration();
+        await registerDevice(t.api, device);
+        const claim = () =>
+          t.api.POST('/api/v1/user/devices/claim', { headers: customerAuth(accessToken), body: { deviceId: device.deviceId, claimCode: device.claimCode } });
+        expectProblem(await claim(), 403, 'EMAIL_NOT_VERIFIED');
+
+        expect((await h.verify(customer.token)).response.status).toBe(200);
+
+        const { data, response } = await claim();
+        expect(response.status).toBe(200);
+        expect(data?.ownerId).toBe(customer.userId);
       });
 
       it('refuses the same token a second time with 400 INVALID_TOKEN and changes nothing', async () => {
