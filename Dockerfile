@@ -58,4 +58,4 @@ HEALTHCHECK --interval=15s --timeout=5s --start-period=30s --retries=3 \
   CMD ["node", "-e", "fetch('http://127.0.0.1:' + (process.env.PORT || 3000) + '/health/ready', { signal: AbortSignal.timeout(4000) }).then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
 # The same Node flags as `npm start` (README, Memory): a 4 MB young generation and an old generation
 # that grows to twice the live heap before a full collection.
-CMD ["node", "--max-semi-space-size=4", "--heap-growing-percent=100", "dist/src/main.js"]
+CMD ["node", "--max-semi-space-size=4", "--heap-growing-percent=30", "dist/src/main.js"]

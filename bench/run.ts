@@ -150,7 +150,8 @@ async function main(): Promise<void> {
     const serviceServer = {
       name: 'service',
       script: join(root, 'dist', 'src', 'main.js'),
-      nodeFlags: start.nodeFlags,
+      // BENCH_SERVICE_NODE_ARGS, e.g. "--heap-growing-percent=50", tries flags on the service alone (the report names them).
+      nodeFlags: [...start.nodeFlags, ...(process.env.BENCH_SERVICE_NODE_ARGS ?? '').split(' ').filter(Boolean)],
       url: `http://${HOST}:${SERVICE_PORT}`,
       readyPath: '/health/ready',
       logDir: outputDir,

@@ -15,8 +15,8 @@ const LATER = new Date('2026-11-22T08:30:00.000Z');
 const MUTATIONS: Record<string, (device: Device) => void> = {
   replaceCredentials: (device) => device.replaceCredentials('b'.repeat(64), LATER),
   openReRegistration: (device) => device.openReRegistration(LATER),
-  reRegister: (device) => device.reRegister({ secretHash: 'c'.repeat(64), claimCodeHash: '$argon2id$v=19$m=19456,t=2,p=1$cmVyZWdpc3Rlcg$AAAA', firmwareVersion: FirmwareVersion.parse('0.3.1'), now: LATER }),
-  setClaimCode: (device) => device.setClaimCode('$argon2id$v=19$m=19456,t=2,p=1$c2V0Y2xhaW0$BBBB'),
+  reRegister: (device) => device.reRegister({ secretHash: 'c'.repeat(64), claimCodeHash: '$argon2id$v=19$m=7168,t=5,p=1$cmVyZWdpc3Rlcg$AAAA', firmwareVersion: FirmwareVersion.parse('0.3.1'), now: LATER }),
+  setClaimCode: (device) => device.setClaimCode('$argon2id$v=19$m=7168,t=5,p=1$c2V0Y2xhaW0$BBBB'),
   revokeTokens: (device) => device.revokeTokens(),
 };
 const QUERIES = ['acceptsRegistrationRetry', 'acceptsReRegistration', 'toState', 'toSnapshot'];
@@ -38,7 +38,7 @@ describe('DeviceRepository.updateLocked stores every change the domain can make'
       deviceId: `gw-${randomBytes(4).toString('hex')}`,
       hardwareId: 'hw-repository',
       firmwareVersion: FirmwareVersion.parse(legacy ? '0.1.3' : '0.1.4'),
-      claimCodeHash: legacy ? null : '$argon2id$v=19$m=19456,t=2,p=1$Y3JlYXRl$CCCC',
+      claimCodeHash: legacy ? null : '$argon2id$v=19$m=7168,t=5,p=1$Y3JlYXRl$CCCC',
       secretHash: 'a'.repeat(64),
       now: NOW,
     });

@@ -10,7 +10,7 @@ function parametersOf(hash: string): string | undefined {
   return named ? `m=${value.m},t=${value.t},p=${value.p}` : undefined;
 }
 
-describe('password hashes: argon2id at 19 MiB, 2 passes, 1 lane; older hashes replaced at login', () => {
+describe('password hashes: argon2id at 7 MiB, 5 passes, 1 lane; older hashes replaced at login', () => {
   let t: TestApp;
 
   beforeAll(async () => {
@@ -24,7 +24,7 @@ describe('password hashes: argon2id at 19 MiB, 2 passes, 1 lane; older hashes re
 
   it('a new account is hashed with the current parameters', async () => {
     const customer = await aVerifiedCustomer(t);
-    expect(parametersOf(await storedHash(customer.userId))).toBe('m=19456,t=2,p=1');
+    expect(parametersOf(await storedHash(customer.userId))).toBe('m=7168,t=5,p=1');
   });
 
   it('a hash made with the library default (64 MiB, 3 passes, 4 lanes) still verifies, and the login replaces it; a wrong password replaces nothing', async () => {
@@ -38,7 +38,7 @@ describe('password hashes: argon2id at 19 MiB, 2 passes, 1 lane; older hashes re
 
     await loginCustomer(t.api, customer.email, customer.password);
     const replaced = await storedHash(customer.userId);
-    expect(parametersOf(replaced)).toBe('m=19456,t=2,p=1');
+    expect(parametersOf(replaced)).toBe('m=7168,t=5,p=1');
     expect(await argon2.verify(replaced, customer.password)).toBe(true);
     // The next login verifies the new hash and leaves it as it is.
     await loginCustomer(t.api, customer.email, customer.password);
