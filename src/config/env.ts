@@ -232,9 +232,9 @@ export class Env {
   @Transform(toInt) @IsInt() @Min(1) @Max(100_000)
   STREAM_MAX_CONNECTIONS = 10_000;
 
-  /** Frames for one stream within this window go out in one write (0: each at once); adds at most this to the push latency. */
+  /** A frame to a stream quiet for this long goes out at once; later ones within the window go out together at its end (0: each at once). */
   @Transform(toInt) @IsInt() @Min(0) @Max(1000)
-  STREAM_COALESCE_MS = 250;
+  STREAM_COALESCE_MS = 500;
 
   /** A comment line on every open stream this often, so proxies and clients see it alive. */
   @Transform(toInt) @IsInt() @Min(100) @Max(300_000)

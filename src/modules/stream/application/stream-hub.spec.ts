@@ -144,4 +144,31 @@ describe('StreamHub', () => {
     hub.onModuleDestroy();
     expect(alice.text()).toBe('A4');
   });
+
+  it('with a coalescing window, a frame to a stream that wrote nothing for a window goes out at once; the next ones wait for the window', () => {
+    jest.useFakeTimers({ now: 0, doNotFake: ['nextTick', 'setImmediate'] });
+    const { hub, open } = setUp(false, 250);
+    const alice = open('alice');
+    jest.advanceTimersByTime(250);
+
+    hub.deliver('alice', 'gw-1', 'A1');
+    expect(alice.text()).toBe('A1');
+    jest.advanceTimersByTime(100);
+    hub.deliver('alice', 'gw-1', 'A2');
+    hub.deliver('alice', 'gw-1', 'A3');
+    expect(alice.text()).toBe('');
+    jest.advanceTimersByTime(249);
+    expect(alice.text()).toBe('');
+    jest.advanceTimersByTime(1);
+    expect(alice.text()).toBe('A2A3');
+
+    // Written just now: the next frame waits for a window again.
+    hub.deliver('alice', 'gw-1', 'A4');
+    expect(alice.text()).toBe('');
+    jest.advanceTimersByTime(250);
+    expect(alice.text()).toBe('A4');
+    jest.advanceTimersByTime(250);
+    hub.deliver('alice', 'gw-1', 'A5');
+    expect(alice.text()).toBe('A5');
+  });
 });

@@ -34,8 +34,9 @@ export const HARD_LIMIT_FACTOR = 16;
  * HARD_LIMIT_FACTOR times the bound, is dropped: one flush of many records is a burst that a
  * reading client takes in milliseconds, a client that stopped reading never takes it. While the
  * stream waits for its replay (resume with Last-Event-ID) frames are held, in order, under the
- * hard limit. With a coalescing window, frames wait in `queued` until the hub's next flush, so a
- * busy stream costs one socket write per window rather than one per frame.
+ * hard limit. With a coalescing window, a frame to a stream that wrote nothing during the last
+ * window goes out at once; later ones wait in `queued` until the hub's next flush, so a busy stream
+ * costs one socket write per window rather than one per frame, and a quiet one adds no latency.
  */
 export class Subscriber {
   private held: Array<{ frame: string; eventId: string | null }> | null;
@@ -44,6 +45,8 @@ export class Subscriber {
   /** Since when the backlog has been above the bound (performance.now()); null while below. */
   private overSince: number | null = null;
   private queued = '';
+  /** When the last write went to the stream (performance.now()). */
+  private lastWriteAt = Number.NEGATIVE_INFINITY;
 
   constructor(
     readonly viewer: StreamViewer,
@@ -51,8 +54,8 @@ export class Subscriber {
     private readonly out: Readable,
     private readonly maxBuffered: number,
     private readonly dropped: (subscriber: Subscriber) => void,
-    /** Null: every frame is written at once; else called when the first frame of a window is queued. */
-    private readonly queue: ((subscriber: Subscriber) => void) | null,
+    /** Null: every frame is written at once; else the window and what to call when a frame is queued for it. */
+    private readonly window: { ms: number; enqueue: (subscriber: Subscriber) => void } | null,
     resuming: boolean,
   ) {
     this.held = resuming ? [] : null;
@@ -64,9 +67,12 @@ export class Subscriber {
 
   send(frame: string, eventId: string | null = null): void {
     if (this.closed) return;
-    if (!this.held && !this.queue) return this.write(frame);
+    if (!this.held && !this.window) return this.write(frame);
     if (!this.held) {
-      if (this.queued.length === 0) this.queue!(this);
+      if (this.queued.length === 0) {
+        if (performance.now() - this.lastWriteAt >= this.window!.ms) return this.write(frame);
+        this.window!.enqueue(this);
+      }
       this.queued += frame;
       // A window that fills up goes out early: the wait is for economy, not a buffer of its own.
       if (this.queued.length > this.maxBuffered) this.flush();
@@ -97,6 +103,7 @@ export class Subscriber {
   write(frame: string): void {
     if (this.closed) return;
     if (this.tooSlow(frame.length)) return this.dropped(this);
+    this.lastWriteAt = performance.now();
     this.out.push(frame);
   }
 
@@ -164,8 +171,8 @@ export class StreamHub implements OnModuleDestroy {
     const own = this.byUser.get(viewer.userId) ?? new Set<Subscriber>();
     if (own.size >= this.env.STREAM_MAX_PER_USER) throw new TooManyStreamsError(this.env.STREAM_MAX_PER_USER);
     if (this.count >= this.env.STREAM_MAX_CONNECTIONS) throw new StreamsUnavailableError('This instance serves as many streams as it can. Try again.');
-    const queue = this.env.STREAM_COALESCE_MS > 0 ? (waiting: Subscriber) => this.enqueue(waiting) : null;
-    const subscriber = new Subscriber(viewer, deviceId, out, this.env.STREAM_MAX_BUFFERED_BYTES, (slow) => this.drop(slow), queue, resuming);
+    const window = this.env.STREAM_COALESCE_MS > 0 ? { ms: this.env.STREAM_COALESCE_MS, enqueue: (waiting: Subscriber) => this.enqueue(waiting) } : null;
+    const subscriber = new Subscriber(viewer, deviceId, out, this.env.STREAM_MAX_BUFFERED_BYTES, (slow) => this.drop(slow), window, resuming);
     own.add(subscriber);
     this.byUser.set(viewer.userId, own);
     if (viewer.isAdmin) this.admins.add(subscriber);
