@@ -1,4 +1,6 @@
-import { assertGuessResistant, PasswordTooCommonError } from './password-policy.js';
+import { dictionary } from '@zxcvbn-ts/language-common';
+import { COMMON_PASSWORDS_OF_ALLOWED_LENGTH } from './common-passwords.js';
+import { assertGuessResistant, PASSWORD_MIN_LENGTH, PasswordTooCommonError } from './password-policy.js';
 
 const EMAIL = 'ada.lovelace@example.com';
 
@@ -17,6 +19,13 @@ describe('assertGuessResistant', () => {
 
   it.each(['correct horse battery', 'pw-3f9a1c07e2b4d6a8', 'Tr0ub4dor&3-staple', 'abcdefghiZ', 'aaaaaaaaab'])('accepts %j', (password) => {
     expect(() => assertGuessResistant(password, EMAIL)).not.toThrow();
+  });
+
+  it('knows every password of zxcvbn-ts\'s common list that the length rule lets through, as the installed package has them', () => {
+    const allowedLength = dictionary['passwords-common'].filter((password) => password.length >= PASSWORD_MIN_LENGTH);
+
+    expect(COMMON_PASSWORDS_OF_ALLOWED_LENGTH).toEqual(allowedLength);
+    for (const password of allowedLength) expect(() => assertGuessResistant(password, EMAIL)).toThrow(PasswordTooCommonError);
   });
 
   it('names the password field with the code PASSWORD_TOO_COMMON', () => {

@@ -1,14 +1,15 @@
-import { dictionary } from '@zxcvbn-ts/language-common';
 import { DomainError } from '../../../shared/domain-error.js';
+import { COMMON_PASSWORDS_OF_ALLOWED_LENGTH } from './common-passwords.js';
 
 export const PASSWORD_MIN_LENGTH = 10;
 export const PASSWORD_MAX_LENGTH = 128;
 
 /**
- * The ~49,000 most used passwords of zxcvbn-ts's common list, lower-cased there; only those a
- * signup could choose (the length rule refuses the rest) are kept in memory.
+ * Of the ~49,000 most used passwords of zxcvbn-ts's common list (lower-cased there), those a signup
+ * could choose: the length rule refuses the rest. Copied at build time (common-passwords.ts) rather
+ * than read from the package at start, which kept all 49,000 in memory for good (3 MB of heap).
  */
-const COMMON_PASSWORDS = new Set(dictionary['passwords-common'].filter((password) => password.length >= PASSWORD_MIN_LENGTH));
+const COMMON_PASSWORDS = new Set(COMMON_PASSWORDS_OF_ALLOWED_LENGTH);
 
 export class PasswordTooCommonError extends DomainError {
   constructor() {
