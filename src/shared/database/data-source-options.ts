@@ -1,3 +1,4 @@
+import pg from 'pg';
 import type { DataSourceOptions } from 'typeorm';
 import { DeviceIdentity1763740000000 } from './migrations/1763740000000-device-identity.js';
 import { AccountsAndClaims1763750000000 } from './migrations/1763750000000-accounts-and-claims.js';
@@ -31,6 +32,21 @@ export interface DatabaseSettings {
  */
 export const SESSION_OPTIONS = '-c plan_cache_mode=force_generic_plan';
 
+/**
+ * pg's client, listening to its own 'error' events for its whole life. A session killed while the
+ * client is checked out (pg-pool takes its idle listener off then), or after TypeORM let go of it,
+ * emits 'error' on the client, and an 'error' nobody hears ends the process. The statement in
+ * flight still fails with the same error and the pool still drops the broken client; the listener
+ * only keeps the process up. Given to the pool from the start, it covers every client, the first
+ * one TypeORM opens to check the pool among them.
+ */
+class ListeningClient extends pg.Client {
+  constructor(config?: string | pg.ClientConfig) {
+    super(config);
+    this.on('error', () => undefined);
+  }
+}
+
 export const DEFAULT_CONNECT_TIMEOUT_MS = 3000;
 export const DEFAULT_STATEMENT_TIMEOUT_MS = 5000;
 
@@ -54,6 +70,7 @@ export function dataSourceOptions(settings: DatabaseSettings, entities: NonNulla
     connectTimeoutMS: connectTimeoutMs,
     applicationName: 'device-cloud',
     extra: {
+      Client: ListeningClient,
       options: SESSION_OPTIONS,
       statement_timeout: statementTimeoutMs,
       // The server cancels a statement at statement_timeout; when it cannot even say so (the

@@ -1,7 +1,5 @@
 import { Logger, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
-import type { Pool } from 'pg';
 import type { DataSource } from 'typeorm';
-import type { PostgresDriver } from 'typeorm/driver/postgres/PostgresDriver.js';
 import type { DatabaseSettings } from './data-source-options.js';
 import { isDatabaseUnavailable } from './database-errors.js';
 import { openDataSource, runMigrations } from './migrate.js';
@@ -92,12 +90,8 @@ export class DatabaseConnection implements OnModuleInit, OnApplicationShutdown {
       const applied = await runMigrations(this.settings.url, this.settings.connectTimeoutMs);
       if (applied.length > 0) this.logger.log({ migrations: applied }, 'Applied migrations');
       if (this.stopped) return;
+      // Every client of the pool hears its own errors (ListeningClient, data-source-options.ts).
       await openDataSource(this.dataSource);
-      // A session killed while TypeORM holds its client (a transaction on the cold paths) can emit
-      // a second 'error' after TypeORM has let go of it, and an 'error' nobody hears ends the
-      // process. Every client the pool opens from now on keeps a listener for its whole life;
-      // the pool and TypeORM still drop the broken client as before.
-      ((this.dataSource.driver as PostgresDriver).master as Pool).on('connect', (client) => client.on('error', () => undefined));
     }
     while (this.pending.length > 0 && !this.stopped) {
       await this.pending[0].run();
