@@ -1,7 +1,5 @@
-import { randomBytes } from 'node:crypto';
 import { aClaimedDevice, aCustomer, aRegisteredDevice, claim, type SignedIn } from '../support/claim-fixtures.js';
-import { startTestApp, type TestApp } from '../support/create-test-app.js';
-import { createTestDatabase } from '../support/postgres.js';
+import { startTwoInstances, type TestApp } from '../support/create-test-app.js';
 import { aRedisKeyPrefix, deleteRedisKeys, redisForTests, TEST_REDIS_URL } from '../support/redis.js';
 import { dataOf, openSse, type SseMessage, type SseStream } from '../support/sse.js';
 import { ingest, iso } from '../support/telemetry.js';
@@ -19,11 +17,6 @@ afterEach(() => {
   for (const opened of streams.splice(0)) opened.close();
 });
 
-function sharedSecrets(): Record<string, string> {
-  const key = () => randomBytes(32).toString('base64url');
-  return { DEVICE_JWT_SECRET: key(), CUSTOMER_JWT_SECRET: key(), SECRET_PEPPER: key() };
-}
-
 async function stream(t: TestApp, who: SignedIn | null, query: Record<string, string> = {}): Promise<SseStream> {
   const url = new URL('/api/v1/dashboard/stream', t.baseUrl);
   for (const [name, value] of Object.entries(query)) url.searchParams.set(name, value);
@@ -38,20 +31,15 @@ const telemetryWith = (deviceId: string, soc: number) => (message: SseMessage) =
 
 function acrossInstances(name: string, settings: () => Record<string, string>, cleanUp: () => Promise<void> = async () => {}) {
   describe(name, () => {
-    let database: Awaited<ReturnType<typeof createTestDatabase>>;
     let a: TestApp;
     let b: TestApp;
+    let close: () => Promise<void>;
 
     beforeAll(async () => {
-      database = await createTestDatabase();
-      const shared = { ...sharedSecrets(), ...settings() };
-      a = await startTestApp(database.url, shared);
-      b = await startTestApp(database.url, shared);
+      ({ a, b, close } = await startTwoInstances(settings()));
     });
     afterAll(async () => {
-      await a?.close();
-      await b?.close();
-      await database?.drop();
+      await close?.();
       await cleanUp();
     });
 

@@ -1,7 +1,6 @@
-import { randomBytes } from 'node:crypto';
 import { aRegisteredDevice, aCustomer, claim, ownedDeviceRow } from '../support/claim-fixtures.js';
 import { aClaimCode, aRegistration, login as deviceLogin, refresh as deviceRefresh, registerDevice } from '../support/builders.js';
-import { startTestApp, type TestApp } from '../support/create-test-app.js';
+import { sharedSecrets, startTestApp, startTwoInstances, type TestApp } from '../support/create-test-app.js';
 import { signUp } from '../support/customers.js';
 import { refreshTokenRows } from '../support/database-state.js';
 import { createTestDatabase } from '../support/postgres.js';
@@ -22,11 +21,6 @@ const describeWithRedis = redisAnswers ? describe : describe.skip;
 const LIMIT = 4;
 const WINDOW_SEC = 900;
 
-/** JWT and hashing keys shared by instances that serve the same database. */
-function sharedSecrets(): Record<string, string> {
-  const key = () => randomBytes(32).toString('base64url');
-  return { DEVICE_JWT_SECRET: key(), CUSTOMER_JWT_SECRET: key(), SECRET_PEPPER: key() };
-}
 
 function customerLogin(t: TestApp, email: string, password: string) {
   return t.api.POST('/api/v1/auth/login', { body: { email, password } });
@@ -61,14 +55,12 @@ async function tokenVersion(t: TestApp, userId: string): Promise<number> {
 
 describeWithRedis('two instances on one database and one Redis', () => {
   const keyPrefix = aRedisKeyPrefix();
-  let database: Awaited<ReturnType<typeof createTestDatabase>>;
   let a: TestApp;
   let b: TestApp;
+  let close: () => Promise<void>;
 
   beforeAll(async () => {
-    database = await createTestDatabase();
-    const settings = {
-      ...sharedSecrets(),
+    ({ a, b, close } = await startTwoInstances({
       REDIS_URL: TEST_REDIS_URL,
       REDIS_KEY_PREFIX: keyPrefix,
       CLAIM_MAX_FAILURES_PER_DEVICE: String(LIMIT),
@@ -78,14 +70,10 @@ describeWithRedis('two instances on one database and one Redis', () => {
       LOGIN_MAX_FAILURES_PER_DEVICE: String(LIMIT),
       LOGIN_MAX_FAILURES_PER_ADDRESS: '1000',
       LOGIN_FAILURE_WINDOW_SEC: String(WINDOW_SEC),
-    };
-    a = await startTestApp(database.url, settings);
-    b = await startTestApp(database.url, settings);
+    }));
   });
   afterAll(async () => {
-    await a?.close();
-    await b?.close();
-    await database?.drop();
+    await close?.();
     await deleteRedisKeys(keyPrefix);
   });
 
@@ -235,28 +223,22 @@ describeWithRedis('two instances on one database and one Redis', () => {
 
 describeWithRedis('two instances on one Redis: request budgets are counted once for both', () => {
   const keyPrefix = aRedisKeyPrefix();
-  let database: Awaited<ReturnType<typeof createTestDatabase>>;
   let a: TestApp;
   let b: TestApp;
+  let close: () => Promise<void>;
 
   beforeAll(async () => {
-    database = await createTestDatabase();
-    const settings = {
-      ...sharedSecrets(),
+    ({ a, b, close } = await startTwoInstances({
       REDIS_URL: TEST_REDIS_URL,
       REDIS_KEY_PREFIX: keyPrefix,
       TRUST_PROXY: '127.0.0.1',
       LOGIN_MAX_FAILURES_PER_ADDRESS: String(LIMIT),
       REGISTRATION_MAX_PER_ADDRESS: String(LIMIT),
       TELEMETRY_MAX_REQUESTS_PER_DEVICE: String(LIMIT),
-    };
-    a = await startTestApp(database.url, settings);
-    b = await startTestApp(database.url, settings);
+    }));
   });
   afterAll(async () => {
-    await a?.close();
-    await b?.close();
-    await database?.drop();
+    await close?.();
     await deleteRedisKeys(keyPrefix);
   });
 
