@@ -157,7 +157,7 @@ export class AccountsService implements CustomerAuthenticator {
     if (existing.isAdmin && existing.emailVerified && (await this.hasher.verifyLowEntropy(password, existing.passwordHash))) return;
     existing.promoteToAdmin(await this.hasher.hashLowEntropy(password), now);
     await this.users.save(existing);
-    this.sessions.changed(existing.id);
+    // Ending the sessions tells CustomerSessions (the refresh-token store's `revoked`).
     await this.tokens.revokeAllOf(existing.id, now);
     this.logger.log({ userId: existing.id }, 'Account of ADMIN_EMAIL is now the administrator; its earlier sessions were revoked');
   }
