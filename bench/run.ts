@@ -22,7 +22,7 @@ import { renderReport, summarize, type RunInfo } from './report.js';
 import { VARIANTS, type Variant } from './scenarios.js';
 import { prepareData } from './seed.js';
 import { EventLoopLog, renderSoakReport, runSoak, soakIntervalMs, type SoakInterval, type SoakResult } from './soak.js';
-import { killAllChildrenNow, serviceStart, startServer, type ServerProcess } from './servers.js';
+import { killAllChildrenNow, nodeFlagsFrom, serviceStart, startServer, type ServerProcess } from './servers.js';
 import { runFloor } from './floor.js';
 import { checkSqlParity } from './sql-parity.js';
 import { fleetOf, IngestClock, type Fleet } from './workloads.js';
@@ -151,7 +151,7 @@ async function main(): Promise<void> {
       name: 'service',
       script: join(root, 'dist', 'src', 'main.js'),
       // BENCH_SERVICE_NODE_ARGS, e.g. "--heap-growing-percent=50", tries flags on the service alone (the report names them).
-      nodeFlags: [...start.nodeFlags, ...(process.env.BENCH_SERVICE_NODE_ARGS ?? '').split(' ').filter(Boolean)],
+      nodeFlags: [...start.nodeFlags, ...nodeFlagsFrom(process.env.BENCH_SERVICE_NODE_ARGS)],
       url: `http://${HOST}:${SERVICE_PORT}`,
       readyPath: '/health/ready',
       logDir: outputDir,

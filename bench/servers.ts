@@ -56,6 +56,11 @@ export function serviceStart(root: string): { env: Record<string, string>; nodeF
   return { env, nodeFlags: words.slice(1).filter((word) => word.startsWith('--')) };
 }
 
+/** Node flags from a variable such as BENCH_NODE_ARGS ("--cpu-prof --cpu-prof-dir=/tmp/prof"). */
+export function nodeFlagsFrom(value: string | undefined): string[] {
+  return (value ?? '').split(' ').filter(Boolean);
+}
+
 /**
  * Starts `node <script>` with the given environment, its output in <logDir>/<name>.log (and each
  * stdout line to `onStdoutLine`), and waits for readyUrl.
@@ -73,7 +78,7 @@ export async function startServer(options: {
 }): Promise<ServerProcess> {
   const log = createWriteStream(join(options.logDir, `${options.name}.log`));
   // BENCH_NODE_ARGS, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof", profiles the servers under load.
-  const nodeArgs = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
+  const nodeArgs = nodeFlagsFrom(process.env.BENCH_NODE_ARGS);
   const child = spawn(process.execPath, [...(options.nodeFlags ?? []), ...nodeArgs, options.script], {
     env: { PATH: process.env.PATH ?? '', ...options.env },
     stdio: ['ignore', 'pipe', 'pipe'],
