@@ -85,6 +85,9 @@ describe('the dashboard stream', () => {
       expect(live.status).toBe(200);
       expect(live.headers['content-type']).toMatch(/^text\/event-stream/);
       expect(live.headers['cache-control']).toBe('no-store');
+      // The stream writes its own head: the headers every answer gets from the hooks are on it too.
+      expect(live.headers['x-request-id']).toMatch(/\S/);
+      expect(live.headers['x-content-type-options']).toBe('nosniff');
 
       const records = [aRecord(71.5, { temperature: 22.25 }), aRecord(71.25)];
       records[1].batteryId = 'aux';

@@ -1,21 +1,45 @@
 import { jest } from '@jest/globals';
-import { Readable } from 'node:stream';
 import { loadEnv } from '../../../config/env.js';
 import type { ShutdownState } from '../../../health/shutdown-state.js';
 import { HEARTBEAT, OPENING } from '../domain/sse.js';
-import { StreamHub, TooManyStreamsError } from './stream-hub.js';
+import { StreamHub, type StreamSink, TooManyStreamsError } from './stream-hub.js';
 
 const settings = { NODE_ENV: 'test', STREAM_MAX_PER_USER: '2', STREAM_MAX_BUFFERED_BYTES: '4096', STREAM_HEARTBEAT_MS: '300000', STREAM_COALESCE_MS: '0' };
 const env = loadEnv(settings);
 
+/** A connection whose client takes what was written when `text()` reads it. */
+class MemorySink implements StreamSink {
+  unread = '';
+  ended = false;
+  destroyed = false;
+  private readonly listeners: Array<() => void> = [];
+  get backlog(): number {
+    return this.unread.length;
+  }
+  write(text: string): void {
+    if (!this.ended && !this.destroyed) this.unread += text;
+  }
+  end(): void {
+    this.ended = true;
+    this.listeners.forEach((listener) => listener());
+  }
+  destroy(): void {
+    this.destroyed = true;
+    this.listeners.forEach((listener) => listener());
+  }
+  onClose(listener: () => void): void {
+    this.listeners.push(listener);
+  }
+}
+
 function setUp(shuttingDown = false, coalesceMs = 0) {
   const hub = new StreamHub(coalesceMs === 0 ? env : loadEnv({ ...settings, STREAM_COALESCE_MS: String(coalesceMs) }), { shuttingDown } as ShutdownState);
   const open = (userId: string, isAdmin = false, deviceId: string | null = null, resuming = false) => {
-    const out = new Readable({ read() {} });
+    const out = new MemorySink();
     const subscriber = hub.open({ userId, isAdmin }, deviceId, out, resuming);
     const text = () => {
-      let all = '';
-      for (let chunk = out.read() as Buffer | null; chunk !== null; chunk = out.read() as Buffer | null) all += chunk.toString();
+      const all = out.unread;
+      out.unread = '';
       return all.replace(OPENING, '');
     };
     return { out, subscriber, text };
@@ -104,13 +128,14 @@ describe('StreamHub', () => {
     expect(reader.text()).toBe('x'.repeat(100));
   });
 
-  it('ends every stream when the module is destroyed, and opens none after', async () => {
+  it('ends every stream when the module is destroyed, and opens none after', () => {
     const { hub, open } = setUp();
     const one = open('alice');
-    const ended = new Promise((done) => one.out.once('end', done));
+    hub.deliver('alice', 'gw-1', 'F1');
     hub.onModuleDestroy();
-    one.out.resume();
-    await ended;
+    expect(one.out.ended).toBe(true);
+    expect(one.text()).toBe('F1');
+    expect(hub.size).toBe(0);
     expect(() => open('bob')).toThrow(expect.objectContaining({ code: 'SERVICE_UNAVAILABLE' }));
   });
 

@@ -1,4 +1,3 @@
-import type { Readable } from 'node:stream';
 import { Injectable, Logger, type OnModuleDestroy } from '@nestjs/common';
 import { Env } from '../../../config/env.js';
 import { ShutdownState } from '../../../health/shutdown-state.js';
@@ -22,14 +21,29 @@ class StreamsUnavailableError extends DomainError {
   }
 }
 
+/**
+ * Where a stream's frames go: the connection (http/response-sink.ts). `backlog` is what was written
+ * but not yet taken by the client, in bytes (characters before the connection starts).
+ */
+export interface StreamSink {
+  readonly backlog: number;
+  write(text: string): void;
+  /** Ends the stream once what was written has gone out. */
+  end(): void;
+  /** Closes the connection at once; what the client has not taken is thrown away. */
+  destroy(): void;
+  /** Called once, when the connection closes for whatever reason (client gone, end, destroy). */
+  onClose(listener: () => void): void;
+}
+
 /** How long a backlog above the bound is tolerated: a burst drains in far less. */
 export const SLOW_CLIENT_GRACE_MS = 1000;
 /** A backlog this many times the bound drops the stream at once, whatever its age. */
 export const HARD_LIMIT_FACTOR = 16;
 
 /**
- * One open stream, a Readable that Fastify pipes to the connection. Frames pass straight to the
- * socket while the client reads; when it does not, they wait in the Readable (its backlog). A
+ * One open stream, writing to its sink. Frames pass straight to the socket while the client reads;
+ * when it does not, they wait in the response's buffer (its backlog). A
  * stream whose backlog stays above the bound for more than SLOW_CLIENT_GRACE_MS, or ever exceeds
  * HARD_LIMIT_FACTOR times the bound, is dropped: one flush of many records is a burst that a
  * reading client takes in milliseconds, a client that stopped reading never takes it. While the
@@ -51,7 +65,7 @@ export class Subscriber {
   constructor(
     readonly viewer: StreamViewer,
     readonly deviceId: string | null,
-    private readonly out: Readable,
+    private readonly sink: StreamSink,
     private readonly maxBuffered: number,
     private readonly dropped: (subscriber: Subscriber) => void,
     /** Null: every frame is written at once; else the window and what to call when a frame is queued for it. */
@@ -104,12 +118,12 @@ export class Subscriber {
     if (this.closed) return;
     if (this.tooSlow(frame.length)) return this.dropped(this);
     this.lastWriteAt = performance.now();
-    this.out.push(frame);
+    this.sink.write(frame);
   }
 
   /** Whether the client is too slow with `adding` more characters waiting; the heartbeat asks with 0. */
   tooSlow(adding: number): boolean {
-    const backlog = this.out.readableLength + adding;
+    const backlog = this.sink.backlog + adding;
     if (backlog <= this.maxBuffered) {
       this.overSince = null;
       return false;
@@ -124,14 +138,14 @@ export class Subscriber {
     if (this.closed) return;
     this.flush();
     this.closed = true;
-    this.out.push(null);
+    this.sink.end();
   }
 
   /** For a client that stopped reading: what it has not taken is thrown away with the connection. */
   destroy(): void {
     this.closed = true;
     this.queued = '';
-    this.out.destroy();
+    this.sink.destroy();
   }
 }
 
@@ -163,8 +177,8 @@ export class StreamHub implements OnModuleDestroy {
     return this.count;
   }
 
-  /** Registers a stream on `out`, or refuses it (429 past the account's cap, 503 when full or closing). */
-  open(viewer: StreamViewer, deviceId: string | null, out: Readable, resuming: boolean): Subscriber {
+  /** Registers a stream on `sink`, or refuses it (429 past the account's cap, 503 when full or closing). */
+  open(viewer: StreamViewer, deviceId: string | null, sink: StreamSink, resuming: boolean): Subscriber {
     // Once shutdown begins readiness is down: a new stream belongs on another instance. Open ones
     // stay until the listener closes (onModuleDestroy), so their clients move once, not twice.
     if (this.closing || this.shutdown.shuttingDown) throw new StreamsUnavailableError('The service is shutting down. Open the stream again.');
@@ -172,12 +186,12 @@ export class StreamHub implements OnModuleDestroy {
     if (own.size >= this.env.STREAM_MAX_PER_USER) throw new TooManyStreamsError(this.env.STREAM_MAX_PER_USER);
     if (this.count >= this.env.STREAM_MAX_CONNECTIONS) throw new StreamsUnavailableError('This instance serves as many streams as it can. Try again.');
     const window = this.env.STREAM_COALESCE_MS > 0 ? { ms: this.env.STREAM_COALESCE_MS, enqueue: (waiting: Subscriber) => this.enqueue(waiting) } : null;
-    const subscriber = new Subscriber(viewer, deviceId, out, this.env.STREAM_MAX_BUFFERED_BYTES, (slow) => this.drop(slow), window, resuming);
+    const subscriber = new Subscriber(viewer, deviceId, sink, this.env.STREAM_MAX_BUFFERED_BYTES, (slow) => this.drop(slow), window, resuming);
     own.add(subscriber);
     this.byUser.set(viewer.userId, own);
     if (viewer.isAdmin) this.admins.add(subscriber);
     this.count++;
-    out.once('close', () => this.remove(subscriber));
+    sink.onClose(() => this.remove(subscriber));
     subscriber.write(OPENING);
     this.heartbeat ??= setInterval(() => this.beat(), this.env.STREAM_HEARTBEAT_MS).unref();
     return subscriber;

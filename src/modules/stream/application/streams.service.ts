@@ -1,10 +1,9 @@
-import type { Readable } from 'node:stream';
 import { Injectable } from '@nestjs/common';
 import { NotFoundError } from '../../../shared/domain-error.js';
 import { eventFrame } from '../domain/sse.js';
 import { EventReader } from '../../events/index.js';
 import { SqlVisibleDevices } from '../infrastructure/sql-visible-devices.js';
-import { StreamHub, type StreamViewer } from './stream-hub.js';
+import { StreamHub, type StreamSink, type StreamViewer } from './stream-hub.js';
 
 /** Events a resumed stream gets back at most; older ones are in GET /dashboard/events. */
 export const MAX_REPLAYED_EVENTS = 1000;
@@ -28,11 +27,11 @@ export class StreamsService {
    * Registers the stream first and only then reads the replay, so an event committed in between is
    * held rather than lost; the replay and the held events are merged without duplicates.
    */
-  async open(viewer: StreamViewer, request: StreamRequest, out: Readable): Promise<void> {
+  async open(viewer: StreamViewer, request: StreamRequest, sink: StreamSink): Promise<void> {
     if (request.deviceId !== null && !(await this.devices.visible(viewer, request.deviceId))) {
       throw new NotFoundError('No such device, or it is not yours.');
     }
-    const subscriber = this.hub.open(viewer, request.deviceId, out, request.resumeAfter !== null);
+    const subscriber = this.hub.open(viewer, request.deviceId, sink, request.resumeAfter !== null);
     if (request.resumeAfter === null) return;
     try {
       const missed = await this.events.since(viewer, request.deviceId, request.resumeAfter, MAX_REPLAYED_EVENTS);

@@ -1,4 +1,3 @@
-import { Readable } from 'node:stream';
 import { Controller, Get, Headers, HttpCode, Post, Query, Res } from '@nestjs/common';
 import { ApiExtraModels, ApiHeader, ApiOperation, ApiProduces, ApiResponse, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
@@ -10,6 +9,7 @@ import { NoStore } from '../../../shared/http/no-store.decorator.js';
 import { DeviceEventResponse, sequenceOf } from '../../events/index.js';
 import { StreamTickets } from '../application/stream-tickets.js';
 import { StreamsService } from '../application/streams.service.js';
+import { ResponseSink } from './response-sink.js';
 import { STREAM_MESSAGE_SCHEMA, StreamQuery, StreamTelemetry, StreamTicketResponse } from './stream.dto.js';
 
 @ApiTags('dashboard')
@@ -63,10 +63,8 @@ export class StreamController {
     if (lastEventId !== undefined && resumeAfter === null) {
       throw new ValidationFailedError([{ field: 'lastEventId', message: 'lastEventId (or Last-Event-ID) must be an event id such as evt_1042' }]);
     }
-    // Frames are pushed as they come (StreamHub); nothing to do when the connection asks for more.
-    const out = new Readable({ read() {} });
-    await this.streams.open({ userId: customer.userId, isAdmin: customer.isAdmin }, { deviceId: query.deviceId ?? null, resumeAfter }, out);
-    // Fastify pipes the stream and destroys it when the client goes, which closes the subscription.
-    void reply.header('content-type', 'text/event-stream; charset=utf-8').header('cache-control', 'no-store').header('x-accel-buffering', 'no').send(out);
+    const sink = new ResponseSink(reply);
+    await this.streams.open({ userId: customer.userId, isAdmin: customer.isAdmin }, { deviceId: query.deviceId ?? null, resumeAfter }, sink);
+    sink.start();
   }
 }

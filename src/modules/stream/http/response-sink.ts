@@ -1,0 +1,73 @@
+import type { FastifyReply } from 'fastify';
+import type { StreamSink } from '../application/stream-hub.js';
+
+const STREAM_HEADERS = { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-store', 'x-accel-buffering': 'no' };
+
+/**
+ * A dashboard stream's connection. Frames are written to the response itself: no Readable piped
+ * in between, whose per-frame bookkeeping a thousand busy streams would pay on every write.
+ * Until `start` the stream may still be refused (404, 429, a failed replay), so what is written
+ * meanwhile waits here and the answer is Fastify's; `start` takes the response over from Fastify,
+ * sends the head with the headers the hooks set (CORS, helmet, request id) and what waited.
+ */
+export class ResponseSink implements StreamSink {
+  private waiting: string[] | null = [];
+  private waitingLength = 0;
+  private closed = false;
+  private readonly listeners: Array<() => void> = [];
+
+  constructor(private readonly reply: FastifyReply) {
+    reply.raw.once('close', () => this.close());
+  }
+
+  get backlog(): number {
+    return this.waiting ? this.waitingLength : this.reply.raw.writableLength;
+  }
+
+  write(text: string): void {
+    if (this.closed) return;
+    if (!this.waiting) {
+      this.reply.raw.write(text);
+      return;
+    }
+    this.waiting.push(text);
+    this.waitingLength += text.length;
+  }
+
+  /** The stream was accepted: from here on the response is this stream's. */
+  start(): void {
+    this.reply.hijack();
+    const raw = this.reply.raw;
+    if (this.closed) {
+      raw.destroy();
+      return;
+    }
+    for (const [name, value] of Object.entries(this.reply.getHeaders())) if (value !== undefined) raw.setHeader(name, value);
+    raw.writeHead(200, STREAM_HEADERS);
+    const waiting = this.waiting ?? [];
+    this.waiting = null;
+    if (waiting.length > 0) raw.write(waiting.join(''));
+  }
+
+  end(): void {
+    if (this.waiting) return this.close();
+    this.reply.raw.end();
+  }
+
+  destroy(): void {
+    // Not started: the request is still Fastify's, which answers it (a refusal, an error).
+    if (this.waiting) return this.close();
+    this.reply.raw.destroy();
+  }
+
+  onClose(listener: () => void): void {
+    this.listeners.push(listener);
+  }
+
+  private close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.waiting = this.waiting && [];
+    for (const listener of this.listeners) listener();
+  }
+}
