@@ -88,6 +88,9 @@ describe('the dashboard stream', () => {
       // The stream writes its own head: the headers every answer gets from the hooks are on it too.
       expect(live.headers['x-request-id']).toMatch(/\S/);
       expect(live.headers['x-content-type-options']).toBe('nosniff');
+      // It lasts as long as its connection: no chunked framing around every frame.
+      expect(live.headers.connection).toBe('close');
+      expect(live.headers['transfer-encoding']).toBeUndefined();
 
       const records = [aRecord(71.5, { temperature: 22.25 }), aRecord(71.25)];
       records[1].batteryId = 'aux';

@@ -4,6 +4,7 @@ import https from 'node:https';
 import { join } from 'node:path';
 import tls from 'node:tls';
 import { aRegistration, bearer, type Registered } from '../support/builders.js';
+import { ADMIN_SETTINGS } from '../support/claim-fixtures.js';
 import { selfSignedCertificate, type Certificate } from '../support/certificates.js';
 import { createTestDatabase } from '../support/postgres.js';
 import { buildService, freePort, httpCall, killService, runService, scratchDir, startService, waitFor, type Running } from '../support/service-process.js';
@@ -157,7 +158,7 @@ describe('serving HTTPS with its own certificate', () => {
     serving = first;
     install(first);
     port = await freePort();
-    service = await start(serviceEnv(port, files, { SHUTDOWN_DELAY_MS: '500' }), first.pem);
+    service = await start(serviceEnv(port, files, { SHUTDOWN_DELAY_MS: '500', ...ADMIN_SETTINGS }), first.pem);
   }, 120_000);
 
   it('answers over HTTP/1.1 and over HTTP/2, chosen by ALPN', async () => {
@@ -202,6 +203,39 @@ describe('serving HTTPS with its own certificate', () => {
       const poll = await h2Call(session, { path: '/api/v1/device/config', headers: { ...bearer(accessToken), 'if-none-match': etag } });
       expect(poll).toMatchObject({ status: 304, body: '' });
       expect(poll.headers.etag).toBe(etag);
+    } finally {
+      session.close();
+    }
+  });
+
+  it('serves the dashboard stream over HTTP/2: its head with the hooks’ headers, then a gateway’s record as it is stored', async () => {
+    const session = await h2Connect(port, first.pem);
+    try {
+      const login = await h2Call(session, { method: 'POST', path: '/api/v1/auth/login', body: { email: ADMIN_SETTINGS.ADMIN_EMAIL, password: ADMIN_SETTINGS.ADMIN_PASSWORD } });
+      expect(login.status).toBe(200);
+      const { accessToken: adminToken } = JSON.parse(login.body) as { accessToken: string };
+      const registration = aRegistration();
+      const registered = await h2Call(session, { method: 'POST', path: '/api/v1/device/register', body: registration });
+      expect(registered.status).toBe(201);
+      const { accessToken } = JSON.parse(registered.body) as Registered;
+
+      const live = session.request({ ':path': '/api/v1/dashboard/stream', ...bearer(adminToken) });
+      live.setEncoding('utf8');
+      let text = '';
+      live.on('data', (chunk: string) => (text += chunk));
+      const headers = await new Promise<IncomingHttpHeaders>((done) => live.once('response', done));
+      expect(headers[':status']).toBe(200);
+      expect(headers['content-type']).toMatch(/^text\/event-stream/);
+      expect(headers['x-request-id']).toEqual(expect.any(String));
+      expect(headers['x-content-type-options']).toBe('nosniff');
+      await waitFor(() => text.includes(': connected'), 5000, 'the stream to open');
+
+      const ts = new Date().toISOString();
+      const sent = await h2Call(session, { method: 'POST', path: '/api/v1/telemetry', headers: bearer(accessToken), body: { records: [{ ts, batteryId: 'main', metrics: { soc: 64.5 } }] } });
+      expect(sent.status).toBe(200);
+      await waitFor(() => text.includes(`"deviceId":"${registration.deviceId}"`), 5000, 'the record on the stream');
+      expect(text).toContain(`event: telemetry\ndata: {"deviceId":"${registration.deviceId}","batteryId":"main","ts":"${ts}","metrics":{"soc":64.5}}\n\n`);
+      live.close();
     } finally {
       session.close();
     }

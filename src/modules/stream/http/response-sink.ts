@@ -43,6 +43,10 @@ export class ResponseSink implements StreamSink {
       return;
     }
     for (const [name, value] of Object.entries(this.reply.getHeaders())) if (value !== undefined) raw.setHeader(name, value);
+    // On HTTP/1.1 the stream lasts as long as its connection (`Connection: close`, which Node then
+    // adds), so it needs no chunked framing: each write is one plain socket write, not three
+    // pieces gathered on the next tick. HTTP/2 frames it its own way.
+    if (this.reply.request.raw.httpVersionMajor === 1) raw.useChunkedEncodingByDefault = false;
     raw.writeHead(200, STREAM_HEADERS);
     const waiting = this.waiting ?? [];
     this.waiting = null;
