@@ -17,17 +17,21 @@ function flatten(errors: ValidationError[], parent = ''): FieldError[] {
   });
 }
 
-/** Finds the first string or key holding a NUL character, a structure nested too deep, or an array too long. */
+/** Finds the first string or key holding a NUL character or an unpaired surrogate, a structure nested too deep, or an array too long. */
 function findForbidden(value: unknown, path: string, depth = 0): FieldError | undefined {
   if (depth > MAX_DEPTH) return { field: path || '(root)', message: 'is nested too deeply' };
   if (typeof value === 'string') {
-    return value.includes('\u0000') ? { field: path || '(root)', message: 'must not contain NUL characters' } : undefined;
+    if (value.includes('\u0000')) return { field: path || '(root)', message: 'must not contain NUL characters' };
+    // JSON may escape half of a surrogate pair (\ud800) on its own: no Unicode text, and some
+    // validators (IsEmail) throw on it instead of answering.
+    return value.isWellFormed() ? undefined : { field: path || '(root)', message: 'must be Unicode text (an unpaired surrogate is not)' };
   }
   if (value === null || typeof value !== 'object') return undefined;
   if (Array.isArray(value) && value.length > MAX_ARRAY_LENGTH) return { field: path || '(root)', message: `must not contain more than ${MAX_ARRAY_LENGTH} elements` };
   for (const [key, child] of Object.entries(value)) {
     const childPath = path ? `${path}.${key}` : key;
     if (key.includes('\u0000')) return { field: path || '(root)', message: 'property names must not contain NUL characters' };
+    if (!key.isWellFormed()) return { field: path || '(root)', message: 'property names must be Unicode text (an unpaired surrogate is not)' };
     const found = findForbidden(child, childPath, depth + 1);
     if (found) return found;
   }
@@ -36,7 +40,8 @@ function findForbidden(value: unknown, path: string, depth = 0): FieldError | un
 
 /**
  * The one validation pipe: whitelists DTO properties (unknown ones are a 400), never coerces types
- * implicitly, and rejects NUL characters anywhere in body, query or path, and arrays too long to validate.
+ * implicitly, and rejects NUL characters and unpaired surrogates anywhere in body, query or path, and
+ * arrays too long to validate.
  */
 @Injectable()
 export class AppValidationPipe extends ValidationPipe {

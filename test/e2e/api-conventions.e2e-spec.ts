@@ -79,6 +79,25 @@ describe('API conventions', () => {
     });
 
     it.each([
+      ['hardwareId', { hardwareId: 'hw\ud800x' }],
+      ['deviceId', { deviceId: 'gw\udc00' }],
+    ])('half a surrogate pair in %s: 400 VALIDATION_FAILED naming the field', async (field, override) => {
+      const raw = JSON.stringify(aRegistration(override));
+      expect(raw).toMatch(/\\ud[89a-f][0-9a-f]{2}/);
+
+      const problem = expectProblem(await withoutWrites(() => registerRaw(raw)), 400, 'VALIDATION_FAILED');
+
+      expect(fieldsOf(problem)).toContain(field);
+    });
+
+    it('half a surrogate pair as the e-mail of a signup: 400 VALIDATION_FAILED (the e-mail check threw on it: 500)', async () => {
+      const raw = '{"email":"\\ud800","password":"correct horse battery"}';
+      const result = await withoutWrites(() => t.api.POST('/api/v1/auth/signup', { body: {} as never, bodySerializer: () => raw, headers: { 'content-type': 'application/json' } }));
+
+      expect(fieldsOf(expectProblem(result, 400, 'VALIDATION_FAILED'))).toContain('email');
+    });
+
+    it.each([
       ['text/plain', JSON.stringify(aRegistration())],
       ['application/x-www-form-urlencoded', new URLSearchParams({ ...aRegistration() } as Record<string, string>).toString()],
     ])('a %s body: 415 UNSUPPORTED_MEDIA_TYPE', async (contentType, raw) => {
