@@ -234,7 +234,7 @@ export class Env {
 
   /** A frame to a stream quiet for this long goes out at once; later ones within the window go out together at its end (0: each at once). */
   @Transform(toInt) @IsInt() @Min(0) @Max(1000)
-  STREAM_COALESCE_MS = 500;
+  STREAM_COALESCE_MS = 750;
 
   /** A comment line on every open stream this often, so proxies and clients see it alive. */
   @Transform(toInt) @IsInt() @Min(100) @Max(300_000)

@@ -147,11 +147,23 @@ describe('StreamHub', () => {
     expect(one.text()).toBe(HEARTBEAT);
   });
 
+  it('with a coalescing window, a heartbeat leaves a quiet stream quiet: the next frame goes out at once', () => {
+    jest.useFakeTimers({ now: 0, doNotFake: ['nextTick', 'setImmediate'] });
+    const { hub, open } = setUp(false, 250);
+    const one = open('alice');
+    jest.advanceTimersByTime(env.STREAM_HEARTBEAT_MS);
+    hub.deliver('alice', 'gw-1', 'A1');
+    expect(one.text()).toBe(HEARTBEAT + 'A1');
+  });
+
   it('with a coalescing window, a stream’s frames go out together at the end of the window, in order, and before it ends', () => {
     jest.useFakeTimers({ now: 0, doNotFake: ['nextTick', 'setImmediate'] });
     const { hub, open } = setUp(false, 250);
     const alice = open('alice');
     const bob = open('bob');
+    hub.deliver('alice', 'gw-1', 'A0');
+    hub.deliver('bob', 'gw-2', 'B0');
+    expect([alice.text(), bob.text()]).toEqual(['A0', 'B0']); // quiet streams: at once
     hub.deliver('alice', 'gw-1', 'A1');
     jest.advanceTimersByTime(100);
     hub.deliver('alice', 'gw-1', 'A2');
@@ -174,6 +186,9 @@ describe('StreamHub', () => {
     jest.useFakeTimers({ now: 0, doNotFake: ['nextTick', 'setImmediate'] });
     const { hub, open } = setUp(false, 250);
     const alice = open('alice');
+    // The opening comment leaves the stream quiet: its first frame goes out at once.
+    hub.deliver('alice', 'gw-1', 'A0');
+    expect(alice.text()).toBe('A0');
     jest.advanceTimersByTime(250);
 
     hub.deliver('alice', 'gw-1', 'A1');

@@ -59,7 +59,7 @@ export class Subscriber {
   /** Since when the backlog has been above the bound (performance.now()); null while below. */
   private overSince: number | null = null;
   private queued = '';
-  /** When the last write went to the stream (performance.now()). */
+  /** When the last frame went to the stream (performance.now()); comments do not count. */
   private lastWriteAt = Number.NEGATIVE_INFINITY;
 
   constructor(
@@ -115,10 +115,22 @@ export class Subscriber {
 
   /** Write, unless the client is too slow (see the class): then it is dropped. */
   write(frame: string): void {
-    if (this.closed) return;
-    if (this.tooSlow(frame.length)) return this.dropped(this);
-    this.lastWriteAt = performance.now();
-    this.sink.write(frame);
+    if (this.push(frame)) this.lastWriteAt = performance.now();
+  }
+
+  /** A comment (the opening, a heartbeat): written like a frame, but it leaves the stream quiet for the window. */
+  comment(text: string): void {
+    this.push(text);
+  }
+
+  private push(text: string): boolean {
+    if (this.closed) return false;
+    if (this.tooSlow(text.length)) {
+      this.dropped(this);
+      return false;
+    }
+    this.sink.write(text);
+    return true;
   }
 
   /** Whether the client is too slow with `adding` more characters waiting; the heartbeat asks with 0. */
@@ -192,7 +204,7 @@ export class StreamHub implements OnModuleDestroy {
     if (viewer.isAdmin) this.admins.add(subscriber);
     this.count++;
     sink.onClose(() => this.remove(subscriber));
-    subscriber.write(OPENING);
+    subscriber.comment(OPENING);
     this.heartbeat ??= setInterval(() => this.beat(), this.env.STREAM_HEARTBEAT_MS).unref();
     return subscriber;
   }
@@ -243,6 +255,6 @@ export class StreamHub implements OnModuleDestroy {
   }
 
   private beat(): void {
-    for (const set of [...this.byUser.values()]) for (const subscriber of [...set]) subscriber.write(HEARTBEAT);
+    for (const set of [...this.byUser.values()]) for (const subscriber of [...set]) subscriber.comment(HEARTBEAT);
   }
 }
