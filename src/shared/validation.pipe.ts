@@ -17,21 +17,30 @@ function flatten(errors: ValidationError[], parent = ''): FieldError[] {
   });
 }
 
-/** Finds the first string or key holding a NUL character or an unpaired surrogate, a structure nested too deep, or an array too long. */
+/**
+ * What is wrong with a string or property name as text, if anything. JSON may escape half of a
+ * surrogate pair (\ud800) on its own: that is no Unicode text, and some validators (IsEmail) throw
+ * on it instead of answering.
+ */
+function textProblem(text: string): string | undefined {
+  if (text.includes('\u0000')) return 'must not contain NUL characters';
+  if (!text.isWellFormed()) return 'must be Unicode text (an unpaired surrogate is not)';
+  return undefined;
+}
+
+/** Finds the first string or key that is not plain text (textProblem), a structure nested too deep, or an array too long. */
 function findForbidden(value: unknown, path: string, depth = 0): FieldError | undefined {
   if (depth > MAX_DEPTH) return { field: path || '(root)', message: 'is nested too deeply' };
   if (typeof value === 'string') {
-    if (value.includes('\u0000')) return { field: path || '(root)', message: 'must not contain NUL characters' };
-    // JSON may escape half of a surrogate pair (\ud800) on its own: no Unicode text, and some
-    // validators (IsEmail) throw on it instead of answering.
-    return value.isWellFormed() ? undefined : { field: path || '(root)', message: 'must be Unicode text (an unpaired surrogate is not)' };
+    const problem = textProblem(value);
+    return problem ? { field: path || '(root)', message: problem } : undefined;
   }
   if (value === null || typeof value !== 'object') return undefined;
   if (Array.isArray(value) && value.length > MAX_ARRAY_LENGTH) return { field: path || '(root)', message: `must not contain more than ${MAX_ARRAY_LENGTH} elements` };
   for (const [key, child] of Object.entries(value)) {
     const childPath = path ? `${path}.${key}` : key;
-    if (key.includes('\u0000')) return { field: path || '(root)', message: 'property names must not contain NUL characters' };
-    if (!key.isWellFormed()) return { field: path || '(root)', message: 'property names must be Unicode text (an unpaired surrogate is not)' };
+    const problem = textProblem(key);
+    if (problem) return { field: path || '(root)', message: `property names ${problem}` };
     const found = findForbidden(child, childPath, depth + 1);
     if (found) return found;
   }

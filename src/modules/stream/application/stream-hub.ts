@@ -43,8 +43,7 @@ export const HARD_LIMIT_FACTOR = 16;
 
 /**
  * One open stream, writing to its sink. Frames pass straight to the socket while the client reads;
- * when it does not, they wait in the response's buffer (its backlog). A
- * stream whose backlog stays above the bound for more than SLOW_CLIENT_GRACE_MS, or ever exceeds
+ * when it does not, they wait in the response's buffer (its backlog). A stream whose backlog stays above the bound for more than SLOW_CLIENT_GRACE_MS, or ever exceeds
  * HARD_LIMIT_FACTOR times the bound, is dropped: one flush of many records is a burst that a
  * reading client takes in milliseconds, a client that stopped reading never takes it. While the
  * stream waits for its replay (resume with Last-Event-ID) frames are held, in order, under the
@@ -114,7 +113,7 @@ export class Subscriber {
   }
 
   /** Write, unless the client is too slow (see the class): then it is dropped. */
-  write(frame: string): void {
+  private write(frame: string): void {
     if (this.push(frame)) this.lastWriteAt = performance.now();
   }
 
@@ -133,8 +132,8 @@ export class Subscriber {
     return true;
   }
 
-  /** Whether the client is too slow with `adding` more characters waiting; the heartbeat asks with 0. */
-  tooSlow(adding: number): boolean {
+  /** Whether the client is too slow with `adding` more characters waiting. */
+  private tooSlow(adding: number): boolean {
     const backlog = this.sink.backlog + adding;
     if (backlog <= this.maxBuffered) {
       this.overSince = null;

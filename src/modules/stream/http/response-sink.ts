@@ -11,8 +11,8 @@ const STREAM_HEADERS = { 'content-type': 'text/event-stream; charset=utf-8', 'ca
  * sends the head with the headers the hooks set (CORS, helmet, request id) and what waited.
  */
 export class ResponseSink implements StreamSink {
-  private waiting: string[] | null = [];
-  private waitingLength = 0;
+  /** What was written before `start`; null once started. */
+  private waiting: string | null = '';
   private closed = false;
   private readonly listeners: Array<() => void> = [];
 
@@ -21,17 +21,13 @@ export class ResponseSink implements StreamSink {
   }
 
   get backlog(): number {
-    return this.waiting ? this.waitingLength : this.reply.raw.writableLength;
+    return this.waiting === null ? this.reply.raw.writableLength : this.waiting.length;
   }
 
   write(text: string): void {
     if (this.closed) return;
-    if (!this.waiting) {
-      this.reply.raw.write(text);
-      return;
-    }
-    this.waiting.push(text);
-    this.waitingLength += text.length;
+    if (this.waiting === null) this.reply.raw.write(text);
+    else this.waiting += text;
   }
 
   /** The stream was accepted: from here on the response is this stream's. */
@@ -48,19 +44,19 @@ export class ResponseSink implements StreamSink {
     // pieces gathered on the next tick. HTTP/2 frames it its own way.
     if (this.reply.request.raw.httpVersionMajor === 1) raw.useChunkedEncodingByDefault = false;
     raw.writeHead(200, STREAM_HEADERS);
-    const waiting = this.waiting ?? [];
+    const waiting = this.waiting ?? '';
     this.waiting = null;
-    if (waiting.length > 0) raw.write(waiting.join(''));
+    if (waiting.length > 0) raw.write(waiting);
   }
 
   end(): void {
-    if (this.waiting) return this.close();
+    // Not started: the request is still Fastify's, which answers it (a refusal, an error).
+    if (this.waiting !== null) return this.close();
     this.reply.raw.end();
   }
 
   destroy(): void {
-    // Not started: the request is still Fastify's, which answers it (a refusal, an error).
-    if (this.waiting) return this.close();
+    if (this.waiting !== null) return this.close();
     this.reply.raw.destroy();
   }
 
@@ -71,7 +67,7 @@ export class ResponseSink implements StreamSink {
   private close(): void {
     if (this.closed) return;
     this.closed = true;
-    this.waiting = this.waiting && [];
+    if (this.waiting !== null) this.waiting = '';
     for (const listener of this.listeners) listener();
   }
 }
