@@ -7,6 +7,7 @@
 import { createServer } from 'node:http';
 import type { SeriesRow } from '../src/modules/telemetry/domain/telemetry-history.js';
 import { toSeries } from '../src/modules/dashboard/application/dashboard.service.js';
+import { historyJson } from '../src/modules/dashboard/http/history-json.js';
 
 const METRICS = [
   { name: 'current', base: 0, swing: 12, noise: 0.3, decimals: 2 },
@@ -36,11 +37,12 @@ function columnsOf(points: number, bucketSec: number, end: number): SeriesRow[] 
   });
 }
 
-/** The service's last step, per request: DashboardService's toSeries, then the reply's JSON.stringify. */
-function answer(series: SeriesRow[], bucketSec: number): string {
-  const first = series[0].ts[0];
-  const last = series[0].ts[series[0].ts.length - 1] + bucketSec;
-  return JSON.stringify({ deviceId: 'bench-00000', from: new Date(first * 1000).toISOString(), to: new Date(last * 1000).toISOString(), bucketSec, series: toSeries(series), nextCursor: null });
+/** The service's last step, per request: DashboardService's toSeries, then the answer's text (historyJson). */
+function answer(rows: SeriesRow[], bucketSec: number): string {
+  const first = rows[0].ts[0];
+  const last = rows[0].ts[rows[0].ts.length - 1] + bucketSec;
+  const { series } = toSeries(rows, bucketSec);
+  return historyJson({ kind: 'buckets', deviceId: 'bench-00000', from: new Date(first * 1000), to: new Date(last * 1000), bucketSec, series, etag: null });
 }
 
 const end = Math.floor(Date.now() / 86_400_000) * 86_400;

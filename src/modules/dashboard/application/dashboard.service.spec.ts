@@ -4,7 +4,7 @@ import { encodeCursor, encodeTimeCursor } from '../../../shared/http/cursor.js';
 import { FleetDefaultsStore } from '../../devices/application/fleet-defaults.js';
 import { INITIAL_FLEET_DEFAULTS, type FleetDefaults } from '../../devices/domain/device-config.js';
 import type { Viewer } from '../domain/dashboard-queries.js';
-import { DashboardService, type History } from './dashboard.service.js';
+import { DashboardService, pointsOf, type History } from './dashboard.service.js';
 import { InMemoryDashboardQueries } from './in-memory-dashboard-queries.fake.js';
 import { InMemoryTelemetryHistory } from './in-memory-telemetry-history.fake.js';
 
@@ -52,6 +52,11 @@ async function refusedFields(work: Promise<unknown>): Promise<string[]> {
 function buckets(history: History) {
   if (history.kind !== 'buckets') throw new Error(`expected buckets, got ${history.kind}`);
   return history;
+}
+
+/** A bucket answer with its series as point objects, as the API writes them. */
+function withPoints({ series, ...history }: Extract<History, { kind: 'buckets' }>) {
+  return { ...history, series: series.map((one) => ({ metric: one.metric, batteryId: one.batteryId, points: pointsOf(one) })) };
 }
 
 function raw(history: History) {
@@ -182,7 +187,7 @@ describe('DashboardService', () => {
       const history = buckets(await service.history(ALICE, 'gw-0001', {}));
 
       expect(telemetry.seriesQueries).toEqual([{ deviceId: 'gw-0001', from: at(-DAY), to: NOW, bucketSec: 300, metrics: null, batteryId: null }]);
-      expect(history).toEqual({
+      expect(withPoints(history)).toEqual({
         kind: 'buckets',
         deviceId: 'gw-0001',
         from: at(-DAY),
@@ -268,8 +273,10 @@ describe('DashboardService', () => {
 
       expect(telemetry.seriesQueries.map((query) => query.from)).toEqual([at(-3 * HOUR), at(-DAY)]);
       expect([history.from, history.to]).toEqual([at(-DAY), NOW]);
-      expect(history.series).toEqual([{ metric: 'soc', batteryId: 'main', points: [{ ts: iso(-HOUR), avg: 90, min: 90, max: 90, count: 1 }] }]);
-      expect(asAdmin.series[0].points.map((point) => point.avg)).toEqual([10, 90]);
+      expect(withPoints(history).series).toEqual([
+        { metric: 'soc', batteryId: 'main', points: [{ ts: iso(-HOUR), avg: 90, min: 90, max: 90, count: 1 }] },
+      ]);
+      expect(pointsOf(asAdmin.series[0]).map((point) => point.avg)).toEqual([10, 90]);
     });
 
     it('a range wholly before visible_since: empty series, no query', async () => {

@@ -27,10 +27,22 @@ export interface Point {
   count: number;
 }
 
+/**
+ * One series of a bucket answer as the query gave it: one array per column, aligned by index, and
+ * `order`, the indices ascending by ts. Points are not built as objects: the HTTP layer writes
+ * them straight from the columns (history-json.ts); pointsOf() builds them where objects are wanted.
+ */
 export interface Series {
   metric: string;
   batteryId: string;
-  points: Point[];
+  columns: SeriesRow;
+  order: Int32Array;
+}
+
+/** The points of a series, ascending by ts, ts as this API writes every instant (ISO 8601 in UTC with milliseconds). */
+export function pointsOf(series: Series): Point[] {
+  const { ts, avg, min, max, count } = series.columns;
+  return Array.from(series.order, (i) => ({ ts: new Date(ts[i] * 1000).toISOString(), avg: avg[i], min: min[i], max: max[i], count: count[i] }));
 }
 
 export type History =
@@ -113,7 +125,7 @@ export class DashboardService {
       : [];
     // Without `to` the range runs to now: a new question every time, never tagged.
     const ended = params.to !== undefined && range.to.getTime() <= this.clock.now().getTime();
-    const { series, tag } = toSeries(rows, ended ? [deviceId, range.from.toISOString(), range.to.toISOString(), bucketSec, effective.from.toISOString(), metrics?.join(',') ?? '', batteryId ?? ''].join('\u0000') : null);
+    const { series, tag } = toSeries(rows, bucketSec, ended ? [deviceId, range.from.toISOString(), range.to.toISOString(), bucketSec, effective.from.toISOString(), metrics?.join(',') ?? '', batteryId ?? ''].join('\u0000') : null);
     return { kind: 'buckets', deviceId, ...range, bucketSec, series, etag: tag };
   }
 }
@@ -132,9 +144,7 @@ function parseMetrics(raw: string): string[] {
 }
 
 /**
- * The answer's series: points ascending by ts (the query leaves them unordered), ts as this API
- * writes every instant (ISO 8601 in UTC with milliseconds; the series of one answer mostly share
- * their buckets, so each instant is formatted once).
+ * The answer's series, each with its points' order ascending by ts (the query leaves them unordered).
  *
  * Given the key of the question (device, range, bucket, what the viewer may see, filters), also a
  * strong tag of the answer. The answer is a function of the records in the range, and those only
@@ -143,34 +153,55 @@ function parseMetrics(raw: string): string[] {
  * series and bucket mean the same records, hence the same bytes, and a late record in the range
  * changes a count and the tag. Counts are cheap to hash next to the answer (~100 kB for 24 hours).
  */
-export function toSeries(rows: SeriesRow[], tagKey: string | null = null): { series: Series[]; tag: string | null } {
-  const formatted = new Map<number, string>();
-  const iso = (seconds: number): string => {
-    let text = formatted.get(seconds);
-    if (text === undefined) {
-      text = new Date(seconds * 1000).toISOString();
-      formatted.set(seconds, text);
-    }
-    return text;
-  };
+export function toSeries(rows: SeriesRow[], bucketSec: number, tagKey: string | null = null): { series: Series[]; tag: string | null } {
   const hash = tagKey === null ? null : createHash('sha256').update(tagKey);
   const series = rows.map((row) => {
-    const order = row.ts.map((_, i) => i).sort((a, b) => row.ts[a] - row.ts[b]);
+    const order = ascendingByTs(row.ts, bucketSec);
     if (hash) {
       const counted = new Float64Array(order.length * 2);
-      order.forEach((i, k) => {
-        counted[2 * k] = row.ts[i];
-        counted[2 * k + 1] = row.count[i];
-      });
+      for (let k = 0; k < order.length; k++) {
+        counted[2 * k] = row.ts[order[k]];
+        counted[2 * k + 1] = row.count[order[k]];
+      }
       hash.update(`\u0000${row.metric}\u0000${row.battery_id}\u0000`).update(counted);
     }
-    return {
-      metric: row.metric,
-      batteryId: row.battery_id,
-      points: order.map((i) => ({ ts: iso(row.ts[i]), avg: row.avg[i], min: row.min[i], max: row.max[i], count: row.count[i] })),
-    };
+    return { metric: row.metric, batteryId: row.battery_id, columns: row, order };
   });
   return { series, tag: hash ? strongTag(`h-${hash.digest('base64url')}`) : null };
+}
+
+/**
+ * The indices of `ts` ascending by value. A series' bucket starts are distinct and bucketSec apart
+ * (multiples of it from the epoch), so each has its own slot at (ts − first) / bucketSec and one
+ * pass places them all: the comparison sort cost 4 % of a history request's CPU (bench S3
+ * profile). Values that do not fit that shape are sorted the ordinary way.
+ */
+export function ascendingByTs(ts: readonly number[], bucketSec: number): Int32Array {
+  const n = ts.length;
+  let first = Infinity;
+  let last = -Infinity;
+  for (let i = 0; i < n; i++) {
+    if (ts[i] < first) first = ts[i];
+    if (ts[i] > last) last = ts[i];
+  }
+  const slots = n === 0 ? 0 : (last - first) / bucketSec + 1;
+  if (Number.isInteger(slots) && slots <= 16 * n + 1024) {
+    const slot = new Int32Array(slots).fill(-1);
+    let placed = 0;
+    for (let i = 0; i < n; i++) {
+      const k = (ts[i] - first) / bucketSec;
+      if (!Number.isInteger(k) || slot[k] !== -1) break;
+      slot[k] = i;
+      placed += 1;
+    }
+    if (placed === n) {
+      const order = new Int32Array(n);
+      let next = 0;
+      for (let k = 0; k < slots; k++) if (slot[k] !== -1) order[next++] = slot[k];
+      return order;
+    }
+  }
+  return Int32Array.from(ts.keys()).sort((a, b) => ts[a] - ts[b]);
 }
 
 function decodeRawCursor(cursor: string): { ts: Date; batteryId: string } {

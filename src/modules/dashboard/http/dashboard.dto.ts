@@ -3,7 +3,7 @@ import { PageQuery } from '../../../shared/http/page-query.js';
 import { Type } from 'class-transformer';
 import { IsInt, IsString, Max, MaxLength, Min } from 'class-validator';
 import type { DeviceSummaryRow } from '../domain/dashboard-queries.js';
-import type { History } from '../application/dashboard.service.js';
+import { pointsOf, type History } from '../application/dashboard.service.js';
 import type { FleetDefaults } from '../../devices/index.js';
 import { Optional } from '../../../shared/http/optional.decorator.js';
 
@@ -234,7 +234,7 @@ export class TelemetryHistoryResponse {
     return {
       ...base,
       bucketSec: history.bucketSec,
-      series: history.series,
+      series: history.series.map((series) => ({ metric: series.metric, batteryId: series.batteryId, points: pointsOf(series) })),
       nextCursor: null,
     };
   }
