@@ -166,7 +166,8 @@ export async function createApp(settings: AppSettings, tls?: TlsCredentials): Pr
       directives: { defaultSrc: ["'self'"], scriptSrc: ["'self'"], styleSrc: ["'self'", "'unsafe-inline'"], imgSrc: ["'self'", 'data:'], connectSrc: ["'self'"] },
     },
   });
-  app.getHttpAdapter().getInstance().addHook('onRequest', (request, reply, done) => securityHeaders(request.raw, reply.raw, (error?: unknown) => done(error as Error | undefined)));
+  const fastify = app.getHttpAdapter().getInstance();
+  fastify.addHook('onRequest', (request, reply, done) => securityHeaders(request.raw, reply.raw, (error?: unknown) => done(error as Error | undefined)));
   const corsOrigins = (settings.env.CORS_ORIGINS ?? '').split(',').map((origin) => origin.trim()).filter(Boolean);
   // Browsers on other origins get no CORS headers (and so no access) unless listed in CORS_ORIGINS.
   app.enableCors({
@@ -181,7 +182,6 @@ export async function createApp(settings: AppSettings, tls?: TlsCredentials): Pr
   useJsonBodyParser(app, settings.env.BODY_LIMIT_BYTES);
   app.useGlobalPipes(new AppValidationPipe());
   app.useGlobalFilters(new ProblemDetailsFilter(app.get(HttpAdapterHost)));
-  const fastify = app.getHttpAdapter().getInstance();
   // A callback hook: it runs on every request, and costs no promise that way.
   fastify.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id);
