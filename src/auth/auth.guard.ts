@@ -1,10 +1,12 @@
 import { Injectable, type CanActivate, type ExecutionContext } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
-import { AuthGuard as PassportAuthGuard, type IAuthGuard } from '@nestjs/passport';
 import type { FastifyRequest } from 'fastify';
+import passport, { type Strategy } from 'passport';
 import { StreamTicketAuthenticator, type CustomerPrincipal } from './principals.js';
 import { DomainError, InvalidBearerTokenError, UnauthorizedError } from '../shared/domain-error.js';
 import { AUTH_KIND, type AuthKind } from './auth.decorators.js';
+import { CustomerJwtStrategy } from './customer-jwt.strategy.js';
+import { DeviceJwtStrategy } from './device-jwt.strategy.js';
 
 class ForbiddenRoleError extends DomainError {
   constructor() {
@@ -13,26 +15,40 @@ class ForbiddenRoleError extends DomainError {
 }
 
 /** A token under the Bearer scheme (well-formed or not); none, or another scheme, is no bearer token sent. */
-function bearerTokenSent(context: ExecutionContext): boolean {
-  const authorization = context.switchToHttp().getRequest<FastifyRequest>().headers.authorization;
+function bearerTokenSent(request: FastifyRequest): boolean {
+  const authorization = request.headers.authorization;
   return typeof authorization === 'string' && /^bearer\s+\S/i.test(authorization);
 }
 
 /**
- * Passport guard whose failures are our problem documents, never Nest's default 401 body. A
- * refused bearer token is an InvalidBearerTokenError (WWW-Authenticate error="invalid_token");
- * a request without one gets the plain challenge (RFC 6750 §3).
+ * One passport strategy of this application as a guard, whose failures are our problem documents,
+ * never Nest's default 401 body. A refused bearer token is an InvalidBearerTokenError
+ * (WWW-Authenticate error="invalid_token"); a request without one gets the plain challenge
+ * (RFC 6750 §3).
+ *
+ * It hands passport the strategy instance, not its name: passport's registry of names is one per
+ * process (as is the one @nestjs/passport's AuthGuard reads), so two applications in one process,
+ * as the tests' two instances on one database, would both authenticate with whichever registered
+ * last: its keys and its caches. Each request gets its own object on the strategy's prototype
+ * chain, as passport makes for a named strategy, so concurrent requests never share the actions
+ * passport adds to it.
  */
-function strategyGuard(strategy: 'device-jwt' | 'customer-jwt'): IAuthGuard {
-  class StrategyGuard extends PassportAuthGuard(strategy) {
-    override handleRequest<T>(error: unknown, principal: T | false, _info: unknown, context: ExecutionContext): T {
-      if (!error && principal) return principal;
-      const refused = error instanceof DomainError ? error : new UnauthorizedError();
-      if (refused.kind === 'unauthorized' && bearerTokenSent(context)) throw new InvalidBearerTokenError(refused.message);
-      throw refused;
-    }
+class StrategyGuard {
+  constructor(private readonly strategy: Strategy) {}
+
+  async canActivate(context: ExecutionContext): Promise<boolean> {
+    const http = context.switchToHttp();
+    const request = http.getRequest<FastifyRequest & { user?: unknown }>();
+    request.user = await new Promise((resolve, reject) => {
+      const attempt = Object.create(this.strategy) as Strategy;
+      passport.authenticate(attempt, { session: false }, (error: unknown, principal: unknown) => {
+        if (!error && principal) return resolve(principal);
+        const refused = error instanceof DomainError ? error : new UnauthorizedError();
+        reject(refused.kind === 'unauthorized' && bearerTokenSent(request) ? new InvalidBearerTokenError(refused.message) : refused);
+      })(request, http.getResponse(), (error?: unknown) => reject(error ?? new UnauthorizedError()));
+    });
+    return true;
   }
-  return new StrategyGuard();
 }
 
 /**
@@ -41,13 +57,18 @@ function strategyGuard(strategy: 'device-jwt' | 'customer-jwt'): IAuthGuard {
  */
 @Injectable()
 export class AuthGuard implements CanActivate {
-  private readonly deviceGuard = strategyGuard('device-jwt');
-  private readonly customerGuard = strategyGuard('customer-jwt');
+  private readonly deviceGuard: StrategyGuard;
+  private readonly customerGuard: StrategyGuard;
 
   constructor(
     private readonly reflector: Reflector,
     private readonly tickets: StreamTicketAuthenticator,
-  ) {}
+    device: DeviceJwtStrategy,
+    customer: CustomerJwtStrategy,
+  ) {
+    this.deviceGuard = new StrategyGuard(device);
+    this.customerGuard = new StrategyGuard(customer);
+  }
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
     const kind = this.reflector.getAllAndOverride<AuthKind | undefined>(AUTH_KIND, [context.getHandler(), context.getClass()]);
@@ -55,13 +76,13 @@ export class AuthGuard implements CanActivate {
       case 'public':
         return true;
       case 'device':
-        return (await this.deviceGuard.canActivate(context)) as boolean;
+        return this.deviceGuard.canActivate(context);
       case 'customer':
-        return (await this.customerGuard.canActivate(context)) as boolean;
+        return this.customerGuard.canActivate(context);
       case 'customer-or-ticket': {
         const request = context.switchToHttp().getRequest<FastifyRequest & { user?: CustomerPrincipal }>();
         const ticket = (request.query as Record<string, unknown> | undefined)?.ticket;
-        if (ticket === undefined) return (await this.customerGuard.canActivate(context)) as boolean;
+        if (ticket === undefined) return this.customerGuard.canActivate(context);
         if (typeof ticket !== 'string') throw new UnauthorizedError('The stream ticket is not valid.');
         request.user = await this.tickets.authenticate(ticket, request.ip ?? 'unknown');
         return true;

@@ -1,6 +1,5 @@
 import { Module, type DynamicModule, type ModuleMetadata } from '@nestjs/common';
 import { APP_GUARD } from '@nestjs/core';
-import { PassportModule } from '@nestjs/passport';
 import { AuthGuard } from './auth.guard.js';
 import { CustomerJwtStrategy } from './customer-jwt.strategy.js';
 import { DeviceJwtStrategy } from './device-jwt.strategy.js';
@@ -16,7 +15,7 @@ export class AuthModule {
   static register(principalProviders: NonNullable<ModuleMetadata['imports']>): DynamicModule {
     return {
       module: AuthModule,
-      imports: [PassportModule, ...principalProviders],
+      imports: principalProviders,
       providers: [DeviceJwtStrategy, CustomerJwtStrategy, DevicePollAuth, { provide: APP_GUARD, useClass: AuthGuard }],
     };
   }
