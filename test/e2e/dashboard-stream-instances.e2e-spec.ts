@@ -1,5 +1,7 @@
+import pg from 'pg';
 import { aClaimedDevice, aCustomer, aRegisteredDevice, claim, type SignedIn } from '../support/claim-fixtures.js';
 import { startTwoInstances, type TestApp } from '../support/create-test-app.js';
+import { eventually } from '../support/eventually.js';
 import { aRedisKeyPrefix, deleteRedisKeys, redisForTests, TEST_REDIS_URL } from '../support/redis.js';
 import { dataOf, openSse, type SseMessage, type SseStream } from '../support/sse.js';
 import { ingest, iso } from '../support/telemetry.js';
@@ -98,3 +100,42 @@ if (redisAnswers) {
   const keyPrefix = aRedisKeyPrefix();
   acrossInstances('over Redis pub/sub (REDIS_URL)', () => ({ REDIS_URL: TEST_REDIS_URL, REDIS_KEY_PREFIX: keyPrefix }), () => deleteRedisKeys(keyPrefix));
 }
+
+describe('telemetry is passed between instances only while one of them has streams (PostgreSQL NOTIFY)', () => {
+  let a: TestApp;
+  let b: TestApp;
+  let close: () => Promise<void>;
+  let listener: pg.Client;
+  const heard: string[] = [];
+
+  beforeAll(async () => {
+    ({ a, b, close } = await startTwoInstances());
+    listener = new pg.Client({ connectionString: a.db.options.connectionString });
+    await listener.connect();
+    listener.on('notification', (message) => heard.push(message.payload ?? ''));
+    await listener.query('LISTEN device_cloud_telemetry');
+  });
+  afterAll(async () => {
+    await listener?.end();
+    await close?.();
+  });
+
+  it('no stream anywhere: a flush sends nothing; once B has a stream, A passes its records on to it', async () => {
+    const owner = await aCustomer(a);
+    const device = await aClaimedDevice(a, owner);
+    const ts = Date.now() - 60_000;
+    expect((await ingest(a.api, device.registered.accessToken, [{ ts: iso(ts), metrics: { soc: 1 } }])).response.status).toBe(200);
+
+    const onB = await stream(b, owner);
+    expect((await ingest(a.api, device.registered.accessToken, [{ ts: iso(ts + 1000), metrics: { soc: 2 } }])).response.status).toBe(200);
+    await onB.next(telemetryWith(device.body.deviceId, 2), 2000);
+
+    // NOTIFY arrives in commit order: once the second record is heard, the first would have been.
+    await eventually(() => expect(heard.some((payload) => payload.includes('"soc":2'))).toBe(true));
+    expect(heard.filter((payload) => payload.includes('"soc":1'))).toEqual([]);
+    const announced = heard.findIndex((payload) => payload.endsWith('\nwatching'));
+    expect(announced).toBeGreaterThanOrEqual(0);
+    expect(announced).toBeLessThan(heard.findIndex((payload) => payload.includes('"soc":2')));
+    expect(onB.messages.filter((message) => message.event === 'telemetry')).toHaveLength(1);
+  });
+});

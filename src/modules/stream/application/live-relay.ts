@@ -1,8 +1,8 @@
-import { Injectable, Logger } from '@nestjs/common';
+import { Injectable, Logger, type OnModuleDestroy } from '@nestjs/common';
 import { ChangeFeed } from '../../../shared/database/change-feed.js';
 import { EventReader } from '../../events/index.js';
 import { TelemetryFeed, type StoredTelemetry } from '../../telemetry/index.js';
-import { LiveBus, MAX_MESSAGE_LENGTH, type TelemetryMessage } from '../domain/live-bus.js';
+import { LiveBus, MAX_MESSAGE_LENGTH, WATCHING_RENEW_MS, type TelemetryMessage } from '../domain/live-bus.js';
 import { eventFrame, joinFrames, telemetryFrame } from '../domain/sse.js';
 import { StreamHub } from './stream-hub.js';
 
@@ -13,16 +13,21 @@ export const EVENTS_CHANNEL = 'device_cloud_events';
  * Brings what happens to the streams of this instance, whichever instance it happened on.
  *
  * Telemetry: each ingest flush of this instance goes to its own streams at once, and to the other
- * instances over the LiveBus (PostgreSQL NOTIFY, or Redis with REDIS_URL). Events of the log: a
+ * instances over the LiveBus (PostgreSQL NOTIFY, or Redis with REDIS_URL), but only while there
+ * are streams to see it: here, or on an instance that announced it has some (it does every
+ * WATCHING_RENEW_MS while it has streams, and before its first stream opens). With no stream
+ * anywhere a flush costs nothing more than the write. Events of the log: a
  * trigger names them on PostgreSQL's LISTEN/NOTIFY when their transaction commits, on every
  * instance, whoever recorded them; an instance with streams reads them in one query per batch.
  */
 @Injectable()
-export class LiveRelay {
+export class LiveRelay implements OnModuleDestroy {
   private readonly logger = new Logger(LiveRelay.name);
   private pendingEvents = new Set<string>();
   private loading = false;
   private publishWarned = false;
+  private announcedAt = -Infinity;
+  private readonly renewal: NodeJS.Timeout;
 
   constructor(
     private readonly hub: StreamHub,
@@ -34,16 +39,47 @@ export class LiveRelay {
     telemetry.subscribe((stored) => this.stored(stored));
     bus.subscribe((message) => this.hub.deliver(message.ownerId, message.deviceId, message.frames));
     feed.listen(EVENTS_CHANNEL, (payload) => this.eventsCommitted(payload));
+    this.renewal = setInterval(() => {
+      if (this.hub.size > 0) void this.announce();
+    }, WATCHING_RENEW_MS).unref();
+  }
+
+  /**
+   * Before a stream opens: unless this instance said so within WATCHING_RENEW_MS (so the others'
+   * leases still run for at least twice that), the others hear that it has streams before the
+   * stream's first byte is written. A bus that cannot be reached does not keep the stream from
+   * opening; the next renewal tries again.
+   */
+  async watching(): Promise<void> {
+    if (Date.now() - this.announcedAt < WATCHING_RENEW_MS) return;
+    await this.announce();
+  }
+
+  onModuleDestroy(): void {
+    clearInterval(this.renewal);
+  }
+
+  private async announce(): Promise<void> {
+    try {
+      await this.bus.announce();
+      this.announcedAt = Date.now();
+    } catch (error) {
+      this.logger.warn({ err: error }, 'Could not tell the other instances that this one has streams; their telemetry reaches them once it can');
+    }
   }
 
   private stored(flush: StoredTelemetry[]): void {
+    const here = this.hub.size > 0;
+    const elsewhere = this.bus.othersWatching;
+    if (!here && !elsewhere) return;
     const messages: TelemetryMessage[] = [];
     for (const device of flush) {
       if (device.records.length === 0) continue;
       const frames = device.records.map((record) => telemetryFrame(device.deviceId, record));
       for (const piece of joinFrames(frames, MAX_MESSAGE_LENGTH)) messages.push({ ownerId: device.ownerId, deviceId: device.deviceId, frames: piece });
     }
-    for (const message of messages) this.hub.deliver(message.ownerId, message.deviceId, message.frames);
+    if (here) for (const message of messages) this.hub.deliver(message.ownerId, message.deviceId, message.frames);
+    if (!elsewhere) return;
     this.bus.publish(messages).then(
       () => (this.publishWarned = false),
       (error: unknown) => {

@@ -3,6 +3,7 @@ import { NotFoundError } from '../../../shared/domain-error.js';
 import { eventFrame } from '../domain/sse.js';
 import { EventReader } from '../../events/index.js';
 import { SqlVisibleDevices } from '../infrastructure/sql-visible-devices.js';
+import { LiveRelay } from './live-relay.js';
 import { StreamHub, type StreamSink, type StreamViewer } from './stream-hub.js';
 
 /** Events a resumed stream gets back at most; older ones are in GET /dashboard/events. */
@@ -21,16 +22,20 @@ export class StreamsService {
     private readonly hub: StreamHub,
     private readonly events: EventReader,
     private readonly devices: SqlVisibleDevices,
+    private readonly relay: LiveRelay,
   ) {}
 
   /**
    * Registers the stream first and only then reads the replay, so an event committed in between is
-   * held rather than lost; the replay and the held events are merged without duplicates.
+   * held rather than lost; the replay and the held events are merged without duplicates. Before
+   * that, the other instances hear that this one has streams, so telemetry they store once the
+   * stream has opened reaches it.
    */
   async open(viewer: StreamViewer, request: StreamRequest, sink: StreamSink): Promise<void> {
     if (request.deviceId !== null && !(await this.devices.visible(viewer, request.deviceId))) {
       throw new NotFoundError('No such device, or it is not yours.');
     }
+    await this.relay.watching();
     const subscriber = this.hub.open(viewer, request.deviceId, sink, request.resumeAfter !== null);
     if (request.resumeAfter === null) return;
     try {

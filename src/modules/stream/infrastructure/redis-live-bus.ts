@@ -1,7 +1,6 @@
-import { randomUUID } from 'node:crypto';
 import { Logger, type OnApplicationShutdown } from '@nestjs/common';
 import { Redis } from 'ioredis';
-import { decodeMessage, encodeMessage, LiveBus, type TelemetryMessage } from '../domain/live-bus.js';
+import { LiveBus } from '../domain/live-bus.js';
 
 /**
  * The bus with REDIS_URL: Redis pub/sub, one publishing and one subscribed connection per instance.
@@ -9,11 +8,9 @@ import { decodeMessage, encodeMessage, LiveBus, type TelemetryMessage } from '..
  */
 export class RedisLiveBus extends LiveBus implements OnApplicationShutdown {
   private readonly logger = new Logger(RedisLiveBus.name);
-  private readonly origin = randomUUID();
   private readonly channel: string;
   private readonly publisher: Redis;
   private readonly subscriber: Redis;
-  private readonly listeners: Array<(message: TelemetryMessage) => void> = [];
   private warned = false;
 
   constructor(url: string, keyPrefix: string) {
@@ -24,23 +21,15 @@ export class RedisLiveBus extends LiveBus implements OnApplicationShutdown {
     this.subscriber = new Redis(url, { ...options, connectionName: 'dcs-live-subscribe' });
     for (const client of [this.publisher, this.subscriber]) client.on('error', () => this.warnOnce());
     this.subscriber.on('ready', () => (this.warned = false));
-    this.subscriber.on('message', (_channel: string, payload: string) => {
-      const message = decodeMessage(payload, this.origin);
-      if (message) for (const listener of this.listeners) listener(message);
-    });
+    this.subscriber.on('message', (_channel: string, payload: string) => this.received(payload));
     // ioredis subscribes again by itself after a reconnect.
     this.subscriber.subscribe(this.channel).catch(() => this.warnOnce());
   }
 
-  async publish(messages: TelemetryMessage[]): Promise<void> {
-    if (messages.length === 0) return;
+  protected async send(payloads: string[]): Promise<void> {
     const pipeline = this.publisher.pipeline();
-    for (const message of messages) pipeline.publish(this.channel, encodeMessage(this.origin, message));
+    for (const payload of payloads) pipeline.publish(this.channel, payload);
     await pipeline.exec();
-  }
-
-  subscribe(listener: (message: TelemetryMessage) => void): void {
-    this.listeners.push(listener);
   }
 
   onApplicationShutdown(): void {
