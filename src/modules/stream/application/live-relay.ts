@@ -26,6 +26,7 @@ export class LiveRelay implements OnModuleDestroy {
   private pendingEvents = new Set<string>();
   private loading = false;
   private publishWarned = false;
+  private announceWarned = false;
   private announcedAt = -Infinity;
   private readonly renewal: NodeJS.Timeout;
 
@@ -63,8 +64,10 @@ export class LiveRelay implements OnModuleDestroy {
     try {
       await this.bus.announce();
       this.announcedAt = Date.now();
+      this.announceWarned = false;
     } catch (error) {
-      this.logger.warn({ err: error }, 'Could not tell the other instances that this one has streams; their telemetry reaches them once it can');
+      if (!this.announceWarned) this.logger.warn({ err: error }, 'Could not tell the other instances that this one has streams; their telemetry reaches them once it can');
+      this.announceWarned = true;
     }
   }
 
