@@ -1,4 +1,5 @@
 import pg from 'pg';
+import { TELEMETRY_CHANNEL } from '../../src/modules/stream/infrastructure/postgres-live-bus.js';
 import { aClaimedDevice, aCustomer, aRegisteredDevice, claim, type SignedIn } from '../support/claim-fixtures.js';
 import { startTwoInstances, type TestApp } from '../support/create-test-app.js';
 import { eventually } from '../support/eventually.js';
@@ -113,7 +114,7 @@ describe('telemetry is passed between instances only while one of them has strea
     listener = new pg.Client({ connectionString: a.db.options.connectionString });
     await listener.connect();
     listener.on('notification', (message) => heard.push(message.payload ?? ''));
-    await listener.query('LISTEN device_cloud_telemetry');
+    await listener.query(`LISTEN ${TELEMETRY_CHANNEL}`);
   });
   afterAll(async () => {
     await listener?.end();
