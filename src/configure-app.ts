@@ -18,6 +18,7 @@ import { installNotModifiedHook, NotModifiedShortcuts } from './shared/http/not-
 import { closeHttp2ConnectionsOnShutdown, installShutdownGate } from './shared/http/shutdown-gate.js';
 import { ProblemResponse } from './shared/http/problem.response.js';
 import { requestIdOf } from './shared/logging.js';
+import { DatabaseOutage } from './shared/database/database-outage.js';
 import { ProblemDetailsFilter } from './shared/problem-details.filter.js';
 import { AppValidationPipe } from './shared/validation.pipe.js';
 
@@ -181,7 +182,7 @@ export async function createApp(settings: AppSettings, tls?: TlsCredentials): Pr
   app.setGlobalPrefix(API_PREFIX, { exclude: openApiPrefixExclusions });
   useJsonBodyParser(app, settings.env.BODY_LIMIT_BYTES);
   app.useGlobalPipes(new AppValidationPipe());
-  app.useGlobalFilters(new ProblemDetailsFilter(app.get(HttpAdapterHost)));
+  app.useGlobalFilters(new ProblemDetailsFilter(app.get(HttpAdapterHost), app.get(DatabaseOutage)));
   // A callback hook: it runs on every request, and costs no promise that way.
   fastify.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id);

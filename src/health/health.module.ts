@@ -5,7 +5,9 @@ import { HealthController } from './health.controller.js';
 import { ShutdownState } from './shutdown-state.js';
 
 @Module({
-  imports: [TerminusModule.forRoot({ errorLogStyle: 'json', gracefulShutdownTimeoutMs: 0 })],
+  // A failed readiness probe is an answer, not an error: an outage is logged once (DatabaseOutage),
+  // a drain by main.ts.
+  imports: [TerminusModule.forRoot({ logger: false, gracefulShutdownTimeoutMs: 0 })],
   controllers: [HealthController],
   providers: [ShutdownState, DatabaseHealth],
   exports: [ShutdownState],

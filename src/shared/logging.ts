@@ -18,6 +18,9 @@ export function requestIdOf(request: IncomingMessage): string {
   return id;
 }
 
+/** The error pino-http makes up for a 5xx answer that had none. */
+const isSyntheticError = (error: Error, response: ServerResponse): boolean => error.message === `failed with status code ${response.statusCode}`;
+
 type PinoHttpOptions = Exclude<NonNullable<Params['pinoHttp']>, DestinationStream | unknown[]>;
 
 function pathOnly(url: string | undefined): string {
@@ -48,8 +51,14 @@ export function loggerOptions(env: Env, destination?: DestinationStream): Params
           : { message: String(error).slice(0, 300) },
     },
     redact: { paths: ['req.headers', 'res.headers', 'req.body', '*.password', '*.deviceSecret', '*.claimCode', '*.refreshToken', '*.accessToken', '*.token', '*.ticket'], remove: true },
+    // A 503 is an expected fault (database outage, drain), logged once as such elsewhere: its request
+    // lines are warnings. Other 5xx are bugs. pino-http invents an error for every 5xx; a 503 has none.
     customLogLevel: (_request: IncomingMessage, response: ServerResponse, error?: Error) =>
-      error || response.statusCode >= 500 ? 'error' : response.statusCode >= 400 ? 'info' : 'info',
+      response.statusCode === 503 ? 'warn' : error || response.statusCode >= 500 ? 'error' : 'info',
+    customErrorObject: (_request: IncomingMessage, response: ServerResponse, error: Error, value: Record<string, unknown>) =>
+      response.statusCode === 503 && isSyntheticError(error, response) ? { ...value, err: undefined } : value,
+    customErrorMessage: (_request: IncomingMessage, response: ServerResponse, error: Error) =>
+      response.statusCode === 503 && isSyntheticError(error, response) ? 'request completed' : 'request errored',
     autoLogging: { ignore: (request: IncomingMessage) => (request.url ?? '').startsWith('/health/') },
   };
   return { pinoHttp: destination ? [options, destination] : options };

@@ -3,6 +3,7 @@ import { HttpAdapterHost } from '@nestjs/core';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { DomainError, InvalidBearerTokenError, type ErrorKind, type FieldError } from './domain-error.js';
 import { DatabaseUnavailableError } from './database/database-errors.js';
+import type { DatabaseOutage } from './database/database-outage.js';
 import { PROBLEM_TITLES, problemType } from './problem-types.js';
 
 export interface ProblemDocument {
@@ -94,7 +95,10 @@ function mapError(error: unknown): Mapped | undefined {
 export class ProblemDetailsFilter implements ExceptionFilter {
   private readonly logger = new Logger('ProblemDetails');
 
-  constructor(private readonly adapterHost: HttpAdapterHost) {}
+  constructor(
+    private readonly adapterHost: HttpAdapterHost,
+    private readonly outage: DatabaseOutage,
+  ) {}
 
   catch(error: unknown, host: ArgumentsHost): void {
     const request = host.switchToHttp().getRequest<FastifyRequest>();
@@ -104,8 +108,8 @@ export class ProblemDetailsFilter implements ExceptionFilter {
     if (!mapped) {
       this.logger.error({ err: error, requestId }, 'Unhandled error');
     } else if (error instanceof DatabaseUnavailableError) {
-      // The driver's code only (ECONNREFUSED, 57P01, …): its message or the statement may hold data.
-      this.logger.warn({ requestId, reason: error.reason }, 'Database unavailable');
+      // Logged once per outage, with the driver's code only (its message or the statement may hold data).
+      this.outage.refused(error.unavailableCause, error.reason);
     }
     const { status, code, detail, errors, retryAfterSec } = mapped ?? {
       status: 500,

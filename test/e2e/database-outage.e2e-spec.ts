@@ -2,6 +2,7 @@ import pg from 'pg';
 import { aRegistration, bearer, login, registerDevice, type Registered } from '../support/builders.js';
 import { startTestApp, type TestApp } from '../support/create-test-app.js';
 import { aVerifiedCustomer, customerAuth, type SignedInCustomer } from '../support/customers.js';
+import { fileScanner } from '../support/leak-scan.js';
 import { expectProblem } from '../support/problems.js';
 import { stoppablePostgres, type StoppablePostgres } from '../support/stoppable-postgres.js';
 import { ingest, iso, MINUTE, telemetryRows } from '../support/telemetry.js';
@@ -20,6 +21,9 @@ describe('PostgreSQL stops and comes back', () => {
   let customer: SignedInCustomer;
   let deviceSecret: string;
   const figures: Record<string, number> = {};
+  /** Index of the first log line written once PostgreSQL was stopped. */
+  let outageLogStart = 0;
+  const outageLog = () => fileScanner.logLines().slice(outageLogStart).map((line) => JSON.parse(line) as { level: number; msg: string; cause?: string; refused?: number; res?: { statusCode: number } });
 
   const elapsed = async <T>(call: () => Promise<T>): Promise<{ answer: T; ms: number }> => {
     const started = performance.now();
@@ -44,6 +48,7 @@ describe('PostgreSQL stops and comes back', () => {
     expect({ label, status: answer.response.status }).toEqual({ label, status: 503 });
     expectProblem(answer, 503, 'SERVICE_UNAVAILABLE');
     expect(answer.response.headers.get('retry-after')).toMatch(/^[1-9]\d*$/);
+    expect((answer.error as { detail?: string }).detail).toBe('The database is not reachable. Retry later.');
     expect(ms).toBeLessThan(5000);
     return ms;
   }
@@ -71,6 +76,7 @@ describe('PostgreSQL stops and comes back', () => {
   });
 
   it('answers every request that needs the database with a 503 problem and Retry-After within 5 s once it stops', async () => {
+    outageLogStart = fileScanner.logLines().length;
     await postgres.stop();
 
     let slowest = 0;
@@ -137,4 +143,18 @@ describe('PostgreSQL stops and comes back', () => {
     expect(await telemetryRows(t.db, device.deviceId)).toHaveLength(3);
     expect(figures.firstSuccessAfterRestart).toBeLessThan(30_000);
   }, 60_000);
+
+  it('logged the outage once when it began and once when it ended, and no line of it as an error', () => {
+    const lines = outageLog();
+    const refused = lines.filter((line) => line.res?.statusCode === 503);
+    expect(refused.length).toBeGreaterThan(40);
+    // An expected fault: request lines at warn, no error level anywhere (pino: 40 warn, 50 error).
+    expect(refused.every((line) => line.level === 40)).toBe(true);
+    expect(lines.filter((line) => line.level >= 50).map((line) => line.msg)).toEqual([]);
+    const began = lines.filter((line) => line.msg.startsWith('Database unreachable'));
+    const ended = lines.filter((line) => line.msg === 'Database serving again');
+    expect(began.map((line) => [line.level, line.cause])).toEqual([[40, 'unreachable']]);
+    expect(ended.map((line) => [line.level, line.cause])).toEqual([[30, 'unreachable']]);
+    expect(ended[0].refused).toBeGreaterThanOrEqual(refused.length - 2);
+  });
 });

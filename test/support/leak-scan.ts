@@ -106,6 +106,11 @@ export class LeakScanner {
     this.userIdByEmail.set(email.toLowerCase(), userId);
   }
 
+  /** The log lines captured so far, as the application wrote them. */
+  logLines(): string[] {
+    return this.captured.filter((entry) => entry.kind === 'log').map((entry) => entry.text);
+  }
+
   recordLog(line: string): void {
     this.captured.push({ kind: 'log', where: '', text: line, issued: new Set() });
   }

@@ -1,7 +1,10 @@
 import { Logger, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
 import type { DataSource } from 'typeorm';
 import type { DatabaseSettings } from './data-source-options.js';
-import { isDatabaseUnavailable } from './database-errors.js';
+import type { Pool } from 'pg';
+import type { PostgresDriver } from 'typeorm/driver/postgres/PostgresDriver.js';
+import { asDatabaseError, DatabaseUnavailableError, isDatabaseUnavailable } from './database-errors.js';
+import type { DatabaseOutage } from './database-outage.js';
 import { openDataSource, runMigrations } from './migrate.js';
 
 interface StartupTask {
@@ -39,6 +42,7 @@ export class DatabaseConnection implements OnModuleInit, OnApplicationShutdown {
   constructor(
     private readonly dataSource: DataSource,
     private readonly settings: DatabaseSettings,
+    private readonly outage: DatabaseOutage,
   ) {}
 
   /** Schema migrated, pool open and every start-up task done. */
@@ -52,7 +56,7 @@ export class DatabaseConnection implements OnModuleInit, OnApplicationShutdown {
     } catch (error) {
       // Anything but unavailability (bad credentials, a failing migration) stops the start, as before.
       if (!isDatabaseUnavailable(error)) throw error;
-      this.logger.warn({ ...summary(error) }, 'Database unavailable at start; answering 503 and retrying in the background');
+      this.refused(error);
       this.scheduleRetry();
     }
   }
@@ -69,7 +73,7 @@ export class DatabaseConnection implements OnModuleInit, OnApplicationShutdown {
         return;
       } catch (error) {
         if (!isDatabaseUnavailable(error)) throw error;
-        this.logger.warn({ task: name, ...summary(error) }, 'Start-up task could not reach the database; retrying in the background');
+        this.refused(error);
       }
     }
     this.pending.push(task);
@@ -81,6 +85,7 @@ export class DatabaseConnection implements OnModuleInit, OnApplicationShutdown {
     if (this.retryTimer) clearTimeout(this.retryTimer);
     this.retryTimer = null;
     await this.attempt?.catch(() => undefined);
+    this.outage.stop();
     // An attempt that finished after TypeORM closed its data source must not leave the pool open.
     if (this.dataSource.isInitialized) await this.dataSource.destroy().catch(() => undefined);
   }
@@ -92,11 +97,29 @@ export class DatabaseConnection implements OnModuleInit, OnApplicationShutdown {
       if (this.stopped) return;
       // Every client of the pool hears its own errors (ListeningClient, data-source-options.ts).
       await openDataSource(this.dataSource);
+      // A new connection is the sign that an unreachable database is back (DatabaseOutage).
+      ((this.dataSource.driver as PostgresDriver).master as Pool).on('connect', () => this.outage.connected());
+      this.outage.connected();
     }
     while (this.pending.length > 0 && !this.stopped) {
       await this.pending[0].run();
       this.pending.shift();
     }
+  }
+
+  /**
+   * For errors from outside the pool (the job queue's own connections): unavailability goes to the
+   * outage log, once per outage; returns false for any other error, which the caller logs.
+   */
+  reportUnavailable(error: unknown): boolean {
+    if (!isDatabaseUnavailable(error)) return false;
+    this.refused(error);
+    return true;
+  }
+
+  private refused(error: unknown): void {
+    const unavailable = asDatabaseError(error) as DatabaseUnavailableError;
+    this.outage.refused(unavailable.unavailableCause, unavailable.reason);
   }
 
   private scheduleRetry(): void {
@@ -112,8 +135,11 @@ export class DatabaseConnection implements OnModuleInit, OnApplicationShutdown {
         .catch((error: unknown) => {
           this.failures += 1;
           const details = { attempt: this.failures, ...summary(error) };
-          if (isDatabaseUnavailable(error)) this.logger.warn(details, 'Database still unavailable');
-          else this.logger.error(details, 'Bringing the database up failed');
+          // Unavailability is logged once per outage (DatabaseOutage); each attempt only at debug.
+          if (isDatabaseUnavailable(error)) {
+            this.refused(error);
+            this.logger.debug(details, 'Database still unavailable');
+          } else this.logger.error(details, 'Bringing the database up failed');
         })
         .finally(() => {
           this.attempt = null;

@@ -27,6 +27,18 @@ describe('database errors', () => {
   });
 
   it.each([
+    ['connection refused', withCode('ECONNREFUSED'), 'unreachable', 'The database is not reachable. Retry later.'],
+    ['session terminated', withCode('57P01'), 'unreachable', 'The database is not reachable. Retry later.'],
+    ['client connect timeout', new Error('Connection terminated due to connection timeout'), 'unreachable', 'The database is not reachable. Retry later.'],
+    ['no pooled connection came free in time', new Error('timeout exceeded when trying to connect'), 'pool-busy', 'Every database connection of this instance is busy. Retry later.'],
+    ['statement timeout', withCode('57014'), 'overloaded', 'The database is overloaded and did not answer in time. Retry later.'],
+    ['too many connections', withCode('53300'), 'overloaded', 'The database is overloaded and did not answer in time. Retry later.'],
+  ])('%s: the 503 names its cause', (_name, error, cause, detail) => {
+    const mapped = asDatabaseError(error) as DatabaseUnavailableError;
+    expect({ cause: mapped.unavailableCause, detail: mapped.message }).toEqual({ cause, detail });
+  });
+
+  it.each([
     ['unique violation', withCode('23505', 'duplicate key value violates unique constraint')],
     ['deadlock (the writer retries it)', withCode('40P01')],
     ['syntax error', withCode('42601')],

@@ -19,16 +19,44 @@ const DRIVER_MESSAGE =
   /^(timeout exceeded when trying to connect|Connection terminated|Client has encountered a connection error and is not queryable|Client was closed and is not queryable|Query read timeout|Cannot use a pool after calling end on the pool)/;
 
 /**
+ * Why the database cannot serve, as far as this instance can tell: `unreachable` (down, starting,
+ * refusing, the session killed), `pool-busy` (every connection of this instance's pool is in use
+ * and none came free in time: the database itself may be fine), `overloaded` (PostgreSQL cancelled
+ * the statement after DATABASE_STATEMENT_TIMEOUT_MS, or refuses more connections).
+ */
+export type UnavailableCause = 'unreachable' | 'pool-busy' | 'overloaded';
+
+const DETAIL_OF_CAUSE: Record<UnavailableCause, string> = {
+  unreachable: 'The database is not reachable. Retry later.',
+  'pool-busy': 'Every database connection of this instance is busy. Retry later.',
+  overloaded: 'The database is overloaded and did not answer in time. Retry later.',
+};
+
+/** pg-pool's message when no pooled connection came free within the connect timeout. */
+const POOL_WAIT_TIMEOUT = 'timeout exceeded when trying to connect';
+
+function causeOf(reason: string, cause: unknown): UnavailableCause {
+  if (reason === '57014' || reason === '53300') return 'overloaded';
+  const message = (cause as { message?: unknown } | undefined)?.message;
+  return message === POOL_WAIT_TIMEOUT ? 'pool-busy' : 'unreachable';
+}
+
+/**
  * The database cannot serve this request right now: it is down, starting, unreachable, too busy, or
- * the session was killed. Answered as 503 SERVICE_UNAVAILABLE with Retry-After; retrying later is
- * the right reaction. The driver's error stays in `cause` (only its code is ever logged).
+ * the session was killed. Answered as 503 SERVICE_UNAVAILABLE with Retry-After and a detail that
+ * names the cause; retrying later is the right reaction. The driver's error stays in `cause` (only
+ * its code is ever logged).
  */
 export class DatabaseUnavailableError extends DomainError {
+  readonly unavailableCause: UnavailableCause;
+
   constructor(
     readonly reason: string,
     cause?: unknown,
   ) {
-    super('SERVICE_UNAVAILABLE', 'unavailable', 'The database is not reachable. Retry later.', { retryAfterSec: DATABASE_RETRY_AFTER_SEC });
+    const unavailableCause = causeOf(reason, cause);
+    super('SERVICE_UNAVAILABLE', 'unavailable', DETAIL_OF_CAUSE[unavailableCause], { retryAfterSec: DATABASE_RETRY_AFTER_SEC });
+    this.unavailableCause = unavailableCause;
     if (cause !== undefined) this.cause = cause;
   }
 }

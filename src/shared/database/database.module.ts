@@ -4,6 +4,7 @@ import type { DataSource, DataSourceOptions } from 'typeorm';
 import { dataSourceOptions, DEFAULT_CONNECT_TIMEOUT_MS, type DatabaseSettings } from './data-source-options.js';
 import { ChangeFeed } from './change-feed.js';
 import { DatabaseConnection } from './database-connection.js';
+import { DatabaseOutage } from './database-outage.js';
 import { Orm } from './orm.js';
 import { Sql } from './sql.js';
 
@@ -22,10 +23,15 @@ export class DatabaseModule {
       providers: [
         Sql,
         Orm,
-        { provide: DatabaseConnection, inject: [getDataSourceToken()], useFactory: (dataSource: DataSource) => new DatabaseConnection(dataSource, settings) },
+        { provide: DatabaseOutage, useFactory: () => new DatabaseOutage() },
+        {
+          provide: DatabaseConnection,
+          inject: [getDataSourceToken(), DatabaseOutage],
+          useFactory: (dataSource: DataSource, outage: DatabaseOutage) => new DatabaseConnection(dataSource, settings, outage),
+        },
         { provide: ChangeFeed, useFactory: () => new ChangeFeed(settings.url, settings.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS) },
       ],
-      exports: [Sql, Orm, DatabaseConnection, ChangeFeed],
+      exports: [Sql, Orm, DatabaseConnection, DatabaseOutage, ChangeFeed],
     };
   }
 }

@@ -164,8 +164,11 @@ export class JobQueue implements OnApplicationBootstrap, OnApplicationShutdown {
       schedule: false,
     });
     // pg-boss reports trouble (the database went away, a slow query) as events; the message may
-    // quote SQL, so the log gets the code only. Polling continues and recovers by itself.
-    boss.on('error', (error: Error & { code?: unknown }) => this.logger.warn({ code: error.code ?? error.name }, 'Job queue error'));
+    // quote SQL, so the log gets the code only. Polling continues and recovers by itself. An
+    // unreachable database is the outage the service logs once (DatabaseOutage), not a line per poll.
+    boss.on('error', (error: Error & { code?: unknown }) => {
+      if (!this.database.reportUnavailable(error)) this.logger.warn({ code: error.code ?? error.name }, 'Job queue error');
+    });
     boss.on('warning', (warning: { data?: { type?: unknown } }) => this.logger.warn({ type: warning.data?.type }, 'Job queue warning'));
     this.boss = boss;
     try {
