@@ -8,10 +8,8 @@ import { loadTlsCredentials, reloadCertificate, type TlsCredentials } from './co
 import { startEmbeddedPostgres, type EmbeddedPostgresHandle } from './shared/database/embedded-postgres.js';
 import { ShutdownState } from './health/shutdown-state.js';
 import { logEventLoopDelay } from './shared/event-loop-log.js';
-
-function log(level: 'info' | 'error', msg: string, extra: Record<string, unknown> = {}): void {
-  process.stdout.write(JSON.stringify({ level, time: new Date().toISOString(), msg, ...extra }) + '\n');
-}
+import { processLogger } from './shared/logging.js';
+import type { Logger } from 'pino';
 
 function readEnv(): { env: Env; tls: TlsCredentials | undefined } {
   try {
@@ -27,26 +25,30 @@ function readEnv(): { env: Env; tls: TlsCredentials | undefined } {
 }
 
 /** A renewed certificate is put in place without a restart: open connections are kept. */
-function reloadCertificateOnSighup(server: TlsServer, initial: TlsCredentials): void {
+function reloadCertificateOnSighup(server: TlsServer, initial: TlsCredentials, log: Logger): void {
   let current = initial;
   process.on('SIGHUP', () => {
     try {
       current = reloadCertificate(server, current);
-      log('info', 'TLS certificate reloaded', { certFile: current.certFile });
+      log.info({ certFile: current.certFile }, 'TLS certificate reloaded');
     } catch (error) {
       const problems = error instanceof InvalidEnvironmentError ? error.problems : [String(error)];
-      log('error', 'TLS certificate not reloaded; still serving the previous one', { problems });
+      log.error({ problems }, 'TLS certificate not reloaded; still serving the previous one');
     }
   });
 }
 
+/** Until the environment is read: JSON lines, as every later line under a non-terminal stdout. */
+let log: Logger = processLogger(loadEnv({ LOG_FORMAT: 'json' }));
+
 async function bootstrap(): Promise<void> {
   const { env, tls } = readEnv();
+  log = processLogger(env);
   const secrets = resolveSecrets(env);
   let embedded: EmbeddedPostgresHandle | undefined;
   let databaseUrl = env.DATABASE_URL;
   if (!databaseUrl) {
-    log('info', 'No DATABASE_URL: starting embedded PostgreSQL', { dataDir: env.DATA_DIR, port: env.EMBEDDED_POSTGRES_PORT });
+    log.info({ dataDir: env.DATA_DIR, port: env.EMBEDDED_POSTGRES_PORT }, 'No DATABASE_URL: starting embedded PostgreSQL');
     embedded = await startEmbeddedPostgres({ dataDir: env.DATA_DIR, port: env.EMBEDDED_POSTGRES_PORT, persistent: true });
     await embedded.createDatabase('device_cloud');
     databaseUrl = embedded.url('device_cloud');
@@ -55,15 +57,16 @@ async function bootstrap(): Promise<void> {
   // 503 until they are done, also while PostgreSQL is still down.
   const app = await createApp({ env, secrets, databaseUrl }, tls);
   await app.listen({ port: env.PORT, host: env.HOST });
-  log('info', 'Device Cloud Service listening', { url: `${tls ? 'https' : 'http'}://${env.HOST === '0.0.0.0' ? 'localhost' : env.HOST}:${env.PORT}`, docs: '/docs', node: process.version });
-  if (tls) reloadCertificateOnSighup(app.getHttpServer() as unknown as TlsServer, tls);
-  if (env.EVENT_LOOP_LOG_MS > 0) logEventLoopDelay(env.EVENT_LOOP_LOG_MS);
+  log.info({ url: `${tls ? 'https' : 'http'}://${env.HOST === '0.0.0.0' ? 'localhost' : env.HOST}:${env.PORT}`, docs: '/docs', node: process.version }, 'Device Cloud Service listening');
+  if (tls) reloadCertificateOnSighup(app.getHttpServer() as unknown as TlsServer, tls, log);
+  // Whatever LOG_LEVEL says: the benchmark's soak reads these lines.
+  if (env.EVENT_LOOP_LOG_MS > 0) logEventLoopDelay(env.EVENT_LOOP_LOG_MS, processLogger(env, 'info'));
 
   let stopping = false;
   const shutdown = async (signal: string) => {
     if (stopping) return;
     stopping = true;
-    log('info', 'Shutting down', { signal });
+    log.info({ signal }, 'Shutting down');
     app.get(ShutdownState).beginShutdown();
     // Readiness is down and every answer says Connection: close; still listening meanwhile, so
     // clients of a load balancer that has not noticed yet are served, not refused.
@@ -71,12 +74,12 @@ async function bootstrap(): Promise<void> {
     // Requests still open after the grace period (a stalled upload, say) lose their connection,
     // so that the pool and the embedded database still close in order.
     const grace = setTimeout(() => {
-      log('error', 'Requests still open after SHUTDOWN_GRACE_MS; closing their connections');
+      log.warn('Requests still open after SHUTDOWN_GRACE_MS; closing their connections');
       (app.getHttpServer() as Server).closeAllConnections();
     }, env.SHUTDOWN_GRACE_MS);
     grace.unref();
     const deadline = setTimeout(() => {
-      log('error', 'Shutdown took too long; exiting');
+      log.error('Shutdown took too long; exiting');
       process.exit(1);
     }, env.SHUTDOWN_GRACE_MS + 5000);
     deadline.unref();
@@ -95,6 +98,6 @@ async function bootstrap(): Promise<void> {
 }
 
 bootstrap().catch((error: unknown) => {
-  log('error', 'Failed to start', { error: error instanceof Error ? error.message : String(error) });
+  log.fatal({ error: error instanceof Error ? error.message : String(error) }, 'Failed to start');
   process.exit(1);
 });

@@ -23,6 +23,10 @@ export class Env {
   @IsIn(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])
   LOG_LEVEL = 'info';
 
+  /** `auto`: coloured lines for people under `development` when stdout is a terminal, JSON lines otherwise. */
+  @IsIn(['auto', 'json', 'pretty'])
+  LOG_FORMAT: 'auto' | 'json' | 'pretty' = 'auto';
+
   @Transform(blankToUndefined) @IsOptional() @Matches(/^postgres(ql)?:\/\//, { message: 'DATABASE_URL must be a postgres:// URL' })
   DATABASE_URL?: string;
 

@@ -1,13 +1,13 @@
 import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
+import type { Logger } from 'pino';
 
 const RESOLUTION_MS = 10;
 
 /**
- * Every `everyMs`, one JSON line on stdout with the event-loop delay (ms) since the last line: the
- * benchmark's soak reads it from the service's output (EVENT_LOOP_LOG_MS). Written past the logger,
- * so LOG_LEVEL does not hide it.
+ * Every `everyMs`, one line `event loop` with the event-loop delay (ms) since the last line: the
+ * benchmark's soak reads it from the service's output (EVENT_LOOP_LOG_MS), written by `logger`.
  */
-export function logEventLoopDelay(everyMs: number): void {
+export function logEventLoopDelay(everyMs: number, logger: Logger): void {
   const histogram = monitorEventLoopDelay({ resolution: RESOLUTION_MS });
   histogram.enable();
   // The histogram holds the time between the monitor's ticks: the delay is what exceeds the resolution.
@@ -18,8 +18,7 @@ export function logEventLoopDelay(everyMs: number): void {
   const scheduleNext = () => {
     windows += 1;
     setTimeout(() => {
-      const line = { level: 'info', time: new Date().toISOString(), msg: 'event loop', p50: delayMs(histogram.percentile(50)), p99: delayMs(histogram.percentile(99)), max: delayMs(histogram.max) };
-      process.stdout.write(`${JSON.stringify(line)}\n`);
+      logger.info({ p50: delayMs(histogram.percentile(50)), p99: delayMs(histogram.percentile(99)), max: delayMs(histogram.max) }, 'event loop');
       histogram.reset();
       scheduleNext();
     }, started + windows * everyMs - performance.now()).unref();

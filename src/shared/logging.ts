@@ -1,7 +1,9 @@
 import { randomUUID } from 'node:crypto';
+import { hostname } from 'node:os';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Params } from 'nestjs-pino';
-import type { DestinationStream } from 'pino';
+import { pino, type DestinationStream, type Logger as PinoLogger } from 'pino';
+import pretty from 'pino-pretty';
 import type { Env } from '../config/env.js';
 
 const REQUEST_ID_HEADER = 'x-request-id';
@@ -25,6 +27,32 @@ type PinoHttpOptions = Exclude<NonNullable<Params['pinoHttp']>, DestinationStrea
 
 function pathOnly(url: string | undefined): string {
   return (url ?? '').split('?')[0].slice(0, 256);
+}
+
+/** Whether log lines are for people (coloured, one line each) or for machines (JSON). */
+export function logFormat(env: Env, stdoutIsTerminal = process.stdout.isTTY === true): 'json' | 'pretty' {
+  if (env.LOG_FORMAT !== 'auto') return env.LOG_FORMAT;
+  return env.NODE_ENV === 'development' && stdoutIsTerminal ? 'pretty' : 'json';
+}
+
+/**
+ * Where lines go: stdout as JSON, or through pino-pretty (in process, synchronous: no worker
+ * thread) with the same fields. Every logger of the process uses this, so there is one format.
+ */
+function logStream(env: Env): DestinationStream | undefined {
+  if (logFormat(env) === 'json') return undefined;
+  return pretty({ colorize: true, sync: true, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname,context', messageFormat: '{if context}[{context}] {end}{msg}' });
+}
+
+/**
+ * The logger of what happens outside a request and before the application exists (start-up,
+ * shutdown, certificate reloads): the same format and fields as the application's own lines.
+ * `level` overrides LOG_LEVEL for lines that must always be written (EVENT_LOOP_LOG_MS).
+ */
+export function processLogger(env: Env, level: string = env.LOG_LEVEL): PinoLogger {
+  const stream = logStream(env);
+  const options = { level, base: { pid: process.pid, hostname: hostname(), context: 'Main' } };
+  return stream ? pino(options, stream) : pino(options);
 }
 
 /**
@@ -61,5 +89,6 @@ export function loggerOptions(env: Env, destination?: DestinationStream): Params
       response.statusCode === 503 && isSyntheticError(error, response) ? 'request completed' : 'request errored',
     autoLogging: { ignore: (request: IncomingMessage) => (request.url ?? '').startsWith('/health/') },
   };
-  return { pinoHttp: destination ? [options, destination] : options };
+  const stream = destination ?? logStream(env);
+  return { pinoHttp: stream ? [options, stream] : options };
 }

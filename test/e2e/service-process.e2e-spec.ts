@@ -5,6 +5,7 @@ import createClient from 'openapi-fetch';
 import pg from 'pg';
 import { MIGRATIONS } from '../../src/shared/database/data-source-options.js';
 import type { paths } from '../client/schema.js';
+import { createTestDatabase } from '../support/postgres.js';
 import { stoppablePostgres, type StoppablePostgres } from '../support/stoppable-postgres.js';
 import { serviceStart } from '../../bench/servers.js';
 import { buildService, freePort, portAccepts, root, runService, scratchDir, stopLeftoverPostgres, waitFor, type Running } from '../support/service-process.js';
@@ -36,6 +37,27 @@ describe('configuration errors', () => {
       expect(service.output()).toContain(name);
     }
   });
+});
+
+describe('LOG_FORMAT=pretty: lines for people', () => {
+  it('writes coloured one-line entries with the context, not JSON', async () => {
+    const database = await createTestDatabase();
+    const port = await freePort();
+    const service = run({ LOG_FORMAT: 'pretty', DATABASE_URL: database.url, PORT: String(port), HOST: '127.0.0.1', DATA_DIR: scratchDir() });
+    try {
+      await waitFor(() => service.output().includes('listening'), 60_000, 'the service to listen');
+      await fetch(`http://127.0.0.1:${port}/api/v1/no-such-route`);
+      await waitFor(() => service.output().includes('request completed'), 5000, 'the request line');
+      const output = service.output();
+      expect(output).toMatch(/^\[\d{2}:\d{2}:\d{2}\.\d{3}\] \u001b\[32mINFO\u001b\[39m: \u001b\[36m\[Main\] Device Cloud Service listening/m);
+      expect(output).toMatch(/INFO.*request completed/);
+      expect(output.split('\n').filter((line) => line.startsWith('{'))).toEqual([]);
+    } finally {
+      service.child.kill('SIGTERM');
+      await service.exited;
+      await database.drop();
+    }
+  }, 90_000);
 });
 
 describe('npm start without DATABASE_URL', () => {
@@ -122,6 +144,16 @@ describe('npm start without DATABASE_URL', () => {
     for (const secret of [deviceSecret, data!.accessToken, data!.refreshToken, registration.claimCode, login.data!.accessToken]) {
       expect(log).not.toContain(secret);
     }
+  });
+
+  it('writes one format: every line, its own start-up lines and the request lines alike, is a JSON line with the same fields', () => {
+    const lines = service.output().split('\n').filter((line) => line !== '');
+    const parsed = lines.map((line) => JSON.parse(line) as Record<string, unknown>);
+    for (const line of parsed) {
+      expect(line).toEqual(expect.objectContaining({ level: expect.any(Number), time: expect.any(Number), pid: service.child.pid, msg: expect.any(String) }));
+    }
+    const messages = parsed.map((line) => line.msg);
+    expect(messages).toEqual(expect.arrayContaining(['No DATABASE_URL: starting embedded PostgreSQL', 'Device Cloud Service listening', 'request completed']));
   });
 
   it('shuts down on SIGTERM, stopping the embedded database', async () => {
