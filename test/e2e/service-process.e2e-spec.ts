@@ -49,7 +49,11 @@ describe('LOG_FORMAT=pretty: lines for people', () => {
       await fetch(`http://127.0.0.1:${port}/api/v1/no-such-route`);
       await waitFor(() => service.output().includes('request completed'), 5000, 'the request line');
       const output = service.output();
-      expect(output).toMatch(/^\[\d{2}:\d{2}:\d{2}\.\d{3}\] \u001b\[32mINFO\u001b\[39m: \u001b\[36m\[Main\] Device Cloud Service listening/m);
+      const escape = String.fromCharCode(0x1b);
+      const started = output.split('\n').find((line) => line.includes('Device Cloud Service listening'));
+      // Time, the level in green, the context and message in cyan (ANSI colours).
+      expect(started).toMatch(/^\[\d{2}:\d{2}:\d{2}\.\d{3}\] /);
+      expect(started).toContain(`${escape}[32mINFO${escape}[39m: ${escape}[36m[Main] Device Cloud Service listening`);
       expect(output).toMatch(/INFO.*request completed/);
       expect(output.split('\n').filter((line) => line.startsWith('{'))).toEqual([]);
     } finally {
