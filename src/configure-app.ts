@@ -13,7 +13,7 @@ import { ShutdownState } from './health/shutdown-state.js';
 import type { FastifyRequest } from 'fastify';
 import { DomainError } from './shared/domain-error.js';
 import { clientErrorHandler, frameworkErrors } from './shared/http/framework-errors.js';
-import { useJsonBodyParser } from './shared/http/json-body-parser.js';
+import { bodyEncodingError, useJsonBodyParser } from './shared/http/json-body-parser.js';
 import { installNotModifiedHook, NotModifiedShortcuts } from './shared/http/not-modified.js';
 import { closeHttp2ConnectionsOnShutdown, installShutdownGate } from './shared/http/shutdown-gate.js';
 import { ProblemResponse } from './shared/http/problem.response.js';
@@ -95,7 +95,7 @@ function nonJsonBodyError(request: FastifyRequest): DomainError | undefined {
   const hasBody = Number(request.headers['content-length'] ?? 0) > 0 || request.headers['transfer-encoding'] !== undefined;
   if (!hasBody) return undefined;
   const type = (request.headers['content-type'] ?? '').split(';')[0].trim().toLowerCase();
-  if (type === 'application/json' || /^application\/[a-z0-9.+-]+\+json$/.test(type)) return undefined;
+  if (type === 'application/json' || /^application\/[a-z0-9.+-]+\+json$/.test(type)) return bodyEncodingError(request);
   return new DomainError('UNSUPPORTED_MEDIA_TYPE', 'unsupported-media-type', 'Send the body as application/json.');
 }
 

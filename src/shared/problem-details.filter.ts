@@ -5,6 +5,7 @@ import { DomainError, InvalidBearerTokenError, type ErrorKind, type FieldError }
 import { DatabaseUnavailableError } from './database/database-errors.js';
 import type { DatabaseOutage } from './database/database-outage.js';
 import { PROBLEM_TITLES, problemType } from './problem-types.js';
+import { UnsupportedContentEncodingError } from './http/json-body-parser.js';
 
 export interface ProblemDocument {
   type: string;
@@ -128,6 +129,7 @@ export class ProblemDetailsFilter implements ExceptionFilter {
     };
     // RFC 9110: a 401 names the scheme that would succeed; RFC 6750 §3: and says when the token sent was refused.
     if (status === 401) reply.header('WWW-Authenticate', error instanceof InvalidBearerTokenError ? 'Bearer realm="device-cloud", error="invalid_token"' : 'Bearer realm="device-cloud"');
+    if (error instanceof UnsupportedContentEncodingError) reply.header('Accept-Encoding', 'gzip');
     if (retryAfterSec !== undefined) reply.header('Retry-After', String(Math.max(1, Math.ceil(retryAfterSec))));
     reply.header('Content-Type', 'application/problem+json; charset=utf-8');
     this.adapterHost.httpAdapter.reply(reply, body, status);

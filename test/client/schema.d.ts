@@ -3996,7 +3996,10 @@ export interface operations {
     ingestTelemetry: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Send `gzip` to upload the body gzip-compressed (a 50-record batch shrinks to about an eighth). The 1 MiB limit holds for the body as sent and decompressed. Any other coding is `415` with `Accept-Encoding: gzip`. */
+                "Content-Encoding"?: "gzip" | "identity";
+            };
             path?: never;
             cookie?: never;
         };

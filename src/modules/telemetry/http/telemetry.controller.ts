@@ -1,6 +1,6 @@
 import { Body, Controller, HttpCode, Post, UseGuards } from '@nestjs/common';
 import { RouteConfig } from '@nestjs/platform-fastify';
-import { ApiBody, ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
+import { ApiBody, ApiHeader, ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
 import { CurrentDevice, DeviceAuth } from '../../../auth/auth.decorators.js';
 import { ApiProblems } from '../../../shared/http/api-problems.decorator.js';
 import type { DevicePrincipal } from '../../../auth/principals.js';
@@ -24,6 +24,12 @@ export class TelemetryController {
     summary: 'Upload a batch of 1–500 measurements (up to 1 MiB)',
     description:
       'Idempotent on (device, batteryId, ts): a batch retried after a lost response stores nothing twice. Answered after the records are committed. A record more than 5 minutes in the future or older than the retention window, or with a metric value that is not 0 or of a magnitude from 1e-12 to 1e12, is rejected on its own.',
+  })
+  @ApiHeader({
+    name: 'Content-Encoding',
+    required: false,
+    enum: ['gzip', 'identity'],
+    description: 'Send `gzip` to upload the body gzip-compressed (a 50-record batch shrinks to about an eighth). The 1 MiB limit holds for the body as sent and decompressed. Any other coding is `415` with `Accept-Encoding: gzip`.',
   })
   @ApiBody({ type: IngestTelemetryRequest })
   @ApiResponse({ status: 200, type: IngestTelemetryResponse, description: 'Stored.' })
