@@ -4,6 +4,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { DomainError, InvalidBearerTokenError, type ErrorKind, type FieldError } from './domain-error.js';
 import { DatabaseUnavailableError } from './database/database-errors.js';
 import { PROBLEM_TITLES, problemType } from './problem-types.js';
+import type { RateLimitMetrics } from './rate-limit/rate-limit-metrics.js';
 
 export interface ProblemDocument {
   type: string;
@@ -94,7 +95,10 @@ function mapError(error: unknown): Mapped | undefined {
 export class ProblemDetailsFilter implements ExceptionFilter {
   private readonly logger = new Logger('ProblemDetails');
 
-  constructor(private readonly adapterHost: HttpAdapterHost) {}
+  constructor(
+    private readonly adapterHost: HttpAdapterHost,
+    private readonly refusals: RateLimitMetrics,
+  ) {}
 
   catch(error: unknown, host: ArgumentsHost): void {
     const request = host.switchToHttp().getRequest<FastifyRequest>();
@@ -124,6 +128,7 @@ export class ProblemDetailsFilter implements ExceptionFilter {
     };
     // RFC 9110: a 401 names the scheme that would succeed; RFC 6750 §3: and says when the token sent was refused.
     if (status === 401) reply.header('WWW-Authenticate', error instanceof InvalidBearerTokenError ? 'Bearer realm="device-cloud", error="invalid_token"' : 'Bearer realm="device-cloud"');
+    if (status === 429) this.refusals.refused((error instanceof DomainError ? error.details.limiter : undefined) ?? 'other');
     if (retryAfterSec !== undefined) reply.header('Retry-After', String(Math.max(1, Math.ceil(retryAfterSec))));
     reply.header('Content-Type', 'application/problem+json; charset=utf-8');
     this.adapterHost.httpAdapter.reply(reply, body, status);
