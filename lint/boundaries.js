@@ -10,7 +10,8 @@ import { join } from 'node:path';
  *   modules with in-memory fakes.
  * - src/shared, src/auth, src/config and src/health sit below the modules and import none of them:
  *   auth defines the ports it needs (src/auth/principals.ts) and the modules implement them.
- * - The composition root (src/*.ts, ormconfig.ts) assembles modules through their surfaces only.
+ * - The composition root (src/*.ts, ormconfig.ts) and the metrics (src/metrics) reach modules
+ *   through their surfaces only.
  */
 export const MODULES_DIR = join(import.meta.dirname, '..', 'src', 'modules');
 
@@ -55,7 +56,7 @@ export function boundaryConfigs(modules = moduleNames(), alsoRestricted = []) {
       },
     })),
     {
-      files: ['src/*.ts', 'ormconfig.ts'],
+      files: ['src/*.ts', 'ormconfig.ts', 'src/metrics/**/*.ts'],
       rules: { 'no-restricted-imports': ['error', { paths: alsoRestricted, patterns: [{ ...surfaceOnly(modules), regex: `(?:^|/)modules/(?:${modules.map(escape).join('|')})/(?!index\\.js$)` }] }] },
     },
   ];

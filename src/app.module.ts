@@ -7,6 +7,7 @@ import { ConfigModule } from './config/config.module.js';
 import type { Env } from './config/env.js';
 import type { Secrets } from './config/secrets.js';
 import { HealthModule } from './health/health.module.js';
+import { MetricsModule } from './metrics/metrics.module.js';
 import { AccountsModule } from './modules/accounts/index.js';
 import { AlertsModule } from './modules/alerts/index.js';
 import { ClaimsModule } from './modules/claims/index.js';
@@ -51,6 +52,7 @@ export class AppModule {
         JobsModule.register({ url: databaseUrl, pollIntervalMs: env.JOB_POLL_INTERVAL_MS }),
         MailModule,
         RateLimitModule,
+        MetricsModule.register(env),
         NotModifiedModule,
         HealthModule,
         AuthModule.register([DevicesModule, AccountsModule, StreamModule]),

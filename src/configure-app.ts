@@ -10,6 +10,7 @@ import { AppModule, type AppSettings } from './app.module.js';
 import type { Env } from './config/env.js';
 import { secureContextOptions, type TlsCredentials } from './config/tls.js';
 import { ShutdownState } from './health/shutdown-state.js';
+import { installRequestMetrics, RequestDurations } from './metrics/request-metrics.js';
 import type { FastifyRequest } from 'fastify';
 import { DomainError } from './shared/domain-error.js';
 import { clientErrorHandler, frameworkErrors } from './shared/http/framework-errors.js';
@@ -20,6 +21,7 @@ import { ProblemResponse } from './shared/http/problem.response.js';
 import { requestIdOf } from './shared/logging.js';
 import { DatabaseOutage } from './shared/database/database-outage.js';
 import { ProblemDetailsFilter } from './shared/problem-details.filter.js';
+import { RateLimitMetrics } from './shared/rate-limit/rate-limit-metrics.js';
 import { AppValidationPipe } from './shared/validation.pipe.js';
 
 export const API_PREFIX = 'api/v1';
@@ -168,6 +170,7 @@ export async function createApp(settings: AppSettings, tls?: TlsCredentials): Pr
     },
   });
   const fastify = app.getHttpAdapter().getInstance();
+  if (settings.env.METRICS_PORT !== undefined) installRequestMetrics(fastify, app.get(RequestDurations));
   fastify.addHook('onRequest', (request, reply, done) => securityHeaders(request.raw, reply.raw, (error?: unknown) => done(error as Error | undefined)));
   const corsOrigins = (settings.env.CORS_ORIGINS ?? '').split(',').map((origin) => origin.trim()).filter(Boolean);
   // Browsers on other origins get no CORS headers (and so no access) unless listed in CORS_ORIGINS.
@@ -182,7 +185,7 @@ export async function createApp(settings: AppSettings, tls?: TlsCredentials): Pr
   app.setGlobalPrefix(API_PREFIX, { exclude: openApiPrefixExclusions });
   useJsonBodyParser(app, settings.env.BODY_LIMIT_BYTES);
   app.useGlobalPipes(new AppValidationPipe());
-  app.useGlobalFilters(new ProblemDetailsFilter(app.get(HttpAdapterHost), app.get(DatabaseOutage)));
+  app.useGlobalFilters(new ProblemDetailsFilter(app.get(HttpAdapterHost), app.get(DatabaseOutage), app.get(RateLimitMetrics)));
   // A callback hook: it runs on every request, and costs no promise that way.
   fastify.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id);

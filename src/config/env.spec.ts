@@ -128,6 +128,18 @@ describe('loadEnv', () => {
     expect(badVariables({ TLS_KEY_FILE: '/etc/dcs/key.pem', TLS_CERT_FILE: ' ' })).toEqual(['TLS_CERT_FILE, TLS_KEY_FILE']);
   });
 
+  it('leaves metrics off unless METRICS_PORT is set, on loopback by default, never on the API port', () => {
+    expect(loadEnv({}).METRICS_PORT).toBeUndefined();
+    expect(loadEnv({ METRICS_PORT: ' ' }).METRICS_PORT).toBeUndefined();
+    expect(loadEnv({}).METRICS_HOST).toBe('127.0.0.1');
+    expect(loadEnv({ METRICS_PORT: '9464', METRICS_HOST: '0.0.0.0' })).toMatchObject({ METRICS_PORT: 9464, METRICS_HOST: '0.0.0.0' });
+    expect(loadEnv({ PORT: '0', METRICS_PORT: '0' }).METRICS_PORT).toBe(0);
+    expect(badVariables({ METRICS_PORT: 'metrics' })).toEqual(['METRICS_PORT']);
+    expect(badVariables({ METRICS_PORT: '65536' })).toEqual(['METRICS_PORT']);
+    expect(badVariables({ PORT: '8080', METRICS_PORT: '8080' })).toEqual(['METRICS_PORT']);
+    expect(badVariables({ METRICS_PORT: '3000' })).toEqual(['METRICS_PORT']);
+  });
+
   it('names every bad variable at once, in the message too', () => {
     const source = { PORT: 'abc', LOG_LEVEL: 'loud', DATABASE_URL: 'mysql://x', DB_POOL_SIZE: '500' };
 

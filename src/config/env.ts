@@ -5,6 +5,7 @@ import { guaranteedRetrySpanSec, MIN_DELIVERY_RETRY_SPAN_SEC } from '../shared/j
 const toInt = ({ value }: { value: unknown }) => (typeof value === 'string' && /^-?\d+$/.test(value.trim()) ? Number(value) : value);
 const toBoolean = ({ value }: { value: unknown }) => (value === 'true' || value === '1' ? true : value === 'false' || value === '0' ? false : value);
 const blankToUndefined = ({ value }: { value: unknown }) => (typeof value === 'string' && value.trim() === '' ? undefined : value);
+const toOptionalInt = ({ value }: { value: unknown }) => toInt({ value: blankToUndefined({ value }) });
 
 /**
  * Every environment variable the service reads. Validated once at start; a bad value stops the
@@ -251,6 +252,14 @@ export class Env {
   /** Above 0: every that many ms, a JSON line with the event-loop delay on stdout (the benchmark's soak reads it). */
   @Transform(toInt) @IsInt() @Min(0) @Max(3_600_000)
   EVENT_LOOP_LOG_MS = 0;
+
+  /** Set: Prometheus metrics of this instance at GET /metrics on a listener of their own, never the API port. Unset: off. */
+  @Transform(toOptionalInt) @IsOptional() @IsInt() @Min(0) @Max(65535)
+  METRICS_PORT?: number;
+
+  /** Address of the metrics listener: loopback by default, as the metrics are for the operator's scraper only. */
+  @IsString() @MinLength(1)
+  METRICS_HOST = '127.0.0.1';
 }
 
 export class InvalidEnvironmentError extends Error {
@@ -274,6 +283,7 @@ export function loadEnv(source: Record<string, string | undefined> = process.env
     if (span < MIN_DELIVERY_RETRY_SPAN_SEC) problems.push(`DELIVERY_RETRY_LIMIT, DELIVERY_RETRY_DELAY_SEC, DELIVERY_RETRY_DELAY_MAX_SEC: deliveries must be retried for at least 24 h in production (these give ${Math.floor(span / 3600)} h)`);
   }
   if (Boolean(env.ADMIN_EMAIL) !== Boolean(env.ADMIN_PASSWORD)) problems.push('ADMIN_EMAIL, ADMIN_PASSWORD: set both or neither');
+  if (env.METRICS_PORT !== undefined && env.METRICS_PORT !== 0 && env.METRICS_PORT === env.PORT) problems.push('METRICS_PORT: must differ from PORT (metrics are never served on the API port)');
   if (Boolean(env.TLS_CERT_FILE) !== Boolean(env.TLS_KEY_FILE)) problems.push('TLS_CERT_FILE, TLS_KEY_FILE: set both or neither');
   if (problems.length > 0) throw new InvalidEnvironmentError(problems);
   return env;

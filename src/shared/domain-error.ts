@@ -24,7 +24,8 @@ export class DomainError extends Error {
     readonly code: string,
     readonly kind: ErrorKind,
     message: string,
-    readonly details: { errors?: FieldError[]; retryAfterSec?: number } = {},
+    /** `limiter`: which limit refused (a rate-limited error), for the metrics; never shown to the client. */
+    readonly details: { errors?: FieldError[]; retryAfterSec?: number; limiter?: string } = {},
   ) {
     super(message);
     this.name = new.target.name;
@@ -37,9 +38,10 @@ export class ValidationFailedError extends DomainError {
   }
 }
 
+/** `limiter` names the limit that refused (the first part of its bucket keys: `claim`, `ingest`, …). */
 export class RateLimitedError extends DomainError {
-  constructor(retryAfterSec: number, message = 'Too many attempts. Try again later.') {
-    super('RATE_LIMITED', 'rate-limited', message, { retryAfterSec });
+  constructor(limiter: string, retryAfterSec: number, message = 'Too many attempts. Try again later.') {
+    super('RATE_LIMITED', 'rate-limited', message, { retryAfterSec, limiter });
   }
 }
 

@@ -6,6 +6,7 @@ import { DatabaseUnavailableError } from './database/database-errors.js';
 import type { DatabaseOutage } from './database/database-outage.js';
 import { PROBLEM_TITLES, problemType } from './problem-types.js';
 import { UnsupportedContentEncodingError } from './http/json-body-parser.js';
+import type { RateLimitMetrics } from './rate-limit/rate-limit-metrics.js';
 
 export interface ProblemDocument {
   type: string;
@@ -99,6 +100,7 @@ export class ProblemDetailsFilter implements ExceptionFilter {
   constructor(
     private readonly adapterHost: HttpAdapterHost,
     private readonly outage: DatabaseOutage,
+    private readonly refusals: RateLimitMetrics,
   ) {}
 
   catch(error: unknown, host: ArgumentsHost): void {
@@ -130,6 +132,7 @@ export class ProblemDetailsFilter implements ExceptionFilter {
     // RFC 9110: a 401 names the scheme that would succeed; RFC 6750 §3: and says when the token sent was refused.
     if (status === 401) reply.header('WWW-Authenticate', error instanceof InvalidBearerTokenError ? 'Bearer realm="device-cloud", error="invalid_token"' : 'Bearer realm="device-cloud"');
     if (error instanceof UnsupportedContentEncodingError) reply.header('Accept-Encoding', 'gzip');
+    if (status === 429) this.refusals.refused((error instanceof DomainError ? error.details.limiter : undefined) ?? 'other');
     if (retryAfterSec !== undefined) reply.header('Retry-After', String(Math.max(1, Math.ceil(retryAfterSec))));
     reply.header('Content-Type', 'application/problem+json; charset=utf-8');
     this.adapterHost.httpAdapter.reply(reply, body, status);

@@ -24,6 +24,7 @@ describe('module boundary lint', () => {
     ['src/auth/planted.ts', "import { DevicesModule } from '../modules/devices/index.js';"],
     ['src/shared/database/planted.ts', "import { DeviceRecord } from '../../modules/devices/infrastructure/device.record.js';"],
     ['src/app-planted.ts', "import { DevicesService } from './modules/devices/application/devices.service.js';"],
+    ['src/metrics/planted.ts', "import { StreamHub } from '../modules/stream/application/stream-hub.js';"],
   ])('refuses %s: %s', (filename, source) => {
     expect(violations(filename, source)).toEqual([expect.stringMatching(/^no-restricted-imports: /)]);
   });
@@ -34,6 +35,7 @@ describe('module boundary lint', () => {
     ['src/modules/claims/application/planted.ts', "import { Sql } from '../../../shared/database/sql.js';"],
     ['src/modules/claims/application/planted.spec.ts', "import { InMemoryDeviceRepository } from '../../devices/application/in-memory-device.repository.js';"],
     ['src/app-planted.ts', "import { DevicesModule } from './modules/devices/index.js';"],
+    ['src/metrics/planted.ts', "import { StreamsService } from '../modules/stream/index.js';"],
     ['src/auth/planted.ts', "import { Env } from '../config/env.js';"],
   ])('allows %s: %s', (filename, source) => {
     expect(violations(filename, source)).toEqual([]);

@@ -15,6 +15,6 @@ import { SqlAlertStore } from './infrastructure/sql-alert-store.js';
   imports: [EventsModule, TelemetryModule],
   controllers: [DashboardAlertsController, AdminAlertRulesController],
   providers: [AlertMonitor, AlertRules, AlertTransitions, AlertsService, { provide: AlertStore, useClass: SqlAlertStore }],
-  exports: [AlertMonitor],
+  exports: [AlertMonitor, AlertsService],
 })
 export class AlertsModule {}

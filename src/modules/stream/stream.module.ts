@@ -34,6 +34,6 @@ import { SqlVisibleDevices } from './infrastructure/sql-visible-devices.js';
     },
     { provide: StreamTicketAuthenticator, useExisting: StreamTickets },
   ],
-  exports: [StreamTicketAuthenticator],
+  exports: [StreamTicketAuthenticator, StreamsService],
 })
 export class StreamModule {}

@@ -4,6 +4,7 @@ export { TelemetryHistory, type RawRecordRow, type RawRecordsQuery, type SeriesQ
 export { autoBucketSec, MAX_POINTS_EXPLICIT, parseBucket, resolveRange, type BucketChoice, type HistoryRange } from './domain/history-query.js';
 export { BATTERY_ID_PATTERN, METRIC_NAME, type TelemetryRecord } from './domain/telemetry-record.js';
 export { TelemetryFeed, type StoredTelemetry } from './application/telemetry-feed.js';
+export { IngestMetrics, UnmeasuredIngest } from './application/ingest-metrics.js';
 import {
   DeviceLatestMetricRecord,
   TelemetryReadingRecord,

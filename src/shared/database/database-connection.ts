@@ -1,11 +1,18 @@
 import { Logger, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
-import type { DataSource } from 'typeorm';
-import type { DatabaseSettings } from './data-source-options.js';
 import type { Pool } from 'pg';
+import type { DataSource } from 'typeorm';
 import type { PostgresDriver } from 'typeorm/driver/postgres/PostgresDriver.js';
+import type { DatabaseSettings } from './data-source-options.js';
 import { asDatabaseError, DatabaseUnavailableError, isDatabaseUnavailable } from './database-errors.js';
 import type { DatabaseOutage } from './database-outage.js';
 import { openDataSource, runMigrations } from './migrate.js';
+
+/** The pool's connections at one moment: opened in all, of them idle, and requests waiting for one. */
+export interface PoolUsage {
+  total: number;
+  idle: number;
+  waiting: number;
+}
 
 interface StartupTask {
   name: string;
@@ -48,6 +55,13 @@ export class DatabaseConnection implements OnModuleInit, OnApplicationShutdown {
   /** Schema migrated, pool open and every start-up task done. */
   get ready(): boolean {
     return this.dataSource.isInitialized && this.pending.length === 0;
+  }
+
+  /** The pool TypeORM opened, as it is now; null while it is not open. */
+  poolUsage(): PoolUsage | null {
+    if (!this.dataSource.isInitialized) return null;
+    const pool = (this.dataSource.driver as PostgresDriver).master as Pool;
+    return { total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount };
   }
 
   async onModuleInit(): Promise<void> {

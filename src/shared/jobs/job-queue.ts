@@ -61,6 +61,16 @@ export interface FailedJob<T> {
   failedAt: Date;
 }
 
+/** One queue's jobs as pg-boss's monitor last counted them (every minute). */
+export interface QueueCounts {
+  queue: string;
+  /** Waiting: ready now, or due later (a retry's backoff, a delayed job). */
+  queued: number;
+  active: number;
+  /** Failed for good and still kept (retention), so a rolling count of recent failures. */
+  failed: number;
+}
+
 interface Registration {
   spec: QueueSpec;
   handler?: JobHandler<unknown>;
@@ -140,6 +150,12 @@ export class JobQueue implements OnApplicationBootstrap, OnApplicationShutdown {
       createdAt: job.sourceCreatedOn ?? job.createdOn,
       failedAt: job.createdOn,
     }));
+  }
+
+  /** Every queue's counts, from pg-boss's queue table: one small read, however many jobs there are. */
+  async counts(): Promise<QueueCounts[]> {
+    const queues = await this.runningBoss().getQueues();
+    return queues.map((queue) => ({ queue: queue.name, queued: queue.queuedCount, active: queue.activeCount, failed: queue.failedCount }));
   }
 
   /** A job's state, for tests and diagnostics. */

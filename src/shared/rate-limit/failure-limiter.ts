@@ -42,7 +42,7 @@ export abstract class FailureLimiter {
   /** Throws RATE_LIMITED (with Retry-After) while any of the buckets is full. */
   async refuseWhileLimited(buckets: FailureBucket[]): Promise<void> {
     const wait = await this.retryAfterSec(buckets);
-    if (wait > 0) throw new RateLimitedError(wait);
+    if (wait > 0) throw new RateLimitedError(limiterOf(buckets), wait);
   }
 
   /**
@@ -57,7 +57,7 @@ export abstract class FailureLimiter {
     isFailure: (error: unknown) => boolean = (error) => error instanceof DomainError && error.kind !== 'unavailable',
   ): Promise<T> {
     const wait = await this.acquire(buckets);
-    if (wait > 0) throw new RateLimitedError(wait);
+    if (wait > 0) throw new RateLimitedError(limiterOf(buckets), wait);
     try {
       const result = await check();
       await this.refund(buckets);
@@ -67,6 +67,11 @@ export abstract class FailureLimiter {
       throw error;
     }
   }
+}
+
+/** The limit's name: what its bucket keys start with (`user-login:email:…` → `user-login`). */
+export function limiterOf(buckets: FailureBucket[]): string {
+  return buckets[0]?.key.split(':', 1)[0] ?? 'unknown';
 }
 
 interface Window {

@@ -41,7 +41,7 @@ export class AccountsService implements CustomerAuthenticator {
     assertGuessResistant(password, normalized);
     // A budget, not a credential check: while Redis does not answer, sign-ups go on unlimited.
     const wait = await this.limiter.tryAcquire([{ key: `signup:address:${clientAddress}`, limit: this.env.SIGNUP_MAX_PER_ADDRESS_PER_HOUR, windowSec: 3600 }]);
-    if (wait !== null && wait > 0) throw new RateLimitedError(wait, 'Too many sign-ups from this address. Try again later.');
+    if (wait !== null && wait > 0) throw new RateLimitedError('signup', wait, 'Too many sign-ups from this address. Try again later.');
     const now = this.clock.now();
     const user = User.create({ id: randomUUID(), email: normalized, passwordHash: await this.hasher.hashLowEntropy(password), role: 'customer', verified: false, now });
     // The verification mail's job commits with the account: no account without its mail.
@@ -66,7 +66,7 @@ export class AccountsService implements CustomerAuthenticator {
     const buckets: FailureBucket[] = [{ key: `resend:user:${userId}`, limit: this.env.RESEND_VERIFICATION_MAX_PER_HOUR, windowSec: 3600 }];
     // Every request counts, sent or not: each may cost a mail.
     const wait = await this.limiter.acquire(buckets);
-    if (wait > 0) throw new RateLimitedError(wait, 'Too many verification mails requested. Try again later.');
+    if (wait > 0) throw new RateLimitedError('resend', wait, 'Too many verification mails requested. Try again later.');
     const user = await this.users.findById(userId);
     if (!user || user.emailVerified) return;
     await this.mails.verification(user);

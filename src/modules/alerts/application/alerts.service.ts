@@ -3,7 +3,7 @@ import { Clock } from '../../../config/config.module.js';
 import { NotFoundError } from '../../../shared/domain-error.js';
 import type { Alert } from '../domain/alert.js';
 import type { AlertRule } from '../domain/alert-rule.js';
-import { AlertStore, type AlertsPage, type AlertsViewer } from '../domain/alert.store.js';
+import { AlertStore, type AlertsPage, type AlertsViewer, type UnresolvedAlerts } from '../domain/alert.store.js';
 import { AlertRules, type RulesView } from './alert-rules.service.js';
 
 /** What owners and administrators do with alerts and a device's rules. */
@@ -34,6 +34,11 @@ export class AlertsService {
     const alert = await this.store.acknowledge(alertId, viewer.userId, this.clock.now());
     if (!alert) throw new NotFoundError('No visible alert has this id.');
     return alert;
+  }
+
+  /** Every alert not resolved yet, by state, whoever owns the device: for the operator's metrics. */
+  unresolved(): Promise<UnresolvedAlerts> {
+    return this.store.countUnresolved();
   }
 
   /** The owner, or an administrator; anyone else gets the 404 of a device that does not exist. */

@@ -66,4 +66,11 @@ export abstract class AlertStore {
   abstract find(viewer: AlertsViewer, alertId: string): Promise<Alert | null>;
   /** Marks it acknowledged (if open) and records who and when (once); the alert as it is then. */
   abstract acknowledge(alertId: string, userId: string, now: Date): Promise<Alert | null>;
+  /** Alerts not resolved yet, of every device, by state. */
+  abstract countUnresolved(): Promise<UnresolvedAlerts>;
+}
+
+export interface UnresolvedAlerts {
+  open: number;
+  acknowledged: number;
 }

@@ -3,7 +3,7 @@ import { Sql } from '../../../shared/database/sql.js';
 import type { SqlRunner } from '../../../shared/database/sql-runner.js';
 import type { Alert, AlertState } from '../domain/alert.js';
 import type { AlertOp, AlertRule } from '../domain/alert-rule.js';
-import { AlertStore, type AlertsPage, type AlertsViewer, type AlertWork, type SeriesKey, type StoredSeries } from '../domain/alert.store.js';
+import { AlertStore, type AlertsPage, type AlertsViewer, type AlertWork, type SeriesKey, type StoredSeries, type UnresolvedAlerts } from '../domain/alert.store.js';
 
 /** Arbitrary constant: with the device id's hash, the advisory lock of one device's alerts. */
 const ALERTS_LOCK_SPACE = 7_221_950;
@@ -211,5 +211,11 @@ export class SqlAlertStore extends AlertStore {
       [alertId, userId, now],
     );
     return row ? toAlert(row) : null;
+  }
+
+  async countUnresolved(): Promise<UnresolvedAlerts> {
+    const rows = await this.sql.rows<{ state: AlertState; n: number }>("SELECT state, count(*)::int AS n FROM alerts WHERE state <> 'resolved' GROUP BY state");
+    const count = (state: AlertState) => rows.find((row) => row.state === state)?.n ?? 0;
+    return { open: count('open'), acknowledged: count('acknowledged') };
   }
 }

@@ -5,7 +5,7 @@ import { Clock } from '../../../config/config.module.js';
 import { Env } from '../../../config/env.js';
 import { SecretHasher } from '../../../shared/crypto/secret-hasher.js';
 import { RateLimitedError, UnauthorizedError } from '../../../shared/domain-error.js';
-import { FailureLimiter, type FailureBucket } from '../../../shared/rate-limit/failure-limiter.js';
+import { FailureLimiter, limiterOf, type FailureBucket } from '../../../shared/rate-limit/failure-limiter.js';
 import { ClaimCode } from '../domain/claim-code.js';
 import { Device } from '../domain/device.js';
 import { effectiveConfig, type DeviceConfig } from '../domain/device-config.js';
@@ -246,7 +246,7 @@ export class DevicesService implements DeviceAuthenticator {
   private async createWithinAddressLimit<T>(clientAddress: string, create: () => Promise<T | null>): Promise<T | null> {
     const bucket: FailureBucket[] = [{ key: `register-new:address:${clientAddress}`, limit: this.env.REGISTRATION_MAX_PER_ADDRESS, windowSec: this.env.REGISTRATION_WINDOW_SEC }];
     const wait = await this.limiter.tryAcquire(bucket);
-    if (wait !== null && wait > 0) throw new RateLimitedError(wait);
+    if (wait !== null && wait > 0) throw new RateLimitedError(limiterOf(bucket), wait);
     let created: T | null = null;
     try {
       created = await create();

@@ -11,7 +11,7 @@ export interface StreamViewer {
 
 export class TooManyStreamsError extends DomainError {
   constructor(limit: number) {
-    super('TOO_MANY_STREAMS', 'rate-limited', `At most ${limit} streams may be open at once for one account. Close one first.`, { retryAfterSec: 5 });
+    super('TOO_MANY_STREAMS', 'rate-limited', `At most ${limit} streams may be open at once for one account. Close one first.`, { retryAfterSec: 5, limiter: 'streams-per-user' });
   }
 }
 

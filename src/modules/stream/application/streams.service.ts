@@ -25,6 +25,11 @@ export class StreamsService {
     private readonly relay: LiveRelay,
   ) {}
 
+  /** Streams open on this instance now. */
+  openStreams(): number {
+    return this.hub.size;
+  }
+
   /**
    * Registers the stream first and only then reads the replay, so an event committed in between is
    * held rather than lost; the replay and the held events are merged without duplicates. Before

@@ -1,6 +1,7 @@
 import { FixedClock } from '../../../config/fixed-clock.js';
 import { loadEnv } from '../../../config/env.js';
 import type { TelemetryRecord } from '../domain/telemetry-record.js';
+import { UnmeasuredIngest } from './ingest-metrics.js';
 import { InMemoryTelemetryWriter } from './in-memory-telemetry-writer.fake.js';
 import { TelemetryService } from './telemetry.service.js';
 
@@ -11,7 +12,7 @@ const DAY = 86_400_000;
 function setUp(retentionDays = 30) {
   const writer = new InMemoryTelemetryWriter();
   const clock = new FixedClock(NOW);
-  const service = new TelemetryService(writer, clock, loadEnv({ TELEMETRY_RETENTION_DAYS: String(retentionDays) }));
+  const service = new TelemetryService(writer, clock, loadEnv({ TELEMETRY_RETENTION_DAYS: String(retentionDays) }), new UnmeasuredIngest());
   return { writer, clock, service };
 }
 

@@ -3,6 +3,7 @@ import { Clock } from '../../../config/config.module.js';
 import { Env } from '../../../config/env.js';
 import { admit, type Rejection, type TelemetryRecord } from '../domain/telemetry-record.js';
 import { TelemetryWriter } from '../domain/telemetry-writer.js';
+import { IngestMetrics } from './ingest-metrics.js';
 
 export interface IngestResult {
   accepted: number;
@@ -16,6 +17,7 @@ export class TelemetryService {
     private readonly writer: TelemetryWriter,
     private readonly clock: Clock,
     private readonly env: Env,
+    private readonly metrics: IngestMetrics,
   ) {}
 
   /** Answers only after the records are committed; a retried batch is counted as duplicates. */
@@ -23,6 +25,7 @@ export class TelemetryService {
     const now = this.clock.now();
     const { accepted, rejected } = admit(records, now, this.env.TELEMETRY_RETENTION_DAYS);
     const inserted = accepted.length > 0 ? await this.writer.write(deviceId, accepted, now) : 0;
+    this.metrics.uploaded(inserted, accepted.length - inserted, rejected.length);
     return { accepted: inserted, duplicates: accepted.length - inserted, rejected };
   }
 }

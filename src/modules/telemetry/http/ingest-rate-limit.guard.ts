@@ -57,5 +57,5 @@ export class IngestRateLimitGuard implements CanActivate {
 }
 
 function tooMany(retryAfterSec: number): RateLimitedError {
-  return new RateLimitedError(retryAfterSec, 'Too many telemetry uploads from this device. Try again later.');
+  return new RateLimitedError('ingest', retryAfterSec, 'Too many telemetry uploads from this device. Try again later.');
 }

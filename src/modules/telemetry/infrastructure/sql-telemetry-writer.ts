@@ -1,9 +1,11 @@
+import { performance } from 'node:perf_hooks';
 import { Injectable } from '@nestjs/common';
 import { isDatabaseUnavailable } from '../../../shared/database/database-errors.js';
 import { Sql } from '../../../shared/database/sql.js';
 import { ROLLUP_LEVELS } from '../domain/rollup-levels.js';
 import type { TelemetryRecord } from '../domain/telemetry-record.js';
 import { TelemetryWriter } from '../domain/telemetry-writer.js';
+import { IngestMetrics } from '../application/ingest-metrics.js';
 import { TelemetryFeed, type StoredTelemetry } from '../application/telemetry-feed.js';
 import { EPOCH, rollupInterval, rollupTable } from './rollup-levels.sql.js';
 
@@ -127,6 +129,7 @@ export class SqlTelemetryWriter extends TelemetryWriter {
   constructor(
     private readonly sql: Sql,
     private readonly feed: TelemetryFeed,
+    private readonly metrics: IngestMetrics,
   ) {
     super();
   }
@@ -216,6 +219,7 @@ export class SqlTelemetryWriter extends TelemetryWriter {
       }
     }
     const now = batch[batch.length - 1].now;
+    const started = performance.now();
     const run = () => this.sql.rows<InsertedRow>(INGEST_SQL, [deviceIds, batteryIds, timestamps, metrics, now], 'telemetry_ingest');
     // Another flush (of this instance or another) writing the same rows may deadlock with this
     // one; PostgreSQL aborts one side, which then simply runs again.
@@ -223,6 +227,7 @@ export class SqlTelemetryWriter extends TelemetryWriter {
       if ((error as { code?: unknown }).code === DEADLOCK) return run();
       throw error;
     });
+    this.metrics.flushed(batch.length, deviceIds.length, (performance.now() - started) / 1000);
     const result = new Map<string, InsertedRow>();
     for (const row of rows) result.set(row.battery_id === null || row.ts === null ? backOnlineKey(row.device_id) : keyOf(row.device_id, row.battery_id, row.ts), row);
     return result;
