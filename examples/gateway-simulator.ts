@@ -32,6 +32,8 @@ const MAX_EVENTS_PER_REPORT = 100;
 /** What this firmware chooses (docs/gateway.md, "Retries"). */
 const BACKOFF_BASE_MS = 1_000;
 const BACKOFF_CAP_MS = 300_000;
+/** Registration retries stay well inside the service's 600 s retry window. */
+const REGISTRATION_BACKOFF_CAP_MS = 60_000;
 const RETRY_AFTER_JITTER_MS = 1_000;
 const REQUEST_TIMEOUT_MS = 15_000;
 const MAX_BUFFERED_RECORDS = 5_000;
@@ -170,8 +172,8 @@ export function parseOptions(argv: string[]): Options | 'help' {
 }
 
 /** The n-th retry (0-based) waits between half and all of min(cap, base × 2^n): "equal jitter". */
-export function backoffMs(attempt: number): number {
-  const ceiling = Math.min(BACKOFF_CAP_MS, BACKOFF_BASE_MS * 2 ** attempt);
+export function backoffMs(attempt: number, capMs = BACKOFF_CAP_MS): number {
+  const ceiling = Math.min(capMs, BACKOFF_BASE_MS * 2 ** attempt);
   return ceiling / 2 + Math.random() * (ceiling / 2);
 }
 
@@ -409,12 +411,12 @@ class Gateway {
    * service gives one, else the backoff. Stops retrying when the run stops (uploads: when the flush
    * time is up), and for a 500 after MAX_SERVER_ERROR_TRIES.
    */
-  private async retrying<T>(what: string, attempt: () => Promise<Answer<T>>, { flush = false } = {}): Promise<Answer<T>> {
+  private async retrying<T>(what: string, attempt: () => Promise<Answer<T>>, { flush = false, capMs = BACKOFF_CAP_MS } = {}): Promise<Answer<T>> {
     for (let tries = 0; ; tries++) {
       const answer = await attempt();
       if (!isTransient(answer)) return answer;
       if (answer.status === 500 && tries + 1 >= MAX_SERVER_ERROR_TRIES) return answer;
-      const waitMs = answer.retryAfterMs !== undefined ? answer.retryAfterMs + Math.random() * RETRY_AFTER_JITTER_MS : backoffMs(tries);
+      const waitMs = answer.retryAfterMs !== undefined ? answer.retryAfterMs + Math.random() * RETRY_AFTER_JITTER_MS : backoffMs(tries, capMs);
       if (this.run.stopping && (!flush || Date.now() + waitMs > this.run.flushDeadline)) return answer;
       this.log(`${what}: ${answer.status === 0 ? `no answer (${answer.detail})` : `${answer.status} ${answer.code ?? ''}`.trim()}, retrying in ${(waitMs / 1000).toFixed(1)} s`);
       this.stats.retries++;
@@ -441,7 +443,7 @@ class Gateway {
     this.state = 'registering';
     const { deviceId, hardwareId, claimCode, firmwareVersion } = this.credentials;
     const body: Registration = { deviceId, hardwareId, firmwareVersion, ...(claimCode ? { claimCode } : {}) };
-    const answer = await this.retrying('register', () => this.send((signal) => this.api.POST('/api/v1/device/register', { body, signal })));
+    const answer = await this.retrying('register', () => this.send((signal) => this.api.POST('/api/v1/device/register', { body, signal })), { capMs: REGISTRATION_BACKOFF_CAP_MS });
     if (answer.status !== 201 || !answer.data) {
       if (answer.code === 'DEVICE_ALREADY_REGISTERED') return this.fail('deviceId already registered (409): another fleet uses it, or the retry window passed');
       if (answer.code === 'REGISTRATION_NOT_ALLOWED') return this.fail('not on the registration allowlist (403): pass --admin-email and --admin-password');
