@@ -1,0 +1,957 @@
+/**
+ * Runs N simulated gateways against a Device Cloud Service, each living the life docs/gateway.md
+ * describes: register (or log in with saved credentials), upload telemetry in batches, poll its
+ * configuration and firmware with ETags, install an offered release (download, SHA-256 check, OTA
+ * events) and recover from 401, 413, 429 and 503 the way firmware should.
+ *
+ *   npm run simulate -- --url http://localhost:3000 --gateways 5 --interval 2 --batch 5 --duration 60
+ *
+ * Typed with the client generated from openapi.json (openapi-fetch), and run by Node 24 as it is
+ * (type stripping: this file uses only erasable TypeScript). `--help` lists the options.
+ */
+import { createHash, randomBytes, randomInt } from 'node:crypto';
+import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { performance } from 'node:perf_hooks';
+import { pathToFileURL } from 'node:url';
+import { parseArgs } from 'node:util';
+import createClient from 'openapi-fetch';
+import type { Client } from 'openapi-fetch';
+import type { components, paths } from '../test/client/schema.js'; // your copy: npx openapi-typescript <url>/docs/openapi.json -o schema.d.ts
+
+type Api = Client<paths>;
+type Schemas = components['schemas'];
+type DeviceConfig = Schemas['DeviceConfigResponse'];
+type Offer = Schemas['FirmwareOfferResponse'];
+type OtaEvent = Schemas['OtaEventRequest'];
+type Registration = Schemas['RegisterDeviceRequest'];
+
+/** What the service enforces (docs/gateway.md, "Limits"). */
+const MAX_RECORDS_PER_UPLOAD = 500;
+const MAX_UPLOAD_BYTES = 1024 * 1024;
+const MAX_EVENTS_PER_REPORT = 100;
+/** What this firmware chooses (docs/gateway.md, "Retries"). */
+const BACKOFF_BASE_MS = 1_000;
+const BACKOFF_CAP_MS = 300_000;
+/** Registration retries stay well inside the service's 600 s retry window. */
+const REGISTRATION_BACKOFF_CAP_MS = 60_000;
+const RETRY_AFTER_JITTER_MS = 1_000;
+const REQUEST_TIMEOUT_MS = 15_000;
+const MAX_BUFFERED_RECORDS = 5_000;
+const CLOCK_STEP_THRESHOLD_MS = 5_000;
+const PROGRESS_REPORT_EVERY_MS = 30_000;
+const FLUSH_TIMEOUT_MS = 10_000;
+/** A 500 may be caused by the batch itself: after this many tries it is dropped. */
+const MAX_SERVER_ERROR_TRIES = 5;
+
+const HELP = `Usage: npm run simulate -- [options]      (or: npm exec -- node examples/gateway-simulator.ts [options])
+
+  --url <url>               service base URL (default http://localhost:3000)
+  --gateways <n>            simulated gateways (default 3)
+  --interval <sec>          seconds between telemetry samples (default: the device config, telemetryIntervalSec)
+  --batch <n>               records per upload (default: the device config, uploadBatchSize)
+  --duration <sec>          stop after this long (default: run until Ctrl-C)
+  --iterations <n>          stop after each gateway took this many samples
+  --config-interval <sec>   seconds between config polls (default 30)
+  --ota-interval <sec>      seconds between OTA checks (default: the device config, otaCheckIntervalSec)
+  --ramp <sec>              spread the gateways' first boot over this long (default 2)
+  --prefix <text>           deviceId prefix (default sim-<random>); deviceIds are <prefix>-0001, …
+  --firmware <version>      firmware the gateways run at first boot (default 0.1.4; 0.1.4 and later send a claim code)
+  --clock-skew <sec>        start every gateway's clock this far off (the Date header corrects it)
+  --install-sec <sec>       how long a simulated install and reboot take (default 1)
+  --state <file>            keep credentials here (mode 0600): an existing file is the fleet, which logs in instead of registering
+  --admin-email <email>     with --admin-password (or SIMULATOR_ADMIN_PASSWORD): import the fleet into the
+                            registration allowlist first (needed under REGISTRATION_MODE=allowlist)
+  --admin-password <pw>
+  --json                    print the summary as one JSON object
+  --verbose                 one line per retry, refusal and OTA step
+  --help
+
+Firmware downloads from https URLs signed by a private CA: NODE_EXTRA_CA_CERTS=ca.pem npm run simulate -- …
+Ctrl-C stops sampling, uploads what is buffered (at most ${FLUSH_TIMEOUT_MS / 1000} s) and prints the summary; a second Ctrl-C quits at once.`;
+
+export interface Options {
+  url: string;
+  gateways: number;
+  intervalSec?: number;
+  batch?: number;
+  durationSec?: number;
+  iterations?: number;
+  configIntervalSec: number;
+  otaIntervalSec?: number;
+  rampSec: number;
+  prefix: string;
+  firmware: string;
+  clockSkewSec: number;
+  installSec: number;
+  stateFile?: string;
+  adminEmail?: string;
+  adminPassword?: string;
+  json: boolean;
+  verbose: boolean;
+}
+
+interface Credentials {
+  deviceId: string;
+  hardwareId: string;
+  claimCode?: string;
+  firmwareVersion: string;
+  deviceSecret?: string;
+}
+
+/** One answer of the service, or none (status 0: network error or timeout). */
+interface Answer<T> {
+  status: number;
+  data?: T;
+  code?: string;
+  detail?: string;
+  retryAfterMs?: number;
+  etag?: string | null;
+}
+
+type Sent<T> = Promise<{ data?: T; error?: unknown; response: Response }>;
+
+export function parseOptions(argv: string[]): Options | 'help' {
+  const { values } = parseArgs({
+    args: argv,
+    strict: true,
+    options: {
+      url: { type: 'string' },
+      gateways: { type: 'string' },
+      interval: { type: 'string' },
+      batch: { type: 'string' },
+      duration: { type: 'string' },
+      iterations: { type: 'string' },
+      'config-interval': { type: 'string' },
+      'ota-interval': { type: 'string' },
+      ramp: { type: 'string' },
+      prefix: { type: 'string' },
+      firmware: { type: 'string' },
+      'clock-skew': { type: 'string' },
+      'install-sec': { type: 'string' },
+      state: { type: 'string' },
+      'admin-email': { type: 'string' },
+      'admin-password': { type: 'string' },
+      json: { type: 'boolean' },
+      verbose: { type: 'boolean' },
+      help: { type: 'boolean' },
+    },
+  });
+  if (values.help) return 'help';
+  const number = (name: string, raw: string | undefined, { min, integer = false }: { min: number; integer?: boolean }): number | undefined => {
+    if (raw === undefined) return undefined;
+    const value = Number(raw);
+    if (!Number.isFinite(value) || value < min || (integer && !Number.isInteger(value))) throw new Error(`--${name} must be ${integer ? 'an integer' : 'a number'} ≥ ${min}`);
+    return value;
+  };
+  const firmware = values.firmware ?? '0.1.4';
+  if (!/^\d{1,9}(\.\d{1,9}){1,3}$/.test(firmware)) throw new Error('--firmware must be a dotted numeric version such as 0.1.4');
+  const prefix = values.prefix ?? `sim-${randomBytes(2).toString('hex')}`;
+  if (!/^[A-Za-z0-9._:-]{1,58}$/.test(prefix)) throw new Error('--prefix must be 1–58 characters of A–Z a–z 0–9 . _ : -');
+  const batch = number('batch', values.batch, { min: 1, integer: true });
+  if (batch !== undefined && batch > MAX_RECORDS_PER_UPLOAD) throw new Error(`--batch must be at most ${MAX_RECORDS_PER_UPLOAD} (the service's limit)`);
+  return {
+    url: (values.url ?? 'http://localhost:3000').replace(/\/+$/, ''),
+    gateways: number('gateways', values.gateways, { min: 1, integer: true }) ?? 3,
+    intervalSec: number('interval', values.interval, { min: 0.05 }),
+    batch,
+    durationSec: number('duration', values.duration, { min: 0 }),
+    iterations: number('iterations', values.iterations, { min: 1, integer: true }),
+    configIntervalSec: number('config-interval', values['config-interval'], { min: 0.1 }) ?? 30,
+    otaIntervalSec: number('ota-interval', values['ota-interval'], { min: 0.1 }),
+    rampSec: number('ramp', values.ramp, { min: 0 }) ?? 2,
+    prefix,
+    firmware,
+    clockSkewSec: Number(values['clock-skew'] ?? 0) || 0,
+    installSec: number('install-sec', values['install-sec'], { min: 0 }) ?? 1,
+    stateFile: values.state,
+    adminEmail: values['admin-email'],
+    adminPassword: values['admin-password'] ?? process.env.SIMULATOR_ADMIN_PASSWORD,
+    json: values.json ?? false,
+    verbose: values.verbose ?? false,
+  };
+}
+
+/** The n-th retry (0-based) waits between half and all of min(cap, base × 2^n): "equal jitter". */
+export function backoffMs(attempt: number, capMs = BACKOFF_CAP_MS): number {
+  const ceiling = Math.min(capMs, BACKOFF_BASE_MS * 2 ** attempt);
+  return ceiling / 2 + Math.random() * (ceiling / 2);
+}
+
+function retryAfterMsOf(header: string | null): number | undefined {
+  if (!header) return undefined;
+  const seconds = Number(header);
+  if (Number.isFinite(seconds)) return Math.max(0, seconds * 1000);
+  const at = Date.parse(header);
+  return Number.isNaN(at) ? undefined : Math.max(0, at - Date.now());
+}
+
+/** No answer, a timeout, or the service saying "not now": the same request may be sent again. */
+function isTransient(answer: Answer<unknown>): boolean {
+  return answer.status === 0 || answer.status === 408 || answer.status === 429 || answer.status >= 500;
+}
+
+/** Numeric, part by part, missing parts 0: how the service orders firmware versions. */
+function compareVersions(a: string, b: string): number {
+  const [x, y] = [a.split('.').map(Number), b.split('.').map(Number)];
+  for (let i = 0; i < Math.max(x.length, y.length); i++) if ((x[i] ?? 0) !== (y[i] ?? 0)) return Math.sign((x[i] ?? 0) - (y[i] ?? 0));
+  return 0;
+}
+
+function claimCode(): string {
+  const group = () => Array.from({ length: 4 }, () => String.fromCharCode(65 + randomInt(26))).join('');
+  return `${group()}-${group()}-${group()}`;
+}
+
+class Notifier {
+  private waiters: Array<() => void> = [];
+
+  wait(): Promise<void> {
+    return new Promise((resolve) => this.waiters.push(resolve));
+  }
+
+  notify(): void {
+    const waiters = this.waiters;
+    this.waiters = [];
+    for (const wake of waiters) wake();
+  }
+}
+
+/** Counters for the progress line and the summary. */
+class Stats {
+  readonly startedAt = Date.now();
+  registered = 0;
+  fromState = 0;
+  logins = 0;
+  refreshes = 0;
+  sampled = 0;
+  uploads = 0;
+  accepted = 0;
+  duplicates = 0;
+  rejected: Record<string, number> = {};
+  dropped = 0;
+  restamped = 0;
+  configPolls = 0;
+  configUnchanged = 0;
+  configApplied = 0;
+  otaPolls = 0;
+  otaUnchanged = 0;
+  offers = 0;
+  downloads = 0;
+  installed = 0;
+  updateFailures = 0;
+  otaEvents = 0;
+  retries = 0;
+  waitedMs = 0;
+  clockSteps = 0;
+  answers: Record<string, number> = {};
+
+  count(answer: Answer<unknown>): void {
+    const key = answer.status === 0 ? 'no answer' : answer.code ? `${answer.status} ${answer.code}` : String(answer.status);
+    this.answers[key] = (this.answers[key] ?? 0) + 1;
+  }
+}
+
+/** The run's stop: soft (Ctrl-C, duration, iterations: finish uploads) and hard (second Ctrl-C). */
+class Run {
+  stopping = false;
+  flushDeadline = Infinity;
+  readonly hard = new AbortController();
+  private readonly stopped = new Notifier();
+
+  stop(): void {
+    if (this.stopping) return;
+    this.stopping = true;
+    this.flushDeadline = Date.now() + FLUSH_TIMEOUT_MS;
+    this.stopped.notify();
+  }
+
+  /** Sleeps; wakes early on a hard stop, and on a soft one unless `throughStop`. True when it slept the whole time. */
+  async sleep(ms: number, { throughStop = false } = {}): Promise<boolean> {
+    if (this.hard.signal.aborted || (!throughStop && this.stopping)) return false;
+    let timer: NodeJS.Timeout | undefined;
+    const elapsed = new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(true), ms)));
+    const woken = [new Promise<boolean>((resolve) => this.hard.signal.addEventListener('abort', () => resolve(false), { once: true }))];
+    if (!throughStop) woken.push(this.stopped.wait().then(() => false));
+    const slept = await Promise.race([elapsed, ...woken]);
+    clearTimeout(timer);
+    return slept;
+  }
+
+  whenStopped(): Promise<void> {
+    return this.stopping ? Promise.resolve() : this.stopped.wait();
+  }
+}
+
+interface Sample {
+  /** performance.now() when measured: the record's time can be recomputed if the clock was wrong. */
+  mono: number;
+  ts: string;
+  metrics: Record<string, number>;
+  restamped: boolean;
+}
+
+type GatewayState = 'booting' | 'registering' | 'online' | 'updating' | 'failed' | 'stopped';
+
+class Gateway {
+  state: GatewayState = 'booting';
+  failure: string | null = null;
+  cameOnline = false;
+  sampled = 0;
+  accepted = 0;
+  private tokens: { access: string; refresh: string; expiresAt: number; lifetimeMs: number } | null = null;
+  private reauthenticating: Promise<boolean> | null = null;
+  private clockOffsetMs: number;
+  private config: DeviceConfig | null = null;
+  private configEtag: string | null = null;
+  private otaEtag: string | null = null;
+  /** Each offered version is tried once per run; firmware would retry a failed one at a later OTA check. */
+  private readonly attemptedVersions = new Set<string>();
+  private readonly buffer: Sample[] = [];
+  private readonly buffered = new Notifier();
+  private samplingDone = false;
+  private readonly bootedAt = performance.now();
+  private soc = 40 + Math.random() * 55;
+  readonly credentials: Credentials;
+  private readonly fleet: Fleet;
+
+  constructor(fleet: Fleet, credentials: Credentials) {
+    this.fleet = fleet;
+    this.credentials = credentials;
+    this.clockOffsetMs = fleet.options.clockSkewSec * 1000;
+  }
+
+  get deviceId(): string {
+    return this.credentials.deviceId;
+  }
+
+  get firmwareVersion(): string {
+    return this.credentials.firmwareVersion;
+  }
+
+  private get api(): Api {
+    return this.fleet.api;
+  }
+
+  private get run(): Run {
+    return this.fleet.run;
+  }
+
+  private get stats(): Stats {
+    return this.fleet.stats;
+  }
+
+  /** The gateway's wall clock: the host's, off by --clock-skew until the Date header corrects it. */
+  private now(): number {
+    return Date.now() + this.clockOffsetMs;
+  }
+
+  private log(message: string): void {
+    this.fleet.log(`${this.deviceId}: ${message}`);
+  }
+
+  async live(): Promise<void> {
+    try {
+      if (!(await this.run.sleep(Math.random() * this.fleet.options.rampSec * 1000))) return;
+      if (!(await this.boot())) return;
+      this.state = 'online';
+      this.cameOnline = true;
+      await Promise.all([this.sampleLoop(), this.uploadLoop(), this.configLoop(), this.otaLoop()]);
+    } finally {
+      this.doneSampling();
+      if (this.state !== 'failed') this.state = 'stopped';
+    }
+  }
+
+  private doneSampling(): void {
+    if (this.samplingDone) return;
+    this.samplingDone = true;
+    this.buffered.notify();
+    this.fleet.sampledAll();
+  }
+
+  private fail(reason: string): false {
+    if (this.state !== 'failed') {
+      this.state = 'failed';
+      this.failure = reason;
+      this.log(`gives up: ${reason}`);
+    }
+    return false;
+  }
+
+  // ---- one request ----
+
+  private async send<T>(send: (signal: AbortSignal) => Sent<T>): Promise<Answer<T>> {
+    const signal = AbortSignal.any([AbortSignal.timeout(REQUEST_TIMEOUT_MS), this.run.hard.signal]);
+    let answer: Answer<T>;
+    try {
+      const { data, error, response } = await send(signal);
+      this.correctClock(response.headers.get('date'));
+      const problem = typeof error === 'object' && error !== null ? (error as { code?: string; detail?: string }) : undefined;
+      answer = { status: response.status, data, code: problem?.code, detail: problem?.detail, retryAfterMs: retryAfterMsOf(response.headers.get('retry-after')), etag: response.headers.get('etag') };
+    } catch (error) {
+      answer = { status: 0, detail: error instanceof Error ? error.message : String(error) };
+    }
+    this.stats.count(answer);
+    return answer;
+  }
+
+  /** The Date header has a resolution of one second: only a clock off by more than a few is stepped. */
+  private correctClock(date: string | null): void {
+    const server = date ? Date.parse(date) : NaN;
+    if (Number.isNaN(server)) return;
+    const error = server + 500 - this.now();
+    if (Math.abs(error) <= CLOCK_STEP_THRESHOLD_MS) return;
+    this.clockOffsetMs += error;
+    this.stats.clockSteps++;
+    this.log(`clock off by ${Math.round(error / 1000)} s, set from the Date header`);
+  }
+
+  /**
+   * Sends until the answer is not transient. Waits Retry-After (plus up to 1 s of jitter) when the
+   * service gives one, else the backoff. Stops retrying when the run stops (uploads: when the flush
+   * time is up), and for a 500 after MAX_SERVER_ERROR_TRIES.
+   */
+  private async retrying<T>(what: string, attempt: () => Promise<Answer<T>>, { flush = false, capMs = BACKOFF_CAP_MS } = {}): Promise<Answer<T>> {
+    for (let tries = 0; ; tries++) {
+      const answer = await attempt();
+      if (!isTransient(answer)) return answer;
+      if (answer.status === 500 && tries + 1 >= MAX_SERVER_ERROR_TRIES) return answer;
+      const waitMs = answer.retryAfterMs !== undefined ? answer.retryAfterMs + Math.random() * RETRY_AFTER_JITTER_MS : backoffMs(tries, capMs);
+      if (this.run.stopping && (!flush || Date.now() + waitMs > this.run.flushDeadline)) return answer;
+      this.log(`${what}: ${answer.status === 0 ? `no answer (${answer.detail})` : `${answer.status} ${answer.code ?? ''}`.trim()}, retrying in ${(waitMs / 1000).toFixed(1)} s`);
+      this.stats.retries++;
+      this.stats.waitedMs += waitMs;
+      if (!(await this.run.sleep(waitMs, { throughStop: flush }))) return answer;
+    }
+  }
+
+  // ---- identity ----
+
+  private async boot(): Promise<boolean> {
+    if (this.credentials.deviceSecret) {
+      this.stats.fromState++;
+      if (!(await this.login())) return false;
+    } else if (!(await this.register())) {
+      return false;
+    }
+    if (this.config) await this.confirmApplied(this.config.version);
+    return true;
+  }
+
+  /** The same body on every try, claim code included: a retry after a lost answer is then accepted. */
+  private async register(): Promise<boolean> {
+    this.state = 'registering';
+    const { deviceId, hardwareId, claimCode, firmwareVersion } = this.credentials;
+    const body: Registration = { deviceId, hardwareId, firmwareVersion, ...(claimCode ? { claimCode } : {}) };
+    const answer = await this.retrying('register', () => this.send((signal) => this.api.POST('/api/v1/device/register', { body, signal })), { capMs: REGISTRATION_BACKOFF_CAP_MS });
+    if (answer.status !== 201 || !answer.data) {
+      if (answer.code === 'DEVICE_ALREADY_REGISTERED') return this.fail('deviceId already registered (409): another fleet uses it, or the retry window passed');
+      if (answer.code === 'REGISTRATION_NOT_ALLOWED') return this.fail('not on the registration allowlist (403): pass --admin-email and --admin-password');
+      return this.fail(`registration answered ${answer.status} ${answer.code ?? answer.detail ?? ''}`.trim());
+    }
+    // Persisted before the first authenticated call: after that a registration retry is refused.
+    this.credentials.deviceSecret = answer.data.deviceSecret;
+    this.fleet.saveState();
+    this.setTokens(answer.data);
+    this.config = answer.data.config;
+    this.stats.registered++;
+    return true;
+  }
+
+  private setTokens(pair: { accessToken: string; refreshToken: string; expiresIn: number }): void {
+    this.tokens = { access: pair.accessToken, refresh: pair.refreshToken, expiresAt: performance.now() + pair.expiresIn * 1000, lifetimeMs: pair.expiresIn * 1000 };
+  }
+
+  private async login(): Promise<boolean> {
+    const { deviceId, deviceSecret } = this.credentials;
+    if (!deviceSecret) return this.fail('no device secret');
+    const answer = await this.retrying('login', () => this.send((signal) => this.api.POST('/api/v1/device/login', { body: { deviceId, deviceSecret }, signal })));
+    if (answer.status !== 200 || !answer.data) {
+      // INVALID_CREDENTIALS: the secret was replaced (re-registration) or the device is gone; firmware
+      // would register again and wait for its owner to open a re-registration window.
+      return this.run.stopping && isTransient(answer) ? false : this.fail(`login answered ${answer.status} ${answer.code ?? answer.detail ?? ''}`.trim());
+    }
+    this.setTokens(answer.data);
+    this.stats.logins++;
+    return true;
+  }
+
+  /** Refresh; a refused refresh token (INVALID_TOKEN: reuse, expiry, revocation) falls back to the secret. One at a time. */
+  private reauthenticate(): Promise<boolean> {
+    this.reauthenticating ??= (async () => {
+      try {
+        const refreshToken = this.tokens?.refresh;
+        if (refreshToken) {
+          // A repeat with the same token within the service's reuse grace (30 s) gets the same pair.
+          const answer = await this.retrying('refresh', () => this.send((signal) => this.api.POST('/api/v1/device/token/refresh', { body: { refreshToken }, signal })));
+          if (answer.status === 200 && answer.data) {
+            this.setTokens(answer.data);
+            this.stats.refreshes++;
+            return true;
+          }
+          if (this.run.stopping && isTransient(answer)) return false;
+          this.log(`refresh answered ${answer.status} ${answer.code ?? ''}, logging in with the secret`);
+        }
+        this.tokens = null;
+        return await this.login();
+      } finally {
+        this.reauthenticating = null;
+      }
+    })();
+    return this.reauthenticating;
+  }
+
+  private async accessToken(): Promise<string | null> {
+    // Refreshed a minute before it expires (a tenth of its life for short-lived tokens), so no request carries a stale one.
+    if (this.tokens && this.tokens.expiresAt - performance.now() > Math.min(60_000, this.tokens.lifetimeMs / 10)) return this.tokens.access;
+    if (!(await this.reauthenticate())) return null;
+    return this.tokens?.access ?? null;
+  }
+
+  /** An authenticated request: a 401 is answered by a refresh (or login) and one more try. */
+  private async authed<T>(send: (headers: { authorization: string }, signal: AbortSignal) => Sent<T>): Promise<Answer<T>> {
+    let answer: Answer<T> = { status: 401, code: 'UNAUTHORIZED' };
+    for (let tries = 0; tries < 2; tries++) {
+      const token = await this.accessToken();
+      if (!token) return answer;
+      answer = await this.send((signal) => send({ authorization: `Bearer ${token}` }, signal));
+      if (answer.status !== 401) return answer;
+      if (this.tokens?.access === token) this.tokens.expiresAt = 0;
+    }
+    return answer;
+  }
+
+  // ---- telemetry ----
+
+  private intervalMs(): number {
+    return (this.fleet.options.intervalSec ?? this.config?.telemetryIntervalSec ?? 60) * 1000;
+  }
+
+  private batchSize(): number {
+    return this.fleet.options.batch ?? this.config?.uploadBatchSize ?? 50;
+  }
+
+  private measure(): Record<string, number> {
+    const current = Math.round((Math.random() * 8 - 5) * 100) / 100;
+    this.soc = Math.min(100, Math.max(5, this.soc + current * 0.05));
+    return {
+      soc: Math.round(this.soc * 10) / 10,
+      voltage: Math.round((12.4 + this.soc * 0.009 + Math.random() * 0.05) * 100) / 100,
+      current,
+      temperature: Math.round((22 + Math.random() * 6) * 10) / 10,
+      rssi: -45 - randomInt(35),
+      uptime: Math.round((performance.now() - this.bootedAt) / 1000),
+      freeHeap: 150_000 + randomInt(50_000),
+    };
+  }
+
+  private async sampleLoop(): Promise<void> {
+    const { iterations } = this.fleet.options;
+    while (!this.run.stopping && this.state !== 'failed') {
+      if (this.state === 'online' || this.state === 'updating') {
+        const mono = performance.now();
+        this.buffer.push({ mono, ts: new Date(this.now()).toISOString(), metrics: this.measure(), restamped: false });
+        this.sampled++;
+        this.stats.sampled++;
+        if (this.buffer.length > MAX_BUFFERED_RECORDS) {
+          this.buffer.shift();
+          this.stats.dropped++;
+        }
+        if (this.buffer.length >= this.batchSize()) this.buffered.notify();
+        if (iterations !== undefined && this.sampled >= iterations) break;
+      }
+      if (!(await this.run.sleep(this.intervalMs()))) break;
+    }
+    this.doneSampling();
+  }
+
+  private async uploadLoop(): Promise<void> {
+    let maxRecords = MAX_RECORDS_PER_UPLOAD;
+    for (;;) {
+      const flushing = this.samplingDone || this.run.stopping;
+      if (this.state === 'failed' || this.run.hard.signal.aborted) return;
+      if (this.buffer.length === 0 && flushing) return;
+      if (this.buffer.length < this.batchSize() && !flushing) {
+        await Promise.race([this.buffered.wait(), this.run.whenStopped()]);
+        continue;
+      }
+      if (flushing && Date.now() > this.run.flushDeadline) return;
+      // A backlog (after an outage or a 429) goes out in batches of up to 500 records, under 1 MiB.
+      const batch = this.buffer.slice(0, maxRecords);
+      const records = batch.map((sample) => ({ ts: sample.ts, batteryId: 'main', metrics: sample.metrics }));
+      if (Buffer.byteLength(JSON.stringify({ records })) > MAX_UPLOAD_BYTES && batch.length > 1) {
+        maxRecords = Math.ceil(batch.length / 2);
+        continue;
+      }
+      const answer = await this.retrying('telemetry', () => this.authed((headers, signal) => this.api.POST('/api/v1/telemetry', { body: { records }, headers, signal })), { flush: true });
+      this.stats.uploads++;
+      if (answer.status === 200 && answer.data) {
+        this.buffer.splice(0, batch.length);
+        this.accepted += answer.data.accepted + answer.data.duplicates;
+        this.stats.accepted += answer.data.accepted;
+        this.stats.duplicates += answer.data.duplicates;
+        for (const { index, code } of answer.data.rejected) this.rejected(batch[index], code);
+        maxRecords = MAX_RECORDS_PER_UPLOAD;
+      } else if (answer.code === 'PAYLOAD_TOO_LARGE' && batch.length > 1) {
+        maxRecords = Math.ceil(batch.length / 2);
+      } else if (isTransient(answer) || answer.status === 401) {
+        // Out of time while stopping, or credentials lost: what is left stays unsent (counted in the summary).
+        if (answer.status === 401 && !this.run.stopping) this.fail('telemetry refused a fresh token (401)');
+        return;
+      } else {
+        // 400, 413 of one record, 415, or a 500 that kept coming back: sending it again cannot help.
+        this.buffer.splice(0, batch.length);
+        this.stats.dropped += batch.length;
+        this.log(`dropped a batch of ${batch.length}: ${answer.status} ${answer.code ?? ''}`);
+      }
+    }
+  }
+
+  /** TS_IN_FUTURE: the record was not stored, so it can be sent again with the corrected clock without a duplicate. */
+  private rejected(sample: Sample, code: string): void {
+    this.stats.rejected[code] = (this.stats.rejected[code] ?? 0) + 1;
+    if (code === 'TS_IN_FUTURE' && !sample.restamped) {
+      this.buffer.push({ ...sample, ts: new Date(this.now() - (performance.now() - sample.mono)).toISOString(), restamped: true });
+      this.stats.restamped++;
+    } else {
+      this.stats.dropped++;
+    }
+  }
+
+  get unsent(): number {
+    return this.buffer.length;
+  }
+
+  // ---- configuration ----
+
+  private async configLoop(): Promise<void> {
+    for (;;) {
+      let waitMs = this.fleet.options.configIntervalSec * 1000;
+      const answer = await this.authed((headers, signal) =>
+        this.api.GET('/api/v1/device/config', { headers: { ...headers, ...(this.configEtag ? { 'if-none-match': this.configEtag } : {}) }, signal }),
+      );
+      this.stats.configPolls++;
+      if (answer.status === 304) {
+        this.stats.configUnchanged++;
+      } else if (answer.status === 200 && answer.data) {
+        this.configEtag = answer.etag ?? null;
+        const changed = answer.data.version !== this.config?.version;
+        this.config = answer.data;
+        if (changed) await this.confirmApplied(answer.data.version);
+      } else if (answer.retryAfterMs !== undefined) {
+        waitMs = Math.max(waitMs, answer.retryAfterMs);
+      }
+      if (this.state === 'failed' || !(await this.run.sleep(waitMs))) return;
+    }
+  }
+
+  private async confirmApplied(version: number): Promise<void> {
+    const answer = await this.retrying('config applied', () => this.authed((headers, signal) => this.api.POST('/api/v1/device/config/applied', { body: { version }, headers, signal })));
+    if (answer.status === 204) this.stats.configApplied++;
+  }
+
+  // ---- OTA ----
+
+  private async otaLoop(): Promise<void> {
+    for (;;) {
+      let waitMs = (this.fleet.options.otaIntervalSec ?? this.config?.otaCheckIntervalSec ?? 3600) * 1000;
+      const answer = await this.authed((headers, signal) =>
+        this.api.GET('/api/v1/ota/latest', { headers: { ...headers, ...(this.otaEtag ? { 'if-none-match': this.otaEtag } : {}) }, signal }),
+      );
+      this.stats.otaPolls++;
+      if (answer.status === 304) {
+        this.stats.otaUnchanged++;
+      } else if (answer.status === 200 && answer.data) {
+        this.otaEtag = answer.etag ?? null;
+        const offer = answer.data.firmware;
+        if (offer && !this.attemptedVersions.has(offer.version)) {
+          this.attemptedVersions.add(offer.version);
+          this.stats.offers++;
+          await this.update(offer);
+          // The ETag names the running version: a new one (after install) must be asked for.
+          this.otaEtag = null;
+          waitMs = 0;
+        }
+      } else if (answer.retryAfterMs !== undefined) {
+        waitMs = Math.max(waitMs, answer.retryAfterMs);
+      }
+      if (this.state === 'failed' || !(await this.run.sleep(waitMs))) return;
+    }
+  }
+
+  /** Events are idempotent on (ts, type): a report retried after a lost answer stores nothing twice. */
+  private async report(events: OtaEvent[]): Promise<boolean> {
+    for (let start = 0; start < events.length; start += MAX_EVENTS_PER_REPORT) {
+      const chunk = events.slice(start, start + MAX_EVENTS_PER_REPORT);
+      const answer = await this.retrying('ota events', () => this.authed((headers, signal) => this.api.POST('/api/v1/ota/events', { body: { events: chunk }, headers, signal })));
+      if (answer.status !== 200 || !answer.data) return false;
+      this.stats.otaEvents += answer.data.accepted;
+    }
+    return true;
+  }
+
+  private event(type: OtaEvent['type'], offer: Offer, extra: Partial<OtaEvent> = {}): OtaEvent {
+    return { ts: new Date(this.now()).toISOString(), type, fromVersion: this.firmwareVersion, toVersion: offer.version, ...extra };
+  }
+
+  private async update(offer: Offer): Promise<void> {
+    this.state = 'updating';
+    this.log(`offered ${offer.version}: downloading ${offer.url}`);
+    try {
+      if (!(await this.report([this.event('check', offer), this.event('download_started', offer)]))) return;
+      const failure = await this.download(offer);
+      if (failure) {
+        this.stats.updateFailures++;
+        this.log(`${failure.type} ${failure.errorCode}: ${failure.message}`);
+        await this.report([this.event(failure.type, offer, { errorCode: failure.errorCode, message: failure.message })]);
+        return;
+      }
+      this.stats.downloads++;
+      if (!(await this.report([this.event('download_completed', offer, { progressPct: 100 }), this.event('install_started', offer)]))) return;
+      if (!(await this.run.sleep((this.fleet.options.installSec * 1000) / 2))) return;
+      if (!(await this.report([this.event('install_succeeded', offer)]))) return;
+      // Reboot into the new image: tokens lived in RAM, the secret in flash.
+      const previous = this.firmwareVersion;
+      this.credentials.firmwareVersion = offer.version;
+      this.fleet.saveState();
+      this.tokens = null;
+      if (!(await this.run.sleep((this.fleet.options.installSec * 1000) / 2))) return;
+      if (!(await this.login())) return;
+      await this.report([{ ts: new Date(this.now()).toISOString(), type: 'boot_confirmed', fromVersion: previous, toVersion: offer.version }]);
+      this.stats.installed++;
+      this.log(`runs ${offer.version}`);
+    } finally {
+      if (this.state === 'updating') this.state = 'online';
+    }
+  }
+
+  /** Streams the image through SHA-256, with a progress event at most every 30 s (the service coalesces closer ones). */
+  private async download(offer: Offer): Promise<{ type: 'download_failed' | 'verify_failed'; errorCode: string; message: string } | null> {
+    const hash = createHash('sha256');
+    let received = 0;
+    try {
+      const response = await fetch(offer.url, { signal: AbortSignal.any([AbortSignal.timeout(10 * 60_000), this.run.hard.signal]) });
+      if (!response.ok || !response.body) return { type: 'download_failed', errorCode: `E_HTTP_${response.status}`, message: `the image server answered ${response.status}` };
+      let reportedAt = performance.now();
+      for await (const chunk of response.body) {
+        received += chunk.byteLength;
+        if (received > offer.size) return { type: 'verify_failed', errorCode: 'E_SIZE_MISMATCH', message: `the image is larger than ${offer.size} bytes` };
+        hash.update(chunk);
+        if (performance.now() - reportedAt >= PROGRESS_REPORT_EVERY_MS) {
+          reportedAt = performance.now();
+          await this.report([this.event('download_progress', offer, { progressPct: Math.floor((received / offer.size) * 100) })]);
+        }
+      }
+    } catch (error) {
+      return { type: 'download_failed', errorCode: 'E_NETWORK', message: (error instanceof Error ? (error.cause instanceof Error ? error.cause.message : error.message) : String(error)).slice(0, 500) };
+    }
+    if (received !== offer.size) return { type: 'verify_failed', errorCode: 'E_SIZE_MISMATCH', message: `got ${received} of ${offer.size} bytes` };
+    if (hash.digest('hex') !== offer.sha256.toLowerCase()) return { type: 'verify_failed', errorCode: 'E_SHA_MISMATCH', message: 'SHA-256 of the downloaded image does not match the release' };
+    return null;
+  }
+}
+
+class Fleet {
+  readonly api: Api;
+  readonly run = new Run();
+  readonly stats = new Stats();
+  readonly gateways: Gateway[];
+  readonly options: Options;
+  private readonly out: NodeJS.WriteStream;
+  private sampling: number;
+
+  constructor(options: Options, fleet: Credentials[], out: NodeJS.WriteStream = process.stderr) {
+    this.options = options;
+    this.out = out;
+    this.api = createClient<paths>({ baseUrl: options.url });
+    this.gateways = fleet.map((credentials) => new Gateway(this, credentials));
+    this.sampling = fleet.length;
+  }
+
+  log(line: string): void {
+    if (!this.options.verbose) return;
+    if (this.out.isTTY) this.out.write('\r\x1b[2K');
+    this.out.write(`${line}\n`);
+  }
+
+  sampledAll(): void {
+    this.sampling--;
+    if (this.sampling === 0 && this.options.iterations !== undefined) this.run.stop();
+  }
+
+  saveState(): void {
+    const file = this.options.stateFile;
+    if (!file) return;
+    const gateways = this.gateways.map((gateway) => gateway.credentials);
+    writeFileSync(`${file}.tmp`, `${JSON.stringify({ url: this.options.url, gateways }, null, 2)}\n`, { mode: 0o600 });
+    renameSync(`${file}.tmp`, file);
+  }
+
+  progressLine(): string {
+    const s = this.stats;
+    const states = this.gateways.map((gateway) => gateway.state);
+    const online = states.filter((state) => state === 'online' || state === 'updating').length;
+    const failed = states.filter((state) => state === 'failed').length;
+    const seconds = Math.round((Date.now() - s.startedAt) / 1000);
+    const limited = Object.entries(s.answers)
+      .filter(([key]) => key.startsWith('429') || key.startsWith('503') || key === 'no answer')
+      .reduce((sum, [, count]) => sum + count, 0);
+    return (
+      `[${seconds}s] online ${online}/${this.gateways.length}${failed ? ` (${failed} failed)` : ''} · telemetry ${s.accepted}/${s.sampled} stored in ${s.uploads} uploads` +
+      ` · config ${s.configPolls} polls (${s.configUnchanged} × 304) · OTA ${s.otaPolls} polls, ${s.installed} installed${s.updateFailures ? `, ${s.updateFailures} failed` : ''}` +
+      ` · retries ${s.retries}${limited ? ` (${limited} × 429/503/no answer)` : ''}`
+    );
+  }
+
+  summary(): Summary {
+    const s = this.stats;
+    return {
+      url: this.options.url,
+      seconds: Math.round((Date.now() - s.startedAt) / 100) / 10,
+      gateways: this.gateways.length,
+      online: this.gateways.filter((gateway) => gateway.cameOnline && !gateway.failure).length,
+      failed: this.gateways.flatMap((gateway) => (gateway.failure ? [{ deviceId: gateway.deviceId, reason: gateway.failure }] : [])),
+      identity: { registered: s.registered, fromState: s.fromState, logins: s.logins, refreshes: s.refreshes },
+      telemetry: {
+        sampled: s.sampled,
+        uploads: s.uploads,
+        accepted: s.accepted,
+        duplicates: s.duplicates,
+        rejected: s.rejected,
+        restamped: s.restamped,
+        dropped: s.dropped,
+        unsent: this.gateways.reduce((sum, gateway) => sum + gateway.unsent, 0),
+      },
+      perGateway: this.gateways.map((gateway) => ({ deviceId: gateway.deviceId, firmwareVersion: gateway.firmwareVersion, sampled: gateway.sampled, stored: gateway.accepted })),
+      config: { polls: s.configPolls, unchanged: s.configUnchanged, applied: s.configApplied },
+      ota: { polls: s.otaPolls, unchanged: s.otaUnchanged, offers: s.offers, downloads: s.downloads, installed: s.installed, failed: s.updateFailures, eventsAccepted: s.otaEvents },
+      retries: s.retries,
+      waitedSec: Math.round(s.waitedMs / 100) / 10,
+      clockSteps: s.clockSteps,
+      answers: s.answers,
+    };
+  }
+}
+
+export interface Summary {
+  url: string;
+  seconds: number;
+  gateways: number;
+  /** Came online and did not give up. */
+  online: number;
+  failed: Array<{ deviceId: string; reason: string }>;
+  identity: { registered: number; fromState: number; logins: number; refreshes: number };
+  telemetry: { sampled: number; uploads: number; accepted: number; duplicates: number; rejected: Record<string, number>; restamped: number; dropped: number; unsent: number };
+  /** `stored`: records the service confirmed for this gateway (accepted or already stored). */
+  perGateway: Array<{ deviceId: string; firmwareVersion: string; sampled: number; stored: number }>;
+  config: { polls: number; unchanged: number; applied: number };
+  ota: { polls: number; unchanged: number; offers: number; downloads: number; installed: number; failed: number; eventsAccepted: number };
+  retries: number;
+  waitedSec: number;
+  clockSteps: number;
+  /** Answers by status and problem code, e.g. "429 RATE_LIMITED"; "no answer" for network errors and timeouts. */
+  answers: Record<string, number>;
+}
+
+function textSummary(s: Summary): string {
+  const rejected = Object.entries(s.telemetry.rejected).map(([code, count]) => `${count} ${code}`).join(', ') || 'none';
+  const answers = Object.entries(s.answers)
+    .sort(([a], [b]) => a.localeCompare(b))
+    .map(([key, count]) => `${key}: ${count}`)
+    .join(', ');
+  return [
+    `Gateway simulator: ${s.gateways} gateways for ${s.seconds} s against ${s.url}`,
+    `  online      ${s.online}/${s.gateways}${s.failed.map((f) => `\n  failed      ${f.deviceId}: ${f.reason}`).join('')}`,
+    `  identity    ${s.identity.registered} registered, ${s.identity.fromState} from the state file, ${s.identity.logins} logins, ${s.identity.refreshes} refreshes`,
+    `  telemetry   ${s.telemetry.sampled} sampled, ${s.telemetry.accepted} stored (${s.telemetry.duplicates} duplicates) in ${s.telemetry.uploads} uploads; rejected: ${rejected}; re-stamped ${s.telemetry.restamped}, dropped ${s.telemetry.dropped}, unsent ${s.telemetry.unsent}`,
+    `  config      ${s.config.polls} polls, ${s.config.unchanged} unchanged (304), ${s.config.applied} versions applied`,
+    `  OTA         ${s.ota.polls} checks, ${s.ota.unchanged} unchanged (304), ${s.ota.offers} offers, ${s.ota.downloads} verified downloads, ${s.ota.installed} installed, ${s.ota.failed} failed; ${s.ota.eventsAccepted} events stored`,
+    `  retries     ${s.retries} (waited ${s.waitedSec} s in all); clock steps from the Date header: ${s.clockSteps}`,
+    `  answers     ${answers}`,
+  ].join('\n');
+}
+
+function fleetOf(options: Options): Credentials[] {
+  if (options.stateFile && existsSync(options.stateFile)) {
+    const saved = JSON.parse(readFileSync(options.stateFile, 'utf8')) as { gateways: Credentials[] };
+    return saved.gateways;
+  }
+  return Array.from({ length: options.gateways }, (_, index) => {
+    const deviceId = `${options.prefix}-${String(index + 1).padStart(4, '0')}`;
+    // Firmware 0.1.4 and later must register with a claim code (400 CLAIM_CODE_REQUIRED otherwise).
+    const needsClaimCode = compareVersions(options.firmware, '0.1.4') >= 0;
+    return { deviceId, hardwareId: `sim-hw-${createHash('sha256').update(deviceId).digest('hex').slice(0, 12)}`, firmwareVersion: options.firmware, ...(needsClaimCode ? { claimCode: claimCode() } : {}) };
+  });
+}
+
+/** REGISTRATION_MODE=allowlist: an administrator lists the fleet's deviceId/hardwareId pairs first. */
+async function importAllowlist(api: Api, options: Options, fleet: Credentials[]): Promise<void> {
+  if (!options.adminEmail || !options.adminPassword) return;
+  const login = await api.POST('/api/v1/auth/login', { body: { email: options.adminEmail, password: options.adminPassword } });
+  if (!login.data) throw new Error(`admin login answered ${login.response.status} ${login.error?.code ?? ''}`);
+  const headers = { authorization: `Bearer ${login.data.accessToken}` };
+  const pending = fleet.filter((gateway) => !gateway.deviceSecret).map(({ deviceId, hardwareId }) => ({ deviceId, hardwareId }));
+  for (let start = 0; start < pending.length; start += 5000) {
+    const { response, error } = await api.POST('/api/v1/admin/devices/allowlist', { body: { entries: pending.slice(start, start + 5000) }, headers });
+    if (response.status !== 200) throw new Error(`allowlist import answered ${response.status} ${error?.code ?? ''}`);
+  }
+}
+
+/** Runs the fleet until --duration, --iterations or Ctrl-C; returns the summary. */
+export async function simulate(options: Options): Promise<{ summary: Summary; ok: boolean }> {
+  const credentials = fleetOf(options);
+  const fleet = new Fleet(options, credentials);
+  await importAllowlist(fleet.api, options, credentials);
+  const err = process.stderr;
+  let secondSignal = false;
+  const onSignal = () => {
+    if (secondSignal || fleet.run.stopping) {
+      fleet.run.hard.abort();
+      return;
+    }
+    secondSignal = true;
+    err.write(`${err.isTTY ? '\r\x1b[2K' : ''}Stopping: uploading what is buffered (Ctrl-C again to quit at once)…\n`);
+    fleet.run.stop();
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+  const durationTimer = options.durationSec !== undefined ? setTimeout(() => fleet.run.stop(), options.durationSec * 1000) : undefined;
+  const progress = setInterval(
+    () => {
+      if (err.isTTY) err.write(`\r\x1b[2K${fleet.progressLine()}`);
+      else err.write(`${fleet.progressLine()}\n`);
+    },
+    err.isTTY ? 500 : 5000,
+  );
+  try {
+    await Promise.all(fleet.gateways.map((gateway) => gateway.live()));
+  } finally {
+    clearInterval(progress);
+    clearTimeout(durationTimer);
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+    fleet.saveState();
+  }
+  if (err.isTTY) err.write('\r\x1b[2K');
+  const summary = fleet.summary();
+  return { summary, ok: summary.online === summary.gateways && summary.telemetry.dropped === 0 && summary.telemetry.unsent === 0 };
+}
+
+async function main(): Promise<void> {
+  let options: Options | 'help';
+  try {
+    options = parseOptions(process.argv.slice(2));
+  } catch (error) {
+    process.stderr.write(`${error instanceof Error ? error.message : String(error)}\n\n${HELP}\n`);
+    process.exit(2);
+  }
+  if (options === 'help') {
+    process.stdout.write(`${HELP}\n`);
+    return;
+  }
+  const { summary, ok } = await simulate(options);
+  process.stdout.write(options.json ? `${JSON.stringify(summary)}\n` : `${textSummary(summary)}\n`);
+  process.exitCode = ok ? 0 : 1;
+}
+
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) await main();

@@ -1,0 +1,229 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createHash, randomBytes } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import https from 'node:https';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import type { Summary } from '../../examples/gateway-simulator.js';
+import { selfSignedCertificate, type Certificate } from '../support/certificates.js';
+import { ADMIN_SETTINGS, anAdmin, type SignedIn } from '../support/claim-fixtures.js';
+import { createTestApp, type TestApp } from '../support/create-test-app.js';
+import { eventually } from '../support/eventually.js';
+
+const root = resolve(import.meta.dirname, '../..');
+
+interface Finished {
+  code: number | null;
+  summary: Summary;
+  stderr: string;
+}
+
+interface Simulator {
+  child: ChildProcess;
+  stderr: () => string;
+  finished: Promise<Finished>;
+}
+
+/**
+ * The simulator as a user runs it (`npm run simulate`): Node 24 runs the TypeScript file itself
+ * (type stripping), with the firmware server's certificate trusted through NODE_EXTRA_CA_CERTS.
+ */
+function startSimulator(args: string[], certificate: Certificate): Simulator {
+  const child = spawn(process.execPath, ['examples/gateway-simulator.ts', '--json', ...args], {
+    cwd: root,
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/root', NODE_EXTRA_CA_CERTS: certificate.certFile },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout?.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+  child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  const finished = new Promise<Finished>((done, fail) =>
+    child.on('exit', (code) => {
+      try {
+        done({ code, summary: JSON.parse(stdout.trim().split('\n').at(-1) ?? '') as Summary, stderr });
+      } catch {
+        fail(new Error(`the simulator exited with ${code} without a summary:\n${stdout}\n${stderr}`));
+      }
+    }),
+  );
+  return { child, stderr: () => stderr, finished };
+}
+
+/** An HTTPS server for firmware images, as a CDN would serve them; counts the downloads. */
+async function firmwareServer(certificate: Certificate, images: Record<string, Buffer>) {
+  const downloads: string[] = [];
+  const server = https.createServer({ cert: certificate.pem, key: readFileSync(certificate.keyFile) }, (request, response) => {
+    const image = images[request.url ?? ''];
+    downloads.push(request.url ?? '');
+    if (!image) return void response.writeHead(404).end();
+    response.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': image.length }).end(image);
+  });
+  await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
+  const address = server.address();
+  const base = `https://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
+  return { base, downloads, close: () => new Promise<void>((done) => server.close(() => done())) };
+}
+
+async function telemetryCounts(t: TestApp, prefix: string): Promise<Record<string, number>> {
+  const { rows } = await t.db.query<{ device_id: string; n: number }>(
+    "SELECT device_id, count(*)::int AS n FROM telemetry WHERE device_id LIKE $1 || '-%' GROUP BY device_id",
+    [prefix],
+  );
+  return Object.fromEntries(rows.map((row) => [row.device_id, row.n]));
+}
+
+const storedPerGateway = (summary: Summary) => Object.fromEntries(summary.perGateway.map((gateway) => [gateway.deviceId, gateway.sampled]));
+const aPrefix = () => `sim-${randomBytes(3).toString('hex')}`;
+
+describe('the gateway simulator (examples/gateway-simulator.ts) against the real service', () => {
+  let dir: string;
+  let certificate: Certificate;
+  beforeAll(() => {
+    dir = mkdtempSync(join(tmpdir(), 'dcs-simulator-'));
+    certificate = selfSignedCertificate(dir, 'firmware-cdn');
+  });
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  describe('on a service with the default limits', () => {
+    let t: TestApp;
+    let admin: SignedIn;
+    beforeAll(async () => {
+      t = await createTestApp({ ...ADMIN_SETTINGS });
+      admin = await anAdmin(t);
+    });
+    afterAll(async () => {
+      await t.close();
+    });
+
+    it('registers every gateway, stores its telemetry, polls with ETags and installs the published release', async () => {
+      const image = randomBytes(64 * 1024);
+      const cdn = await firmwareServer(certificate, { '/fw/0.2.0.bin': image });
+      const release = await publish(t, admin, { version: '0.2.0', url: `${cdn.base}/fw/0.2.0.bin`, sha256: createHash('sha256').update(image).digest('hex'), size: image.length });
+      try {
+        const prefix = aPrefix();
+
+        const { code, summary } = await startSimulator(
+          ['--url', t.baseUrl, '--gateways', '3', '--prefix', prefix, '--firmware', '0.1.4', '--interval', '0.2', '--batch', '4', '--duration', '5']
+            .concat(['--config-interval', '1', '--ramp', '0.5', '--install-sec', '0.2']),
+          certificate,
+        ).finished;
+
+        expect(code).toBe(0);
+        expect(summary.online).toBe(3);
+        // Each gateway's records are in the database, every one it sampled, once.
+        const counts = await telemetryCounts(t, prefix);
+        expect(Object.keys(counts).sort()).toEqual([1, 2, 3].map((n) => `${prefix}-000${n}`));
+        expect(counts).toEqual(storedPerGateway(summary));
+        for (const n of Object.values(counts)) expect(n).toBeGreaterThan(0);
+        expect(summary.config.unchanged).toBeGreaterThan(0);
+        // The update, step by step, as the service recorded it for each gateway.
+        const { rows: events } = await t.db.query<{ device_id: string; type: string; to_version: string }>(
+          "SELECT device_id, type, to_version FROM ota_events WHERE device_id LIKE $1 || '-%' ORDER BY device_id, ts, id",
+          [prefix],
+        );
+        for (const n of [1, 2, 3]) {
+          expect(events.filter((event) => event.device_id === `${prefix}-000${n}`).map((event) => `${event.type} ${event.to_version}`)).toEqual(
+            ['check', 'download_started', 'download_completed', 'install_started', 'install_succeeded', 'boot_confirmed'].map((type) => `${type} 0.2.0`),
+          );
+        }
+        const { rows: devices } = await t.db.query<{ firmware_version: string }>("SELECT firmware_version FROM devices WHERE device_id LIKE $1 || '-%'", [prefix]);
+        expect(devices.map((device) => device.firmware_version)).toEqual(['0.2.0', '0.2.0', '0.2.0']);
+        expect(cdn.downloads).toEqual(['/fw/0.2.0.bin', '/fw/0.2.0.bin', '/fw/0.2.0.bin']);
+        const status = await t.api.GET('/api/v1/admin/firmware/{id}/status', { params: { path: { id: release } }, headers: admin.headers });
+        expect(status.data?.devices).toMatchObject({ offered: 3, installed: 3, failed: 0 });
+      } finally {
+        await cdn.close();
+        await revoke(t, admin, release);
+      }
+    });
+
+    it('reports a release whose image does not match its SHA-256 as verify_failed and keeps its firmware', async () => {
+      const image = randomBytes(16 * 1024);
+      const cdn = await firmwareServer(certificate, { '/fw/0.3.0.bin': image });
+      const release = await publish(t, admin, { version: '0.3.0', url: `${cdn.base}/fw/0.3.0.bin`, sha256: createHash('sha256').update('another image').digest('hex'), size: image.length });
+      try {
+        const prefix = aPrefix();
+
+        const { code, summary } = await startSimulator(['--url', t.baseUrl, '--gateways', '1', '--prefix', prefix, '--interval', '0.5', '--duration', '2', '--ramp', '0'], certificate).finished;
+
+        expect(code).toBe(0);
+        expect(summary.ota).toMatchObject({ offers: 1, downloads: 0, installed: 0, failed: 1 });
+        const { rows } = await t.db.query<{ type: string; error_code: string | null }>("SELECT type, error_code FROM ota_events WHERE device_id = $1 || '-0001' ORDER BY ts, id", [prefix]);
+        expect(rows).toEqual([
+          { type: 'check', error_code: null },
+          { type: 'download_started', error_code: null },
+          { type: 'verify_failed', error_code: 'E_SHA_MISMATCH' },
+        ]);
+        const { rows: device } = await t.db.query<{ firmware_version: string }>("SELECT firmware_version FROM devices WHERE device_id = $1 || '-0001'", [prefix]);
+        expect(device[0].firmware_version).toBe('0.1.4');
+      } finally {
+        await cdn.close();
+        await revoke(t, admin, release);
+      }
+    });
+
+    it('on Ctrl-C stops sampling, uploads what it buffered and prints the summary', async () => {
+      const prefix = aPrefix();
+      // Batches of 500 at 20 samples a second: nothing is uploaded before the stop.
+      const simulator = startSimulator(['--url', t.baseUrl, '--gateways', '2', '--prefix', prefix, '--interval', '0.05', '--batch', '500', '--ramp', '0'], certificate);
+      await eventually(async () => {
+        const { rows } = await t.db.query<{ n: number }>("SELECT count(*)::int AS n FROM devices WHERE device_id LIKE $1 || '-%'", [prefix]);
+        expect(rows[0].n).toBe(2);
+      });
+      await new Promise((done) => setTimeout(done, 1000));
+      expect(await telemetryCounts(t, prefix)).toEqual({});
+
+      simulator.child.kill('SIGINT');
+      const { code, summary, stderr } = await simulator.finished;
+
+      expect(code).toBe(0);
+      expect(stderr).toContain('Stopping: uploading what is buffered');
+      expect(summary.telemetry).toMatchObject({ uploads: 2, dropped: 0, unsent: 0 });
+      const counts = await telemetryCounts(t, prefix);
+      expect(counts).toEqual(storedPerGateway(summary));
+      for (const n of Object.values(counts)) expect(n).toBeGreaterThan(5);
+    });
+  });
+
+  describe('on a service that allows one upload per device every 4 s', () => {
+    let t: TestApp;
+    beforeAll(async () => {
+      t = await createTestApp({ TELEMETRY_MAX_REQUESTS_PER_DEVICE: '1', TELEMETRY_RATE_WINDOW_SEC: '4' });
+    });
+    afterAll(async () => {
+      await t.close();
+    });
+
+    it('waits Retry-After after a 429, at most one refusal per window, and loses no record', async () => {
+      const prefix = aPrefix();
+
+      const { code, summary } = await startSimulator(
+        ['--url', t.baseUrl, '--gateways', '2', '--prefix', prefix, '--interval', '0.1', '--batch', '1', '--duration', '5', '--ramp', '0'],
+        certificate,
+      ).finished;
+
+      expect(code).toBe(0);
+      const refusals = summary.answers['429 RATE_LIMITED'] ?? 0;
+      expect(refusals).toBeGreaterThan(0);
+      // A gateway that waits Retry-After after a refusal next sends after its window ended: one
+      // refusal per 4-second window at most. Retrying sooner (the backoff alone: 0.5–1 s, 1–2 s, …)
+      // is refused three or four times in each.
+      expect(refusals).toBeLessThanOrEqual(2 * Math.ceil(summary.seconds / 4));
+      expect(await telemetryCounts(t, prefix)).toEqual(storedPerGateway(summary));
+      expect(summary.telemetry).toMatchObject({ dropped: 0, unsent: 0 });
+    });
+  });
+});
+
+async function publish(t: TestApp, admin: SignedIn, body: { version: string; url: string; sha256: string; size: number }): Promise<string> {
+  const { data, response } = await t.api.POST('/api/v1/admin/firmware', { body, headers: admin.headers });
+  if (response.status !== 201 || !data) throw new Error(`publishing ${body.version} answered ${response.status}`);
+  return data.id;
+}
+
+/** Later tests' gateways run the same firmware: a release of an earlier test must not be offered to them. */
+async function revoke(t: TestApp, admin: SignedIn, releaseId: string): Promise<void> {
+  const { response } = await t.api.PATCH('/api/v1/admin/firmware/{id}', { params: { path: { id: releaseId } }, body: { revoked: true }, headers: admin.headers });
+  if (response.status !== 200) throw new Error(`revoking ${releaseId} answered ${response.status}`);
+}
