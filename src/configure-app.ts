@@ -13,6 +13,7 @@ import { ShutdownState } from './health/shutdown-state.js';
 import { installRequestMetrics, RequestDurations } from './metrics/request-metrics.js';
 import type { FastifyRequest } from 'fastify';
 import { DomainError } from './shared/domain-error.js';
+import { problemExamples, problemResponse } from './shared/http/api-problems.decorator.js';
 import { clientErrorHandler, frameworkErrors } from './shared/http/framework-errors.js';
 import { bodyEncodingError, useJsonBodyParser } from './shared/http/json-body-parser.js';
 import { installNotModifiedHook, NotModifiedShortcuts } from './shared/http/not-modified.js';
@@ -101,10 +102,18 @@ function nonJsonBodyError(request: FastifyRequest): DomainError | undefined {
   return new DomainError('UNSUPPORTED_MEDIA_TYPE', 'unsupported-media-type', 'Send the body as application/json.');
 }
 
-const databaseUnavailableResponse = {
-  description: 'Temporarily unavailable: the database cannot be reached (problem SERVICE_UNAVAILABLE); see Retry-After.',
-  content: { 'application/problem+json': { schema: { $ref: '#/components/schemas/ProblemResponse' } } },
-};
+/** Every tag an operation carries, with what it groups (the dashboard's generated client shows them). */
+const TAGS: Array<[string, string]> = [
+  ['devices', 'Gateways: registration, login and token refresh, their configuration, their claim code. Device tokens.'],
+  ['telemetry', 'Gateways upload measurements. Device tokens.'],
+  ['ota', 'Gateways ask which firmware to install and report how the update went. Device tokens.'],
+  ['accounts', 'Customer accounts: sign-up, e-mail verification, login, sessions, preferences.'],
+  ['claims', 'Owning gateways: claim, list, release, and let a factory-reset gateway register again. Customer tokens.'],
+  ['dashboard', 'What the dashboard reads and changes: devices, telemetry history, configuration, OTA history, alerts, events and the live stream. Customer tokens; administrators see every device.'],
+  ['webhooks', "A customer's webhooks for the events of their devices. Customer tokens."],
+  ['admin', 'Fleet administration: configuration and alert defaults, firmware releases, the registration allowlist, failed deliveries. Administrator accounts only.'],
+  ['health', 'Probes for load balancers and orchestrators, outside /api/v1. No credentials.'],
+];
 
 export function buildOpenApiDocument(app: NestFastifyApplication): OpenAPIObject {
   const config = new DocumentBuilder()
@@ -124,9 +133,9 @@ export function buildOpenApiDocument(app: NestFastifyApplication): OpenAPIObject
       'streamTicket',
     )
     .setLicense('Proprietary', 'https://example.com/device-cloud/license')
-    .addServer('/', 'This service')
-    .build();
-  const document = SwaggerModule.createDocument(app, config, {
+    .addServer('/', 'This service');
+  for (const [name, description] of TAGS) config.addTag(name, description);
+  const document = SwaggerModule.createDocument(app, config.build(), {
     extraModels: [ProblemResponse],
     operationIdFactory: (_controller, method) => method,
   });
@@ -138,9 +147,10 @@ export function buildOpenApiDocument(app: NestFastifyApplication): OpenAPIObject
       const operation = path[method];
       if (!operation) continue;
       if (!operation.security) operation.security = [];
-      if (operation.operationId !== 'getLiveness' && !operation.responses['503']) operation.responses['503'] = databaseUnavailableResponse;
+      if (operation.operationId !== 'getLiveness' && !operation.responses['503']) operation.responses['503'] = problemResponse(503, ['SERVICE_UNAVAILABLE']);
     }
   }
+  document.components = { ...document.components, examples: { ...document.components?.examples, ...problemExamples(document.paths) } };
   // What the service sends to customers' webhooks (OpenAPI 3.1); @nestjs/swagger has no decorator for it.
   document.webhooks = webhookDocumentation() as OpenAPIObject['webhooks'];
   return document;

@@ -1,15 +1,14 @@
 import { applyDecorators, createParamDecorator, SetMetadata, type ExecutionContext } from '@nestjs/common';
-import { ApiBearerAuth, ApiExtension, ApiResponse, ApiSecurity } from '@nestjs/swagger';
+import { ApiBearerAuth, ApiExtension, ApiSecurity } from '@nestjs/swagger';
 import type { FastifyRequest } from 'fastify';
+import { ApiProblems, ApiProblemsDescribed } from '../shared/http/api-problems.decorator.js';
 import type { CustomerPrincipal, DevicePrincipal } from './principals.js';
 
 export const AUTH_KIND = 'auth:kind';
 export type AuthKind = 'public' | 'device' | 'customer' | 'customer-or-ticket' | 'admin';
 
-const problem = (status: number, description: string) =>
-  ApiResponse({ status, description, content: { 'application/problem+json': { schema: { $ref: '#/components/schemas/ProblemResponse' } } } });
-
-const problem401 = problem(401, 'Missing, invalid, expired or revoked bearer token.');
+/** The guard refuses a missing, malformed, expired or revoked token, and one of the other kind, with UNAUTHORIZED. */
+const problem401 = ApiProblems({ 401: ['UNAUTHORIZED'] });
 
 /** No credentials needed. Every route must say who may call it; the global guard refuses the rest. */
 export const Public = () => SetMetadata(AUTH_KIND, 'public');
@@ -34,7 +33,7 @@ export const AdminAuth = () =>
     ApiBearerAuth('customer'),
     ApiExtension('x-required-role', 'admin'),
     problem401,
-    problem(403, 'The account is not an administrator.'),
+    ApiProblemsDescribed(403, ['FORBIDDEN'], 'The account is not an administrator.'),
   );
 
 export const CurrentDevice = createParamDecorator((_: unknown, context: ExecutionContext): DevicePrincipal => {

@@ -59,7 +59,7 @@ export class HealthController {
   @Probe()
   @ApiOperation({ operationId: 'getReadiness', summary: 'Ready for traffic: the database answers and no shutdown is under way' })
   @ApiResponse({ status: 200, type: HealthResponse, description: 'Ready.' })
-  @ApiProblems(503)
+  @ApiProblems({ 503: ['SERVICE_UNAVAILABLE'] })
   ready(): Promise<HealthCheckResult> {
     return this.health.check([
       () => this.shutdown.check('lifecycle'),

@@ -2,7 +2,7 @@
  * Title of every problem code the API can answer with. Codes are part of the contract:
  * clients branch on them, so a code is never renamed or reused for another meaning.
  */
-export const PROBLEM_TITLES: Record<string, string> = {
+const TITLES = {
   VALIDATION_FAILED: 'The request is not valid',
   MALFORMED_BODY: 'The request body is not well-formed JSON',
   PAYLOAD_TOO_LARGE: 'The request body is too large',
@@ -33,7 +33,14 @@ export const PROBLEM_TITLES: Record<string, string> = {
   TOO_MANY_STREAMS: 'Too many open streams',
   SERVICE_UNAVAILABLE: 'The service is temporarily unavailable',
   INTERNAL_ERROR: 'Internal error',
-};
+} as const;
+
+export type ProblemCode = keyof typeof TITLES;
+
+/** Every code, in the order above: the `code` enum of the OpenAPI document (ProblemCode). */
+export const PROBLEM_CODES = Object.keys(TITLES) as ProblemCode[];
+
+export const PROBLEM_TITLES: Readonly<Record<string, string>> = TITLES;
 
 export function problemType(code: string): string {
   return `urn:device-cloud:problem:${code.toLowerCase().replaceAll('_', '-')}`;

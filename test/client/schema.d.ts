@@ -369,7 +369,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The devices you own */
+        /**
+         * The devices you own
+         * @description Keyset-paginated on (claimedAt, deviceId), like every list: pass `nextCursor` as `cursor` for the next page.
+         */
         get: operations["listMyDevices"];
         put?: never;
         post?: never;
@@ -1498,6 +1501,11 @@ export interface components {
         };
         OwnedDeviceListResponse: {
             items: components["schemas"]["OwnedDeviceResponse"][];
+            /**
+             * @description Pass as `cursor` for the next page; null on the last page.
+             * @example MjAyNi0xMS0yMVQxNjowMDowMC4wMDBafGd3LTAwMDE
+             */
+            nextCursor: string | null;
         };
         ReRegistrationResponse: {
             /** @example gw-0001 */
@@ -2431,6 +2439,11 @@ export interface components {
              */
             expiresIn: number;
         };
+        /**
+         * @description Stable machine-readable code: branch on it. Each operation lists the codes it can answer per status.
+         * @enum {string}
+         */
+        ProblemCode: "VALIDATION_FAILED" | "MALFORMED_BODY" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "CLAIM_CODE_REQUIRED" | "UNAUTHORIZED" | "INVALID_CREDENTIALS" | "INVALID_TOKEN" | "FORBIDDEN" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "DEVICE_ALREADY_REGISTERED" | "TOO_MANY_WEBHOOKS" | "WEBHOOK_DISABLED" | "INVALID_ALERT_RULE" | "WEBHOOK_URL_NOT_ALLOWED" | "PASSWORD_TOO_COMMON" | "EMAIL_NOT_VERIFIED" | "INVALID_CLAIM" | "DEVICE_ALREADY_CLAIMED" | "DEVICE_SECRET_REQUIRED" | "CLAIM_CODE_ALREADY_SET" | "REGISTRATION_NOT_ALLOWED" | "PRECONDITION_FAILED" | "CONFIG_VERSION_UNKNOWN" | "FIRMWARE_RELEASE_EXISTS" | "RATE_LIMITED" | "TOO_MANY_STREAMS" | "SERVICE_UNAVAILABLE" | "INTERNAL_ERROR";
         FieldErrorResponse: {
             /** @example claimCode */
             field: string;
@@ -2452,10 +2465,10 @@ export interface components {
             /** @example /api/v1/device/register */
             instance: string;
             /**
-             * @description Stable machine-readable code in UPPER_SNAKE_CASE.
+             * @description Stable machine-readable code: branch on it. Each operation lists the codes it can answer per status.
              * @example VALIDATION_FAILED
              */
-            code: string;
+            code: components["schemas"]["ProblemCode"];
             /**
              * @description Correlation id, also in the service log.
              * @example 9b2f3c1e-6d3a-4c47-9a34-0f1d1e2b7c55
@@ -2511,13 +2524,20 @@ export interface operations {
                     "application/json": components["schemas"]["HealthResponse"];
                 };
             };
-            /** @description Temporarily unavailable; see Retry-After. */
+            /** @description Temporarily unavailable (the database cannot be reached, or this instance is stopping): send it again after Retry-After seconds. */
             503: {
                 headers: {
+                    /** @description Seconds to wait before sending the request again. */
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 503;
+                        /** @enum {string} */
+                        code: "SERVICE_UNAVAILABLE";
+                    };
                 };
             };
         };
@@ -2544,13 +2564,18 @@ export interface operations {
                     "application/json": components["schemas"]["RegisterDeviceResponse"];
                 };
             };
-            /** @description Invalid request (problem document; `errors` names each field). */
+            /** @description The request is not valid; `errors` names each field at fault. */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 400;
+                        /** @enum {string} */
+                        code: "VALIDATION_FAILED" | "MALFORMED_BODY" | "CLAIM_CODE_REQUIRED";
+                    };
                 };
             };
             /** @description Authenticated but not allowed. */
@@ -2559,7 +2584,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 403;
+                        /** @enum {string} */
+                        code: "REGISTRATION_NOT_ALLOWED";
+                    };
                 };
             };
             /** @description Conflicts with the current state. */
@@ -2568,43 +2598,72 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 409;
+                        /** @enum {string} */
+                        code: "DEVICE_ALREADY_REGISTERED";
+                    };
                 };
             };
-            /** @description Body too large. */
+            /** @description The body is larger than this operation accepts. */
             413: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 413;
+                        /** @enum {string} */
+                        code: "PAYLOAD_TOO_LARGE";
+                    };
                 };
             };
-            /** @description Unsupported content type. */
+            /** @description The body is not JSON. */
             415: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 415;
+                        /** @enum {string} */
+                        code: "UNSUPPORTED_MEDIA_TYPE";
+                    };
                 };
             };
-            /** @description Too many attempts or requests (problem RATE_LIMITED); see Retry-After. */
+            /** @description Too many requests: send it again after Retry-After seconds. */
             429: {
                 headers: {
+                    /** @description Seconds to wait before sending the request again. */
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 429;
+                        /** @enum {string} */
+                        code: "RATE_LIMITED";
+                    };
                 };
             };
-            /** @description Temporarily unavailable: the database or the rate-limit store cannot be reached (problem SERVICE_UNAVAILABLE); see Retry-After. */
+            /** @description Temporarily unavailable: the database or the rate-limit store cannot be reached: send it again after Retry-After seconds. */
             503: {
                 headers: {
+                    /** @description Seconds to wait before sending the request again. */
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 503;
+                        /** @enum {string} */
+                        code: "SERVICE_UNAVAILABLE";
+                    };
                 };
             };
         };
@@ -2631,58 +2690,92 @@ export interface operations {
                     "application/json": components["schemas"]["TokenResponse"];
                 };
             };
-            /** @description Invalid request (problem document; `errors` names each field). */
+            /** @description The request is not valid; `errors` names each field at fault. */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 400;
+                        /** @enum {string} */
+                        code: "VALIDATION_FAILED" | "MALFORMED_BODY";
+                    };
                 };
             };
-            /** @description Missing, invalid or revoked credentials. */
+            /** @description Missing, invalid, expired or revoked credentials. */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 401;
+                        /** @enum {string} */
+                        code: "INVALID_CREDENTIALS";
+                    };
                 };
             };
-            /** @description Body too large. */
+            /** @description The body is larger than this operation accepts. */
             413: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 413;
+                        /** @enum {string} */
+                        code: "PAYLOAD_TOO_LARGE";
+                    };
                 };
             };
-            /** @description Unsupported content type. */
+            /** @description The body is not JSON. */
             415: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 415;
+                        /** @enum {string} */
+                        code: "UNSUPPORTED_MEDIA_TYPE";
+                    };
                 };
             };
-            /** @description Too many attempts or requests (problem RATE_LIMITED); see Retry-After. */
+            /** @description Too many requests: send it again after Retry-After seconds. */
             429: {
                 headers: {
+                    /** @description Seconds to wait before sending the request again. */
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 429;
+                        /** @enum {string} */
+                        code: "RATE_LIMITED";
+                    };
                 };
             };
-            /** @description Temporarily unavailable: the database or the rate-limit store cannot be reached (problem SERVICE_UNAVAILABLE); see Retry-After. */
+            /** @description Temporarily unavailable: the database or the rate-limit store cannot be reached: send it again after Retry-After seconds. */
             503: {
                 headers: {
+                    /** @description Seconds to wait before sending the request again. */
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 503;
+                        /** @enum {string} */
+                        code: "SERVICE_UNAVAILABLE";
+                    };
                 };
             };
         };
@@ -2709,58 +2802,92 @@ export interface operations {
                     "application/json": components["schemas"]["TokenResponse"];
                 };
             };
-            /** @description Invalid request (problem document; `errors` names each field). */
+            /** @description The request is not valid; `errors` names each field at fault. */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 400;
+                        /** @enum {string} */
+                        code: "VALIDATION_FAILED" | "MALFORMED_BODY";
+                    };
                 };
             };
-            /** @description Missing, invalid or revoked credentials. */
+            /** @description Missing, invalid, expired or revoked credentials. */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 401;
+                        /** @enum {string} */
+                        code: "INVALID_TOKEN" | "UNAUTHORIZED";
+                    };
                 };
             };
-            /** @description Body too large. */
+            /** @description The body is larger than this operation accepts. */
             413: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 413;
+                        /** @enum {string} */
+                        code: "PAYLOAD_TOO_LARGE";
+                    };
                 };
             };
-            /** @description Unsupported content type. */
+            /** @description The body is not JSON. */
             415: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 415;
+                        /** @enum {string} */
+                        code: "UNSUPPORTED_MEDIA_TYPE";
+                    };
                 };
             };
-            /** @description Too many attempts or requests (problem RATE_LIMITED); see Retry-After. */
+            /** @description Too many requests: send it again after Retry-After seconds. */
             429: {
                 headers: {
+                    /** @description Seconds to wait before sending the request again. */
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 429;
+                        /** @enum {string} */
+                        code: "RATE_LIMITED";
+                    };
                 };
             };
-            /** @description Temporarily unavailable: the database or the rate-limit store cannot be reached (problem SERVICE_UNAVAILABLE); see Retry-After. */
+            /** @description Temporarily unavailable: the database or the rate-limit store cannot be reached: send it again after Retry-After seconds. */
             503: {
                 headers: {
+                    /** @description Seconds to wait before sending the request again. */
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 503;
+                        /** @enum {string} */
+                        code: "SERVICE_UNAVAILABLE";
+                    };
                 };
             };
         };
@@ -2783,22 +2910,34 @@ export interface operations {
                     "application/json": components["schemas"]["DeviceMeResponse"];
                 };
             };
-            /** @description Missing, invalid, expired or revoked bearer token. */
+            /** @description Missing, invalid, expired or revoked credentials. */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 401;
+                        /** @enum {string} */
+                        code: "UNAUTHORIZED";
+                    };
                 };
             };
-            /** @description Temporarily unavailable: the database cannot be reached (problem SERVICE_UNAVAILABLE); see Retry-After. */
+            /** @description Temporarily unavailable (the database cannot be reached, or this instance is stopping): send it again after Retry-After seconds. */
             503: {
                 headers: {
+                    /** @description Seconds to wait before sending the request again. */
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 503;
+                        /** @enum {string} */
+                        code: "SERVICE_UNAVAILABLE";
+                    };
                 };
             };
         };
@@ -2823,22 +2962,32 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Invalid request (problem document; `errors` names each field). */
+            /** @description The request is not valid; `errors` names each field at fault. */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 400;
+                        /** @enum {string} */
+                        code: "VALIDATION_FAILED" | "MALFORMED_BODY";
+                    };
                 };
             };
-            /** @description Missing, invalid, expired or revoked bearer token. */
+            /** @description Missing, invalid, expired or revoked credentials. */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 401;
+                        /** @enum {string} */
+                        code: "UNAUTHORIZED";
+                    };
                 };
             };
             /** @description Conflicts with the current state. */
@@ -2847,34 +2996,56 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 409;
+                        /** @enum {string} */
+                        code: "CLAIM_CODE_ALREADY_SET";
+                    };
                 };
             };
-            /** @description Body too large. */
+            /** @description The body is larger than this operation accepts. */
             413: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 413;
+                        /** @enum {string} */
+                        code: "PAYLOAD_TOO_LARGE";
+                    };
                 };
             };
-            /** @description Unsupported content type. */
+            /** @description The body is not JSON. */
             415: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 415;
+                        /** @enum {string} */
+                        code: "UNSUPPORTED_MEDIA_TYPE";
+                    };
                 };
             };
-            /** @description Temporarily unavailable: the database cannot be reached (problem SERVICE_UNAVAILABLE); see Retry-After. */
+            /** @description Temporarily unavailable (the database cannot be reached, or this instance is stopping): send it again after Retry-After seconds. */
             503: {
                 headers: {
+                    /** @description Seconds to wait before sending the request again. */
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 503;
+                        /** @enum {string} */
+                        code: "SERVICE_UNAVAILABLE";
+                    };
                 };
             };
         };
@@ -2908,26 +3079,34 @@ export interface operations {
                 };
                 content?: never;
             };
-            /**
-             * @description Missing, invalid or revoked credentials.
-             *
-             *     Missing, invalid, expired or revoked bearer token.
-             */
+            /** @description Missing, invalid, expired or revoked credentials. */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 401;
+                        /** @enum {string} */
+                        code: "UNAUTHORIZED";
+                    };
                 };
             };
-            /** @description Temporarily unavailable: the database cannot be reached (problem SERVICE_UNAVAILABLE); see Retry-After. */
+            /** @description Temporarily unavailable (the database cannot be reached, or this instance is stopping): send it again after Retry-After seconds. */
             503: {
                 headers: {
+                    /** @description Seconds to wait before sending the request again. */
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 503;
+                        /** @enum {string} */
+                        code: "SERVICE_UNAVAILABLE";
+                    };
                 };
             };
         };
@@ -2952,53 +3131,76 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Invalid request (problem document; `errors` names each field). */
+            /** @description The request is not valid; `errors` names each field at fault. */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 400;
+                        /** @enum {string} */
+                        code: "VALIDATION_FAILED" | "MALFORMED_BODY" | "CONFIG_VERSION_UNKNOWN";
+                    };
                 };
             };
-            /**
-             * @description Missing, invalid or revoked credentials.
-             *
-             *     Missing, invalid, expired or revoked bearer token.
-             */
+            /** @description Missing, invalid, expired or revoked credentials. */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 401;
+                        /** @enum {string} */
+                        code: "UNAUTHORIZED";
+                    };
                 };
             };
-            /** @description Body too large. */
+            /** @description The body is larger than this operation accepts. */
             413: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 413;
+                        /** @enum {string} */
+                        code: "PAYLOAD_TOO_LARGE";
+                    };
                 };
             };
-            /** @description Unsupported content type. */
+            /** @description The body is not JSON. */
             415: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 415;
+                        /** @enum {string} */
+                        code: "UNSUPPORTED_MEDIA_TYPE";
+                    };
                 };
             };
-            /** @description Temporarily unavailable: the database cannot be reached (problem SERVICE_UNAVAILABLE); see Retry-After. */
+            /** @description Temporarily unavailable (the database cannot be reached, or this instance is stopping): send it again after Retry-After seconds. */
             503: {
                 headers: {
+                    /** @description Seconds to wait before sending the request again. */
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 503;
+                        /** @enum {string} */
+                        code: "SERVICE_UNAVAILABLE";
+                    };
                 };
             };
         };
@@ -3025,22 +3227,32 @@ export interface operations {
                     "application/json": components["schemas"]["ImportAllowlistResponse"];
                 };
             };
-            /** @description Invalid request (problem document; `errors` names each field). */
+            /** @description The request is not valid; `errors` names each field at fault. */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 400;
+                        /** @enum {string} */
+                        code: "VALIDATION_FAILED" | "MALFORMED_BODY";
+                    };
                 };
             };
-            /** @description Missing, invalid, expired or revoked bearer token. */
+            /** @description Missing, invalid, expired or revoked credentials. */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 401;
+                        /** @enum {string} */
+                        code: "UNAUTHORIZED";
+                    };
                 };
             };
             /** @description The account is not an administrator. */
@@ -3049,34 +3261,56 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 403;
+                        /** @enum {string} */
+                        code: "FORBIDDEN";
+                    };
                 };
             };
-            /** @description Body too large. */
+            /** @description The body is larger than this operation accepts. */
             413: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 413;
+                        /** @enum {string} */
+                        code: "PAYLOAD_TOO_LARGE";
+                    };
                 };
             };
-            /** @description Unsupported content type. */
+            /** @description The body is not JSON. */
             415: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 415;
+                        /** @enum {string} */
+                        code: "UNSUPPORTED_MEDIA_TYPE";
+                    };
                 };
             };
-            /** @description Temporarily unavailable: the database cannot be reached (problem SERVICE_UNAVAILABLE); see Retry-After. */
+            /** @description Temporarily unavailable (the database cannot be reached, or this instance is stopping): send it again after Retry-After seconds. */
             503: {
                 headers: {
+                    /** @description Seconds to wait before sending the request again. */
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 503;
+                        /** @enum {string} */
+                        code: "SERVICE_UNAVAILABLE";
+                    };
                 };
             };
         };
@@ -3093,45 +3327,56 @@ export interface operations {
             /** @description The defaults, with their ETag. */
             200: {
                 headers: {
+                    /** @description The version of the fleet defaults: send it as If-Match to change them. */
+                    ETag?: string;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["ConfigDefaultsResponse"];
                 };
             };
-            /**
-             * @description Missing, invalid or revoked credentials.
-             *
-             *     Missing, invalid, expired or revoked bearer token.
-             */
+            /** @description Missing, invalid, expired or revoked credentials. */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 401;
+                        /** @enum {string} */
+                        code: "UNAUTHORIZED";
+                    };
                 };
             };
-            /**
-             * @description Authenticated but not allowed.
-             *
-             *     The account is not an administrator.
-             */
+            /** @description The account is not an administrator. */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 403;
+                        /** @enum {string} */
+                        code: "FORBIDDEN";
+                    };
                 };
             };
-            /** @description Temporarily unavailable: the database cannot be reached (problem SERVICE_UNAVAILABLE); see Retry-After. */
+            /** @description Temporarily unavailable (the database cannot be reached, or this instance is stopping): send it again after Retry-After seconds. */
             503: {
                 headers: {
+                    /** @description Seconds to wait before sending the request again. */
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 503;
+                        /** @enum {string} */
+                        code: "SERVICE_UNAVAILABLE";
+                    };
                 };
             };
         };
@@ -3140,6 +3385,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @description The ETag of the defaults you read; a stale one is a 412 and changes nothing. */
                 "If-Match"?: string;
             };
             path?: never;
@@ -3151,84 +3397,115 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The defaults after the change. */
+            /** @description The defaults after the change, with their new ETag. */
             200: {
                 headers: {
+                    /** @description The version of the fleet defaults: send it as If-Match to change them. */
+                    ETag?: string;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["ConfigDefaultsResponse"];
                 };
             };
-            /** @description Invalid request (problem document; `errors` names each field). */
+            /** @description The request is not valid; `errors` names each field at fault. */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 400;
+                        /** @enum {string} */
+                        code: "VALIDATION_FAILED" | "MALFORMED_BODY";
+                    };
                 };
             };
-            /**
-             * @description Missing, invalid or revoked credentials.
-             *
-             *     Missing, invalid, expired or revoked bearer token.
-             */
+            /** @description Missing, invalid, expired or revoked credentials. */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 401;
+                        /** @enum {string} */
+                        code: "UNAUTHORIZED";
+                    };
                 };
             };
-            /**
-             * @description Authenticated but not allowed.
-             *
-             *     The account is not an administrator.
-             */
+            /** @description The account is not an administrator. */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 403;
+                        /** @enum {string} */
+                        code: "FORBIDDEN";
+                    };
                 };
             };
-            /** @description If-Match names a version that is no longer current (problem PRECONDITION_FAILED). */
+            /** @description If-Match names a version that is no longer current: read it again. */
             412: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 412;
+                        /** @enum {string} */
+                        code: "PRECONDITION_FAILED";
+                    };
                 };
             };
-            /** @description Body too large. */
+            /** @description The body is larger than this operation accepts. */
             413: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 413;
+                        /** @enum {string} */
+                        code: "PAYLOAD_TOO_LARGE";
+                    };
                 };
             };
-            /** @description Unsupported content type. */
+            /** @description The body is not JSON. */
             415: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 415;
+                        /** @enum {string} */
+                        code: "UNSUPPORTED_MEDIA_TYPE";
+                    };
                 };
             };
-            /** @description Temporarily unavailable: the database cannot be reached (problem SERVICE_UNAVAILABLE); see Retry-After. */
+            /** @description Temporarily unavailable (the database cannot be reached, or this instance is stopping): send it again after Retry-After seconds. */
             503: {
                 headers: {
+                    /** @description Seconds to wait before sending the request again. */
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 503;
+                        /** @enum {string} */
+                        code: "SERVICE_UNAVAILABLE";
+                    };
                 };
             };
         };
@@ -3255,49 +3532,78 @@ export interface operations {
                     "application/json": components["schemas"]["SignupResponse"];
                 };
             };
-            /** @description Invalid request (problem document; `errors` names each field). */
+            /** @description The request is not valid; `errors` names each field at fault. */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 400;
+                        /** @enum {string} */
+                        code: "VALIDATION_FAILED" | "MALFORMED_BODY" | "PASSWORD_TOO_COMMON";
+                    };
                 };
             };
-            /** @description Body too large. */
+            /** @description The body is larger than this operation accepts. */
             413: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 413;
+                        /** @enum {string} */
+                        code: "PAYLOAD_TOO_LARGE";
+                    };
                 };
             };
-            /** @description Unsupported content type. */
+            /** @description The body is not JSON. */
             415: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 415;
+                        /** @enum {string} */
+                        code: "UNSUPPORTED_MEDIA_TYPE";
+                    };
                 };
             };
-            /** @description Too many attempts or requests (problem RATE_LIMITED); see Retry-After. */
+            /** @description Too many requests: send it again after Retry-After seconds. */
             429: {
                 headers: {
+                    /** @description Seconds to wait before sending the request again. */
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 429;
+                        /** @enum {string} */
+                        code: "RATE_LIMITED";
+                    };
                 };
             };
-            /** @description Temporarily unavailable: the database cannot be reached (problem SERVICE_UNAVAILABLE); see Retry-After. */
+            /** @description Temporarily unavailable (the database cannot be reached, or this instance is stopping): send it again after Retry-After seconds. */
             503: {
                 headers: {
+                    /** @description Seconds to wait before sending the request again. */
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 503;
+                        /** @enum {string} */
+                        code: "SERVICE_UNAVAILABLE";
+                    };
                 };
             };
         };
@@ -3324,40 +3630,62 @@ export interface operations {
                     "application/json": components["schemas"]["EmailVerifiedResponse"];
                 };
             };
-            /** @description Invalid request (problem document; `errors` names each field). */
+            /** @description The request is not valid; `errors` names each field at fault. */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 400;
+                        /** @enum {string} */
+                        code: "VALIDATION_FAILED" | "MALFORMED_BODY" | "INVALID_TOKEN";
+                    };
                 };
             };
-            /** @description Body too large. */
+            /** @description The body is larger than this operation accepts. */
             413: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 413;
+                        /** @enum {string} */
+                        code: "PAYLOAD_TOO_LARGE";
+                    };
                 };
             };
-            /** @description Unsupported content type. */
+            /** @description The body is not JSON. */
             415: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 415;
+                        /** @enum {string} */
+                        code: "UNSUPPORTED_MEDIA_TYPE";
+                    };
                 };
             };
-            /** @description Temporarily unavailable: the database cannot be reached (problem SERVICE_UNAVAILABLE); see Retry-After. */
+            /** @description Temporarily unavailable (the database cannot be reached, or this instance is stopping): send it again after Retry-After seconds. */
             503: {
                 headers: {
+                    /** @description Seconds to wait before sending the request again. */
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 503;
+                        /** @enum {string} */
+                        code: "SERVICE_UNAVAILABLE";
+                    };
                 };
             };
         };
@@ -3378,40 +3706,64 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Missing, invalid, expired or revoked bearer token. */
+            /** @description Missing, invalid, expired or revoked credentials. */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 401;
+                        /** @enum {string} */
+                        code: "UNAUTHORIZED";
+                    };
                 };
             };
-            /** @description Body too large. */
+            /** @description The body is larger than this operation accepts. */
             413: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 413;
+                        /** @enum {string} */
+                        code: "PAYLOAD_TOO_LARGE";
+                    };
                 };
             };
-            /** @description Too many attempts or requests (problem RATE_LIMITED); see Retry-After. */
+            /** @description Too many requests: send it again after Retry-After seconds. */
             429: {
                 headers: {
+                    /** @description Seconds to wait before sending the request again. */
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 429;
+                        /** @enum {string} */
+                        code: "RATE_LIMITED";
+                    };
                 };
             };
-            /** @description Temporarily unavailable; see Retry-After. */
+            /** @description Temporarily unavailable: the database or the rate-limit store cannot be reached: send it again after Retry-After seconds. */
             503: {
                 headers: {
+                    /** @description Seconds to wait before sending the request again. */
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 503;
+                        /** @enum {string} */
+                        code: "SERVICE_UNAVAILABLE";
+                    };
                 };
             };
         };
@@ -3438,58 +3790,92 @@ export interface operations {
                     "application/json": components["schemas"]["TokenResponse"];
                 };
             };
-            /** @description Invalid request (problem document; `errors` names each field). */
+            /** @description The request is not valid; `errors` names each field at fault. */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 400;
+                        /** @enum {string} */
+                        code: "VALIDATION_FAILED" | "MALFORMED_BODY";
+                    };
                 };
             };
-            /** @description Missing, invalid or revoked credentials. */
+            /** @description Missing, invalid, expired or revoked credentials. */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 401;
+                        /** @enum {string} */
+                        code: "INVALID_CREDENTIALS";
+                    };
                 };
             };
-            /** @description Body too large. */
+            /** @description The body is larger than this operation accepts. */
             413: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 413;
+                        /** @enum {string} */
+                        code: "PAYLOAD_TOO_LARGE";
+                    };
                 };
             };
-            /** @description Unsupported content type. */
+            /** @description The body is not JSON. */
             415: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 415;
+                        /** @enum {string} */
+                        code: "UNSUPPORTED_MEDIA_TYPE";
+                    };
                 };
             };
-            /** @description Too many attempts or requests (problem RATE_LIMITED); see Retry-After. */
+            /** @description Too many requests: send it again after Retry-After seconds. */
             429: {
                 headers: {
+                    /** @description Seconds to wait before sending the request again. */
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 429;
+                        /** @enum {string} */
+                        code: "RATE_LIMITED";
+                    };
                 };
             };
-            /** @description Temporarily unavailable: the database or the rate-limit store cannot be reached (problem SERVICE_UNAVAILABLE); see Retry-After. */
+            /** @description Temporarily unavailable: the database or the rate-limit store cannot be reached: send it again after Retry-After seconds. */
             503: {
                 headers: {
+                    /** @description Seconds to wait before sending the request again. */
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 503;
+                        /** @enum {string} */
+                        code: "SERVICE_UNAVAILABLE";
+                    };
                 };
             };
         };
@@ -3516,58 +3902,92 @@ export interface operations {
                     "application/json": components["schemas"]["TokenResponse"];
                 };
             };
-            /** @description Invalid request (problem document; `errors` names each field). */
+            /** @description The request is not valid; `errors` names each field at fault. */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 400;
+                        /** @enum {string} */
+                        code: "VALIDATION_FAILED" | "MALFORMED_BODY";
+                    };
                 };
             };
-            /** @description Missing, invalid or revoked credentials. */
+            /** @description Missing, invalid, expired or revoked credentials. */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 401;
+                        /** @enum {string} */
+                        code: "INVALID_TOKEN" | "UNAUTHORIZED";
+                    };
                 };
             };
-            /** @description Body too large. */
+            /** @description The body is larger than this operation accepts. */
             413: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 413;
+                        /** @enum {string} */
+                        code: "PAYLOAD_TOO_LARGE";
+                    };
                 };
             };
-            /** @description Unsupported content type. */
+            /** @description The body is not JSON. */
             415: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 415;
+                        /** @enum {string} */
+                        code: "UNSUPPORTED_MEDIA_TYPE";
+                    };
                 };
             };
-            /** @description Too many attempts or requests (problem RATE_LIMITED); see Retry-After. */
+            /** @description Too many requests: send it again after Retry-After seconds. */
             429: {
                 headers: {
+                    /** @description Seconds to wait before sending the request again. */
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 429;
+                        /** @enum {string} */
+                        code: "RATE_LIMITED";
+                    };
                 };
             };
-            /** @description Temporarily unavailable: the database or the rate-limit store cannot be reached (problem SERVICE_UNAVAILABLE); see Retry-After. */
+            /** @description Temporarily unavailable: the database or the rate-limit store cannot be reached: send it again after Retry-After seconds. */
             503: {
                 headers: {
+                    /** @description Seconds to wait before sending the request again. */
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 503;
+                        /** @enum {string} */
+                        code: "SERVICE_UNAVAILABLE";
+                    };
                 };
             };
         };
@@ -3592,40 +4012,62 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Invalid request (problem document; `errors` names each field). */
+            /** @description The request is not valid; `errors` names each field at fault. */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 400;
+                        /** @enum {string} */
+                        code: "VALIDATION_FAILED" | "MALFORMED_BODY";
+                    };
                 };
             };
-            /** @description Body too large. */
+            /** @description The body is larger than this operation accepts. */
             413: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 413;
+                        /** @enum {string} */
+                        code: "PAYLOAD_TOO_LARGE";
+                    };
                 };
             };
-            /** @description Unsupported content type. */
+            /** @description The body is not JSON. */
             415: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 415;
+                        /** @enum {string} */
+                        code: "UNSUPPORTED_MEDIA_TYPE";
+                    };
                 };
             };
-            /** @description Temporarily unavailable: the database cannot be reached (problem SERVICE_UNAVAILABLE); see Retry-After. */
+            /** @description Temporarily unavailable (the database cannot be reached, or this instance is stopping): send it again after Retry-After seconds. */
             503: {
                 headers: {
+                    /** @description Seconds to wait before sending the request again. */
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 503;
+                        /** @enum {string} */
+                        code: "SERVICE_UNAVAILABLE";
+                    };
                 };
             };
         };
@@ -3648,22 +4090,34 @@ export interface operations {
                     "application/json": components["schemas"]["UserMeResponse"];
                 };
             };
-            /** @description Missing, invalid, expired or revoked bearer token. */
+            /** @description Missing, invalid, expired or revoked credentials. */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 401;
+                        /** @enum {string} */
+                        code: "UNAUTHORIZED";
+                    };
                 };
             };
-            /** @description Temporarily unavailable: the database cannot be reached (problem SERVICE_UNAVAILABLE); see Retry-After. */
+            /** @description Temporarily unavailable (the database cannot be reached, or this instance is stopping): send it again after Retry-After seconds. */
             503: {
                 headers: {
+                    /** @description Seconds to wait before sending the request again. */
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 503;
+                        /** @enum {string} */
+                        code: "SERVICE_UNAVAILABLE";
+                    };
                 };
             };
         };
@@ -3690,53 +4144,76 @@ export interface operations {
                     "application/json": components["schemas"]["UserMeResponse"];
                 };
             };
-            /** @description Invalid request (problem document; `errors` names each field). */
+            /** @description The request is not valid; `errors` names each field at fault. */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 400;
+                        /** @enum {string} */
+                        code: "VALIDATION_FAILED" | "MALFORMED_BODY";
+                    };
                 };
             };
-            /**
-             * @description Missing, invalid or revoked credentials.
-             *
-             *     Missing, invalid, expired or revoked bearer token.
-             */
+            /** @description Missing, invalid, expired or revoked credentials. */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 401;
+                        /** @enum {string} */
+                        code: "UNAUTHORIZED";
+                    };
                 };
             };
-            /** @description Body too large. */
+            /** @description The body is larger than this operation accepts. */
             413: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 413;
+                        /** @enum {string} */
+                        code: "PAYLOAD_TOO_LARGE";
+                    };
                 };
             };
-            /** @description Unsupported content type. */
+            /** @description The body is not JSON. */
             415: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 415;
+                        /** @enum {string} */
+                        code: "UNSUPPORTED_MEDIA_TYPE";
+                    };
                 };
             };
-            /** @description Temporarily unavailable: the database cannot be reached (problem SERVICE_UNAVAILABLE); see Retry-After. */
+            /** @description Temporarily unavailable (the database cannot be reached, or this instance is stopping): send it again after Retry-After seconds. */
             503: {
                 headers: {
+                    /** @description Seconds to wait before sending the request again. */
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 503;
+                        /** @enum {string} */
+                        code: "SERVICE_UNAVAILABLE";
+                    };
                 };
             };
         };
@@ -3763,26 +4240,32 @@ export interface operations {
                     "application/json": components["schemas"]["ClaimResponse"];
                 };
             };
-            /** @description Invalid request (problem document; `errors` names each field). */
+            /** @description The request is not valid; `errors` names each field at fault. */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 400;
+                        /** @enum {string} */
+                        code: "VALIDATION_FAILED" | "MALFORMED_BODY" | "CLAIM_CODE_REQUIRED" | "DEVICE_SECRET_REQUIRED";
+                    };
                 };
             };
-            /**
-             * @description Missing, invalid or revoked credentials.
-             *
-             *     Missing, invalid, expired or revoked bearer token.
-             */
+            /** @description Missing, invalid, expired or revoked credentials. */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 401;
+                        /** @enum {string} */
+                        code: "INVALID_CLAIM" | "UNAUTHORIZED";
+                    };
                 };
             };
             /** @description Authenticated but not allowed. */
@@ -3791,7 +4274,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 403;
+                        /** @enum {string} */
+                        code: "EMAIL_NOT_VERIFIED";
+                    };
                 };
             };
             /** @description Conflicts with the current state. */
@@ -3800,57 +4288,91 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 409;
+                        /** @enum {string} */
+                        code: "DEVICE_ALREADY_CLAIMED";
+                    };
                 };
             };
-            /** @description Body too large. */
+            /** @description The body is larger than this operation accepts. */
             413: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 413;
+                        /** @enum {string} */
+                        code: "PAYLOAD_TOO_LARGE";
+                    };
                 };
             };
-            /** @description Unsupported content type. */
+            /** @description The body is not JSON. */
             415: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 415;
+                        /** @enum {string} */
+                        code: "UNSUPPORTED_MEDIA_TYPE";
+                    };
                 };
             };
-            /** @description Too many attempts or requests (problem RATE_LIMITED); see Retry-After. */
+            /** @description Too many requests: send it again after Retry-After seconds. */
             429: {
                 headers: {
+                    /** @description Seconds to wait before sending the request again. */
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 429;
+                        /** @enum {string} */
+                        code: "RATE_LIMITED";
+                    };
                 };
             };
-            /** @description Temporarily unavailable: the database or the rate-limit store cannot be reached (problem SERVICE_UNAVAILABLE); see Retry-After. */
+            /** @description Temporarily unavailable: the database or the rate-limit store cannot be reached: send it again after Retry-After seconds. */
             503: {
                 headers: {
+                    /** @description Seconds to wait before sending the request again. */
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 503;
+                        /** @enum {string} */
+                        code: "SERVICE_UNAVAILABLE";
+                    };
                 };
             };
         };
     };
     listMyDevices: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Items per page. */
+                limit?: number;
+                /** @description nextCursor of the previous page, exactly as returned; anything else is a 400 naming `cursor`. */
+                cursor?: string;
+            };
             header?: never;
             path?: never;
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description Your devices, most recently claimed first. */
+            /** @description A page of your devices, most recently claimed first. */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -3859,22 +4381,48 @@ export interface operations {
                     "application/json": components["schemas"]["OwnedDeviceListResponse"];
                 };
             };
-            /** @description Missing, invalid, expired or revoked bearer token. */
+            /** @description The request is not valid; `errors` names each field at fault. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 400;
+                        /** @enum {string} */
+                        code: "VALIDATION_FAILED";
+                    };
+                };
+            };
+            /** @description Missing, invalid, expired or revoked credentials. */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 401;
+                        /** @enum {string} */
+                        code: "UNAUTHORIZED";
+                    };
                 };
             };
-            /** @description Temporarily unavailable: the database cannot be reached (problem SERVICE_UNAVAILABLE); see Retry-After. */
+            /** @description Temporarily unavailable (the database cannot be reached, or this instance is stopping): send it again after Retry-After seconds. */
             503: {
                 headers: {
+                    /** @description Seconds to wait before sending the request again. */
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 503;
+                        /** @enum {string} */
+                        code: "SERVICE_UNAVAILABLE";
+                    };
                 };
             };
         };
@@ -3897,40 +4445,62 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Invalid request (problem document; `errors` names each field). */
+            /** @description The request is not valid; `errors` names each field at fault. */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 400;
+                        /** @enum {string} */
+                        code: "VALIDATION_FAILED";
+                    };
                 };
             };
-            /** @description Missing, invalid, expired or revoked bearer token. */
+            /** @description Missing, invalid, expired or revoked credentials. */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 401;
+                        /** @enum {string} */
+                        code: "UNAUTHORIZED";
+                    };
                 };
             };
-            /** @description Not found. */
+            /** @description Not found, or not visible to you. */
             404: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 404;
+                        /** @enum {string} */
+                        code: "NOT_FOUND";
+                    };
                 };
             };
-            /** @description Temporarily unavailable: the database cannot be reached (problem SERVICE_UNAVAILABLE); see Retry-After. */
+            /** @description Temporarily unavailable (the database cannot be reached, or this instance is stopping): send it again after Retry-After seconds. */
             503: {
                 headers: {
+                    /** @description Seconds to wait before sending the request again. */
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 503;
+                        /** @enum {string} */
+                        code: "SERVICE_UNAVAILABLE";
+                    };
                 };
             };
         };
@@ -3955,40 +4525,62 @@ export interface operations {
                     "application/json": components["schemas"]["ReRegistrationResponse"];
                 };
             };
-            /** @description Invalid request (problem document; `errors` names each field). */
+            /** @description The request is not valid; `errors` names each field at fault. */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 400;
+                        /** @enum {string} */
+                        code: "VALIDATION_FAILED";
+                    };
                 };
             };
-            /** @description Missing, invalid, expired or revoked bearer token. */
+            /** @description Missing, invalid, expired or revoked credentials. */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 401;
+                        /** @enum {string} */
+                        code: "UNAUTHORIZED";
+                    };
                 };
             };
-            /** @description Not found. */
+            /** @description Not found, or not visible to you. */
             404: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 404;
+                        /** @enum {string} */
+                        code: "NOT_FOUND";
+                    };
                 };
             };
-            /** @description Temporarily unavailable: the database cannot be reached (problem SERVICE_UNAVAILABLE); see Retry-After. */
+            /** @description Temporarily unavailable (the database cannot be reached, or this instance is stopping): send it again after Retry-After seconds. */
             503: {
                 headers: {
+                    /** @description Seconds to wait before sending the request again. */
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 503;
+                        /** @enum {string} */
+                        code: "SERVICE_UNAVAILABLE";
+                    };
                 };
             };
         };
@@ -4018,58 +4610,92 @@ export interface operations {
                     "application/json": components["schemas"]["IngestTelemetryResponse"];
                 };
             };
-            /** @description Invalid request (problem document; `errors` names each field). */
+            /** @description The request is not valid; `errors` names each field at fault. */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 400;
+                        /** @enum {string} */
+                        code: "VALIDATION_FAILED" | "MALFORMED_BODY";
+                    };
                 };
             };
-            /** @description Missing, invalid, expired or revoked bearer token. */
+            /** @description Missing, invalid, expired or revoked credentials. */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 401;
+                        /** @enum {string} */
+                        code: "UNAUTHORIZED";
+                    };
                 };
             };
-            /** @description Body too large. */
+            /** @description The body is larger than this operation accepts. */
             413: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 413;
+                        /** @enum {string} */
+                        code: "PAYLOAD_TOO_LARGE";
+                    };
                 };
             };
-            /** @description Unsupported content type. */
+            /** @description The body is not JSON. */
             415: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 415;
+                        /** @enum {string} */
+                        code: "UNSUPPORTED_MEDIA_TYPE";
+                    };
                 };
             };
-            /** @description Too many attempts or requests (problem RATE_LIMITED); see Retry-After. */
+            /** @description Too many requests: send it again after Retry-After seconds. */
             429: {
                 headers: {
+                    /** @description Seconds to wait before sending the request again. */
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 429;
+                        /** @enum {string} */
+                        code: "RATE_LIMITED";
+                    };
                 };
             };
-            /** @description Temporarily unavailable; see Retry-After. */
+            /** @description Temporarily unavailable (the database cannot be reached, or this instance is stopping): send it again after Retry-After seconds. */
             503: {
                 headers: {
+                    /** @description Seconds to wait before sending the request again. */
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 503;
+                        /** @enum {string} */
+                        code: "SERVICE_UNAVAILABLE";
+                    };
                 };
             };
         };
@@ -4102,26 +4728,34 @@ export interface operations {
                 };
                 content?: never;
             };
-            /**
-             * @description Missing, invalid or revoked credentials.
-             *
-             *     Missing, invalid, expired or revoked bearer token.
-             */
+            /** @description Missing, invalid, expired or revoked credentials. */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 401;
+                        /** @enum {string} */
+                        code: "UNAUTHORIZED";
+                    };
                 };
             };
-            /** @description Temporarily unavailable: the database cannot be reached (problem SERVICE_UNAVAILABLE); see Retry-After. */
+            /** @description Temporarily unavailable (the database cannot be reached, or this instance is stopping): send it again after Retry-After seconds. */
             503: {
                 headers: {
+                    /** @description Seconds to wait before sending the request again. */
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 503;
+                        /** @enum {string} */
+                        code: "SERVICE_UNAVAILABLE";
+                    };
                 };
             };
         };
@@ -4148,53 +4782,76 @@ export interface operations {
                     "application/json": components["schemas"]["IngestOtaEventsResponse"];
                 };
             };
-            /** @description Invalid request (problem document; `errors` names each field). */
+            /** @description The request is not valid; `errors` names each field at fault. */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 400;
+                        /** @enum {string} */
+                        code: "VALIDATION_FAILED" | "MALFORMED_BODY";
+                    };
                 };
             };
-            /**
-             * @description Missing, invalid or revoked credentials.
-             *
-             *     Missing, invalid, expired or revoked bearer token.
-             */
+            /** @description Missing, invalid, expired or revoked credentials. */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 401;
+                        /** @enum {string} */
+                        code: "UNAUTHORIZED";
+                    };
                 };
             };
-            /** @description Body too large. */
+            /** @description The body is larger than this operation accepts. */
             413: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 413;
+                        /** @enum {string} */
+                        code: "PAYLOAD_TOO_LARGE";
+                    };
                 };
             };
-            /** @description Unsupported content type. */
+            /** @description The body is not JSON. */
             415: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 415;
+                        /** @enum {string} */
+                        code: "UNSUPPORTED_MEDIA_TYPE";
+                    };
                 };
             };
-            /** @description Temporarily unavailable: the database cannot be reached (problem SERVICE_UNAVAILABLE); see Retry-After. */
+            /** @description Temporarily unavailable (the database cannot be reached, or this instance is stopping): send it again after Retry-After seconds. */
             503: {
                 headers: {
+                    /** @description Seconds to wait before sending the request again. */
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 503;
+                        /** @enum {string} */
+                        code: "SERVICE_UNAVAILABLE";
+                    };
                 };
             };
         };
@@ -4202,6 +4859,7 @@ export interface operations {
     listFirmware: {
         parameters: {
             query?: {
+                /** @description Items per page. */
                 limit?: number;
                 /** @description nextCursor of the previous page, exactly as returned; anything else is a 400 naming `cursor`. */
                 cursor?: string;
@@ -4227,48 +4885,62 @@ export interface operations {
                     "application/json": components["schemas"]["FirmwareReleaseListResponse"];
                 };
             };
-            /** @description Invalid request (problem document; `errors` names each field). */
+            /** @description The request is not valid; `errors` names each field at fault. */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 400;
+                        /** @enum {string} */
+                        code: "VALIDATION_FAILED";
+                    };
                 };
             };
-            /**
-             * @description Missing, invalid or revoked credentials.
-             *
-             *     Missing, invalid, expired or revoked bearer token.
-             */
+            /** @description Missing, invalid, expired or revoked credentials. */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 401;
+                        /** @enum {string} */
+                        code: "UNAUTHORIZED";
+                    };
                 };
             };
-            /**
-             * @description Authenticated but not allowed.
-             *
-             *     The account is not an administrator.
-             */
+            /** @description The account is not an administrator. */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 403;
+                        /** @enum {string} */
+                        code: "FORBIDDEN";
+                    };
                 };
             };
-            /** @description Temporarily unavailable: the database cannot be reached (problem SERVICE_UNAVAILABLE); see Retry-After. */
+            /** @description Temporarily unavailable (the database cannot be reached, or this instance is stopping): send it again after Retry-After seconds. */
             503: {
                 headers: {
+                    /** @description Seconds to wait before sending the request again. */
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 503;
+                        /** @enum {string} */
+                        code: "SERVICE_UNAVAILABLE";
+                    };
                 };
             };
         };
@@ -4295,39 +4967,46 @@ export interface operations {
                     "application/json": components["schemas"]["FirmwareReleaseResponse"];
                 };
             };
-            /** @description Invalid request (problem document; `errors` names each field). */
+            /** @description The request is not valid; `errors` names each field at fault. */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 400;
+                        /** @enum {string} */
+                        code: "VALIDATION_FAILED" | "MALFORMED_BODY";
+                    };
                 };
             };
-            /**
-             * @description Missing, invalid or revoked credentials.
-             *
-             *     Missing, invalid, expired or revoked bearer token.
-             */
+            /** @description Missing, invalid, expired or revoked credentials. */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 401;
+                        /** @enum {string} */
+                        code: "UNAUTHORIZED";
+                    };
                 };
             };
-            /**
-             * @description Authenticated but not allowed.
-             *
-             *     The account is not an administrator.
-             */
+            /** @description The account is not an administrator. */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 403;
+                        /** @enum {string} */
+                        code: "FORBIDDEN";
+                    };
                 };
             };
             /** @description Conflicts with the current state. */
@@ -4336,34 +5015,56 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 409;
+                        /** @enum {string} */
+                        code: "FIRMWARE_RELEASE_EXISTS";
+                    };
                 };
             };
-            /** @description Body too large. */
+            /** @description The body is larger than this operation accepts. */
             413: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 413;
+                        /** @enum {string} */
+                        code: "PAYLOAD_TOO_LARGE";
+                    };
                 };
             };
-            /** @description Unsupported content type. */
+            /** @description The body is not JSON. */
             415: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 415;
+                        /** @enum {string} */
+                        code: "UNSUPPORTED_MEDIA_TYPE";
+                    };
                 };
             };
-            /** @description Temporarily unavailable: the database cannot be reached (problem SERVICE_UNAVAILABLE); see Retry-After. */
+            /** @description Temporarily unavailable (the database cannot be reached, or this instance is stopping): send it again after Retry-After seconds. */
             503: {
                 headers: {
+                    /** @description Seconds to wait before sending the request again. */
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 503;
+                        /** @enum {string} */
+                        code: "SERVICE_UNAVAILABLE";
+                    };
                 };
             };
         };
@@ -4392,75 +5093,104 @@ export interface operations {
                     "application/json": components["schemas"]["FirmwareReleaseResponse"];
                 };
             };
-            /** @description Invalid request (problem document; `errors` names each field). */
+            /** @description The request is not valid; `errors` names each field at fault. */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 400;
+                        /** @enum {string} */
+                        code: "VALIDATION_FAILED" | "MALFORMED_BODY";
+                    };
                 };
             };
-            /**
-             * @description Missing, invalid or revoked credentials.
-             *
-             *     Missing, invalid, expired or revoked bearer token.
-             */
+            /** @description Missing, invalid, expired or revoked credentials. */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 401;
+                        /** @enum {string} */
+                        code: "UNAUTHORIZED";
+                    };
                 };
             };
-            /**
-             * @description Authenticated but not allowed.
-             *
-             *     The account is not an administrator.
-             */
+            /** @description The account is not an administrator. */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 403;
+                        /** @enum {string} */
+                        code: "FORBIDDEN";
+                    };
                 };
             };
-            /** @description Not found. */
+            /** @description Not found, or not visible to you. */
             404: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 404;
+                        /** @enum {string} */
+                        code: "NOT_FOUND";
+                    };
                 };
             };
-            /** @description Body too large. */
+            /** @description The body is larger than this operation accepts. */
             413: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 413;
+                        /** @enum {string} */
+                        code: "PAYLOAD_TOO_LARGE";
+                    };
                 };
             };
-            /** @description Unsupported content type. */
+            /** @description The body is not JSON. */
             415: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 415;
+                        /** @enum {string} */
+                        code: "UNSUPPORTED_MEDIA_TYPE";
+                    };
                 };
             };
-            /** @description Temporarily unavailable: the database cannot be reached (problem SERVICE_UNAVAILABLE); see Retry-After. */
+            /** @description Temporarily unavailable (the database cannot be reached, or this instance is stopping): send it again after Retry-After seconds. */
             503: {
                 headers: {
+                    /** @description Seconds to wait before sending the request again. */
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 503;
+                        /** @enum {string} */
+                        code: "SERVICE_UNAVAILABLE";
+                    };
                 };
             };
         };
@@ -4485,57 +5215,76 @@ export interface operations {
                     "application/json": components["schemas"]["FirmwareReleaseStatusResponse"];
                 };
             };
-            /** @description Invalid request (problem document; `errors` names each field). */
+            /** @description The request is not valid; `errors` names each field at fault. */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 400;
+                        /** @enum {string} */
+                        code: "VALIDATION_FAILED";
+                    };
                 };
             };
-            /**
-             * @description Missing, invalid or revoked credentials.
-             *
-             *     Missing, invalid, expired or revoked bearer token.
-             */
+            /** @description Missing, invalid, expired or revoked credentials. */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 401;
+                        /** @enum {string} */
+                        code: "UNAUTHORIZED";
+                    };
                 };
             };
-            /**
-             * @description Authenticated but not allowed.
-             *
-             *     The account is not an administrator.
-             */
+            /** @description The account is not an administrator. */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 403;
+                        /** @enum {string} */
+                        code: "FORBIDDEN";
+                    };
                 };
             };
-            /** @description Not found. */
+            /** @description Not found, or not visible to you. */
             404: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 404;
+                        /** @enum {string} */
+                        code: "NOT_FOUND";
+                    };
                 };
             };
-            /** @description Temporarily unavailable: the database cannot be reached (problem SERVICE_UNAVAILABLE); see Retry-After. */
+            /** @description Temporarily unavailable (the database cannot be reached, or this instance is stopping): send it again after Retry-After seconds. */
             503: {
                 headers: {
+                    /** @description Seconds to wait before sending the request again. */
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 503;
+                        /** @enum {string} */
+                        code: "SERVICE_UNAVAILABLE";
+                    };
                 };
             };
         };
@@ -4543,6 +5292,7 @@ export interface operations {
     listEvents: {
         parameters: {
             query?: {
+                /** @description Items per page. */
                 limit?: number;
                 /** @description nextCursor of the previous page, exactly as returned; anything else is a 400 naming `cursor`. */
                 cursor?: string;
@@ -4566,35 +5316,48 @@ export interface operations {
                     "application/json": components["schemas"]["EventsResponse"];
                 };
             };
-            /** @description Invalid request (problem document; `errors` names each field). */
+            /** @description The request is not valid; `errors` names each field at fault. */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 400;
+                        /** @enum {string} */
+                        code: "VALIDATION_FAILED";
+                    };
                 };
             };
-            /**
-             * @description Missing, invalid or revoked credentials.
-             *
-             *     Missing, invalid, expired or revoked bearer token.
-             */
+            /** @description Missing, invalid, expired or revoked credentials. */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 401;
+                        /** @enum {string} */
+                        code: "UNAUTHORIZED";
+                    };
                 };
             };
-            /** @description Temporarily unavailable: the database cannot be reached (problem SERVICE_UNAVAILABLE); see Retry-After. */
+            /** @description Temporarily unavailable (the database cannot be reached, or this instance is stopping): send it again after Retry-After seconds. */
             503: {
                 headers: {
+                    /** @description Seconds to wait before sending the request again. */
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 503;
+                        /** @enum {string} */
+                        code: "SERVICE_UNAVAILABLE";
+                    };
                 };
             };
         };
@@ -4619,44 +5382,62 @@ export interface operations {
                     "application/json": components["schemas"]["AlertRulesResponse"];
                 };
             };
-            /** @description Invalid request (problem document; `errors` names each field). */
+            /** @description The request is not valid; `errors` names each field at fault. */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 400;
+                        /** @enum {string} */
+                        code: "VALIDATION_FAILED";
+                    };
                 };
             };
-            /**
-             * @description Missing, invalid or revoked credentials.
-             *
-             *     Missing, invalid, expired or revoked bearer token.
-             */
+            /** @description Missing, invalid, expired or revoked credentials. */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 401;
+                        /** @enum {string} */
+                        code: "UNAUTHORIZED";
+                    };
                 };
             };
-            /** @description Not found. */
+            /** @description Not found, or not visible to you. */
             404: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 404;
+                        /** @enum {string} */
+                        code: "NOT_FOUND";
+                    };
                 };
             };
-            /** @description Temporarily unavailable: the database cannot be reached (problem SERVICE_UNAVAILABLE); see Retry-After. */
+            /** @description Temporarily unavailable (the database cannot be reached, or this instance is stopping): send it again after Retry-After seconds. */
             503: {
                 headers: {
+                    /** @description Seconds to wait before sending the request again. */
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 503;
+                        /** @enum {string} */
+                        code: "SERVICE_UNAVAILABLE";
+                    };
                 };
             };
         };
@@ -4685,62 +5466,90 @@ export interface operations {
                     "application/json": components["schemas"]["AlertRulesResponse"];
                 };
             };
-            /** @description Invalid request (problem document; `errors` names each field). */
+            /** @description The request is not valid; `errors` names each field at fault. */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 400;
+                        /** @enum {string} */
+                        code: "VALIDATION_FAILED" | "MALFORMED_BODY" | "INVALID_ALERT_RULE";
+                    };
                 };
             };
-            /**
-             * @description Missing, invalid or revoked credentials.
-             *
-             *     Missing, invalid, expired or revoked bearer token.
-             */
+            /** @description Missing, invalid, expired or revoked credentials. */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 401;
+                        /** @enum {string} */
+                        code: "UNAUTHORIZED";
+                    };
                 };
             };
-            /** @description Not found. */
+            /** @description Not found, or not visible to you. */
             404: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 404;
+                        /** @enum {string} */
+                        code: "NOT_FOUND";
+                    };
                 };
             };
-            /** @description Body too large. */
+            /** @description The body is larger than this operation accepts. */
             413: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 413;
+                        /** @enum {string} */
+                        code: "PAYLOAD_TOO_LARGE";
+                    };
                 };
             };
-            /** @description Unsupported content type. */
+            /** @description The body is not JSON. */
             415: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 415;
+                        /** @enum {string} */
+                        code: "UNSUPPORTED_MEDIA_TYPE";
+                    };
                 };
             };
-            /** @description Temporarily unavailable: the database cannot be reached (problem SERVICE_UNAVAILABLE); see Retry-After. */
+            /** @description Temporarily unavailable (the database cannot be reached, or this instance is stopping): send it again after Retry-After seconds. */
             503: {
                 headers: {
+                    /** @description Seconds to wait before sending the request again. */
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 503;
+                        /** @enum {string} */
+                        code: "SERVICE_UNAVAILABLE";
+                    };
                 };
             };
         };
@@ -4765,44 +5574,62 @@ export interface operations {
                     "application/json": components["schemas"]["AlertRulesResponse"];
                 };
             };
-            /** @description Invalid request (problem document; `errors` names each field). */
+            /** @description The request is not valid; `errors` names each field at fault. */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 400;
+                        /** @enum {string} */
+                        code: "VALIDATION_FAILED";
+                    };
                 };
             };
-            /**
-             * @description Missing, invalid or revoked credentials.
-             *
-             *     Missing, invalid, expired or revoked bearer token.
-             */
+            /** @description Missing, invalid, expired or revoked credentials. */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 401;
+                        /** @enum {string} */
+                        code: "UNAUTHORIZED";
+                    };
                 };
             };
-            /** @description Not found. */
+            /** @description Not found, or not visible to you. */
             404: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 404;
+                        /** @enum {string} */
+                        code: "NOT_FOUND";
+                    };
                 };
             };
-            /** @description Temporarily unavailable: the database cannot be reached (problem SERVICE_UNAVAILABLE); see Retry-After. */
+            /** @description Temporarily unavailable (the database cannot be reached, or this instance is stopping): send it again after Retry-After seconds. */
             503: {
                 headers: {
+                    /** @description Seconds to wait before sending the request again. */
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 503;
+                        /** @enum {string} */
+                        code: "SERVICE_UNAVAILABLE";
+                    };
                 };
             };
         };
@@ -4810,6 +5637,7 @@ export interface operations {
     listAlerts: {
         parameters: {
             query?: {
+                /** @description Items per page. */
                 limit?: number;
                 /** @description nextCursor of the previous page, exactly as returned; anything else is a 400 naming `cursor`. */
                 cursor?: string;
@@ -4831,35 +5659,48 @@ export interface operations {
                     "application/json": components["schemas"]["AlertsResponse"];
                 };
             };
-            /** @description Invalid request (problem document; `errors` names each field). */
+            /** @description The request is not valid; `errors` names each field at fault. */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 400;
+                        /** @enum {string} */
+                        code: "VALIDATION_FAILED";
+                    };
                 };
             };
-            /**
-             * @description Missing, invalid or revoked credentials.
-             *
-             *     Missing, invalid, expired or revoked bearer token.
-             */
+            /** @description Missing, invalid, expired or revoked credentials. */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 401;
+                        /** @enum {string} */
+                        code: "UNAUTHORIZED";
+                    };
                 };
             };
-            /** @description Temporarily unavailable: the database cannot be reached (problem SERVICE_UNAVAILABLE); see Retry-After. */
+            /** @description Temporarily unavailable (the database cannot be reached, or this instance is stopping): send it again after Retry-After seconds. */
             503: {
                 headers: {
+                    /** @description Seconds to wait before sending the request again. */
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 503;
+                        /** @enum {string} */
+                        code: "SERVICE_UNAVAILABLE";
+                    };
                 };
             };
         };
@@ -4884,44 +5725,62 @@ export interface operations {
                     "application/json": components["schemas"]["AlertResponse"];
                 };
             };
-            /** @description Invalid request (problem document; `errors` names each field). */
+            /** @description The request is not valid; `errors` names each field at fault. */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 400;
+                        /** @enum {string} */
+                        code: "VALIDATION_FAILED";
+                    };
                 };
             };
-            /**
-             * @description Missing, invalid or revoked credentials.
-             *
-             *     Missing, invalid, expired or revoked bearer token.
-             */
+            /** @description Missing, invalid, expired or revoked credentials. */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 401;
+                        /** @enum {string} */
+                        code: "UNAUTHORIZED";
+                    };
                 };
             };
-            /** @description Not found. */
+            /** @description Not found, or not visible to you. */
             404: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 404;
+                        /** @enum {string} */
+                        code: "NOT_FOUND";
+                    };
                 };
             };
-            /** @description Temporarily unavailable: the database cannot be reached (problem SERVICE_UNAVAILABLE); see Retry-After. */
+            /** @description Temporarily unavailable (the database cannot be reached, or this instance is stopping): send it again after Retry-After seconds. */
             503: {
                 headers: {
+                    /** @description Seconds to wait before sending the request again. */
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 503;
+                        /** @enum {string} */
+                        code: "SERVICE_UNAVAILABLE";
+                    };
                 };
             };
         };
@@ -4944,39 +5803,48 @@ export interface operations {
                     "application/json": components["schemas"]["DefaultAlertRulesResponse"];
                 };
             };
-            /**
-             * @description Missing, invalid or revoked credentials.
-             *
-             *     Missing, invalid, expired or revoked bearer token.
-             */
+            /** @description Missing, invalid, expired or revoked credentials. */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 401;
+                        /** @enum {string} */
+                        code: "UNAUTHORIZED";
+                    };
                 };
             };
-            /**
-             * @description Authenticated but not allowed.
-             *
-             *     The account is not an administrator.
-             */
+            /** @description The account is not an administrator. */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 403;
+                        /** @enum {string} */
+                        code: "FORBIDDEN";
+                    };
                 };
             };
-            /** @description Temporarily unavailable: the database cannot be reached (problem SERVICE_UNAVAILABLE); see Retry-After. */
+            /** @description Temporarily unavailable (the database cannot be reached, or this instance is stopping): send it again after Retry-After seconds. */
             503: {
                 headers: {
+                    /** @description Seconds to wait before sending the request again. */
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 503;
+                        /** @enum {string} */
+                        code: "SERVICE_UNAVAILABLE";
+                    };
                 };
             };
         };
@@ -5003,66 +5871,90 @@ export interface operations {
                     "application/json": components["schemas"]["DefaultAlertRulesResponse"];
                 };
             };
-            /** @description Invalid request (problem document; `errors` names each field). */
+            /** @description The request is not valid; `errors` names each field at fault. */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 400;
+                        /** @enum {string} */
+                        code: "VALIDATION_FAILED" | "MALFORMED_BODY" | "INVALID_ALERT_RULE";
+                    };
                 };
             };
-            /**
-             * @description Missing, invalid or revoked credentials.
-             *
-             *     Missing, invalid, expired or revoked bearer token.
-             */
+            /** @description Missing, invalid, expired or revoked credentials. */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 401;
+                        /** @enum {string} */
+                        code: "UNAUTHORIZED";
+                    };
                 };
             };
-            /**
-             * @description Authenticated but not allowed.
-             *
-             *     The account is not an administrator.
-             */
+            /** @description The account is not an administrator. */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 403;
+                        /** @enum {string} */
+                        code: "FORBIDDEN";
+                    };
                 };
             };
-            /** @description Body too large. */
+            /** @description The body is larger than this operation accepts. */
             413: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 413;
+                        /** @enum {string} */
+                        code: "PAYLOAD_TOO_LARGE";
+                    };
                 };
             };
-            /** @description Unsupported content type. */
+            /** @description The body is not JSON. */
             415: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 415;
+                        /** @enum {string} */
+                        code: "UNSUPPORTED_MEDIA_TYPE";
+                    };
                 };
             };
-            /** @description Temporarily unavailable: the database cannot be reached (problem SERVICE_UNAVAILABLE); see Retry-After. */
+            /** @description Temporarily unavailable (the database cannot be reached, or this instance is stopping): send it again after Retry-After seconds. */
             503: {
                 headers: {
+                    /** @description Seconds to wait before sending the request again. */
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 503;
+                        /** @enum {string} */
+                        code: "SERVICE_UNAVAILABLE";
+                    };
                 };
             };
         };
@@ -5070,6 +5962,7 @@ export interface operations {
     listDashboardDevices: {
         parameters: {
             query?: {
+                /** @description Items per page. */
                 limit?: number;
                 /** @description nextCursor of the previous page, exactly as returned; anything else is a 400 naming `cursor`. */
                 cursor?: string;
@@ -5089,31 +5982,48 @@ export interface operations {
                     "application/json": components["schemas"]["DashboardDeviceListResponse"];
                 };
             };
-            /** @description Invalid request (problem document; `errors` names each field). */
+            /** @description The request is not valid; `errors` names each field at fault. */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 400;
+                        /** @enum {string} */
+                        code: "VALIDATION_FAILED";
+                    };
                 };
             };
-            /** @description Missing, invalid, expired or revoked bearer token. */
+            /** @description Missing, invalid, expired or revoked credentials. */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 401;
+                        /** @enum {string} */
+                        code: "UNAUTHORIZED";
+                    };
                 };
             };
-            /** @description Temporarily unavailable: the database cannot be reached (problem SERVICE_UNAVAILABLE); see Retry-After. */
+            /** @description Temporarily unavailable (the database cannot be reached, or this instance is stopping): send it again after Retry-After seconds. */
             503: {
                 headers: {
+                    /** @description Seconds to wait before sending the request again. */
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 503;
+                        /** @enum {string} */
+                        code: "SERVICE_UNAVAILABLE";
+                    };
                 };
             };
         };
@@ -5138,40 +6048,62 @@ export interface operations {
                     "application/json": components["schemas"]["DashboardDeviceResponse"];
                 };
             };
-            /** @description Invalid request (problem document; `errors` names each field). */
+            /** @description The request is not valid; `errors` names each field at fault. */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 400;
+                        /** @enum {string} */
+                        code: "VALIDATION_FAILED";
+                    };
                 };
             };
-            /** @description Missing, invalid, expired or revoked bearer token. */
+            /** @description Missing, invalid, expired or revoked credentials. */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 401;
+                        /** @enum {string} */
+                        code: "UNAUTHORIZED";
+                    };
                 };
             };
-            /** @description Not found. */
+            /** @description Not found, or not visible to you. */
             404: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 404;
+                        /** @enum {string} */
+                        code: "NOT_FOUND";
+                    };
                 };
             };
-            /** @description Temporarily unavailable: the database cannot be reached (problem SERVICE_UNAVAILABLE); see Retry-After. */
+            /** @description Temporarily unavailable (the database cannot be reached, or this instance is stopping): send it again after Retry-After seconds. */
             503: {
                 headers: {
+                    /** @description Seconds to wait before sending the request again. */
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 503;
+                        /** @enum {string} */
+                        code: "SERVICE_UNAVAILABLE";
+                    };
                 };
             };
         };
@@ -5188,7 +6120,7 @@ export interface operations {
                 /** @description Only this battery. Default: all. */
                 batteryId?: string;
                 /** @description Seconds per bucket (≥ 1), `auto` (smallest of 60, 300, 900, 3600, 21600, 86400 s keeping ≤ 500 points per series) or `raw` (the records, paginated). */
-                bucket?: string;
+                bucket?: string | ("auto" | "raw");
                 /** @description Raw mode: records per page. */
                 limit?: number;
                 /** @description Raw mode only: nextCursor of the previous page. With any other bucket (whose answers have no pages), or a value this service did not return, a 400 naming `cursor`. */
@@ -5223,40 +6155,62 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Invalid request (problem document; `errors` names each field). */
+            /** @description The request is not valid; `errors` names each field at fault. */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 400;
+                        /** @enum {string} */
+                        code: "VALIDATION_FAILED";
+                    };
                 };
             };
-            /** @description Missing, invalid, expired or revoked bearer token. */
+            /** @description Missing, invalid, expired or revoked credentials. */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 401;
+                        /** @enum {string} */
+                        code: "UNAUTHORIZED";
+                    };
                 };
             };
-            /** @description Not found. */
+            /** @description Not found, or not visible to you. */
             404: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 404;
+                        /** @enum {string} */
+                        code: "NOT_FOUND";
+                    };
                 };
             };
-            /** @description Temporarily unavailable: the database cannot be reached (problem SERVICE_UNAVAILABLE); see Retry-After. */
+            /** @description Temporarily unavailable (the database cannot be reached, or this instance is stopping): send it again after Retry-After seconds. */
             503: {
                 headers: {
+                    /** @description Seconds to wait before sending the request again. */
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 503;
+                        /** @enum {string} */
+                        code: "SERVICE_UNAVAILABLE";
+                    };
                 };
             };
         };
@@ -5275,50 +6229,70 @@ export interface operations {
             /** @description The configuration, with its ETag (for If-Match). */
             200: {
                 headers: {
+                    /** @description The version of the device's configuration: send it as If-Match to change it. */
+                    ETag?: string;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["DashboardDeviceConfigResponse"];
                 };
             };
-            /** @description Invalid request (problem document; `errors` names each field). */
+            /** @description The request is not valid; `errors` names each field at fault. */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 400;
+                        /** @enum {string} */
+                        code: "VALIDATION_FAILED";
+                    };
                 };
             };
-            /**
-             * @description Missing, invalid or revoked credentials.
-             *
-             *     Missing, invalid, expired or revoked bearer token.
-             */
+            /** @description Missing, invalid, expired or revoked credentials. */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 401;
+                        /** @enum {string} */
+                        code: "UNAUTHORIZED";
+                    };
                 };
             };
-            /** @description Not found. */
+            /** @description Not found, or not visible to you. */
             404: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 404;
+                        /** @enum {string} */
+                        code: "NOT_FOUND";
+                    };
                 };
             };
-            /** @description Temporarily unavailable: the database cannot be reached (problem SERVICE_UNAVAILABLE); see Retry-After. */
+            /** @description Temporarily unavailable (the database cannot be reached, or this instance is stopping): send it again after Retry-After seconds. */
             503: {
                 headers: {
+                    /** @description Seconds to wait before sending the request again. */
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 503;
+                        /** @enum {string} */
+                        code: "SERVICE_UNAVAILABLE";
+                    };
                 };
             };
         };
@@ -5327,6 +6301,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @description The ETag of the configuration you read; a stale one is a 412 and changes nothing. */
                 "If-Match"?: string;
             };
             path: {
@@ -5340,80 +6315,115 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The device's resulting configuration. */
+            /** @description The device's resulting configuration, with its new ETag. */
             200: {
                 headers: {
+                    /** @description The version of the device's configuration: send it as If-Match to change it. */
+                    ETag?: string;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["DashboardDeviceConfigResponse"];
                 };
             };
-            /** @description Invalid request (problem document; `errors` names each field). */
+            /** @description The request is not valid; `errors` names each field at fault. */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 400;
+                        /** @enum {string} */
+                        code: "VALIDATION_FAILED" | "MALFORMED_BODY";
+                    };
                 };
             };
-            /**
-             * @description Missing, invalid or revoked credentials.
-             *
-             *     Missing, invalid, expired or revoked bearer token.
-             */
+            /** @description Missing, invalid, expired or revoked credentials. */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 401;
+                        /** @enum {string} */
+                        code: "UNAUTHORIZED";
+                    };
                 };
             };
-            /** @description Not found. */
+            /** @description Not found, or not visible to you. */
             404: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 404;
+                        /** @enum {string} */
+                        code: "NOT_FOUND";
+                    };
                 };
             };
-            /** @description If-Match names a version that is no longer current (problem PRECONDITION_FAILED). */
+            /** @description If-Match names a version that is no longer current: read it again. */
             412: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 412;
+                        /** @enum {string} */
+                        code: "PRECONDITION_FAILED";
+                    };
                 };
             };
-            /** @description Body too large. */
+            /** @description The body is larger than this operation accepts. */
             413: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 413;
+                        /** @enum {string} */
+                        code: "PAYLOAD_TOO_LARGE";
+                    };
                 };
             };
-            /** @description Unsupported content type. */
+            /** @description The body is not JSON. */
             415: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 415;
+                        /** @enum {string} */
+                        code: "UNSUPPORTED_MEDIA_TYPE";
+                    };
                 };
             };
-            /** @description Temporarily unavailable: the database cannot be reached (problem SERVICE_UNAVAILABLE); see Retry-After. */
+            /** @description Temporarily unavailable (the database cannot be reached, or this instance is stopping): send it again after Retry-After seconds. */
             503: {
                 headers: {
+                    /** @description Seconds to wait before sending the request again. */
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 503;
+                        /** @enum {string} */
+                        code: "SERVICE_UNAVAILABLE";
+                    };
                 };
             };
         };
@@ -5421,6 +6431,7 @@ export interface operations {
     getOtaHistory: {
         parameters: {
             query?: {
+                /** @description Items per page. */
                 limit?: number;
                 /** @description nextCursor of the previous page, exactly as returned; anything else is a 400 naming `cursor`. */
                 cursor?: string;
@@ -5448,44 +6459,62 @@ export interface operations {
                     "application/json": components["schemas"]["OtaHistoryResponse"];
                 };
             };
-            /** @description Invalid request (problem document; `errors` names each field). */
+            /** @description The request is not valid; `errors` names each field at fault. */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 400;
+                        /** @enum {string} */
+                        code: "VALIDATION_FAILED";
+                    };
                 };
             };
-            /**
-             * @description Missing, invalid or revoked credentials.
-             *
-             *     Missing, invalid, expired or revoked bearer token.
-             */
+            /** @description Missing, invalid, expired or revoked credentials. */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 401;
+                        /** @enum {string} */
+                        code: "UNAUTHORIZED";
+                    };
                 };
             };
-            /** @description Not found. */
+            /** @description Not found, or not visible to you. */
             404: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 404;
+                        /** @enum {string} */
+                        code: "NOT_FOUND";
+                    };
                 };
             };
-            /** @description Temporarily unavailable: the database cannot be reached (problem SERVICE_UNAVAILABLE); see Retry-After. */
+            /** @description Temporarily unavailable (the database cannot be reached, or this instance is stopping): send it again after Retry-After seconds. */
             503: {
                 headers: {
+                    /** @description Seconds to wait before sending the request again. */
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 503;
+                        /** @enum {string} */
+                        code: "SERVICE_UNAVAILABLE";
+                    };
                 };
             };
         };
@@ -5493,6 +6522,7 @@ export interface operations {
     listDeliveries: {
         parameters: {
             query: {
+                /** @description Items per page. */
                 limit?: number;
                 /** @description nextCursor of the previous page, exactly as returned; anything else is a 400 naming `cursor`. */
                 cursor?: string;
@@ -5514,48 +6544,62 @@ export interface operations {
                     "application/json": components["schemas"]["DeliveriesResponse"];
                 };
             };
-            /** @description Invalid request (problem document; `errors` names each field). */
+            /** @description The request is not valid; `errors` names each field at fault. */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 400;
+                        /** @enum {string} */
+                        code: "VALIDATION_FAILED";
+                    };
                 };
             };
-            /**
-             * @description Missing, invalid or revoked credentials.
-             *
-             *     Missing, invalid, expired or revoked bearer token.
-             */
+            /** @description Missing, invalid, expired or revoked credentials. */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 401;
+                        /** @enum {string} */
+                        code: "UNAUTHORIZED";
+                    };
                 };
             };
-            /**
-             * @description Authenticated but not allowed.
-             *
-             *     The account is not an administrator.
-             */
+            /** @description The account is not an administrator. */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 403;
+                        /** @enum {string} */
+                        code: "FORBIDDEN";
+                    };
                 };
             };
-            /** @description Temporarily unavailable: the database cannot be reached (problem SERVICE_UNAVAILABLE); see Retry-After. */
+            /** @description Temporarily unavailable (the database cannot be reached, or this instance is stopping): send it again after Retry-After seconds. */
             503: {
                 headers: {
+                    /** @description Seconds to wait before sending the request again. */
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 503;
+                        /** @enum {string} */
+                        code: "SERVICE_UNAVAILABLE";
+                    };
                 };
             };
         };
@@ -5578,26 +6622,34 @@ export interface operations {
                     "application/json": components["schemas"]["WebhooksResponse"];
                 };
             };
-            /**
-             * @description Missing, invalid or revoked credentials.
-             *
-             *     Missing, invalid, expired or revoked bearer token.
-             */
+            /** @description Missing, invalid, expired or revoked credentials. */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 401;
+                        /** @enum {string} */
+                        code: "UNAUTHORIZED";
+                    };
                 };
             };
-            /** @description Temporarily unavailable: the database cannot be reached (problem SERVICE_UNAVAILABLE); see Retry-After. */
+            /** @description Temporarily unavailable (the database cannot be reached, or this instance is stopping): send it again after Retry-After seconds. */
             503: {
                 headers: {
+                    /** @description Seconds to wait before sending the request again. */
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 503;
+                        /** @enum {string} */
+                        code: "SERVICE_UNAVAILABLE";
+                    };
                 };
             };
         };
@@ -5624,26 +6676,32 @@ export interface operations {
                     "application/json": components["schemas"]["CreatedWebhookResponse"];
                 };
             };
-            /** @description Invalid request (problem document; `errors` names each field). */
+            /** @description The request is not valid; `errors` names each field at fault. */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 400;
+                        /** @enum {string} */
+                        code: "VALIDATION_FAILED" | "MALFORMED_BODY" | "WEBHOOK_URL_NOT_ALLOWED";
+                    };
                 };
             };
-            /**
-             * @description Missing, invalid or revoked credentials.
-             *
-             *     Missing, invalid, expired or revoked bearer token.
-             */
+            /** @description Missing, invalid, expired or revoked credentials. */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 401;
+                        /** @enum {string} */
+                        code: "UNAUTHORIZED";
+                    };
                 };
             };
             /** @description Conflicts with the current state. */
@@ -5652,34 +6710,56 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 409;
+                        /** @enum {string} */
+                        code: "TOO_MANY_WEBHOOKS";
+                    };
                 };
             };
-            /** @description Body too large. */
+            /** @description The body is larger than this operation accepts. */
             413: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 413;
+                        /** @enum {string} */
+                        code: "PAYLOAD_TOO_LARGE";
+                    };
                 };
             };
-            /** @description Unsupported content type. */
+            /** @description The body is not JSON. */
             415: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 415;
+                        /** @enum {string} */
+                        code: "UNSUPPORTED_MEDIA_TYPE";
+                    };
                 };
             };
-            /** @description Temporarily unavailable: the database cannot be reached (problem SERVICE_UNAVAILABLE); see Retry-After. */
+            /** @description Temporarily unavailable (the database cannot be reached, or this instance is stopping): send it again after Retry-After seconds. */
             503: {
                 headers: {
+                    /** @description Seconds to wait before sending the request again. */
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 503;
+                        /** @enum {string} */
+                        code: "SERVICE_UNAVAILABLE";
+                    };
                 };
             };
         };
@@ -5702,44 +6782,62 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Invalid request (problem document; `errors` names each field). */
+            /** @description The request is not valid; `errors` names each field at fault. */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 400;
+                        /** @enum {string} */
+                        code: "VALIDATION_FAILED";
+                    };
                 };
             };
-            /**
-             * @description Missing, invalid or revoked credentials.
-             *
-             *     Missing, invalid, expired or revoked bearer token.
-             */
+            /** @description Missing, invalid, expired or revoked credentials. */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 401;
+                        /** @enum {string} */
+                        code: "UNAUTHORIZED";
+                    };
                 };
             };
-            /** @description Not found. */
+            /** @description Not found, or not visible to you. */
             404: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 404;
+                        /** @enum {string} */
+                        code: "NOT_FOUND";
+                    };
                 };
             };
-            /** @description Temporarily unavailable: the database cannot be reached (problem SERVICE_UNAVAILABLE); see Retry-After. */
+            /** @description Temporarily unavailable (the database cannot be reached, or this instance is stopping): send it again after Retry-After seconds. */
             503: {
                 headers: {
+                    /** @description Seconds to wait before sending the request again. */
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 503;
+                        /** @enum {string} */
+                        code: "SERVICE_UNAVAILABLE";
+                    };
                 };
             };
         };
@@ -5764,35 +6862,46 @@ export interface operations {
                     "application/json": components["schemas"]["WebhookTestResponse"];
                 };
             };
-            /** @description Invalid request (problem document; `errors` names each field). */
+            /** @description The request is not valid; `errors` names each field at fault. */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 400;
+                        /** @enum {string} */
+                        code: "VALIDATION_FAILED";
+                    };
                 };
             };
-            /**
-             * @description Missing, invalid or revoked credentials.
-             *
-             *     Missing, invalid, expired or revoked bearer token.
-             */
+            /** @description Missing, invalid, expired or revoked credentials. */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 401;
+                        /** @enum {string} */
+                        code: "UNAUTHORIZED";
+                    };
                 };
             };
-            /** @description Not found. */
+            /** @description Not found, or not visible to you. */
             404: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 404;
+                        /** @enum {string} */
+                        code: "NOT_FOUND";
+                    };
                 };
             };
             /** @description Conflicts with the current state. */
@@ -5801,16 +6910,28 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 409;
+                        /** @enum {string} */
+                        code: "WEBHOOK_DISABLED";
+                    };
                 };
             };
-            /** @description Temporarily unavailable: the database cannot be reached (problem SERVICE_UNAVAILABLE); see Retry-After. */
+            /** @description Temporarily unavailable (the database cannot be reached, or this instance is stopping): send it again after Retry-After seconds. */
             503: {
                 headers: {
+                    /** @description Seconds to wait before sending the request again. */
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 503;
+                        /** @enum {string} */
+                        code: "SERVICE_UNAVAILABLE";
+                    };
                 };
             };
         };
@@ -5833,26 +6954,34 @@ export interface operations {
                     "application/json": components["schemas"]["StreamTicketResponse"];
                 };
             };
-            /**
-             * @description Missing, invalid or revoked credentials.
-             *
-             *     Missing, invalid, expired or revoked bearer token.
-             */
+            /** @description Missing, invalid, expired or revoked credentials. */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 401;
+                        /** @enum {string} */
+                        code: "UNAUTHORIZED";
+                    };
                 };
             };
-            /** @description Temporarily unavailable: the database cannot be reached (problem SERVICE_UNAVAILABLE); see Retry-After. */
+            /** @description Temporarily unavailable (the database cannot be reached, or this instance is stopping): send it again after Retry-After seconds. */
             503: {
                 headers: {
+                    /** @description Seconds to wait before sending the request again. */
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 503;
+                        /** @enum {string} */
+                        code: "SERVICE_UNAVAILABLE";
+                    };
                 };
             };
         };
@@ -5893,49 +7022,78 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid request (problem document; `errors` names each field). */
+            /** @description The request is not valid; `errors` names each field at fault. */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 400;
+                        /** @enum {string} */
+                        code: "VALIDATION_FAILED";
+                    };
                 };
             };
-            /** @description Missing, invalid, expired or revoked bearer token. */
+            /** @description Missing, invalid, expired or revoked credentials. */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 401;
+                        /** @enum {string} */
+                        code: "UNAUTHORIZED";
+                    };
                 };
             };
-            /** @description Not found. */
+            /** @description Not found, or not visible to you. */
             404: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 404;
+                        /** @enum {string} */
+                        code: "NOT_FOUND";
+                    };
                 };
             };
-            /** @description Too many attempts or requests (problem RATE_LIMITED); see Retry-After. */
+            /** @description Too many requests: send it again after Retry-After seconds. */
             429: {
                 headers: {
+                    /** @description Seconds to wait before sending the request again. */
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 429;
+                        /** @enum {string} */
+                        code: "TOO_MANY_STREAMS" | "RATE_LIMITED";
+                    };
                 };
             };
-            /** @description Temporarily unavailable: the database cannot be reached (problem SERVICE_UNAVAILABLE); see Retry-After. */
+            /** @description Temporarily unavailable: the database or the rate-limit store cannot be reached: send it again after Retry-After seconds. */
             503: {
                 headers: {
+                    /** @description Seconds to wait before sending the request again. */
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ProblemResponse"];
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 503;
+                        /** @enum {string} */
+                        code: "SERVICE_UNAVAILABLE";
+                    };
                 };
             };
         };

@@ -527,7 +527,7 @@ describe('POST /api/v1/user/devices/claim', () => {
           lastSeenAt: null,
         })),
       );
-      expect(data).toEqual({ items: expected });
+      expect(data).toEqual({ items: expected, nextCursor: null });
       expect(data!.items.map((item) => item.deviceId)).not.toContain(theirs.body.deviceId);
       expect(data!.items.map((item) => item.deviceId)).not.toContain(unclaimed.body.deviceId);
     });
@@ -538,7 +538,44 @@ describe('POST /api/v1/user/devices/claim', () => {
       const { data, response } = await t.api.GET('/api/v1/user/devices', { headers: nobody.headers });
 
       expect(response.status).toBe(200);
-      expect(data).toEqual({ items: [] });
+      expect(data).toEqual({ items: [], nextCursor: null });
+    });
+
+    it('pages like every list: limit and cursor in, items and nextCursor out, each device once, ties on claimedAt by deviceId', async () => {
+      const me = await aCustomer(t);
+      const devices = [];
+      for (let i = 0; i < 5; i++) devices.push((await aClaimedDevice(t, me)).body.deviceId);
+      // Three claimed in the same millisecond: the page boundary must fall between them without losing one.
+      await t.db.query('UPDATE devices SET claimed_at = (SELECT claimed_at FROM devices WHERE device_id = $1) WHERE device_id = ANY($2)', [devices[1], devices.slice(1, 4)]);
+      const { rows } = await t.db.query<{ device_id: string; claimed_at: Date }>('SELECT device_id, claimed_at FROM devices WHERE owner_id = (SELECT owner_id FROM devices WHERE device_id = $1)', [devices[0]]);
+      const expected = rows
+        .sort((a, b) => b.claimed_at.getTime() - a.claimed_at.getTime() || (a.device_id < b.device_id ? -1 : 1))
+        .map((row) => row.device_id);
+
+      const pages: string[][] = [];
+      let cursor: string | undefined;
+      do {
+        const { data, response } = await t.api.GET('/api/v1/user/devices', { params: { query: cursor === undefined ? { limit: 2 } : { limit: 2, cursor } }, headers: me.headers });
+        expect(response.status).toBe(200);
+        pages.push(data!.items.map((item) => item.deviceId));
+        cursor = data!.nextCursor ?? undefined;
+      } while (cursor !== undefined && pages.length < 10);
+
+      expect(pages.map((page) => page.length)).toEqual([2, 2, 1]);
+      expect(pages.flat()).toEqual(expected);
+      expect(new Set(expected)).toEqual(new Set(devices));
+    });
+
+    it.each([
+      ['limit', { limit: 0 }],
+      ['limit', { limit: 101 }],
+      ['cursor', { cursor: 'not-a-cursor' }],
+      // A cursor of the dashboard's device list (a bare deviceId) is not one of this list.
+      ['cursor', { cursor: Buffer.from('gw-0001').toString('base64url') }],
+    ])('a bad %s: 400 VALIDATION_FAILED naming it', async (field, query) => {
+      const problem = expectProblem(await t.api.GET('/api/v1/user/devices', { params: { query }, headers: owner.headers }), 400, 'VALIDATION_FAILED');
+
+      expect(fieldsOf(problem)).toContain(field);
     });
 
     it('needs a customer token: 401', async () => {

@@ -31,4 +31,31 @@ describe('contract check of responses (test/support/contract.ts)', () => {
   it('refuses an error answer that is not a problem document', async () => {
     await expect(check(401, { message: 'no' }, 'application/problem+json')).rejects.toBeInstanceOf(ContractViolation);
   });
+
+  const problem = (status: number, code: string) => ({
+    type: `urn:device-cloud:problem:${code.toLowerCase().replaceAll('_', '-')}`,
+    title: 'A title',
+    status,
+    detail: 'A detail.',
+    instance: '/api/v1/users/me',
+    code,
+    requestId: '9b2f3c1e-6d3a-4c47-9a34-0f1d1e2b7c55',
+  });
+
+  it('passes a problem document whose code the operation lists for its status', async () => {
+    await expect(check(401, problem(401, 'UNAUTHORIZED'), 'application/problem+json')).resolves.toBeUndefined();
+    await expect(check(503, problem(503, 'SERVICE_UNAVAILABLE'), 'application/problem+json')).resolves.toBeUndefined();
+  });
+
+  it.each([
+    ['a code of another operation', 401, 'INVALID_CREDENTIALS'],
+    ['a code of another status', 401, 'FORBIDDEN'],
+    ['a code that does not exist', 401, 'NOT_A_CODE'],
+  ])('refuses a problem document with %s', async (_name, status, code) => {
+    await expect(check(status, problem(status, code), 'application/problem+json')).rejects.toThrow(/problem code .* is not one the document lists for this operation and status \(UNAUTHORIZED\)/);
+  });
+
+  it('refuses a problem document whose status member is not the status of the answer', async () => {
+    await expect(check(401, problem(403, 'UNAUTHORIZED'), 'application/problem+json')).rejects.toThrow(/does not match its documented schema/);
+  });
 });

@@ -6,23 +6,34 @@ import type { Middleware } from 'openapi-fetch';
 
 type Json = Record<string, unknown>;
 interface Operation {
-  responses: Record<string, { content?: Record<string, { schema?: Json }> }>;
+  responses: Record<string, { content?: Record<string, { schema?: Json & { allOf?: Json[] } }> }>;
 }
 
 const document = JSON.parse(readFileSync(join(process.cwd(), 'openapi.json'), 'utf8')) as { paths: Record<string, Record<string, Operation>> };
 
 /**
  * Objects are closed for this check: a response member the document does not declare is a
- * mismatch too (a generated client would not know it).
+ * mismatch too (a generated client would not know it). The members of an allOf are not: each
+ * holds only part of the properties (a problem response narrows `code` and `status` of
+ * ProblemResponse, which is closed where it is defined).
  */
-function closeObjects(node: unknown): void {
-  if (Array.isArray(node)) return node.forEach(closeObjects);
+function closeObjects(node: unknown, partial = false): void {
+  if (Array.isArray(node)) return node.forEach((child) => closeObjects(child, partial));
   if (node === null || typeof node !== 'object') return;
   const schema = node as Json;
-  if (schema.properties && typeof schema.properties === 'object' && schema.additionalProperties === undefined && !schema.allOf && !schema.oneOf && !schema.anyOf) {
+  if (!partial && schema.properties && typeof schema.properties === 'object' && schema.additionalProperties === undefined && !schema.allOf && !schema.oneOf && !schema.anyOf) {
     schema.additionalProperties = false;
   }
-  Object.values(schema).forEach(closeObjects);
+  for (const [key, child] of Object.entries(schema)) closeObjects(child, key === 'allOf');
+}
+
+/** The codes a problem response of the document allows (its allOf narrows ProblemResponse's `code`); undefined when it names none. */
+function documentedCodes(schema: (Json & { allOf?: Json[] }) | undefined): string[] | undefined {
+  for (const part of schema?.allOf ?? []) {
+    const code = (part.properties as Record<string, { enum?: string[] }> | undefined)?.code;
+    if (code?.enum) return code.enum;
+  }
+  return undefined;
 }
 closeObjects(document);
 const addFormats = (addFormatsModule as unknown as { default?: typeof addFormatsModule }).default ?? addFormatsModule;
@@ -50,7 +61,8 @@ export class ContractViolation extends Error {}
 /**
  * openapi-fetch middleware: every response the e2e suite receives through the generated client,
  * errors included, must be one the document lists for that operation and status, with a body
- * that matches the documented schema. A mismatch fails the test that made the call.
+ * that matches the documented schema, and a problem document must carry a code the document lists
+ * for that operation and status. A mismatch fails the test that made the call.
  */
 export const contractCheck: Middleware = {
   async onResponse({ request, response, schemaPath }) {
@@ -75,6 +87,14 @@ export const contractCheck: Middleware = {
       body = JSON.parse(text);
     } catch {
       throw new ContractViolation(`${label}: the body is not JSON: ${text.slice(0, 200)}`);
+    }
+    if (mediaType === 'application/problem+json') {
+      const codes = documentedCodes(content[mediaType].schema);
+      if (!codes) throw new ContractViolation(`${label}: the document names no problem codes for this status`);
+      const code = (body as { code?: unknown } | null)?.code;
+      if (typeof code !== 'string' || !codes.includes(code)) {
+        throw new ContractViolation(`${label}: problem code ${String(code)} is not one the document lists for this operation and status (${codes.join(', ')})`);
+      }
     }
     const validate = validatorFor(schemaPath, method, statusKey, mediaType);
     if (!validate(body)) {

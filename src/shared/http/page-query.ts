@@ -6,7 +6,7 @@ import { Optional } from './optional.decorator.js';
 /** `limit` (1–maxLimit, default 50) and `cursor`: the query of every cursor-paginated list. Extend it. */
 export function PageQuery(maxLimit: number) {
   class Page {
-    @ApiPropertyOptional({ minimum: 1, maximum: maxLimit, default: 50 })
+    @ApiPropertyOptional({ type: 'integer', minimum: 1, maximum: maxLimit, default: 50, description: 'Items per page.' })
     @Optional()
     @Type(() => Number)
     @IsInt()
@@ -14,7 +14,7 @@ export function PageQuery(maxLimit: number) {
     @Max(maxLimit)
     limit?: number;
 
-    @ApiPropertyOptional({ description: 'nextCursor of the previous page, exactly as returned; anything else is a 400 naming `cursor`.' })
+    @ApiPropertyOptional({ type: 'string', maxLength: 200, description: 'nextCursor of the previous page, exactly as returned; anything else is a 400 naming `cursor`.' })
     @Optional()
     @IsString()
     @MaxLength(200)

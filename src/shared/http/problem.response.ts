@@ -1,4 +1,5 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { PROBLEM_CODES, type ProblemCode } from '../problem-types.js';
 
 export class FieldErrorResponse {
   @ApiProperty({ example: 'claimCode' })
@@ -25,8 +26,13 @@ export class ProblemResponse {
   @ApiProperty({ example: '/api/v1/device/register' })
   instance!: string;
 
-  @ApiProperty({ example: 'VALIDATION_FAILED', description: 'Stable machine-readable code in UPPER_SNAKE_CASE.' })
-  code!: string;
+  @ApiProperty({
+    enum: PROBLEM_CODES,
+    enumName: 'ProblemCode',
+    example: 'VALIDATION_FAILED',
+    description: 'Stable machine-readable code: branch on it. Each operation lists the codes it can answer per status.',
+  })
+  code!: ProblemCode;
 
   @ApiProperty({ example: '9b2f3c1e-6d3a-4c47-9a34-0f1d1e2b7c55', description: 'Correlation id, also in the service log.' })
   requestId!: string;

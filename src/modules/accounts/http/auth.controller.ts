@@ -1,7 +1,7 @@
 import { Body, Controller, Get, HttpCode, Patch, Post } from '@nestjs/common';
 import { ApiBody, ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
 import { CurrentCustomer, CustomerAuth, Public } from '../../../auth/auth.decorators.js';
-import { ApiCredentialCheckUnavailable, ApiProblems } from '../../../shared/http/api-problems.decorator.js';
+import { ApiCredentialCheckUnavailable, ApiProblems, JSON_BODY_PROBLEMS } from '../../../shared/http/api-problems.decorator.js';
 import { AuthBodyLimit } from '../../../shared/http/auth-body-limit.decorator.js';
 import { ClientAddress } from '../../../shared/http/client-address.decorator.js';
 import { NoStore } from '../../../shared/http/no-store.decorator.js';
@@ -27,7 +27,7 @@ export class AuthController {
   })
   @ApiBody({ type: SignupRequest })
   @ApiResponse({ status: 201, type: SignupResponse, description: 'Account created, or the address already had one (its owner is told by mail).' })
-  @ApiProblems(400, 413, 415, 429)
+  @ApiProblems(JSON_BODY_PROBLEMS, { 400: ['PASSWORD_TOO_COMMON'], 429: ['RATE_LIMITED'] })
   async signup(@Body() body: SignupRequest, @ClientAddress() address: string): Promise<SignupResponse> {
     return SignupResponse.of((await this.accounts.signup(body.email, body.password, address)).email);
   }
@@ -40,7 +40,7 @@ export class AuthController {
   @ApiOperation({ operationId: 'verifyEmail', summary: 'Confirm an e-mail address with the token from the link' })
   @ApiBody({ type: VerifyEmailRequest })
   @ApiResponse({ status: 200, type: EmailVerifiedResponse, description: 'Verified.' })
-  @ApiProblems(400, 413, 415)
+  @ApiProblems(JSON_BODY_PROBLEMS, { 400: ['INVALID_TOKEN'] })
   async verifyEmail(@Body() body: VerifyEmailRequest): Promise<EmailVerifiedResponse> {
     await this.accounts.verifyEmail(body.token);
     return { emailVerified: true };
@@ -52,7 +52,8 @@ export class AuthController {
   @CustomerAuth()
   @ApiOperation({ operationId: 'resendVerification', summary: 'Send the verification link again' })
   @ApiResponse({ status: 202, description: 'A new link is on its way (none when already verified).' })
-  @ApiProblems(413, 429, 503)
+  @ApiProblems({ 413: ['PAYLOAD_TOO_LARGE'], 429: ['RATE_LIMITED'] })
+  @ApiCredentialCheckUnavailable()
   async resendVerification(@CurrentCustomer() customer: CustomerPrincipal): Promise<void> {
     await this.accounts.resendVerification(customer.userId);
   }
@@ -65,7 +66,7 @@ export class AuthController {
   @ApiOperation({ operationId: 'login', summary: 'Sign in with e-mail and password' })
   @ApiBody({ type: LoginRequest })
   @ApiResponse({ status: 200, type: TokenResponse, description: 'Signed in.' })
-  @ApiProblems(400, 401, 413, 415, 429)
+  @ApiProblems(JSON_BODY_PROBLEMS, { 401: ['INVALID_CREDENTIALS'], 429: ['RATE_LIMITED'] })
   @ApiCredentialCheckUnavailable()
   async login(@Body() body: LoginRequest, @ClientAddress() address: string): Promise<TokenResponse> {
     return TokenResponse.from(await this.accounts.login(body.email, body.password, address));
@@ -84,7 +85,7 @@ export class AuthController {
   })
   @ApiBody({ type: UserRefreshRequest })
   @ApiResponse({ status: 200, type: TokenResponse, description: 'New token pair.' })
-  @ApiProblems(400, 401, 413, 415, 429)
+  @ApiProblems(JSON_BODY_PROBLEMS, { 401: ['INVALID_TOKEN', 'UNAUTHORIZED'], 429: ['RATE_LIMITED'] })
   @ApiCredentialCheckUnavailable()
   async refresh(@Body() body: UserRefreshRequest, @ClientAddress() address: string): Promise<TokenResponse> {
     return TokenResponse.from(await this.accounts.refresh(body.refreshToken, address));
@@ -101,7 +102,7 @@ export class AuthController {
   })
   @ApiBody({ type: UserRefreshRequest })
   @ApiResponse({ status: 204, description: 'Ended (also when the token was unknown or already revoked).' })
-  @ApiProblems(400, 413, 415)
+  @ApiProblems(JSON_BODY_PROBLEMS)
   async logout(@Body() body: UserRefreshRequest): Promise<void> {
     await this.accounts.logout(body.refreshToken);
   }
@@ -119,7 +120,7 @@ export class AuthController {
   @ApiOperation({ operationId: 'updateCurrentUser', summary: 'Change the signed-in account’s preferences' })
   @ApiBody({ type: UpdateMeRequest })
   @ApiResponse({ status: 200, type: UserMeResponse, description: 'The account as it is now.' })
-  @ApiProblems(400, 401, 413, 415)
+  @ApiProblems(JSON_BODY_PROBLEMS)
   async updateMe(@CurrentCustomer() customer: CustomerPrincipal, @Body() body: UpdateMeRequest): Promise<UserMeResponse> {
     return UserMeResponse.from(await this.accounts.setAlertEmails(customer.userId, body.alertEmails));
   }

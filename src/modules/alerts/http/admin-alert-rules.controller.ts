@@ -1,7 +1,7 @@
 import { Body, Controller, Get, Put } from '@nestjs/common';
 import { ApiBody, ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
 import { AdminAuth } from '../../../auth/auth.decorators.js';
-import { ApiProblems } from '../../../shared/http/api-problems.decorator.js';
+import { ApiProblems, JSON_BODY_PROBLEMS } from '../../../shared/http/api-problems.decorator.js';
 import { AlertRules } from '../application/alert-rules.service.js';
 import { AlertRuleDto, AlertRulesRequest, DefaultAlertRulesResponse } from './alerts.dto.js';
 
@@ -14,7 +14,6 @@ export class AdminAlertRulesController {
   @AdminAuth()
   @ApiOperation({ operationId: 'getDefaultAlertRules', summary: 'The fleet’s default alert rules: what devices without rules of their own follow' })
   @ApiResponse({ status: 200, type: DefaultAlertRulesResponse, description: 'The defaults.' })
-  @ApiProblems(401, 403)
   async get(): Promise<DefaultAlertRulesResponse> {
     return { rules: (await this.rules.currentDefaults()).map(AlertRuleDto.from) };
   }
@@ -28,7 +27,7 @@ export class AdminAlertRulesController {
   })
   @ApiBody({ type: AlertRulesRequest })
   @ApiResponse({ status: 200, type: DefaultAlertRulesResponse, description: 'Stored.' })
-  @ApiProblems(400, 401, 403, 413, 415)
+  @ApiProblems(JSON_BODY_PROBLEMS, { 400: ['INVALID_ALERT_RULE'] })
   async put(@Body() body: AlertRulesRequest): Promise<DefaultAlertRulesResponse> {
     return { rules: (await this.rules.setDefaults(body.rules)).map(AlertRuleDto.from) };
   }

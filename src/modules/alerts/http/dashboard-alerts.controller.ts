@@ -3,7 +3,7 @@ import { ApiBody, ApiOperation, ApiParam, ApiResponse, ApiTags } from '@nestjs/s
 import { CurrentCustomer, CustomerAuth } from '../../../auth/auth.decorators.js';
 import type { CustomerPrincipal } from '../../../auth/principals.js';
 import { UuidParam } from '../../../shared/http/list-params.js';
-import { ApiProblems } from '../../../shared/http/api-problems.decorator.js';
+import { ApiProblems, JSON_BODY_PROBLEMS } from '../../../shared/http/api-problems.decorator.js';
 import { decodeTimeCursor, encodeTimeCursor } from '../../../shared/http/cursor.js';
 import { DeviceIdParam } from '../../../shared/http/device-id.param.js';
 import { AlertsService } from '../application/alerts.service.js';
@@ -22,7 +22,7 @@ export class DashboardAlertsController {
   @ApiOperation({ operationId: 'getDeviceAlertRules', summary: 'The alert rules of a device (owner or admin): its own, or the fleet defaults it follows' })
   @ApiParam({ name: 'deviceId', example: 'gw-0001' })
   @ApiResponse({ status: 200, type: AlertRulesResponse, description: 'The rules that apply.' })
-  @ApiProblems(400, 401, 404)
+  @ApiProblems({ 400: ['VALIDATION_FAILED'], 404: ['NOT_FOUND'] })
   async rules(@CurrentCustomer() customer: CustomerPrincipal, @DeviceIdParam() deviceId: string): Promise<AlertRulesResponse> {
     return AlertRulesResponse.from(await this.alerts.rulesOf(viewerOf(customer), deviceId));
   }
@@ -37,7 +37,7 @@ export class DashboardAlertsController {
   @ApiParam({ name: 'deviceId', example: 'gw-0001' })
   @ApiBody({ type: AlertRulesRequest })
   @ApiResponse({ status: 200, type: AlertRulesResponse, description: 'Stored; they apply from the next telemetry.' })
-  @ApiProblems(400, 401, 404, 413, 415)
+  @ApiProblems(JSON_BODY_PROBLEMS, { 400: ['INVALID_ALERT_RULE'], 404: ['NOT_FOUND'] })
   async putRules(@CurrentCustomer() customer: CustomerPrincipal, @DeviceIdParam() deviceId: string, @Body() body: AlertRulesRequest): Promise<AlertRulesResponse> {
     return AlertRulesResponse.from(await this.alerts.setRules(viewerOf(customer), deviceId, body.rules));
   }
@@ -48,7 +48,7 @@ export class DashboardAlertsController {
   @ApiOperation({ operationId: 'deleteDeviceAlertRules', summary: 'Drop a device’s own rules (owner or admin): it follows the fleet defaults again' })
   @ApiParam({ name: 'deviceId', example: 'gw-0001' })
   @ApiResponse({ status: 200, type: AlertRulesResponse, description: 'The fleet defaults, which now apply.' })
-  @ApiProblems(400, 401, 404)
+  @ApiProblems({ 400: ['VALIDATION_FAILED'], 404: ['NOT_FOUND'] })
   async deleteRules(@CurrentCustomer() customer: CustomerPrincipal, @DeviceIdParam() deviceId: string): Promise<AlertRulesResponse> {
     return AlertRulesResponse.from(await this.alerts.setRules(viewerOf(customer), deviceId, null));
   }
@@ -61,7 +61,7 @@ export class DashboardAlertsController {
     description: 'Keyset-paginated on (openedAt, alertId). A later owner sees a device’s alerts opened from the release before their claim on; an administrator sees all.',
   })
   @ApiResponse({ status: 200, type: AlertsResponse, description: 'A page of alerts.' })
-  @ApiProblems(400, 401)
+  @ApiProblems({ 400: ['VALIDATION_FAILED'] })
   async list(@CurrentCustomer() customer: CustomerPrincipal, @Query() query: AlertsQuery): Promise<AlertsResponse> {
     const limit = query.limit ?? 50;
     const before = query.cursor === undefined ? null : decodeTimeCursor(query.cursor, (key) => UUID.test(key));
@@ -81,7 +81,7 @@ export class DashboardAlertsController {
   })
   @ApiParam({ name: 'alertId', format: 'uuid' })
   @ApiResponse({ status: 200, type: AlertResponse, description: 'The alert.' })
-  @ApiProblems(400, 401, 404)
+  @ApiProblems({ 400: ['VALIDATION_FAILED'], 404: ['NOT_FOUND'] })
   async acknowledge(@CurrentCustomer() customer: CustomerPrincipal, @UuidParam('alertId', 'an alert id') alertId: string): Promise<AlertResponse> {
     return AlertResponse.from(await this.alerts.acknowledge(viewerOf(customer), alertId));
   }

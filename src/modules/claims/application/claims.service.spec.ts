@@ -84,8 +84,8 @@ describe('ClaimsService', () => {
 
       expect(ownership).toEqual({ deviceId: 'gw-0001', ownerId: ALICE.userId, claimedAt: clock.now() });
       expect((await stored('gw-0001')).toState()).toMatchObject({ ownerId: ALICE.userId, claimedAt: clock.now(), visibleSince: null });
-      expect((await service.listDevices(ALICE)).map((device) => device.deviceId)).toEqual(['gw-0001']);
-      expect(await service.listDevices(BOB)).toEqual([]);
+      expect((await service.listDevices(ALICE, 50)).items.map((device) => device.deviceId)).toEqual(['gw-0001']);
+      expect(await service.listDevices(BOB, 50)).toEqual({ items: [], nextCursor: null });
     });
 
     it('records device.claimed once: a repeated claim by the owner records nothing more', async () => {
@@ -378,7 +378,7 @@ describe('ClaimsService', () => {
       await service.release(ALICE, 'gw-0001', ADDRESS);
 
       expect((await stored('gw-0001')).toState()).toMatchObject({ ownerId: null, claimedAt: null });
-      expect(await service.listDevices(ALICE)).toEqual([]);
+      expect(await service.listDevices(ALICE, 50)).toEqual({ items: [], nextCursor: null });
       expect(audit.last()).toEqual({ userId: ALICE.userId, deviceId: 'gw-0001', action: 'release', outcome: 'RELEASED', clientAddress: ADDRESS, at: clock.now() });
     });
 

@@ -3,6 +3,8 @@ import { Clock } from '../../../config/config.module.js';
 import { Env } from '../../../config/env.js';
 import { SecretHasher } from '../../../shared/crypto/secret-hasher.js';
 import { NotFoundError } from '../../../shared/domain-error.js';
+import { decodeTimeCursor, encodeTimeCursor } from '../../../shared/http/cursor.js';
+import { DEVICE_ID_PATTERN } from '../../../shared/kernel/device-id.js';
 import { FailureLimiter, type FailureBucket } from '../../../shared/rate-limit/failure-limiter.js';
 import type { CustomerPrincipal } from '../../../auth/principals.js';
 import { ClaimCode, type Device, DevicesService } from '../../devices/index.js';
@@ -94,8 +96,13 @@ export class ClaimsService {
     });
   }
 
-  listDevices(customer: CustomerPrincipal): Promise<Device[]> {
-    return this.devices.listOwnedBy(customer.userId);
+  /** The customer's devices, most recently claimed first: a page of `limit` after `cursor` (a nextCursor this returned). */
+  async listDevices(customer: CustomerPrincipal, limit: number, cursor?: string): Promise<{ items: Device[]; nextCursor: string | null }> {
+    const after = cursor === undefined ? undefined : decodeTimeCursor(cursor, (key) => DEVICE_ID_PATTERN.test(key));
+    const rows = await this.devices.listOwnedBy(customer.userId, { limit: limit + 1, after: after && { claimedAt: after.ts, deviceId: after.key } });
+    const items = rows.slice(0, limit);
+    const last = items[items.length - 1];
+    return { items, nextCursor: rows.length > limit ? encodeTimeCursor(last.claimedAt ?? last.registeredAt, last.deviceId) : null };
   }
 
   /** Lets a factory-reset gateway register again with the same id and hardware (owner or admin). */

@@ -1,12 +1,12 @@
-import { Body, Controller, Delete, Get, HttpCode, Post } from '@nestjs/common';
+import { Body, Controller, Delete, Get, HttpCode, Post, Query } from '@nestjs/common';
 import { ApiBody, ApiOperation, ApiParam, ApiResponse, ApiTags } from '@nestjs/swagger';
 import { CurrentCustomer, CustomerAuth } from '../../../auth/auth.decorators.js';
-import { ApiCredentialCheckUnavailable, ApiProblems } from '../../../shared/http/api-problems.decorator.js';
+import { ApiCredentialCheckUnavailable, ApiProblems, JSON_BODY_PROBLEMS } from '../../../shared/http/api-problems.decorator.js';
 import { ClientAddress } from '../../../shared/http/client-address.decorator.js';
 import { DeviceIdParam } from '../../../shared/http/device-id.param.js';
 import type { CustomerPrincipal } from '../../../auth/principals.js';
 import { ClaimsService } from '../application/claims.service.js';
-import { ClaimDeviceRequest } from './claims.requests.js';
+import { ClaimDeviceRequest, OwnedDevicesQuery } from './claims.requests.js';
 import { ClaimResponse, OwnedDeviceListResponse, OwnedDeviceResponse, ReRegistrationResponse } from './claims.responses.js';
 
 @ApiTags('claims')
@@ -25,7 +25,7 @@ export class ClaimsController {
   })
   @ApiBody({ type: ClaimDeviceRequest })
   @ApiResponse({ status: 200, type: ClaimResponse, description: 'Claimed, or already yours.' })
-  @ApiProblems(400, 401, 403, 409, 413, 415, 429)
+  @ApiProblems(JSON_BODY_PROBLEMS, { 400: ['CLAIM_CODE_REQUIRED', 'DEVICE_SECRET_REQUIRED'], 401: ['INVALID_CLAIM'], 403: ['EMAIL_NOT_VERIFIED'], 409: ['DEVICE_ALREADY_CLAIMED'], 429: ['RATE_LIMITED'] })
   @ApiCredentialCheckUnavailable()
   async claim(@CurrentCustomer() customer: CustomerPrincipal, @Body() body: ClaimDeviceRequest, @ClientAddress() address: string): Promise<ClaimResponse> {
     return ClaimResponse.from(await this.claims.claim(customer, body, address));
@@ -33,10 +33,16 @@ export class ClaimsController {
 
   @Get()
   @CustomerAuth()
-  @ApiOperation({ operationId: 'listMyDevices', summary: 'The devices you own' })
-  @ApiResponse({ status: 200, type: OwnedDeviceListResponse, description: 'Your devices, most recently claimed first.' })
-  async list(@CurrentCustomer() customer: CustomerPrincipal): Promise<OwnedDeviceListResponse> {
-    return { items: (await this.claims.listDevices(customer)).map(OwnedDeviceResponse.from) };
+  @ApiOperation({
+    operationId: 'listMyDevices',
+    summary: 'The devices you own',
+    description: 'Keyset-paginated on (claimedAt, deviceId), like every list: pass `nextCursor` as `cursor` for the next page.',
+  })
+  @ApiResponse({ status: 200, type: OwnedDeviceListResponse, description: 'A page of your devices, most recently claimed first.' })
+  @ApiProblems({ 400: ['VALIDATION_FAILED'] })
+  async list(@CurrentCustomer() customer: CustomerPrincipal, @Query() query: OwnedDevicesQuery): Promise<OwnedDeviceListResponse> {
+    const page = await this.claims.listDevices(customer, query.limit ?? 50, query.cursor);
+    return { items: page.items.map(OwnedDeviceResponse.from), nextCursor: page.nextCursor };
   }
 
   @Delete(':deviceId')
@@ -45,7 +51,7 @@ export class ClaimsController {
   @ApiOperation({ operationId: 'releaseDevice', summary: 'Give up ownership; the device can be claimed again with its code' })
   @ApiParam({ name: 'deviceId', example: 'gw-0001' })
   @ApiResponse({ status: 204, description: 'Released.' })
-  @ApiProblems(400, 404)
+  @ApiProblems({ 400: ['VALIDATION_FAILED'], 404: ['NOT_FOUND'] })
   async release(@CurrentCustomer() customer: CustomerPrincipal, @DeviceIdParam() deviceId: string, @ClientAddress() address: string): Promise<void> {
     await this.claims.release(customer, deviceId, address);
   }
@@ -60,7 +66,7 @@ export class ClaimsController {
   })
   @ApiParam({ name: 'deviceId', example: 'gw-0001' })
   @ApiResponse({ status: 200, type: ReRegistrationResponse, description: 'Window open.' })
-  @ApiProblems(400, 404)
+  @ApiProblems({ 400: ['VALIDATION_FAILED'], 404: ['NOT_FOUND'] })
   async openReRegistration(
     @CurrentCustomer() customer: CustomerPrincipal,
     @DeviceIdParam() deviceId: string,

@@ -2,6 +2,7 @@ import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsString, Length, Matches, ValidateIf } from 'class-validator';
 import { DEVICE_ID_PATTERN } from '../../../shared/kernel/device-id.js';
 import { Optional } from '../../../shared/http/optional.decorator.js';
+import { PageQuery } from '../../../shared/http/page-query.js';
 
 export class ClaimDeviceRequest {
   @ApiProperty({ example: 'gw-0001', pattern: DEVICE_ID_PATTERN.source, minLength: 1, maxLength: 64 })
@@ -22,3 +23,6 @@ export class ClaimDeviceRequest {
   @Length(1, 128)
   deviceSecret?: string;
 }
+
+/** limit (1–100) and cursor, as every list. */
+export class OwnedDevicesQuery extends PageQuery(100) {}

@@ -47,6 +47,9 @@ export class OwnedDeviceResponse {
 export class OwnedDeviceListResponse {
   @ApiProperty({ type: [OwnedDeviceResponse] })
   items!: OwnedDeviceResponse[];
+
+  @ApiProperty({ type: 'string', nullable: true, description: 'Pass as `cursor` for the next page; null on the last page.', example: 'MjAyNi0xMS0yMVQxNjowMDowMC4wMDBafGd3LTAwMDE' })
+  nextCursor!: string | null;
 }
 
 export class ReRegistrationResponse {

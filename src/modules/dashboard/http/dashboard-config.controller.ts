@@ -2,13 +2,15 @@ import { Body, Controller, Get, Headers, Patch, Res } from '@nestjs/common';
 import { ApiBody, ApiHeader, ApiOperation, ApiParam, ApiResponse, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
 import { CurrentCustomer, CustomerAuth } from '../../../auth/auth.decorators.js';
-import { ApiProblems } from '../../../shared/http/api-problems.decorator.js';
+import { ApiProblems, JSON_BODY_PROBLEMS } from '../../../shared/http/api-problems.decorator.js';
 import { ifMatchHolds } from '../../../shared/http/etag.js';
 import type { CustomerPrincipal } from '../../../auth/principals.js';
 import { ConfigOverridesPatchRequest, DashboardDeviceConfigResponse, DeviceConfigService, DevicesService } from '../../devices/index.js';
 import { DeviceIdParam } from '../../../shared/http/device-id.param.js';
 import { NotFoundError } from '../../../shared/domain-error.js';
 import { DashboardService } from '../application/dashboard.service.js';
+
+const CONFIG_ETAG = { ETag: { description: 'The version of the device\'s configuration: send it as If-Match to change it.', schema: { type: 'string' } } };
 
 @ApiTags('dashboard')
 @Controller('dashboard/devices/:deviceId/config')
@@ -23,8 +25,8 @@ export class DashboardConfigController {
   @CustomerAuth()
   @ApiOperation({ operationId: 'getDashboardDeviceConfig', summary: 'A visible device\'s configuration, overrides and applied version' })
   @ApiParam({ name: 'deviceId', example: 'gw-0001' })
-  @ApiResponse({ status: 200, type: DashboardDeviceConfigResponse, description: 'The configuration, with its ETag (for If-Match).' })
-  @ApiProblems(400, 401, 404)
+  @ApiResponse({ status: 200, type: DashboardDeviceConfigResponse, description: 'The configuration, with its ETag (for If-Match).', headers: CONFIG_ETAG })
+  @ApiProblems({ 400: ['VALIDATION_FAILED'], 404: ['NOT_FOUND'] })
   async get(
     @CurrentCustomer() customer: CustomerPrincipal,
     @DeviceIdParam() deviceId: string,
@@ -49,10 +51,10 @@ export class DashboardConfigController {
       'A value overrides the fleet default, null goes back to it; unknown keys and out-of-range values are a 400 and change nothing. The device\'s configuration version grows when something changed. Send If-Match with the ETag you read: a stale one is a 412.',
   })
   @ApiParam({ name: 'deviceId', example: 'gw-0001' })
-  @ApiHeader({ name: 'If-Match', required: false })
+  @ApiHeader({ name: 'If-Match', required: false, description: 'The ETag of the configuration you read; a stale one is a 412 and changes nothing.', schema: { type: 'string' } })
   @ApiBody({ type: ConfigOverridesPatchRequest })
-  @ApiResponse({ status: 200, type: DashboardDeviceConfigResponse, description: 'The device\'s resulting configuration.' })
-  @ApiProblems(400, 401, 404, 412, 413, 415)
+  @ApiResponse({ status: 200, type: DashboardDeviceConfigResponse, description: 'The device\'s resulting configuration, with its new ETag.', headers: CONFIG_ETAG })
+  @ApiProblems(JSON_BODY_PROBLEMS, { 404: ['NOT_FOUND'], 412: ['PRECONDITION_FAILED'] })
   async patch(
     @CurrentCustomer() customer: CustomerPrincipal,
     @DeviceIdParam() deviceId: string,

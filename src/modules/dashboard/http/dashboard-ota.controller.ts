@@ -31,7 +31,7 @@ export class DashboardOtaController {
   })
   @ApiParam({ name: 'deviceId', example: 'gw-0001' })
   @ApiResponse({ status: 200, type: OtaHistoryResponse, description: 'A page of events.' })
-  @ApiProblems(400, 401, 404)
+  @ApiProblems({ 400: ['VALIDATION_FAILED'], 404: ['NOT_FOUND'] })
   async history(@CurrentCustomer() customer: CustomerPrincipal, @DeviceIdParam() deviceId: string, @Query() query: OtaHistoryQuery): Promise<OtaHistoryResponse> {
     const types = parseList(query.type, OTA_EVENT_TYPES, 'type');
     const from = query.from === undefined ? null : new Date(query.from);

@@ -22,7 +22,7 @@ export class DashboardController {
   @CustomerAuth()
   @ApiOperation({ operationId: 'listDashboardDevices', summary: 'Devices you can see (yours; every device for administrators)' })
   @ApiResponse({ status: 200, type: DashboardDeviceListResponse, description: 'A page of devices, by deviceId.' })
-  @ApiProblems(400)
+  @ApiProblems({ 400: ['VALIDATION_FAILED'] })
   async list(@CurrentCustomer() customer: CustomerPrincipal, @Query() query: ListDevicesQuery): Promise<DashboardDeviceListResponse> {
     const page = await this.dashboard.devices(viewerOf(customer), query.limit ?? 50, query.cursor);
     const defaults = await this.dashboard.fleetDefaults();
@@ -34,7 +34,7 @@ export class DashboardController {
   @ApiOperation({ operationId: 'getDashboardDevice', summary: 'One visible device with its latest metrics' })
   @ApiParam({ name: 'deviceId', example: 'gw-0001' })
   @ApiResponse({ status: 200, type: DashboardDeviceResponse, description: 'The device.' })
-  @ApiProblems(400, 404)
+  @ApiProblems({ 400: ['VALIDATION_FAILED'], 404: ['NOT_FOUND'] })
   async get(@CurrentCustomer() customer: CustomerPrincipal, @DeviceIdParam() deviceId: string): Promise<DashboardDeviceResponse> {
     const row = await this.dashboard.device(viewerOf(customer), deviceId);
     const defaults = await this.dashboard.fleetDefaults();
@@ -57,7 +57,7 @@ export class DashboardController {
     headers: { ETag: { schema: { type: 'string' }, description: 'Only on bucket answers over a range that has ended.' } },
   })
   @ApiResponse({ status: 304, description: 'Unchanged since the ETag in If-None-Match: no record landed in the range since.' })
-  @ApiProblems(400, 404)
+  @ApiProblems({ 400: ['VALIDATION_FAILED'], 404: ['NOT_FOUND'] })
   async history(
     @CurrentCustomer() customer: CustomerPrincipal,
     @DeviceIdParam() deviceId: string,

@@ -11,13 +11,13 @@ import { Optional } from '../../../shared/http/optional.decorator.js';
 export class ListDevicesQuery extends PageQuery(100) {}
 
 export class TelemetryHistoryQuery {
-  @ApiPropertyOptional({ description: 'Inclusive start, ISO 8601 with zone. Default: 24 h before `to`.', example: '2026-11-20T12:00:00Z' })
+  @ApiPropertyOptional({ type: 'string', format: 'date-time', description: 'Inclusive start, ISO 8601 with zone. Default: 24 h before `to`.', example: '2026-11-20T12:00:00Z' })
   @Optional()
   @IsString()
   @MaxLength(40)
   from?: string;
 
-  @ApiPropertyOptional({ description: 'Exclusive end, ISO 8601 with zone. Default: now. At most 366 days after `from`.', example: '2026-11-21T12:00:00Z' })
+  @ApiPropertyOptional({ type: 'string', format: 'date-time', description: 'Exclusive end, ISO 8601 with zone. Default: now. At most 366 days after `from`.', example: '2026-11-21T12:00:00Z' })
   @Optional()
   @IsString()
   @MaxLength(40)
@@ -37,6 +37,10 @@ export class TelemetryHistoryQuery {
 
   @ApiPropertyOptional({
     description: 'Seconds per bucket (≥ 1), `auto` (smallest of 60, 300, 900, 3600, 21600, 86400 s keeping ≤ 500 points per series) or `raw` (the records, paginated).',
+    anyOf: [
+      { type: 'string', enum: ['auto', 'raw'] },
+      { type: 'string', pattern: '^0*[1-9][0-9]*$', maxLength: 9, description: 'Seconds per bucket.' },
+    ],
     example: 'auto',
     default: 'auto',
   })
@@ -45,7 +49,7 @@ export class TelemetryHistoryQuery {
   @MaxLength(12)
   bucket?: string;
 
-  @ApiPropertyOptional({ description: 'Raw mode: records per page.', minimum: 1, maximum: 1000, default: 1000 })
+  @ApiPropertyOptional({ type: 'integer', description: 'Raw mode: records per page.', minimum: 1, maximum: 1000, default: 1000 })
   @Optional()
   @Type(() => Number)
   @IsInt()
@@ -53,7 +57,7 @@ export class TelemetryHistoryQuery {
   @Max(1000)
   limit?: number;
 
-  @ApiPropertyOptional({ description: 'Raw mode only: nextCursor of the previous page. With any other bucket (whose answers have no pages), or a value this service did not return, a 400 naming `cursor`.' })
+  @ApiPropertyOptional({ type: 'string', maxLength: 200, description: 'Raw mode only: nextCursor of the previous page. With any other bucket (whose answers have no pages), or a value this service did not return, a 400 naming `cursor`.' })
   @Optional()
   @IsString()
   @MaxLength(200)

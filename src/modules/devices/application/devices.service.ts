@@ -16,7 +16,7 @@ import {
   InvalidCredentialsError,
   RegistrationNotAllowedError,
 } from '../domain/device.errors.js';
-import { DeviceRepository, type OwnershipChanged } from '../domain/device.repository.js';
+import { DeviceRepository, type OwnedDevicesPage, type OwnershipChanged } from '../domain/device.repository.js';
 import { FirmwareVersion } from '../../../shared/kernel/firmware-version.js';
 import { RegistrationAllowlist, type AllowlistEntry } from '../domain/registration-allowlist.js';
 import { DeviceSnapshots } from './device-snapshots.js';
@@ -209,8 +209,8 @@ export class DevicesService implements DeviceAuthenticator {
     return this.devices.releaseIfOwnedBy(deviceId, ownerId, now, onReleased);
   }
 
-  listOwnedBy(ownerId: string): Promise<Device[]> {
-    return this.devices.listOwnedBy(ownerId);
+  listOwnedBy(ownerId: string, page: OwnedDevicesPage): Promise<Device[]> {
+    return this.devices.listOwnedBy(ownerId, page);
   }
 
   async openReRegistration(deviceId: string, now: Date): Promise<Date> {

@@ -1,6 +1,6 @@
 import { Device, type DeviceState } from '../domain/device.js';
 import { DeviceSnapshotSource, type DeviceSnapshot } from '../domain/device-snapshot.js';
-import { DeviceRepository, type OwnershipChanged } from '../domain/device.repository.js';
+import { DeviceRepository, type OwnedDevicesPage, type OwnershipChanged } from '../domain/device.repository.js';
 
 /** There is no SQL here: an event log given this transaction must not use it. */
 const NO_SQL = { rows: () => Promise.reject(new Error('the in-memory repository has no SQL transaction')) };
@@ -67,8 +67,15 @@ export class InMemoryDeviceRepository extends DeviceRepository {
     throw new Error('the in-memory repository keeps no telemetry times');
   }
 
-  async listOwnedBy(ownerId: string): Promise<Device[]> {
-    return [...this.devices.values()].filter((state) => state.ownerId === ownerId).map((state) => Device.restore(state));
+  async listOwnedBy(ownerId: string, page: OwnedDevicesPage): Promise<Device[]> {
+    const claimedAt = (state: DeviceState) => state.claimedAt?.getTime() ?? 0;
+    const after = page.after && { claimedAt: page.after.claimedAt.getTime(), deviceId: page.after.deviceId };
+    return [...this.devices.values()]
+      .filter((state) => state.ownerId === ownerId)
+      .filter((state) => !after || claimedAt(state) < after.claimedAt || (claimedAt(state) === after.claimedAt && state.deviceId > after.deviceId))
+      .sort((a, b) => claimedAt(b) - claimedAt(a) || (a.deviceId < b.deviceId ? -1 : a.deviceId > b.deviceId ? 1 : 0))
+      .slice(0, page.limit)
+      .map((state) => Device.restore(state));
   }
 }
 

@@ -7,6 +7,12 @@ export interface SilentDevice {
   lastTelemetryAt: Date;
 }
 
+/** A page of an owner's devices: keyset on (claimedAt descending, deviceId). */
+export interface OwnedDevicesPage {
+  limit: number;
+  after?: { claimedAt: Date; deviceId: string };
+}
+
 /** Runs in the transaction of an ownership change, to record what reports it (the event log). */
 export type OwnershipChanged = (tx: SqlRunner) => Promise<void>;
 
@@ -32,7 +38,8 @@ export abstract class DeviceRepository {
   abstract claimIfUnowned(deviceId: string, ownerId: string, now: Date, onClaimed?: OwnershipChanged): Promise<{ ownerId: string; claimedAt: Date } | null>;
   /** Clears the ownership if `ownerId` holds it; false otherwise. */
   abstract releaseIfOwnedBy(deviceId: string, ownerId: string, now: Date, onReleased?: OwnershipChanged): Promise<boolean>;
-  abstract listOwnedBy(ownerId: string): Promise<Device[]>;
+  /** Devices of `ownerId`, most recently claimed first (then by deviceId), after the position `after`. */
+  abstract listOwnedBy(ownerId: string, page: OwnedDevicesPage): Promise<Device[]>;
   /**
    * Marks offline, as of `now`, every device whose telemetry stopped for 3 of its telemetry
    * intervals (its override, else `defaultIntervalSec`); `onOffline` runs in the same transaction

@@ -1,7 +1,7 @@
 import { Body, Controller, HttpCode, Post } from '@nestjs/common';
 import { ApiBody, ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
 import { AdminAuth, CurrentCustomer } from '../../../auth/auth.decorators.js';
-import { ApiProblems } from '../../../shared/http/api-problems.decorator.js';
+import { ApiProblems, JSON_BODY_PROBLEMS } from '../../../shared/http/api-problems.decorator.js';
 import type { CustomerPrincipal } from '../../../auth/principals.js';
 import { DevicesService } from '../application/devices.service.js';
 import { combineImport } from '../domain/registration-allowlist.js';
@@ -22,7 +22,7 @@ export class AdminDevicesController {
   })
   @ApiBody({ type: ImportAllowlistRequest })
   @ApiResponse({ status: 200, type: ImportAllowlistResponse, description: 'Stored.' })
-  @ApiProblems(400, 413, 415)
+  @ApiProblems(JSON_BODY_PROBLEMS)
   async importAllowlist(@CurrentCustomer() admin: CustomerPrincipal, @Body() body: ImportAllowlistRequest): Promise<ImportAllowlistResponse> {
     return { imported: await this.devices.importAllowlist(combineImport(body.entries ?? [], body.csv), admin.userId) };
   }

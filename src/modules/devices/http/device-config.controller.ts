@@ -2,7 +2,7 @@ import { Body, Controller, Get, Headers, HttpCode, Post, Res, type OnModuleInit 
 import { ApiBody, ApiHeader, ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
 import { CurrentDevice, DeviceAuth } from '../../../auth/auth.decorators.js';
-import { ApiProblems } from '../../../shared/http/api-problems.decorator.js';
+import { ApiProblems, JSON_BODY_PROBLEMS } from '../../../shared/http/api-problems.decorator.js';
 import { noneMatchHolds } from '../../../shared/http/etag.js';
 import { NotModifiedShortcuts } from '../../../shared/http/not-modified.js';
 import { configTag, DeviceConfigService } from '../application/device-config.service.js';
@@ -34,7 +34,6 @@ export class DeviceConfigController implements OnModuleInit {
   @ApiHeader({ name: 'If-None-Match', required: false, description: 'The ETag of the configuration the gateway holds.' })
   @ApiResponse({ status: 200, type: DeviceConfigResponse, description: 'The configuration, with its ETag.', headers: { ETag: { schema: { type: 'string' } } } })
   @ApiResponse({ status: 304, description: 'Unchanged since the ETag in If-None-Match.' })
-  @ApiProblems(401)
   async get(
     @CurrentDevice() device: DevicePrincipal,
     @Headers('if-none-match') ifNoneMatch: string | undefined,
@@ -60,7 +59,7 @@ export class DeviceConfigController implements OnModuleInit {
   })
   @ApiBody({ type: ConfirmAppliedConfigRequest })
   @ApiResponse({ status: 204, description: 'Recorded.' })
-  @ApiProblems(400, 401, 413, 415)
+  @ApiProblems(JSON_BODY_PROBLEMS, { 400: ['CONFIG_VERSION_UNKNOWN'] })
   async applied(@CurrentDevice() device: DevicePrincipal, @Body() body: ConfirmAppliedConfigRequest): Promise<void> {
     await this.configs.recordApplied(device.deviceId, body.version);
   }

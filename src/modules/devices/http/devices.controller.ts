@@ -1,7 +1,7 @@
 import { Body, Controller, Get, HttpCode, Post, Put } from '@nestjs/common';
 import { ApiBody, ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
 import { CurrentDevice, DeviceAuth, Public } from '../../../auth/auth.decorators.js';
-import { ApiCredentialCheckUnavailable, ApiProblems } from '../../../shared/http/api-problems.decorator.js';
+import { ApiCredentialCheckUnavailable, ApiProblems, JSON_BODY_PROBLEMS } from '../../../shared/http/api-problems.decorator.js';
 import { AuthBodyLimit } from '../../../shared/http/auth-body-limit.decorator.js';
 import { ClientAddress } from '../../../shared/http/client-address.decorator.js';
 import { NoStore } from '../../../shared/http/no-store.decorator.js';
@@ -29,7 +29,7 @@ export class DevicesController {
   })
   @ApiBody({ type: RegisterDeviceRequest })
   @ApiResponse({ status: 201, type: RegisterDeviceResponse, description: 'Registered.' })
-  @ApiProblems(400, 403, 409, 413, 415, 429)
+  @ApiProblems(JSON_BODY_PROBLEMS, { 400: ['CLAIM_CODE_REQUIRED'], 403: ['REGISTRATION_NOT_ALLOWED'], 409: ['DEVICE_ALREADY_REGISTERED'], 429: ['RATE_LIMITED'] })
   @ApiCredentialCheckUnavailable()
   async register(@Body() body: RegisterDeviceRequest, @ClientAddress() address: string): Promise<RegisterDeviceResponse> {
     return RegisterDeviceResponse.fromRegistration(await this.devices.register(body, address));
@@ -43,7 +43,7 @@ export class DevicesController {
   @ApiOperation({ operationId: 'loginDevice', summary: 'Obtain a fresh access token with deviceId and deviceSecret' })
   @ApiBody({ type: DeviceLoginRequest })
   @ApiResponse({ status: 200, type: TokenResponse, description: 'Logged in.' })
-  @ApiProblems(400, 401, 413, 415, 429)
+  @ApiProblems(JSON_BODY_PROBLEMS, { 401: ['INVALID_CREDENTIALS'], 429: ['RATE_LIMITED'] })
   @ApiCredentialCheckUnavailable()
   async login(@Body() body: DeviceLoginRequest, @ClientAddress() address: string): Promise<TokenResponse> {
     return TokenResponse.from(await this.devices.login(body.deviceId, body.deviceSecret, address));
@@ -62,7 +62,7 @@ export class DevicesController {
   })
   @ApiBody({ type: RefreshTokenRequest })
   @ApiResponse({ status: 200, type: TokenResponse, description: 'New token pair.' })
-  @ApiProblems(400, 401, 413, 415, 429)
+  @ApiProblems(JSON_BODY_PROBLEMS, { 401: ['INVALID_TOKEN', 'UNAUTHORIZED'], 429: ['RATE_LIMITED'] })
   @ApiCredentialCheckUnavailable()
   async refresh(@Body() body: RefreshTokenRequest, @ClientAddress() address: string): Promise<TokenResponse> {
     return TokenResponse.from(await this.devices.refresh(body.refreshToken, address));
@@ -86,7 +86,7 @@ export class DevicesController {
   })
   @ApiBody({ type: SetClaimCodeRequest })
   @ApiResponse({ status: 204, description: 'Stored (as an argon2id hash).' })
-  @ApiProblems(400, 409, 413, 415)
+  @ApiProblems(JSON_BODY_PROBLEMS, { 409: ['CLAIM_CODE_ALREADY_SET'] })
   async setClaimCode(@CurrentDevice() principal: DevicePrincipal, @Body() body: SetClaimCodeRequest): Promise<void> {
     await this.devices.setClaimCode(principal.deviceId, body.claimCode);
   }

@@ -4,7 +4,7 @@ import { Orm } from '../../../shared/database/orm.js';
 import { Sql } from '../../../shared/database/sql.js';
 import { Device, type DeviceState } from '../domain/device.js';
 import type { SqlRunner } from '../../../shared/database/sql-runner.js';
-import { DeviceRepository, type OwnershipChanged, type SilentDevice } from '../domain/device.repository.js';
+import { DeviceRepository, type OwnedDevicesPage, type OwnershipChanged, type SilentDevice } from '../domain/device.repository.js';
 import { DeviceRecord } from './device.record.js';
 
 function toDomain(record: DeviceRecord): Device {
@@ -165,8 +165,14 @@ export class TypeOrmDeviceRepository extends DeviceRepository {
     });
   }
 
-  async listOwnedBy(ownerId: string): Promise<Device[]> {
-    const records = await this.orm.run((manager) => manager.find(DeviceRecord, { where: { ownerId }, order: { claimedAt: 'DESC', deviceId: 'ASC' } }));
+  async listOwnedBy(ownerId: string, page: OwnedDevicesPage): Promise<Device[]> {
+    const records = await this.orm.run((manager) => {
+      const query = manager.createQueryBuilder(DeviceRecord, 'd').where('d.ownerId = :ownerId', { ownerId });
+      if (page.after) {
+        query.andWhere('(d.claimedAt < :claimedAt OR (d.claimedAt = :claimedAt AND d.deviceId > :deviceId))', { claimedAt: page.after.claimedAt, deviceId: page.after.deviceId });
+      }
+      return query.orderBy('d.claimedAt', 'DESC').addOrderBy('d.deviceId', 'ASC').limit(page.limit).getMany();
+    });
     return records.map(toDomain);
   }
 

@@ -24,7 +24,7 @@ export class DashboardEventsController {
       'Claims, releases, online/offline, alerts, OTA outcomes and applied configuration. A later owner sees a device’s events from the release before their claim on; an administrator sees all. A `deviceId` you cannot see gives an empty page.',
   })
   @ApiResponse({ status: 200, type: EventsResponse, description: 'A page of events.' })
-  @ApiProblems(400, 401)
+  @ApiProblems({ 400: ['VALIDATION_FAILED'] })
   async list(@CurrentCustomer() customer: CustomerPrincipal, @Query() query: EventsQuery): Promise<EventsResponse> {
     const limit = query.limit ?? 50;
     const before = query.cursor === undefined ? null : sequenceOf(decodeCursor(query.cursor, (value) => sequenceOf(value) !== null));

@@ -21,7 +21,7 @@ export class AdminDeliveriesController {
     description: 'A delivery is retried with exponential backoff for more than 24 h (DELIVERY_RETRY_*), then listed here for 30 days. Shows where it went and why it failed, never its content.',
   })
   @ApiResponse({ status: 200, type: DeliveriesResponse, description: 'A page of failed deliveries.' })
-  @ApiProblems(400, 401, 403)
+  @ApiProblems({ 400: ['VALIDATION_FAILED'] })
   async list(@Query() query: DeliveriesQuery): Promise<DeliveriesResponse> {
     const limit = query.limit ?? 50;
     const after = query.cursor === undefined ? undefined : decodeCursor(query.cursor, isJobId);

@@ -3,7 +3,7 @@ import { ApiBody, ApiOperation, ApiParam, ApiResponse, ApiTags } from '@nestjs/s
 import { CurrentCustomer, CustomerAuth } from '../../../auth/auth.decorators.js';
 import type { CustomerPrincipal } from '../../../auth/principals.js';
 import { UuidParam } from '../../../shared/http/list-params.js';
-import { ApiProblems } from '../../../shared/http/api-problems.decorator.js';
+import { ApiProblems, JSON_BODY_PROBLEMS } from '../../../shared/http/api-problems.decorator.js';
 import { NoStore } from '../../../shared/http/no-store.decorator.js';
 import { WebhooksService } from '../application/webhooks.service.js';
 import { CreatedWebhookResponse, CreateWebhookRequest, WebhookResponse, WebhooksResponse, WebhookTestResponse } from './webhooks.dto.js';
@@ -25,7 +25,7 @@ export class UserWebhooksController {
   })
   @ApiBody({ type: CreateWebhookRequest })
   @ApiResponse({ status: 201, type: CreatedWebhookResponse, description: 'Registered; the secret is shown only here.' })
-  @ApiProblems(400, 401, 409, 413, 415)
+  @ApiProblems(JSON_BODY_PROBLEMS, { 400: ['WEBHOOK_URL_NOT_ALLOWED'], 409: ['TOO_MANY_WEBHOOKS'] })
   async create(@CurrentCustomer() customer: CustomerPrincipal, @Body() body: CreateWebhookRequest): Promise<CreatedWebhookResponse> {
     const { webhook, secret } = await this.webhooks.create(customer.userId, body.url, body.types ?? null);
     return { ...WebhookResponse.from(webhook), secret };
@@ -35,7 +35,6 @@ export class UserWebhooksController {
   @CustomerAuth()
   @ApiOperation({ operationId: 'listWebhooks', summary: 'Your webhooks (without their secrets)' })
   @ApiResponse({ status: 200, type: WebhooksResponse, description: 'Every webhook of the account.' })
-  @ApiProblems(401)
   async list(@CurrentCustomer() customer: CustomerPrincipal): Promise<WebhooksResponse> {
     return { items: (await this.webhooks.list(customer.userId)).map(WebhookResponse.from) };
   }
@@ -46,7 +45,7 @@ export class UserWebhooksController {
   @ApiOperation({ operationId: 'deleteWebhook', summary: 'Delete one of your webhooks; what was queued for it is dropped' })
   @ApiParam({ name: 'webhookId', format: 'uuid' })
   @ApiResponse({ status: 204, description: 'Deleted.' })
-  @ApiProblems(400, 401, 404)
+  @ApiProblems({ 400: ['VALIDATION_FAILED'], 404: ['NOT_FOUND'] })
   async delete(@CurrentCustomer() customer: CustomerPrincipal, @UuidParam('webhookId', 'a webhook id') webhookId: string): Promise<void> {
     await this.webhooks.delete(customer.userId, webhookId);
   }
@@ -57,7 +56,7 @@ export class UserWebhooksController {
   @ApiOperation({ operationId: 'testWebhook', summary: 'Queue a signed `webhook.test` message to one of your webhooks' })
   @ApiParam({ name: 'webhookId', format: 'uuid' })
   @ApiResponse({ status: 202, type: WebhookTestResponse, description: 'Queued; delivered like any event, with retries.' })
-  @ApiProblems(400, 401, 404, 409)
+  @ApiProblems({ 400: ['VALIDATION_FAILED'], 404: ['NOT_FOUND'], 409: ['WEBHOOK_DISABLED'] })
   async test(@CurrentCustomer() customer: CustomerPrincipal, @UuidParam('webhookId', 'a webhook id') webhookId: string): Promise<WebhookTestResponse> {
     return { messageId: await this.webhooks.test(customer.userId, webhookId) };
   }

@@ -2,7 +2,7 @@ import { Body, Controller, Get, Param, ParseUUIDPipe, Patch, Post, Query } from 
 import { ApiBody, ApiOperation, ApiParam, ApiResponse, ApiTags } from '@nestjs/swagger';
 import { AdminAuth } from '../../../auth/auth.decorators.js';
 import { ValidationFailedError } from '../../../shared/domain-error.js';
-import { ApiProblems } from '../../../shared/http/api-problems.decorator.js';
+import { ApiProblems, JSON_BODY_PROBLEMS } from '../../../shared/http/api-problems.decorator.js';
 import { decodeTimeCursor, encodeTimeCursor } from '../../../shared/http/cursor.js';
 import { FirmwareReleasesService } from '../application/firmware-releases.service.js';
 import {
@@ -28,7 +28,7 @@ export class AdminFirmwareController {
   @ApiOperation({ operationId: 'publishFirmware', summary: 'Publish a firmware release', description: 'A second release with the same version, hardwareId and channel is a 409.' })
   @ApiBody({ type: PublishFirmwareRequest })
   @ApiResponse({ status: 201, type: FirmwareReleaseResponse, description: 'Published.' })
-  @ApiProblems(400, 401, 403, 409, 413, 415)
+  @ApiProblems(JSON_BODY_PROBLEMS, { 409: ['FIRMWARE_RELEASE_EXISTS'] })
   async publish(@Body() body: PublishFirmwareRequest): Promise<FirmwareReleaseResponse> {
     return FirmwareReleaseResponse.from(await this.releases.publish(body));
   }
@@ -37,7 +37,7 @@ export class AdminFirmwareController {
   @AdminAuth()
   @ApiOperation({ operationId: 'listFirmware', summary: 'Firmware releases, newest first' })
   @ApiResponse({ status: 200, type: FirmwareReleaseListResponse, description: 'A page of releases.' })
-  @ApiProblems(400, 401, 403)
+  @ApiProblems({ 400: ['VALIDATION_FAILED'] })
   async list(@Query() query: ListFirmwareQuery): Promise<FirmwareReleaseListResponse> {
     const limit = query.limit ?? 50;
     const after = query.cursor === undefined ? undefined : decodeTimeCursor(query.cursor, (key) => UUID.test(key));
@@ -60,7 +60,7 @@ export class AdminFirmwareController {
   @ApiParam({ name: 'id', format: 'uuid' })
   @ApiBody({ type: ChangeFirmwareRequest })
   @ApiResponse({ status: 200, type: FirmwareReleaseResponse, description: 'The release after the change.' })
-  @ApiProblems(400, 401, 403, 404, 413, 415)
+  @ApiProblems(JSON_BODY_PROBLEMS, { 404: ['NOT_FOUND'] })
   async change(@ReleaseIdParam() id: string, @Body() body: ChangeFirmwareRequest): Promise<FirmwareReleaseResponse> {
     return FirmwareReleaseResponse.from(await this.releases.change(id, body));
   }
@@ -70,7 +70,7 @@ export class AdminFirmwareController {
   @ApiOperation({ operationId: 'getFirmwareStatus', summary: 'Where the devices stand with a release' })
   @ApiParam({ name: 'id', format: 'uuid' })
   @ApiResponse({ status: 200, type: FirmwareReleaseStatusResponse, description: 'Counts per state, and whether the release paused itself.' })
-  @ApiProblems(400, 401, 403, 404)
+  @ApiProblems({ 400: ['VALIDATION_FAILED'], 404: ['NOT_FOUND'] })
   async status(@ReleaseIdParam() id: string): Promise<FirmwareReleaseStatusResponse> {
     return FirmwareReleaseStatusResponse.from(await this.releases.status(id));
   }

@@ -2,7 +2,7 @@ import { Body, Controller, Get, Headers, HttpCode, Post, Res, type OnModuleInit 
 import { ApiBody, ApiHeader, ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
 import { CurrentDevice, DeviceAuth } from '../../../auth/auth.decorators.js';
-import { ApiProblems } from '../../../shared/http/api-problems.decorator.js';
+import { ApiProblems, JSON_BODY_PROBLEMS } from '../../../shared/http/api-problems.decorator.js';
 import { noneMatchHolds } from '../../../shared/http/etag.js';
 import { NotModifiedShortcuts } from '../../../shared/http/not-modified.js';
 import type { DevicePrincipal } from '../../../auth/principals.js';
@@ -33,7 +33,6 @@ export class OtaController implements OnModuleInit {
   @ApiHeader({ name: 'If-None-Match', required: false })
   @ApiResponse({ status: 200, type: LatestFirmwareResponse, description: 'The answer, with its ETag.', headers: { ETag: { schema: { type: 'string' } } } })
   @ApiResponse({ status: 304, description: 'Unchanged since the ETag in If-None-Match.' })
-  @ApiProblems(401)
   async latest(
     @CurrentDevice() device: DevicePrincipal,
     @Headers('if-none-match') ifNoneMatch: string | undefined,
@@ -60,7 +59,7 @@ export class OtaController implements OnModuleInit {
   })
   @ApiBody({ type: IngestOtaEventsRequest })
   @ApiResponse({ status: 200, type: IngestOtaEventsResponse, description: 'Stored.' })
-  @ApiProblems(400, 401, 413, 415)
+  @ApiProblems(JSON_BODY_PROBLEMS)
   async events(@CurrentDevice() device: DevicePrincipal, @Body() body: IngestOtaEventsRequest): Promise<IngestOtaEventsResponse> {
     const outcome = await this.ota.ingest(
       device.deviceId,

@@ -4,7 +4,7 @@ import type { FastifyReply } from 'fastify';
 import { CurrentCustomer, CustomerAuth, CustomerOrTicketAuth } from '../../../auth/auth.decorators.js';
 import type { CustomerPrincipal } from '../../../auth/principals.js';
 import { ValidationFailedError } from '../../../shared/domain-error.js';
-import { ApiProblems } from '../../../shared/http/api-problems.decorator.js';
+import { ApiCredentialCheckUnavailable, ApiProblems } from '../../../shared/http/api-problems.decorator.js';
 import { NoStore } from '../../../shared/http/no-store.decorator.js';
 import { DeviceEventResponse, sequenceOf } from '../../events/index.js';
 import { StreamTickets } from '../application/stream-tickets.js';
@@ -31,7 +31,6 @@ export class StreamController {
     description: 'EventSource cannot send an Authorization header: pass this ticket as `?ticket=` instead. Valid once, for 60 s, for the signed-in account and session.',
   })
   @ApiResponse({ status: 201, type: StreamTicketResponse, description: 'The ticket.' })
-  @ApiProblems(401)
   createTicket(@CurrentCustomer() customer: CustomerPrincipal): Promise<StreamTicketResponse> {
     return this.tickets.issue(customer);
   }
@@ -51,7 +50,8 @@ export class StreamController {
   @ApiHeader({ name: 'Last-Event-ID', required: false, description: 'Resume after this event id (EventSource sends it when it reconnects by itself).', schema: { type: 'string', example: 'evt_1042' } })
   @ApiProduces('text/event-stream')
   @ApiResponse({ status: 200, description: 'The stream, open until either side closes it.', content: { 'text/event-stream': { schema: STREAM_MESSAGE_SCHEMA } } })
-  @ApiProblems(400, 404, 429)
+  @ApiProblems({ 400: ['VALIDATION_FAILED'], 404: ['NOT_FOUND'], 429: ['TOO_MANY_STREAMS', 'RATE_LIMITED'] })
+  @ApiCredentialCheckUnavailable()
   async open(
     @CurrentCustomer() customer: CustomerPrincipal,
     @Query() query: StreamQuery,

@@ -2,7 +2,7 @@ import { Body, Controller, HttpCode, Post, UseGuards } from '@nestjs/common';
 import { RouteConfig } from '@nestjs/platform-fastify';
 import { ApiBody, ApiHeader, ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
 import { CurrentDevice, DeviceAuth } from '../../../auth/auth.decorators.js';
-import { ApiProblems } from '../../../shared/http/api-problems.decorator.js';
+import { ApiProblems, JSON_BODY_PROBLEMS } from '../../../shared/http/api-problems.decorator.js';
 import type { DevicePrincipal } from '../../../auth/principals.js';
 import { TelemetryService } from '../application/telemetry.service.js';
 import { DEFAULT_BATTERY_ID } from '../domain/telemetry-record.js';
@@ -33,7 +33,7 @@ export class TelemetryController {
   })
   @ApiBody({ type: IngestTelemetryRequest })
   @ApiResponse({ status: 200, type: IngestTelemetryResponse, description: 'Stored.' })
-  @ApiProblems(400, 413, 415, 429, 503)
+  @ApiProblems(JSON_BODY_PROBLEMS, { 429: ['RATE_LIMITED'] })
   async ingest(@CurrentDevice() device: DevicePrincipal, @Body(ingestBodyPipe) body: IngestBody): Promise<IngestTelemetryResponse> {
     return this.telemetry.ingest(
       device.deviceId,
