@@ -43,7 +43,9 @@ let log: Logger = processLogger(loadEnv({ LOG_FORMAT: 'json' }));
 
 async function bootstrap(): Promise<void> {
   const { env, tls } = readEnv();
-  log = processLogger(env);
+  // The start, stop and certificate lines are written whatever LOG_LEVEL says: supervisors and
+  // the tests wait for "listening", and a service that says nothing of its start is hard to run.
+  log = processLogger(env, ['debug', 'trace'].includes(env.LOG_LEVEL) ? env.LOG_LEVEL : 'info');
   const secrets = resolveSecrets(env);
   let embedded: EmbeddedPostgresHandle | undefined;
   let databaseUrl = env.DATABASE_URL;
