@@ -163,7 +163,16 @@ export async function createApp(settings: AppSettings, tls?: TlsCredentials): Pr
   const securityHeaders = helmet({
     // Swagger UI at /docs loads its own scripts and styles (some inline styles); nothing else is allowed.
     contentSecurityPolicy: {
-      directives: { defaultSrc: ["'self'"], scriptSrc: ["'self'"], styleSrc: ["'self'", "'unsafe-inline'"], imgSrc: ["'self'", 'data:'], connectSrc: ["'self'"] },
+      directives: {
+        defaultSrc: ["'self'"],
+        scriptSrc: ["'self'"],
+        styleSrc: ["'self'", "'unsafe-inline'"],
+        imgSrc: ["'self'", 'data:'],
+        connectSrc: ["'self'"],
+        // Over plain HTTP (development, or behind a TLS-terminating proxy) the browser would rewrite
+        // every asset URL of /docs to https and load none of them; helmet sends it by default.
+        upgradeInsecureRequests: tls ? [] : null,
+      },
     },
   });
   const fastify = app.getHttpAdapter().getInstance();
@@ -191,6 +200,8 @@ export async function createApp(settings: AppSettings, tls?: TlsCredentials): Pr
     jsonDocumentUrl: 'docs/openapi.json',
     yamlDocumentUrl: 'docs/openapi.yaml',
     customSiteTitle: 'Device Cloud Service API',
+    // The token given to Authorize is kept in the browser's local storage across reloads.
+    swaggerOptions: { persistAuthorization: true },
   });
   await app.init();
   return app;
