@@ -65,7 +65,10 @@ export function createAdapter(env: Env, tls?: TlsCredentials): FastifyAdapter {
     // No traffic either way for a minute (a client that stopped reading its answer) drops the
     // connection; longer than any handler runs, so a slow answer is never cut.
     connectionTimeout: 60_000,
-    keepAliveTimeout: 10_000,
+    // An idle connection is kept longer than a gateway waits between uploads. Node counts
+    // REQUEST_TIMEOUT_MS (headers and request timeouts) from the first byte of each request, not
+    // over the idle time between requests, so the two need no particular order.
+    keepAliveTimeout: env.KEEP_ALIVE_TIMEOUT_MS,
     forceCloseConnections: 'idle',
     // During shutdown the shutdown gate answers, with a problem document (shutdown-gate.ts).
     return503OnClosing: false,

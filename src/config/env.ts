@@ -217,6 +217,14 @@ export class Env {
   @Transform(toInt) @IsInt() @Min(1000) @Max(600_000)
   REQUEST_TIMEOUT_MS = 10_000;
 
+  /**
+   * How long an idle keep-alive connection stays open. Above the gateways' upload interval (60 s),
+   * so an upload reuses its connection instead of paying a new TLS handshake; a load balancer in
+   * front must time idle connections out sooner than this.
+   */
+  @Transform(toInt) @IsInt() @Min(1000) @Max(600_000)
+  KEEP_ALIVE_TIMEOUT_MS = 72_000;
+
   /** After SIGTERM/SIGINT, how long the listener stays open with readiness down, so load balancers stop sending first. */
   @Transform(toInt) @IsInt() @Min(0) @Max(60_000)
   SHUTDOWN_DELAY_MS = 2000;
