@@ -22,10 +22,14 @@ import { ProblemDetailsFilter } from './shared/problem-details.filter.js';
 import { AppValidationPipe } from './shared/validation.pipe.js';
 
 export const API_PREFIX = 'api/v1';
-/** Probes live at the root, where load balancers and orchestrators look for them. */
+/**
+ * Probes live at the root, where load balancers and orchestrators look for them; so does the page
+ * the verification mail links to, a browser's address rather than an API operation.
+ */
 export const openApiPrefixExclusions = [
   { path: 'health/live', method: RequestMethod.GET },
   { path: 'health/ready', method: RequestMethod.GET },
+  { path: 'verify-email', method: RequestMethod.GET },
 ];
 
 function trustProxyOf(env: Env): string[] | false {

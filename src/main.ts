@@ -8,6 +8,7 @@ import { loadTlsCredentials, reloadCertificate, type TlsCredentials } from './co
 import { startEmbeddedPostgres, type EmbeddedPostgresHandle } from './shared/database/embedded-postgres.js';
 import { ShutdownState } from './health/shutdown-state.js';
 import { logEventLoopDelay } from './shared/event-loop-log.js';
+import { listeningUrl } from './shared/mail/public-base-url.js';
 
 function log(level: 'info' | 'error', msg: string, extra: Record<string, unknown> = {}): void {
   process.stdout.write(JSON.stringify({ level, time: new Date().toISOString(), msg, ...extra }) + '\n');
@@ -55,7 +56,7 @@ async function bootstrap(): Promise<void> {
   // 503 until they are done, also while PostgreSQL is still down.
   const app = await createApp({ env, secrets, databaseUrl }, tls);
   await app.listen({ port: env.PORT, host: env.HOST });
-  log('info', 'Device Cloud Service listening', { url: `${tls ? 'https' : 'http'}://${env.HOST === '0.0.0.0' ? 'localhost' : env.HOST}:${env.PORT}`, docs: '/docs', node: process.version });
+  log('info', 'Device Cloud Service listening', { url: listeningUrl(app.getHttpServer()), docs: '/docs', node: process.version });
   if (tls) reloadCertificateOnSighup(app.getHttpServer() as unknown as TlsServer, tls);
   if (env.EVENT_LOOP_LOG_MS > 0) logEventLoopDelay(env.EVENT_LOOP_LOG_MS);
 

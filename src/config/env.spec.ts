@@ -59,6 +59,8 @@ describe('loadEnv', () => {
     expect(env.CUSTOMER_JWT_SECRET).toBeUndefined();
     expect(env.SECRET_PEPPER).toBeUndefined();
     expect(env.TRUST_PROXY).toBeUndefined();
+    // Unset: links in mails are built from the address the service listens on.
+    expect(env.PUBLIC_BASE_URL).toBeUndefined();
   });
 
   it('keeps the default of a variable that is present but undefined', () => {
@@ -81,11 +83,12 @@ describe('loadEnv', () => {
   });
 
   it('treats blank optional variables as unset', () => {
-    const env = loadEnv({ DATABASE_URL: '', DEVICE_JWT_SECRET: '  ', TRUST_PROXY: '' });
+    const env = loadEnv({ DATABASE_URL: '', DEVICE_JWT_SECRET: '  ', TRUST_PROXY: '', PUBLIC_BASE_URL: ' ' });
 
     expect(env.DATABASE_URL).toBeUndefined();
     expect(env.DEVICE_JWT_SECRET).toBeUndefined();
     expect(env.TRUST_PROXY).toBeUndefined();
+    expect(env.PUBLIC_BASE_URL).toBeUndefined();
   });
 
   it.each([

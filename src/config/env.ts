@@ -121,8 +121,9 @@ export class Env {
   @IsString() @MinLength(3) @MaxLength(320)
   MAIL_FROM = 'Device Cloud <no-reply@localhost>';
 
-  @Matches(/^https?:\/\/[^\s]+$/, { message: 'PUBLIC_BASE_URL must be an http(s) URL' })
-  PUBLIC_BASE_URL = 'http://localhost:3000';
+  /** Base of the links in mails. Unset: the address the service listens on (development). */
+  @Transform(blankToUndefined) @IsOptional() @Matches(/^https?:\/\/[^\s]+$/, { message: 'PUBLIC_BASE_URL must be an http(s) URL' })
+  PUBLIC_BASE_URL?: string;
 
   @Transform(toInt) @IsInt() @Min(1) @Max(100)
   RESEND_VERIFICATION_MAX_PER_HOUR = 3;
