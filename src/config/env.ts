@@ -126,8 +126,9 @@ export class Env {
   @IsString() @MinLength(3) @MaxLength(320)
   MAIL_FROM = 'Device Cloud <no-reply@localhost>';
 
-  @Matches(/^https?:\/\/[^\s]+$/, { message: 'PUBLIC_BASE_URL must be an http(s) URL' })
-  PUBLIC_BASE_URL = 'http://localhost:3000';
+  /** Base of the links in mails. Unset: the address the service listens on (development). */
+  @Transform(blankToUndefined) @IsOptional() @Matches(/^https?:\/\/[^\s]+$/, { message: 'PUBLIC_BASE_URL must be an http(s) URL' })
+  PUBLIC_BASE_URL?: string;
 
   @Transform(toInt) @IsInt() @Min(1) @Max(100)
   RESEND_VERIFICATION_MAX_PER_HOUR = 3;
@@ -221,6 +222,14 @@ export class Env {
   /** Time a client has to send a whole request, headers and body; also the wait for the first byte on a new connection. */
   @Transform(toInt) @IsInt() @Min(1000) @Max(600_000)
   REQUEST_TIMEOUT_MS = 10_000;
+
+  /**
+   * How long an idle keep-alive connection stays open. Above the gateways' upload interval (60 s),
+   * so an upload reuses its connection instead of paying a new TLS handshake; a load balancer in
+   * front must time idle connections out sooner than this.
+   */
+  @Transform(toInt) @IsInt() @Min(1000) @Max(600_000)
+  KEEP_ALIVE_TIMEOUT_MS = 72_000;
 
   /** After SIGTERM/SIGINT, how long the listener stays open with readiness down, so load balancers stop sending first. */
   @Transform(toInt) @IsInt() @Min(0) @Max(60_000)

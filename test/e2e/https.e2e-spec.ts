@@ -179,6 +179,15 @@ describe('serving HTTPS with its own certificate', () => {
     }
   });
 
+  it('tells browsers to upgrade any http:// request of its pages to https (CSP upgrade-insecure-requests), as it serves TLS itself', async () => {
+    for (const path of ['/docs', '/health/live']) {
+      const answer = await httpCall(port, { ca: first.pem, path });
+      expect(answer.status).toBe(200);
+      expect(answer.headers['content-security-policy']).toContain("default-src 'self'");
+      expect(answer.headers['content-security-policy']).toContain('upgrade-insecure-requests');
+    }
+  });
+
   it('refuses TLS 1.1 and older, accepts TLS 1.2', async () => {
     expect(await handshake(port, first.pem, 'TLSv1.1')).toBe('ERR_SSL_TLSV1_ALERT_PROTOCOL_VERSION');
     expect(await handshake(port, first.pem, 'TLSv1')).toBe('ERR_SSL_TLSV1_ALERT_PROTOCOL_VERSION');

@@ -23,6 +23,14 @@ describe('security headers and CORS', () => {
     }
   });
 
+  it('served over plain HTTP, the CSP does not tell browsers to upgrade requests to https (Swagger UI would load none of its assets)', async () => {
+    for (const path of ['/docs', '/health/live']) {
+      const csp = (await fetch(`${t.baseUrl}${path}`)).headers.get('content-security-policy');
+      expect(csp).toContain("default-src 'self'");
+      expect(csp).not.toContain('upgrade-insecure-requests');
+    }
+  });
+
   it('a preflight from a listed origin is allowed, with the headers gateways and dashboards use', async () => {
     const response = await fetch(`${t.baseUrl}/api/v1/dashboard/devices`, {
       method: 'OPTIONS',

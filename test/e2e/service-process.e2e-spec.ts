@@ -8,7 +8,20 @@ import type { paths } from '../client/schema.js';
 import { createTestDatabase } from '../support/postgres.js';
 import { stoppablePostgres, type StoppablePostgres } from '../support/stoppable-postgres.js';
 import { serviceStart } from '../../bench/servers.js';
-import { buildService, freePort, portAccepts, root, runService, scratchDir, stopLeftoverPostgres, waitFor, type Running } from '../support/service-process.js';
+import {
+  buildService,
+  freePort,
+  httpCall,
+  killService,
+  portAccepts,
+  root,
+  runService,
+  scratchDir,
+  stopLeftoverPostgres,
+  waitFor,
+  waitUntilReady,
+  type Running,
+} from '../support/service-process.js';
 
 /**
  * The service as an operator runs it: the compiled main.js with no DATABASE_URL, so it starts its
@@ -176,6 +189,58 @@ describe('npm start without DATABASE_URL', () => {
     expect(login.response.status).toBe(200);
     service.child.kill('SIGINT');
     expect(await service.exited).toBe(0);
+  }, 120_000);
+});
+
+describe('Ctrl-C in the terminal that runs npm start', () => {
+  const dataDir = scratchDir();
+  let service: Running | undefined;
+
+  afterAll(async () => {
+    await killService(service);
+    stopLeftoverPostgres(dataDir);
+  });
+
+  const alive = (pid: number) => {
+    try {
+      process.kill(pid, 0);
+      return true;
+    } catch {
+      return false;
+    }
+  };
+
+  it('stops within seconds with exit 0: the app closes its database connections first, then its embedded PostgreSQL, which is gone afterwards', async () => {
+    const port = await freePort();
+    const pgPort = await freePort();
+    // A terminal runs the command as a process group and sends SIGINT to all of it on Ctrl-C.
+    service = runService(main, { PORT: String(port), DATA_DIR: dataDir, EMBEDDED_POSTGRES_PORT: String(pgPort), HOST: '127.0.0.1' }, { ownProcessGroup: true });
+    await waitFor(() => service!.output().includes('listening'), 90_000, 'the service to listen');
+    await waitUntilReady(port);
+    // Requests that keep pool connections open when the signal comes.
+    for (let i = 0; i < 5; i++) expect((await httpCall(port, { path: '/api/v1/users/me' })).status).toBe(401);
+    const postmaster = Number(readFileSync(join(dataDir, 'postgres', 'postmaster.pid'), 'utf8').split('\n')[0]);
+    expect(alive(postmaster)).toBe(true);
+
+    const before = service.output().length;
+    const pressed = Date.now();
+    process.kill(-service.child.pid!, 'SIGINT');
+    expect(await service.exited).toBe(0);
+    const took = Date.now() - pressed;
+
+    // Nothing at warn level or above while stopping: with PostgreSQL stopped under it, every pool
+    // and the job queue log lost connections (57P01, then ECONNREFUSED) and wait out their retries.
+    const complaints = service
+      .output()
+      .slice(before)
+      .split('\n')
+      .filter((line) => /"level":(40|50|60|"warn"|"error"|"fatal")/.test(line));
+    expect(complaints).toEqual([]);
+    process.stdout.write(`Ctrl-C to exit: ${took} ms\n`);
+    // SHUTDOWN_DELAY_MS (2 s) of readiness down, then the close.
+    expect(took).toBeLessThan(6000);
+    expect(alive(postmaster)).toBe(false);
+    expect(await portAccepts(pgPort)).toBe(false);
   }, 120_000);
 });
 

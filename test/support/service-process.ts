@@ -39,11 +39,20 @@ export interface Running {
   exited: Promise<number | null>;
 }
 
+export interface RunOptions {
+  /**
+   * The service leads a process group of its own, as a command started in a terminal does: a
+   * signal to `-pid` reaches every process of that group, as Ctrl-C does.
+   */
+  ownProcessGroup?: boolean;
+}
+
 /** Starts main.js as npm start does (its settings and Node flags), with only PATH, HOME and `env` besides. */
-export function runService(main: string, env: Record<string, string>): Running {
+export function runService(main: string, env: Record<string, string>, options: RunOptions = {}): Running {
   const start = serviceStart(root);
   const child = spawn(process.execPath, [...start.nodeFlags, main], {
     cwd: root,
+    detached: options.ownProcessGroup ?? false,
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/root', ...start.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

@@ -14,6 +14,7 @@ import { UserTokens } from './application/user-tokens.js';
 import { CustomerSessions } from './application/customer-sessions.js';
 import { UserRepository } from './domain/user.repository.js';
 import { AuthController } from './http/auth.controller.js';
+import { VerifyEmailPageController } from './http/verify-email-page.controller.js';
 import { QueuedAccountMails } from './infrastructure/queued-account-mails.js';
 import { SqlSessionUsers } from './infrastructure/sql-session-users.js';
 import { TypeOrmUserRepository } from './infrastructure/typeorm-user.repository.js';
@@ -26,7 +27,7 @@ import { UserRefreshTokenRecord } from './infrastructure/user.record.js';
       useFactory: (secrets: Secrets) => ({ secret: hmacKey(secrets.customerJwtSecret), signOptions: { algorithm: 'HS256' }, verifyOptions: { algorithms: ['HS256'] } }),
     }),
   ],
-  controllers: [AuthController],
+  controllers: [AuthController, VerifyEmailPageController],
   providers: [
     AccountsService,
     UserTokens,

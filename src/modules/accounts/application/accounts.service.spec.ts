@@ -2,6 +2,7 @@ import { ChangeFeed } from '../../../shared/database/change-feed.js';
 import { CustomerSessions } from './customer-sessions.js';
 import { FixedClock } from '../../../config/fixed-clock.js';
 import { Logger } from '@nestjs/common';
+import { HttpAdapterHost } from '@nestjs/core';
 import { JwtService } from '@nestjs/jwt';
 import { loadEnv } from '../../../config/env.js';
 import { InMemoryRefreshTokenStore } from '../../../shared/auth-tokens/in-memory-refresh-token.store.js';
@@ -16,6 +17,7 @@ import { AccountsService } from './accounts.service.js';
 import { CustomerPrincipal } from '../../../auth/principals.js';
 import { InMemoryUserRepository } from './in-memory-user.repository.js';
 import { Mailer, type Mail } from '../../../shared/mail/mailer.js';
+import { PublicBaseUrl } from '../../../shared/mail/public-base-url.js';
 import type { TransactionRunner } from '../domain/user.repository.js';
 import { AccountMailOutbox, SendSignupNotice, SendVerificationMail, type AccountMailJob } from './account-mails.js';
 import { CUSTOMER_TOKEN_AUDIENCE, UserTokens, type CustomerTokenClaims } from './user-tokens.js';
@@ -89,7 +91,7 @@ function setUp(envSource: Record<string, string> = {}) {
   const jwt = new JwtService({ secret: 'c'.repeat(32) });
   const limiter = new InMemoryFailureLimiter(() => clock.now().getTime());
   const tokens = new UserTokens(jwt, env, refreshTokens, hasher);
-  const outbox = new ImmediateAccountMails(new SendVerificationMail(users, hasher, mailer, clock, env), new SendSignupNotice(mailer));
+  const outbox = new ImmediateAccountMails(new SendVerificationMail(users, hasher, mailer, clock, new PublicBaseUrl(env, new HttpAdapterHost())), new SendSignupNotice(mailer));
   // Not connected, the feed is not live: every guard check reads the repository, as it must.
   const service = new AccountsService(users, tokens, outbox, hasher, limiter, clock, env, new CustomerSessions(users, new ChangeFeed('postgres://unused')));
   const stored = async (userId: string) => {

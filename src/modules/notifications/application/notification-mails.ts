@@ -2,6 +2,7 @@ import { Injectable, type OnModuleInit } from '@nestjs/common';
 import { Env } from '../../../config/env.js';
 import { deliveryQueue, JobQueue } from '../../../shared/jobs/job-queue.js';
 import { Mailer } from '../../../shared/mail/mailer.js';
+import { PublicBaseUrl } from '../../../shared/mail/public-base-url.js';
 import { AccountsService } from '../../accounts/index.js';
 import { EventDispatch, type DispatchedEvent, type EventChannel } from '../../events/index.js';
 import { PendingNotifications, type NotifiedEvent } from '../domain/pending-notifications.js';
@@ -67,6 +68,7 @@ export class NotificationMails implements EventChannel, OnModuleInit {
     private readonly mailer: Mailer,
     private readonly dispatch: EventDispatch,
     private readonly env: Env,
+    private readonly baseUrl: PublicBaseUrl,
   ) {
     jobs.define<AlertDigestJob>(deliveryQueue(ALERT_DIGEST_QUEUE, env), (job) => this.sendDigest(job));
     jobs.define<WebhookDisabledMailJob>(deliveryQueue(WEBHOOK_DISABLED_MAIL_QUEUE, env), (job) => this.sendWebhookDisabled(job));
@@ -101,7 +103,7 @@ export class NotificationMails implements EventChannel, OnModuleInit {
         '',
         ...events.map(describe),
         '',
-        `Turn these e-mails off with PATCH ${this.env.PUBLIC_BASE_URL.replace(/\/$/, '')}/api/v1/users/me {"alertEmails": false}.`,
+        `Turn these e-mails off with PATCH ${this.baseUrl.get()}/api/v1/users/me {"alertEmails": false}.`,
       ].join('\n');
       await this.mailer.send({ to: recipient.email, subject: subject.slice(0, 200), text });
     });
