@@ -16,7 +16,7 @@ const nodeGlobals = {
 const noIsOptional = { name: 'class-validator', importNames: ['IsOptional'], message: 'Use @Optional() from src/shared/http/optional.decorator.ts: IsOptional lets null through.' };
 
 export default defineConfig(
-  globalIgnores(['dist/', 'node_modules/', 'coverage/', 'test/client/', '.data/', '.data-bench/', 'test-output/']),
+  globalIgnores(['dist/', 'node_modules/', 'coverage/', 'clients/typescript/dist/', 'clients/typescript/src/schema.d.ts', '.data/', '.data-bench/', 'test-output/']),
   js.configs.recommended,
   tseslint.configs.recommended,
   {

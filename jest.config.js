@@ -25,7 +25,11 @@ const toCommonJs = ['@swc/jest', { jsc: { parser: { syntax: 'ecmascript' }, targ
 const common = {
   testEnvironment: 'node',
   extensionsToTreatAsEsm: ['.ts'],
-  moduleNameMapper: { '^(\\.{1,2}/.*)\\.js$': '$1' },
+  moduleNameMapper: {
+    // The client package (clients/typescript) as its source, as tsconfig.json's paths: no build before a test.
+    '^@device-cloud/client$': '<rootDir>/clients/typescript/src/index.ts',
+    '^(\\.{1,2}/.*)\\.js$': '$1',
+  },
   transform: {
     [`node_modules/(${esmRequiredFromCjs.join('|')})/.+\\.js$`]: toCommonJs,
     '^.+\\.ts$': swc,

@@ -16,7 +16,7 @@ import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import createClient from 'openapi-fetch';
 import type { Client } from 'openapi-fetch';
-import type { components, paths } from '../test/client/schema.js'; // your copy: npx openapi-typescript <url>/docs/openapi.json -o schema.d.ts
+import type { components, paths } from '@device-cloud/client';
 
 type Api = Client<paths>;
 type Schemas = components['schemas'];

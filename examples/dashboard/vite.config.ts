@@ -1,8 +1,14 @@
+import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vite';
 
 const apiUrl = process.env.DASHBOARD_API_URL ?? 'http://localhost:3000';
 
 export default defineConfig({
+  resolve: {
+    // Here the client package is built from its source, as the tests use it; a dashboard of your
+    // own installs @device-cloud/client and needs no alias.
+    alias: { '@device-cloud/client': fileURLToPath(new URL('../../clients/typescript/src/index.ts', import.meta.url)) },
+  },
   server: {
     proxy: {
       '/api': {

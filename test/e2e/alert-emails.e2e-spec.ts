@@ -1,4 +1,4 @@
-import type { components } from '../client/schema.js';
+import type { components } from '@device-cloud/client';
 import { bearer } from '../support/builders.js';
 import { aClaimedDevice, aCustomer, type SignedIn } from '../support/claim-fixtures.js';
 import { createTestApp, type TestApp } from '../support/create-test-app.js';

@@ -1,4 +1,4 @@
-import type { components, paths } from '../client/schema.js';
+import type { components, paths } from '@device-cloud/client';
 import { ADMIN_SETTINGS, aClaimedDevice, aCustomer, anAdmin, claim, type SignedIn } from '../support/claim-fixtures.js';
 import { createTestApp, type TestApp } from '../support/create-test-app.js';
 import { eventually } from '../support/eventually.js';

@@ -4,7 +4,7 @@ import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import { dirname, extname, join, resolve } from 'node:path';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
-import type { components } from '../client/schema.js';
+import type { components } from '@device-cloud/client';
 import { bearer } from '../support/builders.js';
 import { aClaimedDevice, aRegisteredDevice, ownedDeviceRow, type SignedIn } from '../support/claim-fixtures.js';
 import { createTestApp, type TestApp } from '../support/create-test-app.js';

@@ -1,5 +1,5 @@
 import pg from 'pg';
-import type { components } from '../client/schema.js';
+import type { components } from '@device-cloud/client';
 import { bearer, registerDevice, type Registered } from '../support/builders.js';
 import { createTestApp, type TestApp } from '../support/create-test-app.js';
 import { aVerifiedCustomer, customerAuth, type SignedInCustomer } from '../support/customers.js';

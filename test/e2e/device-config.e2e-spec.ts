@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type pg from 'pg';
-import type { components } from '../client/schema.js';
+import type { components } from '@device-cloud/client';
 import { aClaimCode, bearer, login, refresh, registerDevice, type RegisterBody, type Registered } from '../support/builders.js';
 import { ADMIN_SETTINGS, aClaimedDevice, aCustomer, anAdmin, aRegisteredDevice, ownedDeviceRow, type SignedIn } from '../support/claim-fixtures.js';
 import { createTestApp, startTestApp, type ApiClient, type TestApp } from '../support/create-test-app.js';

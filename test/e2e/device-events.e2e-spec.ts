@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { components, paths } from '../client/schema.js';
+import type { components, paths } from '@device-cloud/client';
 import { bearer } from '../support/builders.js';
 import { ADMIN_SETTINGS, aClaimedDevice, aCustomer, anAdmin, aRegisteredDevice, claim, type SignedIn } from '../support/claim-fixtures.js';
 import { createTestApp, type TestApp } from '../support/create-test-app.js';

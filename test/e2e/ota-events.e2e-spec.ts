@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { loadEnv } from '../../src/config/env.js';
-import type { components, paths } from '../client/schema.js';
+import type { components, paths } from '@device-cloud/client';
 import { aClaimCode, aDeviceId, aLegacyRegistration, bearer, getMe, registerDevice, type RegisterBody } from '../support/builders.js';
 import { ADMIN_SETTINGS, aClaimedDevice, aCustomer, anAdmin, claim, ownedDeviceRow, type SignedIn } from '../support/claim-fixtures.js';
 import { createTestApp, type TestApp } from '../support/create-test-app.js';

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { FirmwareVersion } from '../../src/shared/kernel/firmware-version.js';
-import type { components, paths } from '../client/schema.js';
+import type { components, paths } from '@device-cloud/client';
 import { aDeviceId, aLegacyRegistration, aRegistration, bearer, registerDevice, type RegisterBody } from '../support/builders.js';
 import { ADMIN_SETTINGS, aClaimedDevice, aCustomer, anAdmin, type SignedIn } from '../support/claim-fixtures.js';
 import { createTestApp, type TestApp } from '../support/create-test-app.js';

@@ -1,5 +1,5 @@
 import type pg from 'pg';
-import type { components } from '../client/schema.js';
+import type { components } from '@device-cloud/client';
 import { aDeviceId, aRegistration, type RegisterBody } from '../support/builders.js';
 import { ADMIN_SETTINGS, aCustomer, anAdmin, type SignedIn } from '../support/claim-fixtures.js';
 import { createTestApp, type TestApp } from '../support/create-test-app.js';

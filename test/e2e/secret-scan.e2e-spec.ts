@@ -1,5 +1,5 @@
 import createClient from 'openapi-fetch';
-import type { paths } from '../client/schema.js';
+import type { paths } from '@device-cloud/client';
 import { aRegistration, bearer, login, refresh, registerDevice } from '../support/builders.js';
 import { claim } from '../support/claim-fixtures.js';
 import { createTestApp, type TestApp } from '../support/create-test-app.js';

@@ -2,7 +2,7 @@ import http from 'node:http';
 import { connect } from 'node:net';
 import createClient from 'openapi-fetch';
 import pg from 'pg';
-import type { paths } from '../client/schema.js';
+import type { paths } from '@device-cloud/client';
 import { bearer, registerDevice, type Registered } from '../support/builders.js';
 import { createTestDatabase } from '../support/postgres.js';
 import {

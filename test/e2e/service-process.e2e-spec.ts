@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import createClient from 'openapi-fetch';
 import pg from 'pg';
 import { MIGRATIONS } from '../../src/shared/database/data-source-options.js';
-import type { paths } from '../client/schema.js';
+import type { paths } from '@device-cloud/client';
 import { createTestDatabase } from '../support/postgres.js';
 import { stoppablePostgres, type StoppablePostgres } from '../support/stoppable-postgres.js';
 import { serviceStart } from '../../bench/servers.js';

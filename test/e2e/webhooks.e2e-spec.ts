@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { Webhook, WebhookVerificationError } from 'standardwebhooks';
-import type { components } from '../client/schema.js';
+import type { components } from '@device-cloud/client';
 import { ADMIN_SETTINGS, aClaimedDevice, aCustomer, anAdmin, aRegisteredDevice, claim, type SignedIn } from '../support/claim-fixtures.js';
 import { createTestApp, startTestApp, type TestApp } from '../support/create-test-app.js';
 import { eventually } from '../support/eventually.js';

@@ -1,5 +1,5 @@
 import { randomBytes, randomInt } from 'node:crypto';
-import type { components } from '../client/schema.js';
+import type { components } from '@device-cloud/client';
 import type { ApiClient } from './create-test-app.js';
 
 export type RegisterBody = components['schemas']['RegisterDeviceRequest'];

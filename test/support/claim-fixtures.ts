@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type pg from 'pg';
-import type { components } from '../client/schema.js';
+import type { components } from '@device-cloud/client';
 import { aRegistration, bearer, registerDevice, type RegisterBody, type Registered } from './builders.js';
 import type { TestApp } from './create-test-app.js';
 import { userIdOf } from './customers.js';

@@ -9,7 +9,7 @@ import { createApp } from '../../src/configure-app.js';
 import { loadEnv } from '../../src/config/env.js';
 import { resolveSecrets, type Secrets } from '../../src/config/secrets.js';
 import { runMigrations } from '../../src/shared/database/migrate.js';
-import type { paths } from '../client/schema.js';
+import type { paths } from '@device-cloud/client';
 import { contractCheck } from './contract.js';
 import { assertNoLeaks, fileScanner } from './leak-scan.js';
 import { createTestDatabase } from './postgres.js';

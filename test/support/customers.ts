@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { components } from '../client/schema.js';
+import type { components } from '@device-cloud/client';
 import { bearer } from './builders.js';
 import type { ApiClient, TestApp } from './create-test-app.js';
 

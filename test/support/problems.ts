@@ -1,4 +1,4 @@
-import type { components } from '../client/schema.js';
+import type { components } from '@device-cloud/client';
 
 export type Problem = components['schemas']['ProblemResponse'];
 

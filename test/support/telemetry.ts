@@ -1,5 +1,5 @@
 import type pg from 'pg';
-import type { components, paths } from '../client/schema.js';
+import type { components, paths } from '@device-cloud/client';
 import { bearer } from './builders.js';
 import type { ApiClient } from './create-test-app.js';
 
