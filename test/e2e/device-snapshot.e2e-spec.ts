@@ -51,6 +51,23 @@ describe('device snapshot and change feed hold the same columns', () => {
     }
   }
 
+  let markers = 0;
+  /**
+   * Every notification committed before this call has reached the test's listener: PostgreSQL
+   * delivers notifications in the order their transactions committed, so once a marker sent now
+   * arrives, a change committed before it has arrived too, or never will. (A fixed wait of 50 ms
+   * was too short on a loaded machine: a late notification was counted for the next column.)
+   */
+  async function feedCaughtUp(): Promise<void> {
+    const marker = `test-marker:${++markers}`;
+    await t.db.query('SELECT pg_notify($1, $2)', [CHANGE_CHANNEL, marker]);
+    const deadline = Date.now() + 10_000;
+    while (!heard.includes(marker)) {
+      if (Date.now() > deadline) throw new Error('the marker notification never came back');
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    }
+  }
+
   const load = (deviceId: string): Promise<DeviceSnapshot | null> => t.app.get(DeviceSnapshotSource).load(deviceId);
   const plain = (snapshot: DeviceSnapshot | null) => JSON.parse(JSON.stringify(snapshot)) as unknown;
 
@@ -79,8 +96,13 @@ describe('device snapshot and change feed hold the same columns', () => {
         [device.deviceId, other.deviceId],
       );
       expect({ column, changed: rowCount }).toEqual({ column, changed: 1 });
-      await new Promise((resolve) => setTimeout(resolve, 50));
-      outcome.push({ column, announced: heard.includes(`device:${device.deviceId}`), snapshotChanged: JSON.stringify(plain(await load(device.deviceId))) !== JSON.stringify(before) });
+      await feedCaughtUp();
+      const wasAnnounced = heard.includes(`device:${device.deviceId}`);
+      // The application hears the feed on a connection of its own: an announced change reaches its cache soon, not at once.
+      const changed = async () => JSON.stringify(plain(await load(device.deviceId))) !== JSON.stringify(before);
+      let snapshotChanged = await changed();
+      for (const deadline = Date.now() + 5000; wasAnnounced && !snapshotChanged && Date.now() < deadline; snapshotChanged = await changed()) await new Promise((resolve) => setTimeout(resolve, 20));
+      outcome.push({ column, announced: wasAnnounced, snapshotChanged });
     }
 
     expect(outcome).toEqual(mutable.map(({ column_name: column }) => ({ column, announced: announced.has(column), snapshotChanged: announced.has(column) })));
