@@ -10,6 +10,7 @@ import { HealthModule } from './health/health.module.js';
 import { MetricsModule } from './metrics/metrics.module.js';
 import { AccountsModule } from './modules/accounts/index.js';
 import { AlertsModule } from './modules/alerts/index.js';
+import { ApiKeysModule } from './modules/api-keys/index.js';
 import { ClaimsModule } from './modules/claims/index.js';
 import { DashboardModule } from './modules/dashboard/index.js';
 import { DevicesModule } from './modules/devices/index.js';
@@ -55,7 +56,7 @@ export class AppModule {
         MetricsModule.register(env),
         NotModifiedModule,
         HealthModule,
-        AuthModule.register([DevicesModule, AccountsModule, StreamModule]),
+        AuthModule.register([DevicesModule, AccountsModule, StreamModule, ApiKeysModule]),
         DevicesModule,
         AccountsModule,
         ClaimsModule,
@@ -66,6 +67,7 @@ export class AppModule {
         DashboardModule,
         NotificationsModule,
         StreamModule,
+        ApiKeysModule,
       ],
     };
   }

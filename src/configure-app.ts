@@ -118,6 +118,7 @@ const TAGS: Array<[string, string]> = [
   ['claims', 'Owning gateways: claim, list, release, and let a factory-reset gateway register again. Customer tokens.'],
   ['dashboard', 'What the dashboard reads and changes: devices, telemetry history, configuration, OTA history, alerts, events and the live stream. Customer tokens; administrators see every device.'],
   ['webhooks', "A customer's webhooks for the events of their devices. Customer tokens."],
+  ['api-keys', "A customer's API keys for integrations (home automation, scripts): created, listed and revoked with a customer token, never with a key."],
   ['admin', 'Fleet administration: configuration and alert defaults, firmware releases, the registration allowlist, failed deliveries. Administrator accounts only.'],
   ['health', 'Probes for load balancers and orchestrators, outside /api/v1. No credentials.'],
 ];
@@ -134,6 +135,16 @@ export function buildOpenApiDocument(app: NestFastifyApplication): OpenAPIObject
     .addBearerAuth(
       { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: 'Customer access token from POST /api/v1/auth/login. Admin operations need an administrator account.' },
       'customer',
+    )
+    .addBearerAuth(
+      {
+        type: 'http',
+        scheme: 'bearer',
+        bearerFormat: 'dck_',
+        description:
+          'API key (`dck_…`) from POST /api/v1/user/api-keys, accepted only by the operations that list this scheme: `x-api-key-scope: read` takes any key, `write` only write keys (a read key: 403 API_KEY_SCOPE). Every other operation refuses keys with 403 API_KEY_SCOPE. Keys never carry admin rights.',
+      },
+      'apiKey',
     )
     .addApiKey(
       { type: 'apiKey', in: 'query', name: 'ticket', description: 'Single-use stream ticket from POST /api/v1/dashboard/stream/tickets (60 s), for EventSource, which cannot send headers.' },

@@ -43,6 +43,8 @@ interface Operation {
   parameters?: Parameter[];
   requestBody?: { content?: Record<string, MediaType> };
   responses: Record<string, Response>;
+  security?: Record<string, string[]>[];
+  'x-api-key-scope'?: string;
 }
 interface Document {
   tags?: { name: string; description?: string }[];
@@ -183,5 +185,36 @@ describe('openapi.json', () => {
 
     expect(seen.size).toBeGreaterThan(20);
     expect(found).toEqual([]);
+  });
+
+  describe('API keys', () => {
+    const takesKeys = operations.filter(({ operation }) => operation.security?.some((requirement) => 'apiKey' in requirement));
+    const refusesKeys = (codes: string[] | undefined) => codes?.includes('API_KEY_SCOPE') ?? false;
+    const codes403 = (operation: Operation) => {
+      const media = operation.responses['403']?.content?.['application/problem+json'];
+      return media && codesOf(media);
+    };
+
+    it('lists the apiKey scheme exactly on the operations with x-api-key-scope, a read scope on GETs only', () => {
+      const scoped = operations.filter(({ operation }) => operation['x-api-key-scope'] !== undefined);
+
+      expect(takesKeys.map(({ name }) => name)).toEqual(scoped.map(({ name }) => name));
+      expect(takesKeys.length).toBeGreaterThan(5);
+      expect(takesKeys.filter(({ method, operation }) => operation['x-api-key-scope'] === 'read' && method !== 'get').map(({ name }) => name)).toEqual([]);
+      expect(takesKeys.filter(({ operation }) => !['read', 'write'].includes(operation['x-api-key-scope']!)).map(({ name }) => name)).toEqual([]);
+    });
+
+    it('never on account, key, webhook or admin operations', () => {
+      const off = takesKeys.filter(({ name }) => / \/api\/v1\/(users|auth|admin|user\/api-keys|user\/webhooks)\b/.test(name));
+
+      expect(off.map(({ name }) => name)).toEqual([]);
+    });
+
+    it('documents 403 API_KEY_SCOPE on every customer operation a key may be refused by, and not on those that take any key', () => {
+      const customer = operations.filter(({ operation }) => operation.security?.some((requirement) => 'customer' in requirement));
+      const wrong = customer.filter(({ operation }) => refusesKeys(codes403(operation)) === (operation['x-api-key-scope'] === 'read'));
+
+      expect(wrong.map(({ name }) => name)).toEqual([]);
+    });
   });
 });

@@ -2,9 +2,10 @@ import { Injectable, type CanActivate, type ExecutionContext } from '@nestjs/com
 import { Reflector } from '@nestjs/core';
 import type { FastifyRequest } from 'fastify';
 import passport, { type Strategy } from 'passport';
-import { StreamTicketAuthenticator, type CustomerPrincipal } from './principals.js';
+import { API_KEY_PREFIX, ApiKeyAuthenticator, StreamTicketAuthenticator, type ApiKeyScope, type CustomerPrincipal } from './principals.js';
 import { DomainError, InvalidBearerTokenError, UnauthorizedError } from '../shared/domain-error.js';
-import { AUTH_KIND, type AuthKind } from './auth.decorators.js';
+import { bearerTokenOf } from './access-token.js';
+import { API_KEY_SCOPE, AUTH_KIND, type AuthKind } from './auth.decorators.js';
 import { CustomerJwtStrategy } from './customer-jwt.strategy.js';
 import { DeviceJwtStrategy } from './device-jwt.strategy.js';
 
@@ -12,6 +13,20 @@ class ForbiddenRoleError extends DomainError {
   constructor() {
     super('FORBIDDEN', 'forbidden', 'This operation needs an administrator account.');
   }
+}
+
+/** An API key on a route that takes none, or a read key on one that takes write keys only. */
+class ApiKeyScopeError extends DomainError {
+  constructor(message: string) {
+    super('API_KEY_SCOPE', 'forbidden', message);
+  }
+}
+
+/** The bearer token when it is an API key (`dck_…`), else null: JWTs always start `eyJ`. */
+function apiKeyOf(request: FastifyRequest): string | null {
+  const authorization = request.headers.authorization;
+  const token = bearerTokenOf(typeof authorization === 'string' ? authorization : undefined);
+  return token?.startsWith(API_KEY_PREFIX) ? token : null;
 }
 
 /** A token under the Bearer scheme (well-formed or not); none, or another scheme, is no bearer token sent. */
@@ -54,6 +69,8 @@ class StrategyGuard {
 /**
  * Global and fail-closed: a route is reachable only when it declares who may call it
  * (@Public, @DeviceAuth, @CustomerAuth, @AdminAuth). A route that forgot to say is refused.
+ * Likewise an API key reaches only the customer routes that say they take it
+ * (`@CustomerAuth({ apiKey })`): every other route refuses it, admin routes always.
  */
 @Injectable()
 export class AuthGuard implements CanActivate {
@@ -63,6 +80,7 @@ export class AuthGuard implements CanActivate {
   constructor(
     private readonly reflector: Reflector,
     private readonly tickets: StreamTicketAuthenticator,
+    private readonly apiKeys: ApiKeyAuthenticator,
     device: DeviceJwtStrategy,
     customer: CustomerJwtStrategy,
   ) {
@@ -78,17 +96,17 @@ export class AuthGuard implements CanActivate {
       case 'device':
         return this.deviceGuard.canActivate(context);
       case 'customer':
-        return this.customerGuard.canActivate(context);
+        return this.customer(context, this.reflector.getAllAndOverride<ApiKeyScope | undefined>(API_KEY_SCOPE, [context.getHandler(), context.getClass()]));
       case 'customer-or-ticket': {
         const request = context.switchToHttp().getRequest<FastifyRequest & { user?: CustomerPrincipal }>();
         const ticket = (request.query as Record<string, unknown> | undefined)?.ticket;
-        if (ticket === undefined) return this.customerGuard.canActivate(context);
+        if (ticket === undefined) return this.customer(context, undefined);
         if (typeof ticket !== 'string') throw new UnauthorizedError('The stream ticket is not valid.');
         request.user = await this.tickets.authenticate(ticket, request.ip ?? 'unknown');
         return true;
       }
       case 'admin': {
-        await this.customerGuard.canActivate(context);
+        await this.customer(context, undefined);
         const customer = context.switchToHttp().getRequest<FastifyRequest & { user: CustomerPrincipal }>().user;
         if (!customer.isAdmin) throw new ForbiddenRoleError();
         return true;
@@ -96,5 +114,21 @@ export class AuthGuard implements CanActivate {
       default:
         throw new UnauthorizedError('This route accepts no credentials.');
     }
+  }
+
+  /**
+   * A customer access token, or an API key where the route takes keys of its scope. A key on a
+   * route that takes none is refused before it is looked up: that answer is the same for every
+   * key, so it tells nothing, and costs neither a read nor a count against the failure limit.
+   */
+  private async customer(context: ExecutionContext, takes: ApiKeyScope | undefined): Promise<boolean> {
+    const request = context.switchToHttp().getRequest<FastifyRequest & { user?: CustomerPrincipal }>();
+    const key = apiKeyOf(request);
+    if (key === null) return this.customerGuard.canActivate(context);
+    if (!takes) throw new ApiKeyScopeError('This operation does not accept API keys: sign in to use it.');
+    const principal = await this.apiKeys.authenticate(key, request.ip ?? 'unknown');
+    if (takes === 'write' && principal.apiKey?.scope !== 'write') throw new ApiKeyScopeError('This operation changes something: it needs a key with the write scope.');
+    request.user = principal;
+    return true;
   }
 }

@@ -16,14 +16,24 @@ export interface CustomerSession {
   sid: string;
 }
 
+/** What an API key may do: `read` on the routes that take any key, `write` also on those that take write keys. */
+export type ApiKeyScope = 'read' | 'write';
+
+export const API_KEY_SCOPES: readonly ApiKeyScope[] = ['read', 'write'];
+
+/** How an API key starts: the guard tells it from a JWT (always `eyJ…`) by this alone. */
+export const API_KEY_PREFIX = 'dck_';
+
 /** A signed-in customer or administrator, as the database says now. */
 export class CustomerPrincipal {
   constructor(
     readonly userId: string,
     readonly role: 'customer' | 'admin',
     readonly emailVerified: boolean,
-    /** The session the request came through; null where no token was involved (unit tests). */
+    /** The session the request came through; null where no token was involved (unit tests, API keys). */
     readonly session: CustomerSession | null = null,
+    /** The API key the request came with; null for an access token. */
+    readonly apiKey: { keyId: string; scope: ApiKeyScope } | null = null,
   ) {}
 
   get isAdmin(): boolean {
@@ -47,4 +57,13 @@ export abstract class CustomerAuthenticator {
  */
 export abstract class StreamTicketAuthenticator {
   abstract authenticate(ticket: string, clientAddress: string): Promise<CustomerPrincipal>;
+}
+
+/**
+ * Port: the customer behind an API key (`Authorization: Bearer dck_…`), refused (401) when unknown
+ * or revoked, 429 while the client address has too many failed key checks. Implemented by the
+ * api-keys module.
+ */
+export abstract class ApiKeyAuthenticator {
+  abstract authenticate(key: string, clientAddress: string): Promise<CustomerPrincipal>;
 }

@@ -12,6 +12,8 @@ const TITLES = {
   INVALID_CREDENTIALS: 'The credentials are not valid',
   INVALID_TOKEN: 'The token is not valid',
   FORBIDDEN: 'Not allowed',
+  API_KEY_SCOPE: 'This operation does not accept this API key',
+  TOO_MANY_API_KEYS: 'Too many API keys',
   NOT_FOUND: 'Not found',
   METHOD_NOT_ALLOWED: 'Method not allowed',
   DEVICE_ALREADY_REGISTERED: 'The device is already registered',

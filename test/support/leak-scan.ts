@@ -26,12 +26,13 @@ const ISSUING_OPERATIONS = new Set([
   'POST /api/v1/device/token/refresh',
   'POST /api/v1/auth/login',
   'POST /api/v1/auth/refresh',
+  'POST /api/v1/user/api-keys',
 ]);
-const ISSUED_MEMBERS = ['accessToken', 'refreshToken', 'deviceSecret'] as const;
+const ISSUED_MEMBERS = ['accessToken', 'refreshToken', 'deviceSecret', 'key'] as const;
 /** Request members that are secrets of the caller. */
 const SECRET_REQUEST_MEMBERS = ['password', 'deviceSecret', 'claimCode', 'refreshToken', 'token'] as const;
 /** A member of this name in an answer that issues nothing is a leak whatever its value. */
-const SECRET_MEMBER = /"(?:accessToken|refreshToken|deviceSecret|password|passwordHash|password_hash|claimCode|secretHash|secret_hash|tokenHash|token_hash)"\s*:/;
+const SECRET_MEMBER = /"(?:accessToken|refreshToken|deviceSecret|password|passwordHash|password_hash|claimCode|secretHash|secret_hash|tokenHash|token_hash|keyHash|key_hash)"\s*:/;
 
 interface Caller {
   userId?: string;
@@ -179,6 +180,7 @@ export class LeakScanner {
       ['device_refresh_tokens', 'SELECT token_hash FROM device_refresh_tokens'],
       ['user_refresh_tokens', 'SELECT token_hash FROM user_refresh_tokens'],
       ['email_verification_tokens', 'SELECT token_hash FROM email_verification_tokens'],
+      ['api_keys', 'SELECT key_hash FROM api_keys'],
     ] as const;
     const { rows: present } = await db.query<{ name: string }>('SELECT tablename AS name FROM pg_tables WHERE schemaname = current_schema()');
     const tables = new Set(present.map((row) => row.name));

@@ -853,6 +853,47 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/user/api-keys": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Your API keys (without the keys themselves), newest first
+         * @description Keyset-paginated on (createdAt, keyId), like every list: pass `nextCursor` as `cursor` for the next page.
+         */
+        get: operations["listApiKeys"];
+        put?: never;
+        /**
+         * Create an API key for an integration (home automation, scripts)
+         * @description The key is shown only in this answer. Send it as `Authorization: Bearer dck_…` to the operations that list the apiKey security scheme: a `read` key on their reads, a `write` key also on the changes marked `x-api-key-scope: write`. A key never reaches account, key, webhook or admin operations, and acts as a customer even for an administrator. At most 20 per account.
+         */
+        post: operations["createApiKey"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/user/api-keys/{keyId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Revoke one of your API keys: it is refused from the next request on, on every instance */
+        delete: operations["deleteApiKey"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export interface webhooks {
     "device.claimed": {
@@ -2439,11 +2480,81 @@ export interface components {
              */
             expiresIn: number;
         };
+        CreateApiKeyRequest: {
+            /**
+             * @description What the key is for, to recognise it in the list (trimmed; no control characters).
+             * @example Home Assistant
+             */
+            name: string;
+            /**
+             * @description `read`: the dashboard reads (GET) that take API keys. `write`: those, and the changes that take write keys (device configuration, alert rules, acknowledging alerts).
+             * @example read
+             * @enum {string}
+             */
+            scope: "read" | "write";
+        };
+        CreatedApiKeyResponse: {
+            /**
+             * Format: uuid
+             * @example 5b8e0c1d-2f3a-4b5c-8d6e-7f8091a2b3c4
+             */
+            keyId: string;
+            /** @example Home Assistant */
+            name: string;
+            /**
+             * @example read
+             * @enum {string}
+             */
+            scope: "read" | "write";
+            /**
+             * @description The key: send it as `Authorization: Bearer <key>`. Shown only in this answer (the service keeps only a keyed hash of it): keep it.
+             * @example dck_q3Jm0vXz8bY1c2d3e4f5g6h7i8j9k0l1m2n3o4p5q6r
+             */
+            key: string;
+            /**
+             * Format: date-time
+             * @example 2026-11-27T09:00:00.000Z
+             */
+            createdAt: string;
+        };
+        ApiKeyResponse: {
+            /**
+             * Format: uuid
+             * @example 5b8e0c1d-2f3a-4b5c-8d6e-7f8091a2b3c4
+             */
+            keyId: string;
+            /** @example Home Assistant */
+            name: string;
+            /**
+             * @example read
+             * @enum {string}
+             */
+            scope: "read" | "write";
+            /**
+             * Format: date-time
+             * @example 2026-11-27T09:00:00.000Z
+             */
+            createdAt: string;
+            /**
+             * Format: date-time
+             * @description When the key was last accepted, to the minute; null: never used.
+             * @example 2026-11-27T09:30:00.000Z
+             */
+            lastUsedAt: string | null;
+        };
+        ApiKeyListResponse: {
+            items: components["schemas"]["ApiKeyResponse"][];
+            /**
+             * @description Pass as `cursor` for the next page; null on the last page.
+             * @example MjAyNi0xMS0yN1QwOTowMDowMC4wMDBafDViOGUwYzFk
+             */
+            nextCursor: string | null;
+        };
         /**
          * @description Stable machine-readable code: branch on it. Each operation lists the codes it can answer per status.
          * @enum {string}
          */
-        ProblemCode: "VALIDATION_FAILED" | "MALFORMED_BODY" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "CLAIM_CODE_REQUIRED" | "UNAUTHORIZED" | "INVALID_CREDENTIALS" | "INVALID_TOKEN" | "FORBIDDEN" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "DEVICE_ALREADY_REGISTERED" | "TOO_MANY_WEBHOOKS" | "WEBHOOK_DISABLED" | "INVALID_ALERT_RULE" | "WEBHOOK_URL_NOT_ALLOWED" | "PASSWORD_TOO_COMMON" | "EMAIL_NOT_VERIFIED" | "INVALID_CLAIM" | "DEVICE_ALREADY_CLAIMED" | "DEVICE_SECRET_REQUIRED" | "CLAIM_CODE_ALREADY_SET" | "REGISTRATION_NOT_ALLOWED" | "PRECONDITION_FAILED" | "CONFIG_VERSION_UNKNOWN" | "FIRMWARE_RELEASE_EXISTS" | "RATE_LIMITED" | "TOO_MANY_STREAMS" | "SERVICE_UNAVAILABLE" | "INTERNAL_ERROR";
+        ProblemCode: "VALIDATION_FAILED" | "MALFORMED_BODY" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "CLAIM_CODE_REQUIRED" | "UNAUTHORIZED" | "INVALID_CREDENTIALS" | "INVALID_TOKEN" | "FORBIDDEN" | "API_KEY_SCOPE" | "TOO_MANY_API_KEYS" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "DEVICE_ALREADY_REGISTERED" | "TOO_MANY_WEBHOOKS" | "WEBHOOK_DISABLED" | "INVALID_ALERT_RULE" | "WEBHOOK_URL_NOT_ALLOWED" | "PASSWORD_TOO_COMMON" | "EMAIL_NOT_VERIFIED" | "INVALID_CLAIM" | "DEVICE_ALREADY_CLAIMED" | "DEVICE_SECRET_REQUIRED" | "CLAIM_CODE_ALREADY_SET" | "REGISTRATION_NOT_ALLOWED" | "PRECONDITION_FAILED" | "CONFIG_VERSION_UNKNOWN" | "FIRMWARE_RELEASE_EXISTS" | "RATE_LIMITED" | "TOO_MANY_STREAMS" | "SERVICE_UNAVAILABLE" | "INTERNAL_ERROR";
         FieldErrorResponse: {
             /** @example claimCode */
             field: string;
@@ -3255,7 +3366,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The account is not an administrator. */
+            /** @description The account is not an administrator (FORBIDDEN), or the credential is an API key, which never reaches admin operations (API_KEY_SCOPE). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3265,7 +3376,7 @@ export interface operations {
                         /** @enum {integer} */
                         status: 403;
                         /** @enum {string} */
-                        code: "FORBIDDEN";
+                        code: "FORBIDDEN" | "API_KEY_SCOPE";
                     };
                 };
             };
@@ -3349,7 +3460,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The account is not an administrator. */
+            /** @description The account is not an administrator (FORBIDDEN), or the credential is an API key, which never reaches admin operations (API_KEY_SCOPE). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3359,7 +3470,7 @@ export interface operations {
                         /** @enum {integer} */
                         status: 403;
                         /** @enum {string} */
-                        code: "FORBIDDEN";
+                        code: "FORBIDDEN" | "API_KEY_SCOPE";
                     };
                 };
             };
@@ -3436,7 +3547,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The account is not an administrator. */
+            /** @description The account is not an administrator (FORBIDDEN), or the credential is an API key, which never reaches admin operations (API_KEY_SCOPE). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3446,7 +3557,7 @@ export interface operations {
                         /** @enum {integer} */
                         status: 403;
                         /** @enum {string} */
-                        code: "FORBIDDEN";
+                        code: "FORBIDDEN" | "API_KEY_SCOPE";
                     };
                 };
             };
@@ -3717,6 +3828,20 @@ export interface operations {
                         status: 401;
                         /** @enum {string} */
                         code: "UNAUTHORIZED";
+                    };
+                };
+            };
+            /** @description Authenticated but not allowed. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 403;
+                        /** @enum {string} */
+                        code: "API_KEY_SCOPE";
                     };
                 };
             };
@@ -4104,6 +4229,20 @@ export interface operations {
                     };
                 };
             };
+            /** @description Authenticated but not allowed. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 403;
+                        /** @enum {string} */
+                        code: "API_KEY_SCOPE";
+                    };
+                };
+            };
             /** @description Temporarily unavailable (the database cannot be reached, or this instance is stopping): send it again after Retry-After seconds. */
             503: {
                 headers: {
@@ -4169,6 +4308,20 @@ export interface operations {
                         status: 401;
                         /** @enum {string} */
                         code: "UNAUTHORIZED";
+                    };
+                };
+            };
+            /** @description Authenticated but not allowed. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 403;
+                        /** @enum {string} */
+                        code: "API_KEY_SCOPE";
                     };
                 };
             };
@@ -4278,7 +4431,7 @@ export interface operations {
                         /** @enum {integer} */
                         status: 403;
                         /** @enum {string} */
-                        code: "EMAIL_NOT_VERIFIED";
+                        code: "EMAIL_NOT_VERIFIED" | "API_KEY_SCOPE";
                     };
                 };
             };
@@ -4409,7 +4562,23 @@ export interface operations {
                     };
                 };
             };
-            /** @description Temporarily unavailable (the database cannot be reached, or this instance is stopping): send it again after Retry-After seconds. */
+            /** @description Too many requests: send it again after Retry-After seconds. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before sending the request again. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 429;
+                        /** @enum {string} */
+                        code: "RATE_LIMITED";
+                    };
+                };
+            };
+            /** @description Temporarily unavailable: the database or the rate-limit store cannot be reached: send it again after Retry-After seconds. */
             503: {
                 headers: {
                     /** @description Seconds to wait before sending the request again. */
@@ -4470,6 +4639,20 @@ export interface operations {
                         status: 401;
                         /** @enum {string} */
                         code: "UNAUTHORIZED";
+                    };
+                };
+            };
+            /** @description Authenticated but not allowed. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 403;
+                        /** @enum {string} */
+                        code: "API_KEY_SCOPE";
                     };
                 };
             };
@@ -4550,6 +4733,20 @@ export interface operations {
                         status: 401;
                         /** @enum {string} */
                         code: "UNAUTHORIZED";
+                    };
+                };
+            };
+            /** @description Authenticated but not allowed. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 403;
+                        /** @enum {string} */
+                        code: "API_KEY_SCOPE";
                     };
                 };
             };
@@ -4913,7 +5110,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The account is not an administrator. */
+            /** @description The account is not an administrator (FORBIDDEN), or the credential is an API key, which never reaches admin operations (API_KEY_SCOPE). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4923,7 +5120,7 @@ export interface operations {
                         /** @enum {integer} */
                         status: 403;
                         /** @enum {string} */
-                        code: "FORBIDDEN";
+                        code: "FORBIDDEN" | "API_KEY_SCOPE";
                     };
                 };
             };
@@ -4995,7 +5192,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The account is not an administrator. */
+            /** @description The account is not an administrator (FORBIDDEN), or the credential is an API key, which never reaches admin operations (API_KEY_SCOPE). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5005,7 +5202,7 @@ export interface operations {
                         /** @enum {integer} */
                         status: 403;
                         /** @enum {string} */
-                        code: "FORBIDDEN";
+                        code: "FORBIDDEN" | "API_KEY_SCOPE";
                     };
                 };
             };
@@ -5121,7 +5318,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The account is not an administrator. */
+            /** @description The account is not an administrator (FORBIDDEN), or the credential is an API key, which never reaches admin operations (API_KEY_SCOPE). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5131,7 +5328,7 @@ export interface operations {
                         /** @enum {integer} */
                         status: 403;
                         /** @enum {string} */
-                        code: "FORBIDDEN";
+                        code: "FORBIDDEN" | "API_KEY_SCOPE";
                     };
                 };
             };
@@ -5243,7 +5440,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The account is not an administrator. */
+            /** @description The account is not an administrator (FORBIDDEN), or the credential is an API key, which never reaches admin operations (API_KEY_SCOPE). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5253,7 +5450,7 @@ export interface operations {
                         /** @enum {integer} */
                         status: 403;
                         /** @enum {string} */
-                        code: "FORBIDDEN";
+                        code: "FORBIDDEN" | "API_KEY_SCOPE";
                     };
                 };
             };
@@ -5344,7 +5541,23 @@ export interface operations {
                     };
                 };
             };
-            /** @description Temporarily unavailable (the database cannot be reached, or this instance is stopping): send it again after Retry-After seconds. */
+            /** @description Too many requests: send it again after Retry-After seconds. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before sending the request again. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 429;
+                        /** @enum {string} */
+                        code: "RATE_LIMITED";
+                    };
+                };
+            };
+            /** @description Temporarily unavailable: the database or the rate-limit store cannot be reached: send it again after Retry-After seconds. */
             503: {
                 headers: {
                     /** @description Seconds to wait before sending the request again. */
@@ -5424,7 +5637,23 @@ export interface operations {
                     };
                 };
             };
-            /** @description Temporarily unavailable (the database cannot be reached, or this instance is stopping): send it again after Retry-After seconds. */
+            /** @description Too many requests: send it again after Retry-After seconds. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before sending the request again. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 429;
+                        /** @enum {string} */
+                        code: "RATE_LIMITED";
+                    };
+                };
+            };
+            /** @description Temporarily unavailable: the database or the rate-limit store cannot be reached: send it again after Retry-After seconds. */
             503: {
                 headers: {
                     /** @description Seconds to wait before sending the request again. */
@@ -5494,6 +5723,20 @@ export interface operations {
                     };
                 };
             };
+            /** @description Authenticated but not allowed. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 403;
+                        /** @enum {string} */
+                        code: "API_KEY_SCOPE";
+                    };
+                };
+            };
             /** @description Not found, or not visible to you. */
             404: {
                 headers: {
@@ -5536,7 +5779,23 @@ export interface operations {
                     };
                 };
             };
-            /** @description Temporarily unavailable (the database cannot be reached, or this instance is stopping): send it again after Retry-After seconds. */
+            /** @description Too many requests: send it again after Retry-After seconds. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before sending the request again. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 429;
+                        /** @enum {string} */
+                        code: "RATE_LIMITED";
+                    };
+                };
+            };
+            /** @description Temporarily unavailable: the database or the rate-limit store cannot be reached: send it again after Retry-After seconds. */
             503: {
                 headers: {
                     /** @description Seconds to wait before sending the request again. */
@@ -5602,6 +5861,20 @@ export interface operations {
                     };
                 };
             };
+            /** @description Authenticated but not allowed. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 403;
+                        /** @enum {string} */
+                        code: "API_KEY_SCOPE";
+                    };
+                };
+            };
             /** @description Not found, or not visible to you. */
             404: {
                 headers: {
@@ -5616,7 +5889,23 @@ export interface operations {
                     };
                 };
             };
-            /** @description Temporarily unavailable (the database cannot be reached, or this instance is stopping): send it again after Retry-After seconds. */
+            /** @description Too many requests: send it again after Retry-After seconds. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before sending the request again. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 429;
+                        /** @enum {string} */
+                        code: "RATE_LIMITED";
+                    };
+                };
+            };
+            /** @description Temporarily unavailable: the database or the rate-limit store cannot be reached: send it again after Retry-After seconds. */
             503: {
                 headers: {
                     /** @description Seconds to wait before sending the request again. */
@@ -5687,7 +5976,23 @@ export interface operations {
                     };
                 };
             };
-            /** @description Temporarily unavailable (the database cannot be reached, or this instance is stopping): send it again after Retry-After seconds. */
+            /** @description Too many requests: send it again after Retry-After seconds. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before sending the request again. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 429;
+                        /** @enum {string} */
+                        code: "RATE_LIMITED";
+                    };
+                };
+            };
+            /** @description Temporarily unavailable: the database or the rate-limit store cannot be reached: send it again after Retry-After seconds. */
             503: {
                 headers: {
                     /** @description Seconds to wait before sending the request again. */
@@ -5753,6 +6058,20 @@ export interface operations {
                     };
                 };
             };
+            /** @description Authenticated but not allowed. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 403;
+                        /** @enum {string} */
+                        code: "API_KEY_SCOPE";
+                    };
+                };
+            };
             /** @description Not found, or not visible to you. */
             404: {
                 headers: {
@@ -5767,7 +6086,23 @@ export interface operations {
                     };
                 };
             };
-            /** @description Temporarily unavailable (the database cannot be reached, or this instance is stopping): send it again after Retry-After seconds. */
+            /** @description Too many requests: send it again after Retry-After seconds. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before sending the request again. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 429;
+                        /** @enum {string} */
+                        code: "RATE_LIMITED";
+                    };
+                };
+            };
+            /** @description Temporarily unavailable: the database or the rate-limit store cannot be reached: send it again after Retry-After seconds. */
             503: {
                 headers: {
                     /** @description Seconds to wait before sending the request again. */
@@ -5817,7 +6152,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The account is not an administrator. */
+            /** @description The account is not an administrator (FORBIDDEN), or the credential is an API key, which never reaches admin operations (API_KEY_SCOPE). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5827,7 +6162,7 @@ export interface operations {
                         /** @enum {integer} */
                         status: 403;
                         /** @enum {string} */
-                        code: "FORBIDDEN";
+                        code: "FORBIDDEN" | "API_KEY_SCOPE";
                     };
                 };
             };
@@ -5899,7 +6234,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The account is not an administrator. */
+            /** @description The account is not an administrator (FORBIDDEN), or the credential is an API key, which never reaches admin operations (API_KEY_SCOPE). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5909,7 +6244,7 @@ export interface operations {
                         /** @enum {integer} */
                         status: 403;
                         /** @enum {string} */
-                        code: "FORBIDDEN";
+                        code: "FORBIDDEN" | "API_KEY_SCOPE";
                     };
                 };
             };
@@ -6010,7 +6345,23 @@ export interface operations {
                     };
                 };
             };
-            /** @description Temporarily unavailable (the database cannot be reached, or this instance is stopping): send it again after Retry-After seconds. */
+            /** @description Too many requests: send it again after Retry-After seconds. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before sending the request again. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 429;
+                        /** @enum {string} */
+                        code: "RATE_LIMITED";
+                    };
+                };
+            };
+            /** @description Temporarily unavailable: the database or the rate-limit store cannot be reached: send it again after Retry-After seconds. */
             503: {
                 headers: {
                     /** @description Seconds to wait before sending the request again. */
@@ -6090,7 +6441,23 @@ export interface operations {
                     };
                 };
             };
-            /** @description Temporarily unavailable (the database cannot be reached, or this instance is stopping): send it again after Retry-After seconds. */
+            /** @description Too many requests: send it again after Retry-After seconds. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before sending the request again. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 429;
+                        /** @enum {string} */
+                        code: "RATE_LIMITED";
+                    };
+                };
+            };
+            /** @description Temporarily unavailable: the database or the rate-limit store cannot be reached: send it again after Retry-After seconds. */
             503: {
                 headers: {
                     /** @description Seconds to wait before sending the request again. */
@@ -6197,7 +6564,23 @@ export interface operations {
                     };
                 };
             };
-            /** @description Temporarily unavailable (the database cannot be reached, or this instance is stopping): send it again after Retry-After seconds. */
+            /** @description Too many requests: send it again after Retry-After seconds. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before sending the request again. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 429;
+                        /** @enum {string} */
+                        code: "RATE_LIMITED";
+                    };
+                };
+            };
+            /** @description Temporarily unavailable: the database or the rate-limit store cannot be reached: send it again after Retry-After seconds. */
             503: {
                 headers: {
                     /** @description Seconds to wait before sending the request again. */
@@ -6279,7 +6662,23 @@ export interface operations {
                     };
                 };
             };
-            /** @description Temporarily unavailable (the database cannot be reached, or this instance is stopping): send it again after Retry-After seconds. */
+            /** @description Too many requests: send it again after Retry-After seconds. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before sending the request again. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 429;
+                        /** @enum {string} */
+                        code: "RATE_LIMITED";
+                    };
+                };
+            };
+            /** @description Temporarily unavailable: the database or the rate-limit store cannot be reached: send it again after Retry-After seconds. */
             503: {
                 headers: {
                     /** @description Seconds to wait before sending the request again. */
@@ -6354,6 +6753,20 @@ export interface operations {
                     };
                 };
             };
+            /** @description Authenticated but not allowed. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 403;
+                        /** @enum {string} */
+                        code: "API_KEY_SCOPE";
+                    };
+                };
+            };
             /** @description Not found, or not visible to you. */
             404: {
                 headers: {
@@ -6410,7 +6823,23 @@ export interface operations {
                     };
                 };
             };
-            /** @description Temporarily unavailable (the database cannot be reached, or this instance is stopping): send it again after Retry-After seconds. */
+            /** @description Too many requests: send it again after Retry-After seconds. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before sending the request again. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 429;
+                        /** @enum {string} */
+                        code: "RATE_LIMITED";
+                    };
+                };
+            };
+            /** @description Temporarily unavailable: the database or the rate-limit store cannot be reached: send it again after Retry-After seconds. */
             503: {
                 headers: {
                     /** @description Seconds to wait before sending the request again. */
@@ -6501,7 +6930,23 @@ export interface operations {
                     };
                 };
             };
-            /** @description Temporarily unavailable (the database cannot be reached, or this instance is stopping): send it again after Retry-After seconds. */
+            /** @description Too many requests: send it again after Retry-After seconds. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before sending the request again. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 429;
+                        /** @enum {string} */
+                        code: "RATE_LIMITED";
+                    };
+                };
+            };
+            /** @description Temporarily unavailable: the database or the rate-limit store cannot be reached: send it again after Retry-After seconds. */
             503: {
                 headers: {
                     /** @description Seconds to wait before sending the request again. */
@@ -6572,7 +7017,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The account is not an administrator. */
+            /** @description The account is not an administrator (FORBIDDEN), or the credential is an API key, which never reaches admin operations (API_KEY_SCOPE). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -6582,7 +7027,7 @@ export interface operations {
                         /** @enum {integer} */
                         status: 403;
                         /** @enum {string} */
-                        code: "FORBIDDEN";
+                        code: "FORBIDDEN" | "API_KEY_SCOPE";
                     };
                 };
             };
@@ -6633,6 +7078,20 @@ export interface operations {
                         status: 401;
                         /** @enum {string} */
                         code: "UNAUTHORIZED";
+                    };
+                };
+            };
+            /** @description Authenticated but not allowed. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 403;
+                        /** @enum {string} */
+                        code: "API_KEY_SCOPE";
                     };
                 };
             };
@@ -6701,6 +7160,20 @@ export interface operations {
                         status: 401;
                         /** @enum {string} */
                         code: "UNAUTHORIZED";
+                    };
+                };
+            };
+            /** @description Authenticated but not allowed. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 403;
+                        /** @enum {string} */
+                        code: "API_KEY_SCOPE";
                     };
                 };
             };
@@ -6810,6 +7283,20 @@ export interface operations {
                     };
                 };
             };
+            /** @description Authenticated but not allowed. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 403;
+                        /** @enum {string} */
+                        code: "API_KEY_SCOPE";
+                    };
+                };
+            };
             /** @description Not found, or not visible to you. */
             404: {
                 headers: {
@@ -6890,6 +7377,20 @@ export interface operations {
                     };
                 };
             };
+            /** @description Authenticated but not allowed. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 403;
+                        /** @enum {string} */
+                        code: "API_KEY_SCOPE";
+                    };
+                };
+            };
             /** @description Not found, or not visible to you. */
             404: {
                 headers: {
@@ -6965,6 +7466,20 @@ export interface operations {
                         status: 401;
                         /** @enum {string} */
                         code: "UNAUTHORIZED";
+                    };
+                };
+            };
+            /** @description Authenticated but not allowed. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 403;
+                        /** @enum {string} */
+                        code: "API_KEY_SCOPE";
                     };
                 };
             };
@@ -7050,6 +7565,20 @@ export interface operations {
                     };
                 };
             };
+            /** @description Authenticated but not allowed. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 403;
+                        /** @enum {string} */
+                        code: "API_KEY_SCOPE";
+                    };
+                };
+            };
             /** @description Not found, or not visible to you. */
             404: {
                 headers: {
@@ -7081,6 +7610,305 @@ export interface operations {
                 };
             };
             /** @description Temporarily unavailable: the database or the rate-limit store cannot be reached: send it again after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before sending the request again. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 503;
+                        /** @enum {string} */
+                        code: "SERVICE_UNAVAILABLE";
+                    };
+                };
+            };
+        };
+    };
+    listApiKeys: {
+        parameters: {
+            query?: {
+                /** @description Items per page. */
+                limit?: number;
+                /** @description nextCursor of the previous page, exactly as returned; anything else is a 400 naming `cursor`. */
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of your keys. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiKeyListResponse"];
+                };
+            };
+            /** @description The request is not valid; `errors` names each field at fault. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 400;
+                        /** @enum {string} */
+                        code: "VALIDATION_FAILED";
+                    };
+                };
+            };
+            /** @description Missing, invalid, expired or revoked credentials. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 401;
+                        /** @enum {string} */
+                        code: "UNAUTHORIZED";
+                    };
+                };
+            };
+            /** @description Authenticated but not allowed. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 403;
+                        /** @enum {string} */
+                        code: "API_KEY_SCOPE";
+                    };
+                };
+            };
+            /** @description Temporarily unavailable (the database cannot be reached, or this instance is stopping): send it again after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before sending the request again. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 503;
+                        /** @enum {string} */
+                        code: "SERVICE_UNAVAILABLE";
+                    };
+                };
+            };
+        };
+    };
+    createApiKey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateApiKeyRequest"];
+            };
+        };
+        responses: {
+            /** @description Created; the key is shown only here. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CreatedApiKeyResponse"];
+                };
+            };
+            /** @description The request is not valid; `errors` names each field at fault. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 400;
+                        /** @enum {string} */
+                        code: "VALIDATION_FAILED" | "MALFORMED_BODY";
+                    };
+                };
+            };
+            /** @description Missing, invalid, expired or revoked credentials. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 401;
+                        /** @enum {string} */
+                        code: "UNAUTHORIZED";
+                    };
+                };
+            };
+            /** @description Authenticated but not allowed. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 403;
+                        /** @enum {string} */
+                        code: "API_KEY_SCOPE";
+                    };
+                };
+            };
+            /** @description Conflicts with the current state. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 409;
+                        /** @enum {string} */
+                        code: "TOO_MANY_API_KEYS";
+                    };
+                };
+            };
+            /** @description The body is larger than this operation accepts. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 413;
+                        /** @enum {string} */
+                        code: "PAYLOAD_TOO_LARGE";
+                    };
+                };
+            };
+            /** @description The body is not JSON. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 415;
+                        /** @enum {string} */
+                        code: "UNSUPPORTED_MEDIA_TYPE";
+                    };
+                };
+            };
+            /** @description Temporarily unavailable (the database cannot be reached, or this instance is stopping): send it again after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before sending the request again. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 503;
+                        /** @enum {string} */
+                        code: "SERVICE_UNAVAILABLE";
+                    };
+                };
+            };
+        };
+    };
+    deleteApiKey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                keyId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Revoked. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The request is not valid; `errors` names each field at fault. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 400;
+                        /** @enum {string} */
+                        code: "VALIDATION_FAILED";
+                    };
+                };
+            };
+            /** @description Missing, invalid, expired or revoked credentials. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 401;
+                        /** @enum {string} */
+                        code: "UNAUTHORIZED";
+                    };
+                };
+            };
+            /** @description Authenticated but not allowed. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 403;
+                        /** @enum {string} */
+                        code: "API_KEY_SCOPE";
+                    };
+                };
+            };
+            /** @description Not found, or not visible to you. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 404;
+                        /** @enum {string} */
+                        code: "NOT_FOUND";
+                    };
+                };
+            };
+            /** @description Temporarily unavailable (the database cannot be reached, or this instance is stopping): send it again after Retry-After seconds. */
             503: {
                 headers: {
                     /** @description Seconds to wait before sending the request again. */

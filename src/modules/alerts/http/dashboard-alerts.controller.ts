@@ -18,7 +18,7 @@ export class DashboardAlertsController {
   constructor(private readonly alerts: AlertsService) {}
 
   @Get('devices/:deviceId/alert-rules')
-  @CustomerAuth()
+  @CustomerAuth({ apiKey: 'read' })
   @ApiOperation({ operationId: 'getDeviceAlertRules', summary: 'The alert rules of a device (owner or admin): its own, or the fleet defaults it follows' })
   @ApiParam({ name: 'deviceId', example: 'gw-0001' })
   @ApiResponse({ status: 200, type: AlertRulesResponse, description: 'The rules that apply.' })
@@ -28,7 +28,7 @@ export class DashboardAlertsController {
   }
 
   @Put('devices/:deviceId/alert-rules')
-  @CustomerAuth()
+  @CustomerAuth({ apiKey: 'write' })
   @ApiOperation({
     operationId: 'putDeviceAlertRules',
     summary: 'Give a device rules of its own (owner or admin), replacing the fleet defaults for it',
@@ -44,7 +44,7 @@ export class DashboardAlertsController {
 
   @Delete('devices/:deviceId/alert-rules')
   @HttpCode(200)
-  @CustomerAuth()
+  @CustomerAuth({ apiKey: 'write' })
   @ApiOperation({ operationId: 'deleteDeviceAlertRules', summary: 'Drop a device’s own rules (owner or admin): it follows the fleet defaults again' })
   @ApiParam({ name: 'deviceId', example: 'gw-0001' })
   @ApiResponse({ status: 200, type: AlertRulesResponse, description: 'The fleet defaults, which now apply.' })
@@ -54,7 +54,7 @@ export class DashboardAlertsController {
   }
 
   @Get('alerts')
-  @CustomerAuth()
+  @CustomerAuth({ apiKey: 'read' })
   @ApiOperation({
     operationId: 'listAlerts',
     summary: 'Alerts of the devices you can see, newest first',
@@ -73,7 +73,7 @@ export class DashboardAlertsController {
 
   @Post('alerts/:alertId/acknowledge')
   @HttpCode(200)
-  @CustomerAuth()
+  @CustomerAuth({ apiKey: 'write' })
   @ApiOperation({
     operationId: 'acknowledgeAlert',
     summary: 'Say you have seen an alert',

@@ -32,7 +32,7 @@ export class ClaimsController {
   }
 
   @Get()
-  @CustomerAuth()
+  @CustomerAuth({ apiKey: 'read' })
   @ApiOperation({
     operationId: 'listMyDevices',
     summary: 'The devices you own',

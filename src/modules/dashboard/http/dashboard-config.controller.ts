@@ -22,7 +22,7 @@ export class DashboardConfigController {
   ) {}
 
   @Get()
-  @CustomerAuth()
+  @CustomerAuth({ apiKey: 'read' })
   @ApiOperation({ operationId: 'getDashboardDeviceConfig', summary: 'A visible device\'s configuration, overrides and applied version' })
   @ApiParam({ name: 'deviceId', example: 'gw-0001' })
   @ApiResponse({ status: 200, type: DashboardDeviceConfigResponse, description: 'The configuration, with its ETag (for If-Match).', headers: CONFIG_ETAG })
@@ -43,7 +43,7 @@ export class DashboardConfigController {
   }
 
   @Patch()
-  @CustomerAuth()
+  @CustomerAuth({ apiKey: 'write' })
   @ApiOperation({
     operationId: 'updateDashboardDeviceConfig',
     summary: 'Set or clear a visible device\'s configuration overrides',

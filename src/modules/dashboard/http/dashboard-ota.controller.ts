@@ -23,7 +23,7 @@ export class DashboardOtaController {
   ) {}
 
   @Get()
-  @CustomerAuth()
+  @CustomerAuth({ apiKey: 'read' })
   @ApiOperation({
     operationId: 'getOtaHistory',
     summary: 'OTA runtime events of a visible device, newest first',

@@ -19,7 +19,7 @@ export class DashboardController {
   constructor(private readonly dashboard: DashboardService) {}
 
   @Get()
-  @CustomerAuth()
+  @CustomerAuth({ apiKey: 'read' })
   @ApiOperation({ operationId: 'listDashboardDevices', summary: 'Devices you can see (yours; every device for administrators)' })
   @ApiResponse({ status: 200, type: DashboardDeviceListResponse, description: 'A page of devices, by deviceId.' })
   @ApiProblems({ 400: ['VALIDATION_FAILED'] })
@@ -30,7 +30,7 @@ export class DashboardController {
   }
 
   @Get(':deviceId')
-  @CustomerAuth()
+  @CustomerAuth({ apiKey: 'read' })
   @ApiOperation({ operationId: 'getDashboardDevice', summary: 'One visible device with its latest metrics' })
   @ApiParam({ name: 'deviceId', example: 'gw-0001' })
   @ApiResponse({ status: 200, type: DashboardDeviceResponse, description: 'The device.' })
@@ -42,7 +42,7 @@ export class DashboardController {
   }
 
   @Get(':deviceId/telemetry/history')
-  @CustomerAuth()
+  @CustomerAuth({ apiKey: 'read' })
   @ApiOperation({
     operationId: 'getTelemetryHistory',
     summary: 'Telemetry trends of a visible device',

@@ -16,7 +16,7 @@ export class DashboardEventsController {
   constructor(private readonly events: EventsService) {}
 
   @Get()
-  @CustomerAuth()
+  @CustomerAuth({ apiKey: 'read' })
   @ApiOperation({
     operationId: 'listEvents',
     summary: 'What happened to the devices you can see, newest first',

@@ -1,0 +1,45 @@
+import { ApiKey } from '../domain/api-key.js';
+import { ApiKeyStore } from '../domain/api-key.store.js';
+
+/** ApiKeyStore in memory, for unit tests: what the SQL store does, without the database. */
+export class InMemoryApiKeyStore extends ApiKeyStore {
+  readonly rows = new Map<string, { apiKey: ApiKey; keyHash: string }>();
+  /** Accounts whose address is verified (the SQL store joins users). */
+  readonly verified = new Set<string>();
+  touches = 0;
+
+  async insert(apiKey: ApiKey, keyHash: string, max: number): Promise<boolean> {
+    if ([...this.rows.values()].filter((row) => row.apiKey.userId === apiKey.userId).length >= max) return false;
+    this.rows.set(apiKey.keyId, { apiKey, keyHash });
+    return true;
+  }
+
+  async page(userId: string, limit: number, after: { createdAt: Date; keyId: string } | null): Promise<ApiKey[]> {
+    const newestFirst = (a: ApiKey, b: ApiKey) => b.createdAt.getTime() - a.createdAt.getTime() || (a.keyId < b.keyId ? 1 : -1);
+    const isAfter = (key: ApiKey) =>
+      !after || key.createdAt.getTime() < after.createdAt.getTime() || (key.createdAt.getTime() === after.createdAt.getTime() && key.keyId < after.keyId);
+    return [...this.rows.values()]
+      .map((row) => row.apiKey)
+      .filter((key) => key.userId === userId && isAfter(key))
+      .sort(newestFirst)
+      .slice(0, limit);
+  }
+
+  async delete(userId: string, keyId: string): Promise<boolean> {
+    if (this.rows.get(keyId)?.apiKey.userId !== userId) return false;
+    return this.rows.delete(keyId);
+  }
+
+  async findByHash(keyHash: string): Promise<{ apiKey: ApiKey; emailVerified: boolean } | null> {
+    const row = [...this.rows.values()].find((candidate) => candidate.keyHash === keyHash);
+    return row ? { apiKey: row.apiKey, emailVerified: this.verified.has(row.apiKey.userId) } : null;
+  }
+
+  async touch(keyId: string, now: Date, staleBefore: Date): Promise<void> {
+    const row = this.rows.get(keyId);
+    if (!row || (row.apiKey.lastUsedAt && row.apiKey.lastUsedAt > staleBefore)) return;
+    const { apiKey } = row;
+    row.apiKey = ApiKey.restore({ keyId: apiKey.keyId, userId: apiKey.userId, name: apiKey.name, scope: apiKey.scope, createdAt: apiKey.createdAt, lastUsedAt: now });
+    this.touches += 1;
+  }
+}

@@ -1,0 +1,19 @@
+import type { ApiKey } from './api-key.js';
+
+/** Where keys are kept: by their keyed hash (SecretHasher.hmac), never the key. */
+export abstract class ApiKeyStore {
+  /** Stores the key unless its account already holds `max`; false then, and nothing stored. */
+  abstract insert(apiKey: ApiKey, keyHash: string, max: number): Promise<boolean>;
+
+  /** The account's keys, newest first, after `after` (the last of the previous page). */
+  abstract page(userId: string, limit: number, after: { createdAt: Date; keyId: string } | null): Promise<ApiKey[]>;
+
+  /** False when the account has no key of this id (another account's included). */
+  abstract delete(userId: string, keyId: string): Promise<boolean>;
+
+  /** The key of this hash and whether its account's address is verified; null when none. */
+  abstract findByHash(keyHash: string): Promise<{ apiKey: ApiKey; emailVerified: boolean } | null>;
+
+  /** Sets lastUsedAt to `now` unless another request already did since `staleBefore`. */
+  abstract touch(keyId: string, now: Date, staleBefore: Date): Promise<void>;
+}

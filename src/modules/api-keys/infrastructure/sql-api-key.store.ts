@@ -1,0 +1,71 @@
+import { Injectable } from '@nestjs/common';
+import type { ApiKeyScope } from '../../../auth/principals.js';
+import { Sql } from '../../../shared/database/sql.js';
+import { ApiKey } from '../domain/api-key.js';
+import { ApiKeyStore } from '../domain/api-key.store.js';
+
+interface ApiKeyRow {
+  key_id: string;
+  user_id: string;
+  name: string;
+  scope: ApiKeyScope;
+  created_at: Date;
+  last_used_at: Date | null;
+}
+
+const COLUMNS = 'k.key_id, k.user_id, k.name, k.scope, k.created_at, k.last_used_at';
+
+const toApiKey = (row: ApiKeyRow): ApiKey =>
+  ApiKey.restore({ keyId: row.key_id, userId: row.user_id, name: row.name, scope: row.scope, createdAt: row.created_at, lastUsedAt: row.last_used_at });
+
+@Injectable()
+export class SqlApiKeyStore extends ApiKeyStore {
+  constructor(private readonly sql: Sql) {
+    super();
+  }
+
+  async insert(apiKey: ApiKey, keyHash: string, max: number): Promise<boolean> {
+    return this.sql.transaction(async (tx) => {
+      // The user's row, locked: two concurrent creations cannot both pass the count.
+      await tx.rows('SELECT 1 FROM users WHERE id = $1 FOR UPDATE', [apiKey.userId]);
+      const [{ count }] = await tx.rows<{ count: number }>('SELECT count(*)::int AS count FROM api_keys WHERE user_id = $1', [apiKey.userId]);
+      if (count >= max) return false;
+      await tx.rows('INSERT INTO api_keys (key_id, user_id, name, scope, key_hash, created_at) VALUES ($1, $2, $3, $4, $5, $6)', [
+        apiKey.keyId,
+        apiKey.userId,
+        apiKey.name,
+        apiKey.scope,
+        keyHash,
+        apiKey.createdAt,
+      ]);
+      return true;
+    });
+  }
+
+  async page(userId: string, limit: number, after: { createdAt: Date; keyId: string } | null): Promise<ApiKey[]> {
+    const rows = await this.sql.rows<ApiKeyRow>(
+      `SELECT ${COLUMNS} FROM api_keys k
+        WHERE k.user_id = $1 AND ($2::timestamptz IS NULL OR (k.created_at, k.key_id) < ($2::timestamptz, $3::uuid))
+        ORDER BY k.created_at DESC, k.key_id DESC LIMIT $4`,
+      [userId, after?.createdAt ?? null, after?.keyId ?? null, limit],
+    );
+    return rows.map(toApiKey);
+  }
+
+  async delete(userId: string, keyId: string): Promise<boolean> {
+    return (await this.sql.rows('DELETE FROM api_keys WHERE key_id = $1 AND user_id = $2 RETURNING 1', [keyId, userId])).length === 1;
+  }
+
+  async findByHash(keyHash: string): Promise<{ apiKey: ApiKey; emailVerified: boolean } | null> {
+    const [row] = await this.sql.rows<ApiKeyRow & { email_verified: boolean }>(
+      `SELECT ${COLUMNS}, u.email_verified_at IS NOT NULL AS email_verified FROM api_keys k JOIN users u ON u.id = k.user_id WHERE k.key_hash = $1`,
+      [keyHash],
+      'api_key_by_hash',
+    );
+    return row ? { apiKey: toApiKey(row), emailVerified: row.email_verified } : null;
+  }
+
+  async touch(keyId: string, now: Date, staleBefore: Date): Promise<void> {
+    await this.sql.rows('UPDATE api_keys SET last_used_at = $2 WHERE key_id = $1 AND (last_used_at IS NULL OR last_used_at <= $3)', [keyId, now, staleBefore]);
+  }
+}
