@@ -94,6 +94,8 @@ describe('dashboard', () => {
         expect(item).toEqual({
           deviceId: item.deviceId,
           hardwareId: `hw-${item.deviceId}`,
+          name: null,
+          tags: [],
           firmwareVersion: '0.1.4',
           claimedAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
           lastSeenAt: null,

@@ -644,7 +644,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Devices you can see (yours; every device for administrators) */
+        /**
+         * Devices you can see (yours; every device for administrators), filtered
+         * @description Every filter given must hold. Pass nextCursor with the same filters for the next page: each matching device comes exactly once.
+         */
         get: operations["listDashboardDevices"];
         put?: never;
         post?: never;
@@ -668,7 +671,11 @@ export interface paths {
         delete?: never;
         options?: never;
         head?: never;
-        patch?: never;
+        /**
+         * Name or tag a device you own (administrators: any device)
+         * @description A key left out stays as it is. `tags` replaces the whole set. A bad value is a 400 and changes nothing; a device you cannot see is a 404.
+         */
+        patch: operations["updateDashboardDevice"];
         trace?: never;
     };
     "/api/v1/dashboard/devices/{deviceId}/telemetry/history": {
@@ -2068,6 +2075,19 @@ export interface components {
             deviceId: string;
             /** @example esp32s3-7c:df:a1:0b:22:c4 */
             hardwareId: string;
+            /**
+             * @description What the owner calls the device; null: unnamed.
+             * @example Garage battery
+             */
+            name: string | null;
+            /**
+             * @description The owner's tags, sorted.
+             * @example [
+             *       "roof",
+             *       "site-7"
+             *     ]
+             */
+            tags: string[];
             /** @example 0.1.4 */
             firmwareVersion: string;
             /**
@@ -2113,6 +2133,21 @@ export interface components {
              * @example Z3ctMDAwMQ
              */
             nextCursor: string | null;
+        };
+        DeviceLabelsPatchRequest: {
+            /**
+             * @description What you call the device: 1–64 printable characters, surrounding spaces trimmed; null clears it.
+             * @example Garage battery
+             */
+            name?: string | null;
+            /**
+             * @description The device's tags, replacing the ones it has ([] clears them): at most 20, each 1–32 of a–z 0–9 . _ - (upper case is stored lower-cased; repeats count once).
+             * @example [
+             *       "roof",
+             *       "site-7"
+             *     ]
+             */
+            tags?: string[];
         };
         SeriesPointResponse: {
             /**
@@ -6301,6 +6336,16 @@ export interface operations {
                 limit?: number;
                 /** @description nextCursor of the previous page, exactly as returned; anything else is a 400 naming `cursor`. */
                 cursor?: string;
+                /** @description Case-insensitive substring of the device's name or deviceId (1–64 characters; surrounding spaces are trimmed). */
+                q?: string;
+                /** @description Devices having every one of these tags. Repeat the parameter (`tag=a&tag=b`) or separate with commas (`tag=a,b`): the same. Upper case is lowered, as when tags are stored. */
+                tag?: string[];
+                /** @description Only devices that are online (true) or not (false), by the rule of the `online` field: seen within three of the device's telemetry intervals. */
+                online?: boolean;
+                /** @description Only devices that report exactly this firmware version. */
+                firmwareVersion?: string;
+                /** @description Only devices where the latest `soc` (state of charge, %) of at least one battery is below this. */
+                socBelow?: number;
             };
             header?: never;
             path?: never;
@@ -6438,6 +6483,148 @@ export interface operations {
                         status: 404;
                         /** @enum {string} */
                         code: "NOT_FOUND";
+                    };
+                };
+            };
+            /** @description Too many requests: send it again after Retry-After seconds. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before sending the request again. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 429;
+                        /** @enum {string} */
+                        code: "RATE_LIMITED";
+                    };
+                };
+            };
+            /** @description Temporarily unavailable: the database or the rate-limit store cannot be reached: send it again after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before sending the request again. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 503;
+                        /** @enum {string} */
+                        code: "SERVICE_UNAVAILABLE";
+                    };
+                };
+            };
+        };
+    };
+    updateDashboardDevice: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                deviceId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["DeviceLabelsPatchRequest"];
+            };
+        };
+        responses: {
+            /** @description The device as GET answers it, with its new name and tags. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DashboardDeviceResponse"];
+                };
+            };
+            /** @description The request is not valid; `errors` names each field at fault. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 400;
+                        /** @enum {string} */
+                        code: "VALIDATION_FAILED" | "MALFORMED_BODY";
+                    };
+                };
+            };
+            /** @description Missing, invalid, expired or revoked credentials. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 401;
+                        /** @enum {string} */
+                        code: "UNAUTHORIZED";
+                    };
+                };
+            };
+            /** @description Authenticated but not allowed. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 403;
+                        /** @enum {string} */
+                        code: "API_KEY_SCOPE";
+                    };
+                };
+            };
+            /** @description Not found, or not visible to you. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 404;
+                        /** @enum {string} */
+                        code: "NOT_FOUND";
+                    };
+                };
+            };
+            /** @description The body is larger than this operation accepts. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 413;
+                        /** @enum {string} */
+                        code: "PAYLOAD_TOO_LARGE";
+                    };
+                };
+            };
+            /** @description The body is not JSON. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 415;
+                        /** @enum {string} */
+                        code: "UNSUPPORTED_MEDIA_TYPE";
                     };
                 };
             };

@@ -147,6 +147,40 @@ describe('DashboardService', () => {
     });
   });
 
+  describe('devices: filters', () => {
+    it('tags: repeated or comma-separated, lower-cased, every one required', async () => {
+      const { queries, service } = setUp();
+      queries.add({ device_id: 'gw-0001', owner_id: ALICE.userId, tags: ['roof', 'site-7'] });
+      queries.add({ device_id: 'gw-0002', owner_id: ALICE.userId, tags: ['roof'] });
+
+      const ids = async (tag: string[]) => (await service.devices(ALICE, 10, undefined, { tag })).items.map((row) => row.device_id);
+
+      expect(await ids(['roof'])).toEqual(['gw-0001', 'gw-0002']);
+      expect(await ids(['ROOF', 'site-7'])).toEqual(['gw-0001']);
+      expect(await ids(['roof,Site-7'])).toEqual(['gw-0001']);
+    });
+
+    it('online: the filter and every row\'s online field are computed at one instant', async () => {
+      const { queries, service } = setUp();
+      queries.add({ device_id: 'gw-0001', owner_id: ALICE.userId, last_seen_at: at(-180_000) });
+      queries.add({ device_id: 'gw-0002', owner_id: ALICE.userId, last_seen_at: at(-181_000) });
+      queries.add({ device_id: 'gw-0003', owner_id: ALICE.userId, last_seen_at: at(-181_000), config_overrides: { telemetryIntervalSec: 61 } });
+
+      const online = await service.devices(ALICE, 10, undefined, { online: true });
+      const offline = await service.devices(ALICE, 10, undefined, { online: false });
+
+      expect(online.items.map((row) => [row.device_id, row.online])).toEqual([['gw-0001', true], ['gw-0003', true]]);
+      expect(offline.items.map((row) => [row.device_id, row.online])).toEqual([['gw-0002', false]]);
+    });
+
+    it('bad values are refused naming each', async () => {
+      const { service } = setUp();
+
+      expect(await refusedFields(service.devices(ALICE, 10, undefined, { q: '  ', tag: ['a b'], firmwareVersion: 'latest', socBelow: 101 }))).toEqual(['q', 'tag', 'firmwareVersion', 'socBelow']);
+      expect(await refusedFields(service.devices(ALICE, 10, undefined, { tag: Array.from({ length: 21 }, (_, i) => `t${i}`) }))).toEqual(['tag']);
+    });
+  });
+
   describe('isOnline: seen within three telemetry intervals', () => {
     it.each([
       ['seen 3 fleet-default intervals ago (180 s): online', -180_000, {}, true],

@@ -1,13 +1,27 @@
 import { createHash } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import { Clock } from '../../../config/config.module.js';
-import { NotFoundError, ValidationFailedError } from '../../../shared/domain-error.js';
+import { type FieldError, NotFoundError, ValidationFailedError } from '../../../shared/domain-error.js';
 import { decodeCursor, decodeTimeCursor, encodeCursor, encodeTimeCursor, invalidCursor } from '../../../shared/http/cursor.js';
 import { strongTag } from '../../../shared/http/etag.js';
-import { type FleetDefaults, FleetDefaultsStore } from '../../devices/index.js';
+import { type FleetDefaults, FleetDefaultsStore, MAX_TAGS, NAME_MAX_LENGTH, normalizeTag } from '../../devices/index.js';
 import { DEVICE_ID_PATTERN } from '../../../shared/kernel/device-id.js';
+import { FirmwareVersion } from '../../../shared/kernel/firmware-version.js';
 import { autoBucketSec, BATTERY_ID_PATTERN, MAX_POINTS_EXPLICIT, METRIC_NAME, parseBucket, type RawRecordRow, resolveRange, type SeriesRow, TelemetryHistory } from '../../telemetry/index.js';
-import { DashboardQueries, type DeviceSummaryRow, type DeviceVisibilityRow, type Viewer } from '../domain/dashboard-queries.js';
+import { DashboardQueries, type DeviceFilters, type DeviceManagerRow, type DeviceSummaryRow, type DeviceVisibilityRow, type Viewer } from '../domain/dashboard-queries.js';
+
+/** The list's filters as the query gave them; DashboardService.devices checks them. */
+export interface DeviceListFilters {
+  q?: string;
+  /** Each value one tag or several, comma-separated. */
+  tag?: string[];
+  online?: boolean;
+  firmwareVersion?: string;
+  socBelow?: number;
+}
+
+/** A listed device with `online` as of the moment the list's `online` filter used. */
+export type ListedDevice = DeviceSummaryRow & { online: boolean };
 
 export interface HistoryParams {
   from?: string;
@@ -75,17 +89,30 @@ export class DashboardService {
     return visibleOrNotFound(await this.queries.visibility(viewer, deviceId));
   }
 
-  async devices(viewer: Viewer, limit: number, cursor: string | undefined): Promise<{ items: DeviceSummaryRow[]; nextCursor: string | null }> {
+  /** Who may change the device (its name and tags); anyone else gets the 404 of a device they cannot see. */
+  async manageable(viewer: Viewer, deviceId: string): Promise<DeviceManagerRow> {
+    return visibleOrNotFound(await this.queries.manageable(viewer, deviceId));
+  }
+
+  /**
+   * A page of the visible devices meeting every filter given. The cursor holds the last deviceId
+   * only: the next page with the same filters continues after it, so each match comes once.
+   */
+  async devices(viewer: Viewer, limit: number, cursor: string | undefined, given: DeviceListFilters = {}): Promise<{ items: ListedDevice[]; nextCursor: string | null }> {
     const after = cursor === undefined ? undefined : decodeCursor(cursor, (value) => DEVICE_ID_PATTERN.test(value));
-    const rows = await this.queries.devices(viewer, limit + 1, after);
-    const items = rows.slice(0, limit);
+    // One instant and one read of the defaults for the online filter and every row's online field.
+    const now = this.clock.now();
+    const defaults = await this.defaults.current();
+    const filters = parseFilters(given, now, defaults);
+    const rows = await this.queries.devices(viewer, filters, limit + 1, after);
+    const items = rows.slice(0, limit).map((row) => ({ ...row, online: this.isOnline(row, defaults, now) }));
     return { items, nextCursor: rows.length > limit ? encodeCursor(items[items.length - 1].device_id) : null };
   }
 
-  /** Online: seen within three of the device's telemetry intervals. */
-  isOnline(device: DeviceSummaryRow, defaults: FleetDefaults): boolean {
+  /** Online: seen within three of the device's telemetry intervals (the list's online filter says the same in SQL). */
+  isOnline(device: DeviceSummaryRow, defaults: FleetDefaults, now: Date = this.clock.now()): boolean {
     const intervalSec = device.config_overrides.telemetryIntervalSec ?? defaults.settings.telemetryIntervalSec;
-    return device.last_seen_at !== null && this.clock.now().getTime() - device.last_seen_at.getTime() <= 3 * intervalSec * 1000;
+    return device.last_seen_at !== null && now.getTime() - device.last_seen_at.getTime() <= 3 * intervalSec * 1000;
   }
 
   /** Where the viewer's view of a device's history starts: a later owner sees nothing from before the release that preceded their claim. */
@@ -128,6 +155,34 @@ export class DashboardService {
     const { series, tag } = toSeries(rows, bucketSec, ended ? [deviceId, range.from.toISOString(), range.to.toISOString(), bucketSec, effective.from.toISOString(), metrics?.join(',') ?? '', batteryId ?? ''].join('\u0000') : null);
     return { kind: 'buckets', deviceId, ...range, bucketSec, series, etag: tag };
   }
+}
+
+function parseFilters(given: DeviceListFilters, now: Date, defaults: FleetDefaults): DeviceFilters {
+  const errors: FieldError[] = [];
+  const filters: DeviceFilters = {};
+  if (given.q !== undefined) {
+    const q = given.q.normalize('NFC').trim();
+    if (q.length === 0 || [...q].length > NAME_MAX_LENGTH) errors.push({ field: 'q', message: `q must be 1–${NAME_MAX_LENGTH} characters besides surrounding spaces` });
+    else filters.q = q;
+  }
+  if (given.tag !== undefined) {
+    const tags = given.tag.flatMap((value) => value.split(',')).map(normalizeTag);
+    const distinct = new Set(tags);
+    if (tags.length === 0 || distinct.has(null)) errors.push({ field: 'tag', message: 'tag must be tags of 1–32 of a–z 0–9 . _ - (repeated or comma-separated)' });
+    else if (distinct.size > MAX_TAGS) errors.push({ field: 'tag', message: `at most ${MAX_TAGS} distinct tags (a device has no more)` });
+    else filters.tags = [...distinct] as string[];
+  }
+  if (given.firmwareVersion !== undefined) {
+    if (!FirmwareVersion.PATTERN.test(given.firmwareVersion)) errors.push({ field: 'firmwareVersion', message: 'firmwareVersion must be a dotted numeric version such as 0.1.4' });
+    else filters.firmwareVersion = given.firmwareVersion;
+  }
+  if (given.socBelow !== undefined) {
+    if (!Number.isFinite(given.socBelow) || given.socBelow < 0 || given.socBelow > 100) errors.push({ field: 'socBelow', message: 'socBelow must be a number from 0 to 100' });
+    else filters.socBelow = given.socBelow;
+  }
+  if (given.online !== undefined) filters.online = { value: given.online, now, defaultIntervalSec: defaults.settings.telemetryIntervalSec };
+  if (errors.length > 0) throw new ValidationFailedError(errors);
+  return filters;
 }
 
 function visibleOrNotFound<T>(row: T | null): T {

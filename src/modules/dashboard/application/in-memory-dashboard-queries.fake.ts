@@ -1,4 +1,4 @@
-import { DashboardQueries, type DeviceSummaryRow, type DeviceVisibilityRow, type Viewer } from '../domain/dashboard-queries.js';
+import { DashboardQueries, type DeviceFilters, type DeviceManagerRow, type DeviceSummaryRow, type DeviceVisibilityRow, type Viewer } from '../domain/dashboard-queries.js';
 
 /** The dashboard's device reads in memory, with the SQL's visibility rule: the owner, or any administrator. */
 export class InMemoryDashboardQueries extends DashboardQueries {
@@ -19,6 +19,8 @@ export class InMemoryDashboardQueries extends DashboardQueries {
       applied_config_version: null,
       config_applied_at: null,
       latest: null,
+      name: null,
+      tags: [],
       ...row,
     };
     this.rows.set(row.device_id, stored);
@@ -35,12 +37,36 @@ export class InMemoryDashboardQueries extends DashboardQueries {
     return row ? { visible_since: row.visible_since } : null;
   }
 
-  async devices(viewer: Viewer, limit: number, after: string | undefined): Promise<DeviceSummaryRow[]> {
+  async manageable(viewer: Viewer, deviceId: string): Promise<DeviceManagerRow | null> {
+    const row = await this.device(viewer, deviceId);
+    return row ? { owner_id: row.owner_id } : null;
+  }
+
+  async devices(viewer: Viewer, filters: DeviceFilters, limit: number, after: string | undefined): Promise<DeviceSummaryRow[]> {
     return [...this.rows.values()]
-      .filter((row) => sees(viewer, row) && (after === undefined || row.device_id > after))
+      .filter((row) => sees(viewer, row) && (after === undefined || row.device_id > after) && meets(viewer, row, filters))
       .sort((a, b) => (a.device_id < b.device_id ? -1 : 1))
       .slice(0, limit);
   }
 }
 
 const sees = (viewer: Viewer, row: DeviceSummaryRow) => viewer.isAdmin || row.owner_id === viewer.userId;
+
+/** The SQL's filters, in memory. */
+function meets(viewer: Viewer, row: DeviceSummaryRow, filters: DeviceFilters): boolean {
+  const q = filters.q?.toLowerCase();
+  if (q !== undefined && !row.device_id.toLowerCase().includes(q) && !row.name?.toLowerCase().includes(q)) return false;
+  if (filters.tags && !filters.tags.every((tag) => row.tags.includes(tag))) return false;
+  if (filters.firmwareVersion !== undefined && row.firmware_version !== filters.firmwareVersion) return false;
+  if (filters.online) {
+    const intervalSec = row.config_overrides.telemetryIntervalSec ?? filters.online.defaultIntervalSec;
+    const online = row.last_seen_at !== null && row.last_seen_at.getTime() >= filters.online.now.getTime() - 3 * intervalSec * 1000;
+    if (online !== filters.online.value) return false;
+  }
+  if (filters.socBelow !== undefined) {
+    const since = viewer.isAdmin ? null : row.visible_since;
+    const below = (row.latest ?? []).some((latest) => latest.metric === 'soc' && latest.value < filters.socBelow! && (since === null || new Date(latest.ts) >= since));
+    if (!below) return false;
+  }
+  return true;
+}

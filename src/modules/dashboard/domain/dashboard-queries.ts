@@ -23,6 +23,29 @@ export interface DeviceSummaryRow extends DeviceVisibilityRow {
   applied_config_version: number | null;
   config_applied_at: Date | null;
   latest: Array<{ batteryId: string; metric: string; ts: string; value: number }> | null;
+  name: string | null;
+  tags: string[];
+}
+
+/** Who may change a device, and the owner the check saw (a change applies only while it still has that owner). */
+export interface DeviceManagerRow {
+  owner_id: string | null;
+}
+
+/**
+ * Conditions of the device list, all of which a device must meet; an absent one does not filter.
+ * `online` carries the instant and fleet default interval the page's `online` fields are computed
+ * with, so that the filter and the field agree on every row.
+ */
+export interface DeviceFilters {
+  /** Case-insensitive substring of the name or the device id. */
+  q?: string;
+  /** The device has every one of these tags. */
+  tags?: string[];
+  online?: { value: boolean; now: Date; defaultIntervalSec: number };
+  firmwareVersion?: string;
+  /** The latest `soc` of at least one battery (as the viewer sees latest metrics) is below this. */
+  socBelow?: number;
 }
 
 /**
@@ -36,6 +59,13 @@ export abstract class DashboardQueries {
   /** The visibility check alone, for screens that show no summary (history, configuration). */
   abstract visibility(viewer: Viewer, deviceId: string): Promise<DeviceVisibilityRow | null>;
 
-  /** Visible devices ordered by deviceId, those after `after` only, at most `limit`. */
-  abstract devices(viewer: Viewer, limit: number, after: string | undefined): Promise<DeviceSummaryRow[]>;
+  /**
+   * Who may change the device (name and tags): today exactly who sees it, the owner or an
+   * administrator. The one place that rule lives: sharing adds installers here (and viewers, who
+   * see without changing). Null like visibility.
+   */
+  abstract manageable(viewer: Viewer, deviceId: string): Promise<DeviceManagerRow | null>;
+
+  /** Visible devices meeting `filters`, ordered by deviceId, those after `after` only, at most `limit`. */
+  abstract devices(viewer: Viewer, filters: DeviceFilters, limit: number, after: string | undefined): Promise<DeviceSummaryRow[]>;
 }

@@ -1,32 +1,41 @@
-import { Controller, Get, Headers, Query, Res } from '@nestjs/common';
+import { Body, Controller, Get, Headers, Patch, Query, Res } from '@nestjs/common';
 import type { FastifyReply } from 'fastify';
-import { ApiHeader, ApiOperation, ApiParam, ApiResponse, ApiTags } from '@nestjs/swagger';
+import { ApiBody, ApiHeader, ApiOperation, ApiParam, ApiResponse, ApiTags } from '@nestjs/swagger';
 import { CurrentCustomer, CustomerAuth } from '../../../auth/auth.decorators.js';
-import { ApiProblems } from '../../../shared/http/api-problems.decorator.js';
+import { ApiProblems, JSON_BODY_PROBLEMS } from '../../../shared/http/api-problems.decorator.js';
 import { noneMatchHolds } from '../../../shared/http/etag.js';
 import type { CustomerPrincipal } from '../../../auth/principals.js';
 import { DeviceIdParam } from '../../../shared/http/device-id.param.js';
 import type { Viewer } from '../domain/dashboard-queries.js';
+import { DevicesService } from '../../devices/index.js';
 import { DashboardService } from '../application/dashboard.service.js';
 import { historyJson } from './history-json.js';
-import { DashboardDeviceListResponse, DashboardDeviceResponse, ListDevicesQuery, TelemetryHistoryQuery, TelemetryHistoryResponse } from './dashboard.dto.js';
+import { DashboardDeviceListResponse, DashboardDeviceResponse, DeviceLabelsPatchRequest, ListDevicesQuery, TelemetryHistoryQuery, TelemetryHistoryResponse } from './dashboard.dto.js';
 
 const viewerOf = (customer: CustomerPrincipal): Viewer => ({ userId: customer.userId, isAdmin: customer.isAdmin });
 
 @ApiTags('dashboard')
 @Controller('dashboard/devices')
 export class DashboardController {
-  constructor(private readonly dashboard: DashboardService) {}
+  constructor(
+    private readonly dashboard: DashboardService,
+    private readonly devices: DevicesService,
+  ) {}
 
   @Get()
   @CustomerAuth({ apiKey: 'read' })
-  @ApiOperation({ operationId: 'listDashboardDevices', summary: 'Devices you can see (yours; every device for administrators)' })
+  @ApiOperation({
+    operationId: 'listDashboardDevices',
+    summary: 'Devices you can see (yours; every device for administrators), filtered',
+    description: 'Every filter given must hold. Pass nextCursor with the same filters for the next page: each matching device comes exactly once.',
+  })
   @ApiResponse({ status: 200, type: DashboardDeviceListResponse, description: 'A page of devices, by deviceId.' })
   @ApiProblems({ 400: ['VALIDATION_FAILED'] })
   async list(@CurrentCustomer() customer: CustomerPrincipal, @Query() query: ListDevicesQuery): Promise<DashboardDeviceListResponse> {
-    const page = await this.dashboard.devices(viewerOf(customer), query.limit ?? 50, query.cursor);
+    const { limit, cursor, ...filters } = query;
+    const page = await this.dashboard.devices(viewerOf(customer), limit ?? 50, cursor, filters);
     const defaults = await this.dashboard.fleetDefaults();
-    return { items: page.items.map((row) => DashboardDeviceResponse.from(row, this.dashboard.isOnline(row, defaults), customer.isAdmin, defaults)), nextCursor: page.nextCursor };
+    return { items: page.items.map((row) => DashboardDeviceResponse.from(row, row.online, customer.isAdmin, defaults)), nextCursor: page.nextCursor };
   }
 
   @Get(':deviceId')
@@ -39,6 +48,23 @@ export class DashboardController {
     const row = await this.dashboard.device(viewerOf(customer), deviceId);
     const defaults = await this.dashboard.fleetDefaults();
     return DashboardDeviceResponse.from(row, this.dashboard.isOnline(row, defaults), customer.isAdmin, defaults);
+  }
+
+  @Patch(':deviceId')
+  @CustomerAuth({ apiKey: 'write' })
+  @ApiOperation({
+    operationId: 'updateDashboardDevice',
+    summary: 'Name or tag a device you own (administrators: any device)',
+    description: 'A key left out stays as it is. `tags` replaces the whole set. A bad value is a 400 and changes nothing; a device you cannot see is a 404.',
+  })
+  @ApiParam({ name: 'deviceId', example: 'gw-0001' })
+  @ApiBody({ type: DeviceLabelsPatchRequest })
+  @ApiResponse({ status: 200, type: DashboardDeviceResponse, description: 'The device as GET answers it, with its new name and tags.' })
+  @ApiProblems(JSON_BODY_PROBLEMS, { 404: ['NOT_FOUND'] })
+  async patch(@CurrentCustomer() customer: CustomerPrincipal, @DeviceIdParam() deviceId: string, @Body() body: DeviceLabelsPatchRequest): Promise<DashboardDeviceResponse> {
+    const { owner_id } = await this.dashboard.manageable(viewerOf(customer), deviceId);
+    await this.devices.relabel(deviceId, owner_id, body);
+    return this.get(customer, deviceId);
   }
 
   @Get(':deviceId/telemetry/history')

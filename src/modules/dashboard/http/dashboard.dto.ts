@@ -1,14 +1,99 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { PageQuery } from '../../../shared/http/page-query.js';
-import { Type } from 'class-transformer';
-import { IsInt, IsString, Max, MaxLength, Min } from 'class-validator';
+import { Transform, Type } from 'class-transformer';
+import { Allow, ArrayMaxSize, IsArray, IsBoolean, IsInt, IsNumber, IsString, Max, MaxLength, Min } from 'class-validator';
 import type { DeviceSummaryRow } from '../domain/dashboard-queries.js';
 import { pointsOf, type History } from '../application/dashboard.service.js';
-import type { FleetDefaults } from '../../devices/index.js';
+import { type FleetDefaults, MAX_TAGS, NAME_MAX_LENGTH, TAG_MAX_LENGTH } from '../../devices/index.js';
 import { Optional } from '../../../shared/http/optional.decorator.js';
 
-/** limit (1–100) and cursor. */
-export class ListDevicesQuery extends PageQuery(100) {}
+/** A query value as an array: a parameter given once arrives as a string, given twice as an array. */
+const asArray = Transform(({ value }: { value: unknown }) => (typeof value === 'string' ? [value] : value));
+/** Exactly `true` or `false`; anything else stays a string, which IsBoolean refuses. */
+const asBoolean = Transform(({ value }: { value: unknown }) => (value === 'true' ? true : value === 'false' ? false : value));
+/** A plain decimal number; anything else (empty, `1e1`, `0x10`, `Infinity`) stays a string, which IsNumber refuses. */
+const asDecimal = Transform(({ value }: { value: unknown }) => (typeof value === 'string' && /^\d{1,3}(\.\d{1,6})?$/.test(value) ? Number(value) : value));
+
+/** limit (1–100), cursor, and the filters: a device is listed when it meets every one given. */
+export class ListDevicesQuery extends PageQuery(100) {
+  @ApiPropertyOptional({
+    type: 'string',
+    maxLength: 200,
+    description: `Case-insensitive substring of the device's name or deviceId (1–${NAME_MAX_LENGTH} characters; surrounding spaces are trimmed).`,
+    example: 'garage',
+  })
+  @Optional()
+  @IsString()
+  @MaxLength(200)
+  q?: string;
+
+  @ApiPropertyOptional({
+    type: [String],
+    maxItems: MAX_TAGS,
+    description: `Devices having every one of these tags. Repeat the parameter (\`tag=a&tag=b\`) or separate with commas (\`tag=a,b\`): the same. Upper case is lowered, as when tags are stored.`,
+    example: ['roof', 'site-7'],
+  })
+  @Optional()
+  @asArray
+  @IsArray()
+  @ArrayMaxSize(MAX_TAGS)
+  @IsString({ each: true })
+  @MaxLength(MAX_TAGS * (TAG_MAX_LENGTH + 1), { each: true })
+  tag?: string[];
+
+  @ApiPropertyOptional({
+    type: 'boolean',
+    description: 'Only devices that are online (true) or not (false), by the rule of the `online` field: seen within three of the device\'s telemetry intervals.',
+    example: false,
+  })
+  @Optional()
+  @asBoolean
+  @IsBoolean()
+  online?: boolean;
+
+  @ApiPropertyOptional({ type: 'string', maxLength: 64, description: 'Only devices that report exactly this firmware version.', example: '0.1.4' })
+  @Optional()
+  @IsString()
+  @MaxLength(64)
+  firmwareVersion?: string;
+
+  @ApiPropertyOptional({
+    type: 'number',
+    minimum: 0,
+    maximum: 100,
+    description: 'Only devices where the latest `soc` (state of charge, %) of at least one battery is below this.',
+    example: 20,
+  })
+  @Optional()
+  @asDecimal
+  @IsNumber({ allowNaN: false, allowInfinity: false })
+  @Min(0)
+  @Max(100)
+  socBelow?: number;
+}
+
+/** Every key optional; the rules are checked by parseLabelsPatch (devices module), which trims, lowers and dedupes. */
+export class DeviceLabelsPatchRequest {
+  @ApiPropertyOptional({
+    type: 'string',
+    nullable: true,
+    minLength: 1,
+    maxLength: NAME_MAX_LENGTH,
+    description: `What you call the device: 1–${NAME_MAX_LENGTH} printable characters, surrounding spaces trimmed; null clears it.`,
+    example: 'Garage battery',
+  })
+  @Allow()
+  name?: string | null;
+
+  @ApiPropertyOptional({
+    type: [String],
+    maxItems: MAX_TAGS,
+    description: `The device's tags, replacing the ones it has ([] clears them): at most ${MAX_TAGS}, each 1–${TAG_MAX_LENGTH} of a–z 0–9 . _ - (upper case is stored lower-cased; repeats count once).`,
+    example: ['roof', 'site-7'],
+  })
+  @Allow()
+  tags?: string[];
+}
 
 export class TelemetryHistoryQuery {
   @ApiPropertyOptional({ type: 'string', format: 'date-time', description: 'Inclusive start, ISO 8601 with zone. Default: 24 h before `to`.', example: '2026-11-20T12:00:00Z' })
@@ -117,6 +202,12 @@ export class DashboardDeviceResponse {
   @ApiProperty({ example: 'esp32s3-7c:df:a1:0b:22:c4' })
   hardwareId!: string;
 
+  @ApiProperty({ type: 'string', nullable: true, description: 'What the owner calls the device; null: unnamed.', example: 'Garage battery' })
+  name!: string | null;
+
+  @ApiProperty({ type: [String], description: 'The owner\'s tags, sorted.', example: ['roof', 'site-7'] })
+  tags!: string[];
+
   @ApiProperty({ example: '0.1.4' })
   firmwareVersion!: string;
 
@@ -151,6 +242,8 @@ export class DashboardDeviceResponse {
     return {
       deviceId: row.device_id,
       hardwareId: row.hardware_id,
+      name: row.name,
+      tags: row.tags,
       firmwareVersion: row.firmware_version,
       ...(forAdmin ? { owner: row.owner_id && row.owner_email ? { userId: row.owner_id, email: row.owner_email } : null } : {}),
       claimedAt: row.claimed_at?.toISOString() ?? null,

@@ -1,16 +1,34 @@
 import { Injectable } from '@nestjs/common';
 import { Sql } from '../../../shared/database/sql.js';
-import { DashboardQueries, type DeviceSummaryRow, type DeviceVisibilityRow, type Viewer } from '../domain/dashboard-queries.js';
+import { DashboardQueries, type DeviceFilters, type DeviceManagerRow, type DeviceSummaryRow, type DeviceVisibilityRow, type Viewer } from '../domain/dashboard-queries.js';
 
-/** Who sees a device: its owner, or any administrator. */
+/**
+ * Who sees a device: its owner, or any administrator. The one rule of the dashboard's reads, in
+ * two spellings side by side ($2: the viewer is an administrator, $3: their id). VISIBLE serves
+ * every viewer with one statement text (the named statements). visibleTo decides the viewer's
+ * kind in JavaScript, for the list: under the generic plans of the service's sessions
+ * (SESSION_OPTIONS) `$2 OR owner_id = $3` cannot use the owner index, and a customer's list walked
+ * the whole fleet's primary key (5 ms on 20,000 devices of 2,000 owners, against 0.9 ms by the
+ * owner index).
+ */
 const VISIBLE = '($2::boolean OR d.owner_id = $3::uuid)';
+const visibleTo = (viewer: Viewer) => (viewer.isAdmin ? VISIBLE : 'd.owner_id = $3::uuid');
+
+/** Who may change a device (DashboardQueries.manageable): today whoever sees it. */
+const MANAGES = VISIBLE;
+
+/** Which latest metrics (l) of a device the viewer sees: a later owner none from before their claim. */
+const LATEST_VISIBLE = '($2::boolean OR d.visible_since IS NULL OR l.ts >= d.visible_since)';
 
 const SUMMARY_COLUMNS = `
   d.device_id, d.hardware_id, d.firmware_version, d.owner_id, u.email AS owner_email, d.claimed_at, d.last_seen_at, d.visible_since,
-  d.config_overrides, d.config_revision, d.applied_config_version, d.config_applied_at,
+  d.config_overrides, d.config_revision, d.applied_config_version, d.config_applied_at, d.name, d.tags,
   (SELECT json_agg(json_build_object('batteryId', l.battery_id, 'metric', l.metric, 'ts', l.ts, 'value', l.value) ORDER BY l.battery_id, l.metric)
      FROM device_latest_metrics l
-    WHERE l.device_id = d.device_id AND ($2::boolean OR d.visible_since IS NULL OR l.ts >= d.visible_since)) AS latest`;
+    WHERE l.device_id = d.device_id AND ${LATEST_VISIBLE}) AS latest`;
+
+/** A LIKE pattern matching `text` anywhere: its own %, _ and \ match only themselves. */
+const containing = (text: string) => `%${text.replace(/[\\%_]/g, (character) => `\\${character}`)}%`;
 
 /**
  * The dashboard's device screens: response-shaped rows straight from SQL written for each screen.
@@ -42,13 +60,48 @@ export class SqlDashboardQueries extends DashboardQueries {
     return rows[0] ?? null;
   }
 
-  /** Keyset pagination on deviceId: stable while devices are added. */
-  devices(viewer: Viewer, limit: number, after: string | undefined): Promise<DeviceSummaryRow[]> {
+  async manageable(viewer: Viewer, deviceId: string): Promise<DeviceManagerRow | null> {
+    const rows = await this.sql.rows<DeviceManagerRow>(`SELECT d.owner_id FROM devices d WHERE d.device_id = $1 AND ${MANAGES}`, [deviceId, viewer.isAdmin, viewer.userId]);
+    return rows[0] ?? null;
+  }
+
+  /**
+   * Keyset pagination on deviceId: stable while devices are added, and with filters, since a
+   * filter only removes rows from the same order. The statement holds only the conditions asked
+   * for (no `$n IS NULL OR …`, which a generic plan evaluates on every row): an administrator's
+   * page is read along the primary key and filtered until it is full, a customer's from their
+   * devices by the owner index.
+   */
+  devices(viewer: Viewer, filters: DeviceFilters, limit: number, after: string | undefined): Promise<DeviceSummaryRow[]> {
+    // Every device id has at least one character: after '' is the first page.
+    const values: unknown[] = [after ?? '', viewer.isAdmin, viewer.userId, limit];
+    const param = (value: unknown, type: string) => {
+      values.push(value);
+      return `$${values.length}::${type}`;
+    };
+    const conditions = ['d.device_id > $1::text', visibleTo(viewer)];
+    if (filters.q !== undefined) {
+      const pattern = param(containing(filters.q), 'text');
+      conditions.push(`(d.name ILIKE ${pattern} OR d.device_id ILIKE ${pattern})`);
+    }
+    if (filters.tags !== undefined) conditions.push(`d.tags @> ${param(filters.tags, 'text[]')}`);
+    if (filters.firmwareVersion !== undefined) conditions.push(`d.firmware_version = ${param(filters.firmwareVersion, 'text')}`);
+    if (filters.online !== undefined) {
+      // DashboardService.isOnline in SQL, at the same instant with the same fleet default: seen within three of the device's telemetry intervals.
+      const { now, defaultIntervalSec } = filters.online;
+      const online = `(d.last_seen_at IS NOT NULL AND d.last_seen_at >= ${param(now, 'timestamptz')} - make_interval(secs => 3 * COALESCE((d.config_overrides->>'telemetryIntervalSec')::int, ${param(defaultIntervalSec, 'int')})))`;
+      conditions.push(filters.online.value ? online : `NOT ${online}`);
+    }
+    if (filters.socBelow !== undefined) {
+      conditions.push(
+        `EXISTS (SELECT 1 FROM device_latest_metrics l WHERE l.device_id = d.device_id AND l.metric = 'soc' AND l.value < ${param(filters.socBelow, 'float8')} AND ${LATEST_VISIBLE})`,
+      );
+    }
     return this.sql.rows<DeviceSummaryRow>(
       `SELECT ${SUMMARY_COLUMNS} FROM devices d LEFT JOIN users u ON u.id = d.owner_id
-        WHERE ($1::text IS NULL OR d.device_id > $1) AND ${VISIBLE}
+        WHERE ${conditions.join(' AND ')}
         ORDER BY d.device_id LIMIT $4`,
-      [after ?? null, viewer.isAdmin, viewer.userId, limit],
+      values,
     );
   }
 }

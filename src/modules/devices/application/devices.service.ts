@@ -4,10 +4,11 @@ import { InvalidRefreshTokenError } from '../../../shared/auth-tokens/refresh-to
 import { Clock } from '../../../config/config.module.js';
 import { Env } from '../../../config/env.js';
 import { SecretHasher } from '../../../shared/crypto/secret-hasher.js';
-import { RateLimitedError, UnauthorizedError } from '../../../shared/domain-error.js';
+import { NotFoundError, RateLimitedError, UnauthorizedError } from '../../../shared/domain-error.js';
 import { FailureLimiter, limiterOf, type FailureBucket } from '../../../shared/rate-limit/failure-limiter.js';
 import { ClaimCode } from '../domain/claim-code.js';
 import { Device } from '../domain/device.js';
+import { parseLabelsPatch } from '../domain/device-labels.js';
 import { effectiveConfig, type DeviceConfig } from '../domain/device-config.js';
 import {
   ClaimCodeAlreadySetError,
@@ -207,6 +208,15 @@ export class DevicesService implements DeviceAuthenticator {
   /** `onReleased` runs in the release's transaction. */
   releaseFrom(deviceId: string, ownerId: string, now: Date, onReleased?: OwnershipChanged): Promise<boolean> {
     return this.devices.releaseIfOwnedBy(deviceId, ownerId, now, onReleased);
+  }
+
+  /**
+   * Sets the device's name and tags (parseLabelsPatch: a 400 changes nothing), provided it still
+   * has the owner the caller's permission check saw: a device that changed hands since is a 404.
+   */
+  async relabel(deviceId: string, expectedOwnerId: string | null, body: unknown): Promise<void> {
+    const patch = parseLabelsPatch(body);
+    if (!(await this.devices.relabelIfOwnedBy(deviceId, expectedOwnerId, patch))) throw new NotFoundError('No visible device has this id.');
   }
 
   listOwnedBy(ownerId: string, page: OwnedDevicesPage): Promise<Device[]> {

@@ -1,5 +1,6 @@
 import { Device, type DeviceState } from '../domain/device.js';
 import { DeviceSnapshotSource, type DeviceSnapshot } from '../domain/device-snapshot.js';
+import type { DeviceLabels, DeviceLabelsPatch } from '../domain/device-labels.js';
 import { DeviceRepository, type OwnedDevicesPage, type OwnershipChanged } from '../domain/device.repository.js';
 
 /** There is no SQL here: an event log given this transaction must not use it. */
@@ -13,6 +14,12 @@ export class InMemoryDeviceRepository extends DeviceRepository {
   private readonly devices = new Map<string, DeviceState>();
   private readonly lastReleasedAt = new Map<string, Date>();
   private readonly locks = new Map<string, Promise<unknown>>();
+  private readonly labels = new Map<string, DeviceLabels>();
+
+  /** The device's name and tags as stored (none: unnamed, untagged). */
+  labelsOf(deviceId: string): DeviceLabels {
+    return this.labels.get(deviceId) ?? { name: null, tags: [] };
+  }
 
   async findById(deviceId: string): Promise<Device | null> {
     const state = this.devices.get(deviceId);
@@ -60,6 +67,14 @@ export class InMemoryDeviceRepository extends DeviceRepository {
     await onReleased?.(NO_SQL);
     this.devices.set(deviceId, { ...state, ownerId: null, claimedAt: null, visibleSince: null, reRegistrationUntil: null });
     this.lastReleasedAt.set(deviceId, now);
+    this.labels.delete(deviceId);
+    return true;
+  }
+
+  async relabelIfOwnedBy(deviceId: string, ownerId: string | null, patch: DeviceLabelsPatch): Promise<boolean> {
+    const state = this.devices.get(deviceId);
+    if (!state || state.ownerId !== ownerId) return false;
+    this.labels.set(deviceId, { ...this.labelsOf(deviceId), ...patch });
     return true;
   }
 

@@ -1,5 +1,6 @@
 import type { SqlRunner } from '../../../shared/database/sql-runner.js';
 import type { Device } from './device.js';
+import type { DeviceLabelsPatch } from './device-labels.js';
 
 export interface SilentDevice {
   deviceId: string;
@@ -36,8 +37,13 @@ export abstract class DeviceRepository {
    * concurrent claimers cannot both win.
    */
   abstract claimIfUnowned(deviceId: string, ownerId: string, now: Date, onClaimed?: OwnershipChanged): Promise<{ ownerId: string; claimedAt: Date } | null>;
-  /** Clears the ownership if `ownerId` holds it; false otherwise. */
+  /** Clears the ownership, and with it the owner's name and tags of the device, if `ownerId` holds it; false otherwise. */
   abstract releaseIfOwnedBy(deviceId: string, ownerId: string, now: Date, onReleased?: OwnershipChanged): Promise<boolean>;
+  /**
+   * Changes the device's name and tags if it still has the owner `ownerId` (null: nobody) that the
+   * permission check saw; false otherwise (gone, or changed hands since), and nothing changed.
+   */
+  abstract relabelIfOwnedBy(deviceId: string, ownerId: string | null, patch: DeviceLabelsPatch): Promise<boolean>;
   /** Devices of `ownerId`, most recently claimed first (then by deviceId), after the position `after`. */
   abstract listOwnedBy(ownerId: string, page: OwnedDevicesPage): Promise<Device[]>;
   /**

@@ -78,6 +78,14 @@ export class DeviceRecord {
   @Column({ name: 'last_telemetry_at', type: 'timestamptz', nullable: true })
   lastTelemetryAt!: Date | null;
 
+  /** What the owner calls the device (1–64 printable characters); null: unnamed. */
+  @Column({ type: 'varchar', length: 64, nullable: true })
+  name!: string | null;
+
+  /** The owner's tags: a set of lower-case tags, sorted (device-labels.ts). */
+  @Column({ type: 'text', array: true, default: () => "'{}'" })
+  tags!: string[];
+
   /** Set by the offline check when telemetry stopped for 3 intervals; cleared by the next telemetry. */
   @Column({ name: 'offline_since', type: 'timestamptz', nullable: true })
   offlineSince!: Date | null;

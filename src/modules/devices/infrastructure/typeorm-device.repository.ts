@@ -4,6 +4,7 @@ import { Orm } from '../../../shared/database/orm.js';
 import { Sql } from '../../../shared/database/sql.js';
 import { Device, type DeviceState } from '../domain/device.js';
 import type { SqlRunner } from '../../../shared/database/sql-runner.js';
+import type { DeviceLabelsPatch } from '../domain/device-labels.js';
 import { DeviceRepository, type OwnedDevicesPage, type OwnershipChanged, type SilentDevice } from '../domain/device.repository.js';
 import { DeviceRecord } from './device.record.js';
 
@@ -155,7 +156,8 @@ export class TypeOrmDeviceRepository extends DeviceRepository {
       const result = await manager
         .createQueryBuilder()
         .update(DeviceRecord)
-        .set({ ownerId: null, claimedAt: null, visibleSince: null, reRegistrationUntil: null, lastReleasedAt: now })
+        // What the owner called the device is theirs: the next owner starts without it.
+        .set({ ownerId: null, claimedAt: null, visibleSince: null, reRegistrationUntil: null, lastReleasedAt: now, name: null, tags: [] })
         .where('device_id = :deviceId', { deviceId })
         .andWhere('owner_id = :ownerId', { ownerId })
         .execute();
@@ -163,6 +165,19 @@ export class TypeOrmDeviceRepository extends DeviceRepository {
       await onReleased?.(tx);
       return true;
     });
+  }
+
+  async relabelIfOwnedBy(deviceId: string, ownerId: string | null, patch: DeviceLabelsPatch): Promise<boolean> {
+    const result = await this.orm.run((manager) =>
+      manager
+        .createQueryBuilder()
+        .update(DeviceRecord)
+        .set({ ...(patch.name !== undefined ? { name: patch.name } : {}), ...(patch.tags !== undefined ? { tags: patch.tags } : {}) })
+        .where('device_id = :deviceId', { deviceId })
+        .andWhere('owner_id IS NOT DISTINCT FROM CAST(:ownerId AS uuid)', { ownerId })
+        .execute(),
+    );
+    return result.affected === 1;
   }
 
   async listOwnedBy(ownerId: string, page: OwnedDevicesPage): Promise<Device[]> {
