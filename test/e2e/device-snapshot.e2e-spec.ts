@@ -46,6 +46,8 @@ describe('device snapshot and change feed hold the same columns', () => {
         return `'{"telemetryIntervalSec": 17}'::jsonb`;
       case 'boolean':
         return `NOT COALESCE(${column}, false)`;
+      case 'ARRAY':
+        return `ARRAY['other-' || left(md5(random()::text), 8)]`;
       default:
         throw new Error(`devices.${column} has type ${dataType}: teach this test a value for it`);
     }
