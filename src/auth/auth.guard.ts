@@ -96,17 +96,17 @@ export class AuthGuard implements CanActivate {
       case 'device':
         return this.deviceGuard.canActivate(context);
       case 'customer':
-        return this.customer(context, this.reflector.getAllAndOverride<ApiKeyScope | undefined>(API_KEY_SCOPE, [context.getHandler(), context.getClass()]));
+        return this.customer(context, true);
       case 'customer-or-ticket': {
         const request = context.switchToHttp().getRequest<FastifyRequest & { user?: CustomerPrincipal }>();
         const ticket = (request.query as Record<string, unknown> | undefined)?.ticket;
-        if (ticket === undefined) return this.customer(context, undefined);
+        if (ticket === undefined) return this.customer(context, false);
         if (typeof ticket !== 'string') throw new UnauthorizedError('The stream ticket is not valid.');
         request.user = await this.tickets.authenticate(ticket, request.ip ?? 'unknown');
         return true;
       }
       case 'admin': {
-        await this.customer(context, undefined);
+        await this.customer(context, false);
         const customer = context.switchToHttp().getRequest<FastifyRequest & { user: CustomerPrincipal }>().user;
         if (!customer.isAdmin) throw new ForbiddenRoleError();
         return true;
@@ -120,11 +120,14 @@ export class AuthGuard implements CanActivate {
    * A customer access token, or an API key where the route takes keys of its scope. A key on a
    * route that takes none is refused before it is looked up: that answer is the same for every
    * key, so it tells nothing, and costs neither a read nor a count against the failure limit.
+   * `mayTakeKeys`: the route kind allows keys at all; which scope it takes is read only when a key
+   * came, so an access token costs no metadata lookup.
    */
-  private async customer(context: ExecutionContext, takes: ApiKeyScope | undefined): Promise<boolean> {
+  private async customer(context: ExecutionContext, mayTakeKeys: boolean): Promise<boolean> {
     const request = context.switchToHttp().getRequest<FastifyRequest & { user?: CustomerPrincipal }>();
     const key = apiKeyOf(request);
     if (key === null) return this.customerGuard.canActivate(context);
+    const takes = mayTakeKeys ? this.reflector.getAllAndOverride<ApiKeyScope | undefined>(API_KEY_SCOPE, [context.getHandler(), context.getClass()]) : undefined;
     if (!takes) throw new ApiKeyScopeError('This operation does not accept API keys: sign in to use it.');
     const principal = await this.apiKeys.authenticate(key, request.ip ?? 'unknown');
     if (takes === 'write' && principal.apiKey?.scope !== 'write') throw new ApiKeyScopeError('This operation changes something: it needs a key with the write scope.');
