@@ -1,9 +1,10 @@
 import { randomUUID } from 'node:crypto';
+import { createRequire } from 'node:module';
 import { hostname } from 'node:os';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Params } from 'nestjs-pino';
 import { pino, type DestinationStream, type Logger as PinoLogger } from 'pino';
-import pretty from 'pino-pretty';
+import type PinoPretty from 'pino-pretty';
 import type { Env } from '../config/env.js';
 
 const REQUEST_ID_HEADER = 'x-request-id';
@@ -41,6 +42,8 @@ export function logFormat(env: Env, stdoutIsTerminal = process.stdout.isTTY === 
  */
 function logStream(env: Env): DestinationStream | undefined {
   if (logFormat(env) === 'json') return undefined;
+  // Loaded only here: JSON logging (production, tests, the bench) never carries pino-pretty's code.
+  const pretty = createRequire(import.meta.url)('pino-pretty') as typeof PinoPretty;
   return pretty({ colorize: true, sync: true, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname,context', messageFormat: '{if context}[{context}] {end}{msg}' });
 }
 
