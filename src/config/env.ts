@@ -133,6 +133,13 @@ export class Env {
   @Transform(toInt) @IsInt() @Min(1) @Max(100)
   RESEND_VERIFICATION_MAX_PER_HOUR = 3;
 
+  /** Password reset requests per e-mail address an hour, whether or not it has an account. */
+  @Transform(toInt) @IsInt() @Min(1) @Max(1_000)
+  PASSWORD_RESET_MAX_PER_EMAIL_PER_HOUR = 3;
+
+  @Transform(toInt) @IsInt() @Min(1) @Max(1_000_000)
+  PASSWORD_RESET_MAX_PER_ADDRESS_PER_HOUR = 20;
+
   @Transform(toInt) @IsInt() @Min(1) @Max(1_000_000)
   SIGNUP_MAX_PER_ADDRESS_PER_HOUR = 10;
 

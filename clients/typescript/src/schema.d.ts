@@ -324,6 +324,66 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/auth/password-reset": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Mail a password reset link
+         * @description When the address has an account, a link to `<PUBLIC_BASE_URL>/reset-password?token=…` is mailed to it, valid for an hour and once; it replaces every earlier link. The answer, and the time it takes, are the same whether or not the address has an account. Limited per address asked for (PASSWORD_RESET_MAX_PER_EMAIL_PER_HOUR) and per client address (PASSWORD_RESET_MAX_PER_ADDRESS_PER_HOUR).
+         */
+        post: operations["requestPasswordReset"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/auth/password-reset/confirm": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Set a new password with the token of a reset link
+         * @description Every session of the account ends (its refresh and access tokens stop working at once) and the address counts as verified. The link is used up; a password the policy refuses (PASSWORD_TOO_COMMON) leaves it usable. An unknown, used, replaced or expired token counts against the client address’s failure limit.
+         */
+        post: operations["confirmPasswordReset"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/users/me/password": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Change the signed-in account’s password
+         * @description Every other session of the account ends; the one making this call stays signed in. A wrong current password answers 403 INVALID_CREDENTIALS and counts as a failed login.
+         */
+        post: operations["changePassword"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/users/me": {
         parameters: {
             query?: never;
@@ -335,7 +395,11 @@ export interface paths {
         get: operations["getCurrentUser"];
         put?: never;
         post?: never;
-        delete?: never;
+        /**
+         * Delete the signed-in account
+         * @description Confirmed with the password. The account’s devices are released (claimable again, their telemetry kept with them), its sessions, webhooks and pending notifications end, and the account with its e-mail address is deleted. A wrong password answers 403 INVALID_CREDENTIALS and counts as a failed login; an administrator account cannot delete itself (403 FORBIDDEN).
+         */
+        delete: operations["deleteCurrentUser"];
         options?: never;
         head?: never;
         /** Change the signed-in account’s preferences */
@@ -1471,6 +1535,48 @@ export interface components {
         UserRefreshRequest: {
             /** @example ucr_3N5c0mY0t8d7Jq2Lk1Vx9Zb6Wf4Hs2Ra8Tg1Pe7Uu0 */
             refreshToken: string;
+        };
+        PasswordResetRequest: {
+            /**
+             * Format: email
+             * @example ada@example.com
+             */
+            email: string;
+        };
+        PasswordResetConfirmRequest: {
+            /**
+             * @description The token from the reset link (its `token` query parameter).
+             * @example m3Q2x0c1Vb7nWq9Lk4Jh8Gf6Ds5Az2Xc1Vb7nWq9Lk4
+             */
+            token: string;
+            /**
+             * @description 10–128 characters, under the sign-up rules: not one of the most used passwords, not one character repeated or counted, not containing the e-mail address (400 PASSWORD_TOO_COMMON).
+             * @example a new correct horse
+             */
+            password: string;
+        };
+        PasswordResetResponse: {
+            /**
+             * @description The new password is set; every session of the account has ended. Sign in with the new password.
+             * @example true
+             */
+            passwordChanged: boolean;
+        };
+        ChangePasswordRequest: {
+            /** @example correct horse battery */
+            currentPassword: string;
+            /**
+             * @description 10–128 characters, under the sign-up rules: not one of the most used passwords, not one character repeated or counted, not containing the e-mail address (400 PASSWORD_TOO_COMMON).
+             * @example a new correct horse
+             */
+            newPassword: string;
+        };
+        DeleteAccountRequest: {
+            /**
+             * @description The account's password.
+             * @example correct horse battery
+             */
+            password: string;
         };
         UserMeResponse: {
             /**
@@ -4232,6 +4338,324 @@ export interface operations {
             };
         };
     };
+    requestPasswordReset: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PasswordResetRequest"];
+            };
+        };
+        responses: {
+            /** @description Taken: a link is on its way if the address has an account. */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The request is not valid; `errors` names each field at fault. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 400;
+                        /** @enum {string} */
+                        code: "VALIDATION_FAILED" | "MALFORMED_BODY";
+                    };
+                };
+            };
+            /** @description The body is larger than this operation accepts. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 413;
+                        /** @enum {string} */
+                        code: "PAYLOAD_TOO_LARGE";
+                    };
+                };
+            };
+            /** @description The body is not JSON. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 415;
+                        /** @enum {string} */
+                        code: "UNSUPPORTED_MEDIA_TYPE";
+                    };
+                };
+            };
+            /** @description Too many requests: send it again after Retry-After seconds. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before sending the request again. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 429;
+                        /** @enum {string} */
+                        code: "RATE_LIMITED";
+                    };
+                };
+            };
+            /** @description Temporarily unavailable: the database or the rate-limit store cannot be reached: send it again after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before sending the request again. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 503;
+                        /** @enum {string} */
+                        code: "SERVICE_UNAVAILABLE";
+                    };
+                };
+            };
+        };
+    };
+    confirmPasswordReset: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PasswordResetConfirmRequest"];
+            };
+        };
+        responses: {
+            /** @description The password is changed; sign in with it. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PasswordResetResponse"];
+                };
+            };
+            /** @description The request is not valid; `errors` names each field at fault. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 400;
+                        /** @enum {string} */
+                        code: "VALIDATION_FAILED" | "MALFORMED_BODY" | "INVALID_TOKEN" | "PASSWORD_TOO_COMMON";
+                    };
+                };
+            };
+            /** @description The body is larger than this operation accepts. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 413;
+                        /** @enum {string} */
+                        code: "PAYLOAD_TOO_LARGE";
+                    };
+                };
+            };
+            /** @description The body is not JSON. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 415;
+                        /** @enum {string} */
+                        code: "UNSUPPORTED_MEDIA_TYPE";
+                    };
+                };
+            };
+            /** @description Too many requests: send it again after Retry-After seconds. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before sending the request again. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 429;
+                        /** @enum {string} */
+                        code: "RATE_LIMITED";
+                    };
+                };
+            };
+            /** @description Temporarily unavailable: the database or the rate-limit store cannot be reached: send it again after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before sending the request again. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 503;
+                        /** @enum {string} */
+                        code: "SERVICE_UNAVAILABLE";
+                    };
+                };
+            };
+        };
+    };
+    changePassword: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ChangePasswordRequest"];
+            };
+        };
+        responses: {
+            /** @description Changed. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The request is not valid; `errors` names each field at fault. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 400;
+                        /** @enum {string} */
+                        code: "VALIDATION_FAILED" | "MALFORMED_BODY" | "PASSWORD_TOO_COMMON";
+                    };
+                };
+            };
+            /** @description Missing, invalid, expired or revoked credentials. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 401;
+                        /** @enum {string} */
+                        code: "UNAUTHORIZED";
+                    };
+                };
+            };
+            /** @description Authenticated but not allowed. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 403;
+                        /** @enum {string} */
+                        code: "INVALID_CREDENTIALS";
+                    };
+                };
+            };
+            /** @description The body is larger than this operation accepts. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 413;
+                        /** @enum {string} */
+                        code: "PAYLOAD_TOO_LARGE";
+                    };
+                };
+            };
+            /** @description The body is not JSON. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 415;
+                        /** @enum {string} */
+                        code: "UNSUPPORTED_MEDIA_TYPE";
+                    };
+                };
+            };
+            /** @description Too many requests: send it again after Retry-After seconds. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before sending the request again. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 429;
+                        /** @enum {string} */
+                        code: "RATE_LIMITED";
+                    };
+                };
+            };
+            /** @description Temporarily unavailable: the database or the rate-limit store cannot be reached: send it again after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before sending the request again. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 503;
+                        /** @enum {string} */
+                        code: "SERVICE_UNAVAILABLE";
+                    };
+                };
+            };
+        };
+    };
     getCurrentUser: {
         parameters: {
             query?: never;
@@ -4279,6 +4703,130 @@ export interface operations {
                 };
             };
             /** @description Temporarily unavailable (the database cannot be reached, or this instance is stopping): send it again after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before sending the request again. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 503;
+                        /** @enum {string} */
+                        code: "SERVICE_UNAVAILABLE";
+                    };
+                };
+            };
+        };
+    };
+    deleteCurrentUser: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["DeleteAccountRequest"];
+            };
+        };
+        responses: {
+            /** @description Deleted. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The request is not valid; `errors` names each field at fault. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 400;
+                        /** @enum {string} */
+                        code: "VALIDATION_FAILED" | "MALFORMED_BODY";
+                    };
+                };
+            };
+            /** @description Missing, invalid, expired or revoked credentials. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 401;
+                        /** @enum {string} */
+                        code: "UNAUTHORIZED";
+                    };
+                };
+            };
+            /** @description Authenticated but not allowed. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 403;
+                        /** @enum {string} */
+                        code: "INVALID_CREDENTIALS" | "FORBIDDEN";
+                    };
+                };
+            };
+            /** @description The body is larger than this operation accepts. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 413;
+                        /** @enum {string} */
+                        code: "PAYLOAD_TOO_LARGE";
+                    };
+                };
+            };
+            /** @description The body is not JSON. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 415;
+                        /** @enum {string} */
+                        code: "UNSUPPORTED_MEDIA_TYPE";
+                    };
+                };
+            };
+            /** @description Too many requests: send it again after Retry-After seconds. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before sending the request again. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 429;
+                        /** @enum {string} */
+                        code: "RATE_LIMITED";
+                    };
+                };
+            };
+            /** @description Temporarily unavailable: the database or the rate-limit store cannot be reached: send it again after Retry-After seconds. */
             503: {
                 headers: {
                     /** @description Seconds to wait before sending the request again. */

@@ -9,7 +9,8 @@ import { TypeOrmRefreshTokenStore } from '../../shared/auth-tokens/typeorm-refre
 import { DatabaseConnection } from '../../shared/database/database-connection.js';
 import { Orm } from '../../shared/database/orm.js';
 import { AccountsService } from './application/accounts.service.js';
-import { AccountMailOutbox, SendSignupNotice, SendVerificationMail } from './application/account-mails.js';
+import { AccountErasure } from './application/account-erasure.js';
+import { AccountMailOutbox, SendPasswordResetMail, SendSignupNotice, SendVerificationMail } from './application/account-mails.js';
 import { UserTokens } from './application/user-tokens.js';
 import { CustomerSessions } from './application/customer-sessions.js';
 import { UserRepository } from './domain/user.repository.js';
@@ -41,11 +42,13 @@ import { UserRefreshTokenRecord } from './infrastructure/user.record.js';
     { provide: UserRepository, useClass: TypeOrmUserRepository },
     SendVerificationMail,
     SendSignupNotice,
+    SendPasswordResetMail,
+    AccountErasure,
     { provide: AccountMailOutbox, useClass: QueuedAccountMails },
     // The port the customer guard looks customers up through (src/auth/principals.ts).
     { provide: CustomerAuthenticator, useExisting: AccountsService },
   ],
-  exports: [AccountsService, CustomerAuthenticator],
+  exports: [AccountsService, AccountErasure, CustomerAuthenticator],
 })
 export class AccountsModule implements OnApplicationBootstrap {
   constructor(

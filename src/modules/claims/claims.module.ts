@@ -1,4 +1,5 @@
 import { Module } from '@nestjs/common';
+import { AccountErasure, AccountsModule } from '../accounts/index.js';
 import { DevicesModule } from '../devices/index.js';
 import { EventsModule } from '../events/index.js';
 import { ClaimsService } from './application/claims.service.js';
@@ -7,8 +8,13 @@ import { ClaimsController } from './http/claims.controller.js';
 import { TypeOrmClaimAudit } from './infrastructure/typeorm-claim-audit.js';
 
 @Module({
-  imports: [DevicesModule, EventsModule],
+  imports: [AccountsModule, DevicesModule, EventsModule],
   controllers: [ClaimsController],
   providers: [ClaimsService, { provide: ClaimAudit, useClass: TypeOrmClaimAudit }],
 })
-export class ClaimsModule {}
+export class ClaimsModule {
+  constructor(erasure: AccountErasure, claims: ClaimsService) {
+    // A deleted account's devices are released, in the deletion's transaction.
+    erasure.register('claims: release the devices', (tx, account) => claims.releaseAllOf(account, tx));
+  }
+}

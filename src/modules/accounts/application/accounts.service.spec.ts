@@ -11,7 +11,8 @@ import { SecretHasher } from '../../../shared/crypto/secret-hasher.js';
 import { RateLimitedError, UnauthorizedError } from '../../../shared/domain-error.js';
 import { InMemoryFailureLimiter } from '../../../shared/rate-limit/failure-limiter.js';
 import { TOKEN_ISSUER } from '../../devices/application/device-tokens.js';
-import { InvalidLoginError, InvalidVerificationTokenError } from '../domain/accounts.errors.js';
+import { AdministratorNotDeletableError, InvalidLoginError, InvalidPasswordResetTokenError, InvalidVerificationTokenError, WrongPasswordError } from '../domain/accounts.errors.js';
+import { PasswordTooCommonError } from '../domain/password-policy.js';
 import { User } from '../domain/user.js';
 import { AccountsService } from './accounts.service.js';
 import { CustomerPrincipal } from '../../../auth/principals.js';
@@ -19,7 +20,8 @@ import { InMemoryUserRepository } from './in-memory-user.repository.js';
 import { Mailer, type Mail } from '../../../shared/mail/mailer.js';
 import { PublicBaseUrl } from '../../../shared/mail/public-base-url.js';
 import type { TransactionRunner } from '../domain/user.repository.js';
-import { AccountMailOutbox, SendSignupNotice, SendVerificationMail, type AccountMailJob } from './account-mails.js';
+import { AccountErasure } from './account-erasure.js';
+import { AccountMailOutbox, SendPasswordResetMail, SendSignupNotice, SendVerificationMail, type AccountMailJob } from './account-mails.js';
 import { CUSTOMER_TOKEN_AUDIENCE, UserTokens, type CustomerTokenClaims } from './user-tokens.js';
 
 class RecordingMailer extends Mailer {
@@ -30,6 +32,14 @@ class RecordingMailer extends Mailer {
   async send(mail: Mail): Promise<void> {
     if (this.failure) throw this.failure;
     this.sent.push(mail);
+  }
+
+  /** The token of the reset link in the last mail to this address. */
+  lastResetTokenTo(to: string): string {
+    const mail = this.sent.filter((sent) => sent.to === to).at(-1);
+    const match = mail?.text.match(/https:\/\/dash\.example\/reset-password\?token=(\S+)/);
+    if (!match?.[1]) throw new Error(`no reset link was mailed to ${to}`);
+    return decodeURIComponent(match[1]);
   }
 
   /** The token of the verification link in the last mail to this address. */
@@ -52,8 +62,13 @@ class ImmediateAccountMails extends AccountMailOutbox {
   constructor(
     private readonly verificationMail: SendVerificationMail,
     private readonly notice: SendSignupNotice,
+    private readonly reset: SendPasswordResetMail,
   ) {
     super();
+  }
+
+  async passwordReset(email: string): Promise<void> {
+    await this.reset.handle({ to: email });
   }
 
   async verification(user: User, tx?: TransactionRunner): Promise<void> {
@@ -91,9 +106,11 @@ function setUp(envSource: Record<string, string> = {}) {
   const jwt = new JwtService({ secret: 'c'.repeat(32) });
   const limiter = new InMemoryFailureLimiter(() => clock.now().getTime());
   const tokens = new UserTokens(jwt, env, refreshTokens, hasher);
-  const outbox = new ImmediateAccountMails(new SendVerificationMail(users, hasher, mailer, clock, new PublicBaseUrl(env, new HttpAdapterHost())), new SendSignupNotice(mailer));
+  const baseUrl = new PublicBaseUrl(env, new HttpAdapterHost());
+  const outbox = new ImmediateAccountMails(new SendVerificationMail(users, hasher, mailer, clock, baseUrl), new SendSignupNotice(mailer), new SendPasswordResetMail(users, hasher, mailer, clock, baseUrl));
+  const erasure = new AccountErasure();
   // Not connected, the feed is not live: every guard check reads the repository, as it must.
-  const service = new AccountsService(users, tokens, outbox, hasher, limiter, clock, env, new CustomerSessions(users, new ChangeFeed('postgres://unused')));
+  const service = new AccountsService(users, tokens, outbox, hasher, limiter, clock, env, new CustomerSessions(users, new ChangeFeed('postgres://unused')), erasure);
   const stored = async (userId: string) => {
     const user = await users.findById(userId);
     if (!user) throw new Error(`${userId} is not stored`);
@@ -114,7 +131,7 @@ function setUp(envSource: Record<string, string> = {}) {
     if (!user) throw new Error(`${email} is not stored`);
     return user;
   };
-  return { env, clock, users, mailer, outbox, hasher, refreshTokens, service, stored, verifyAccessToken, signUp };
+  return { env, clock, users, mailer, outbox, hasher, refreshTokens, erasure, service, stored, verifyAccessToken, signUp };
 }
 
 describe('AccountsService', () => {
@@ -615,6 +632,186 @@ describe('AccountsService', () => {
       await expect(service.refresh(session.refreshToken, ADDRESS)).rejects.toBeInstanceOf(InvalidRefreshTokenError);
       await expect(service.login(EMAIL, 'admin password 1', ADDRESS)).rejects.toBeInstanceOf(InvalidLoginError);
       await expect(service.login(EMAIL, 'admin password 2', ADDRESS)).resolves.toMatchObject({ tokenType: 'Bearer' });
+    });
+  });
+
+  describe('password reset', () => {
+    const NEW_PASSWORD = 'a brand new passphrase';
+
+    it('mails a link under PUBLIC_BASE_URL to an account, stores only its HMAC, and mails nothing to an unknown address', async () => {
+      const { service, mailer, users, hasher, signUp } = setUp();
+      await signUp(EMAIL, PASSWORD);
+      mailer.sent.length = 0;
+
+      await service.requestPasswordReset(' Ada@Example.com ', ADDRESS);
+      await service.requestPasswordReset('nobody@example.com', ADDRESS);
+
+      expect(mailer.sent.map((mail) => mail.to)).toEqual([EMAIL]);
+      expect(mailer.sent[0]?.text).toMatch(/https:\/\/dash\.example\/reset-password\?token=[A-Za-z0-9_-]{43}(\s|$)/);
+      expect(users.resetTokenHashes()).toEqual([hasher.hmac(mailer.lastResetTokenTo(EMAIL))]);
+    });
+
+    it('sets the new password, verifies the address and ends every session; the link works once', async () => {
+      const { service, mailer, users, stored, signUp } = setUp();
+      const user = await signUp(EMAIL, PASSWORD);
+      const session = await service.login(EMAIL, PASSWORD, ADDRESS);
+      await service.requestPasswordReset(EMAIL, ADDRESS);
+      const token = mailer.lastResetTokenTo(EMAIL);
+
+      await service.resetPassword(token, NEW_PASSWORD, ADDRESS);
+
+      expect((await stored(user.id)).toState()).toMatchObject({ tokenVersion: 2, emailVerifiedAt: START });
+      await expect(service.refresh(session.refreshToken, ADDRESS)).rejects.toBeInstanceOf(InvalidRefreshTokenError);
+      await expect(service.login(EMAIL, PASSWORD, ADDRESS)).rejects.toBeInstanceOf(InvalidLoginError);
+      await expect(service.login(EMAIL, NEW_PASSWORD, ADDRESS)).resolves.toMatchObject({ tokenType: 'Bearer' });
+      await expect(service.resetPassword(token, 'yet another passphrase', ADDRESS)).rejects.toBeInstanceOf(InvalidPasswordResetTokenError);
+      expect(users.resetTokenHashes()).toEqual([]);
+    });
+
+    it('accepts a link a second before the hour ends, and refuses it at the hour', async () => {
+      const { service, mailer, clock, signUp } = setUp();
+      await signUp(EMAIL, PASSWORD);
+      await service.requestPasswordReset(EMAIL, ADDRESS);
+      const first = mailer.lastResetTokenTo(EMAIL);
+      clock.advanceSec(3600);
+      await expect(service.resetPassword(first, NEW_PASSWORD, ADDRESS)).rejects.toBeInstanceOf(InvalidPasswordResetTokenError);
+
+      await service.requestPasswordReset(EMAIL, ADDRESS);
+      clock.advanceSec(3599);
+      await expect(service.resetPassword(mailer.lastResetTokenTo(EMAIL), NEW_PASSWORD, ADDRESS)).resolves.toBeUndefined();
+    });
+
+    it('voids the older link when a new one is asked for', async () => {
+      const { service, mailer, signUp } = setUp();
+      await signUp(EMAIL, PASSWORD);
+      await service.requestPasswordReset(EMAIL, ADDRESS);
+      const older = mailer.lastResetTokenTo(EMAIL);
+      await service.requestPasswordReset(EMAIL, ADDRESS);
+
+      await expect(service.resetPassword(older, NEW_PASSWORD, ADDRESS)).rejects.toBeInstanceOf(InvalidPasswordResetTokenError);
+      await expect(service.resetPassword(mailer.lastResetTokenTo(EMAIL), NEW_PASSWORD, ADDRESS)).resolves.toBeUndefined();
+    });
+
+    it('refuses a common password without using the link up, and without counting a failure', async () => {
+      const { service, mailer, signUp } = setUp({ LOGIN_MAX_FAILURES_PER_ADDRESS: '1' });
+      await signUp(EMAIL, PASSWORD);
+      await service.requestPasswordReset(EMAIL, ADDRESS);
+      const token = mailer.lastResetTokenTo(EMAIL);
+
+      await expect(service.resetPassword(token, 'password123', ADDRESS)).rejects.toBeInstanceOf(PasswordTooCommonError);
+      await expect(service.resetPassword(token, EMAIL, ADDRESS)).rejects.toBeInstanceOf(PasswordTooCommonError);
+
+      await expect(service.resetPassword(token, NEW_PASSWORD, ADDRESS)).resolves.toBeUndefined();
+    });
+
+    it('counts unknown tokens against the client address, then refuses even a good one from that address', async () => {
+      const { service, mailer, signUp } = setUp({ LOGIN_MAX_FAILURES_PER_ADDRESS: '2' });
+      await signUp(EMAIL, PASSWORD);
+      await service.requestPasswordReset(EMAIL, ADDRESS);
+      const token = mailer.lastResetTokenTo(EMAIL);
+
+      for (let i = 0; i < 2; i++) await expect(service.resetPassword(`guess-${i}`, NEW_PASSWORD, ADDRESS)).rejects.toBeInstanceOf(InvalidPasswordResetTokenError);
+
+      await expect(service.resetPassword(token, NEW_PASSWORD, ADDRESS)).rejects.toBeInstanceOf(RateLimitedError);
+      await expect(service.resetPassword(token, NEW_PASSWORD, '198.51.100.1')).resolves.toBeUndefined();
+    });
+
+    it('limits requests per address asked for, known or not, and per client address', async () => {
+      const { service, env, signUp } = setUp({ PASSWORD_RESET_MAX_PER_EMAIL_PER_HOUR: '2', PASSWORD_RESET_MAX_PER_ADDRESS_PER_HOUR: '5' });
+      await signUp(EMAIL, PASSWORD);
+
+      for (const email of [EMAIL, 'nobody@example.com']) {
+        for (let i = 0; i < env.PASSWORD_RESET_MAX_PER_EMAIL_PER_HOUR; i++) await service.requestPasswordReset(email, `198.51.100.${i}`);
+        await expect(service.requestPasswordReset(email, '198.51.100.99')).rejects.toBeInstanceOf(RateLimitedError);
+      }
+      for (let i = 0; i < 5; i++) await service.requestPasswordReset(`other-${i}@example.com`, ADDRESS);
+      await expect(service.requestPasswordReset('one-more@example.com', ADDRESS)).rejects.toBeInstanceOf(RateLimitedError);
+    });
+  });
+
+  describe('changePassword', () => {
+    const NEW_PASSWORD = 'a brand new passphrase';
+    const principalOf = async (service: AccountsService, verify: (token: string) => Promise<{ sub: string; tv: number; sid: string }>, accessToken: string) => {
+      const claims = await verify(accessToken);
+      return service.authenticate(claims);
+    };
+
+    it('sets the new password and ends every session but the caller’s', async () => {
+      const { service, verifyAccessToken, signUp } = setUp();
+      await signUp(EMAIL, PASSWORD);
+      const caller = await service.login(EMAIL, PASSWORD, ADDRESS);
+      const other = await service.login(EMAIL, PASSWORD, ADDRESS);
+      const customer = await principalOf(service, verifyAccessToken, caller.accessToken);
+
+      await service.changePassword(customer, PASSWORD, NEW_PASSWORD, ADDRESS);
+
+      await expect(principalOf(service, verifyAccessToken, caller.accessToken)).resolves.toBeInstanceOf(CustomerPrincipal);
+      await expect(service.refresh(caller.refreshToken, ADDRESS)).resolves.toMatchObject({ tokenType: 'Bearer' });
+      await expect(principalOf(service, verifyAccessToken, other.accessToken)).rejects.toBeInstanceOf(UnauthorizedError);
+      await expect(service.refresh(other.refreshToken, ADDRESS)).rejects.toBeInstanceOf(InvalidRefreshTokenError);
+      await expect(service.login(EMAIL, NEW_PASSWORD, ADDRESS)).resolves.toMatchObject({ tokenType: 'Bearer' });
+    });
+
+    it('refuses a wrong current password and counts it as a failed login of the e-mail address', async () => {
+      const { service, verifyAccessToken, signUp } = setUp({ LOGIN_MAX_FAILURES_PER_DEVICE: '2' });
+      await signUp(EMAIL, PASSWORD);
+      const customer = await principalOf(service, verifyAccessToken, (await service.login(EMAIL, PASSWORD, ADDRESS)).accessToken);
+
+      for (let i = 0; i < 2; i++) await expect(service.changePassword(customer, 'not the password', NEW_PASSWORD, ADDRESS)).rejects.toBeInstanceOf(WrongPasswordError);
+
+      await expect(service.login(EMAIL, PASSWORD, '198.51.100.1')).rejects.toBeInstanceOf(RateLimitedError);
+    });
+
+    it('refuses a common new password, naming newPassword', async () => {
+      const { service, verifyAccessToken, signUp } = setUp();
+      await signUp(EMAIL, PASSWORD);
+      const customer = await principalOf(service, verifyAccessToken, (await service.login(EMAIL, PASSWORD, ADDRESS)).accessToken);
+
+      await expect(service.changePassword(customer, PASSWORD, 'password123', ADDRESS)).rejects.toMatchObject({ code: 'PASSWORD_TOO_COMMON', details: { errors: [{ field: 'newPassword' }] } });
+    });
+  });
+
+  describe('deleteAccount', () => {
+    it('runs the registered erasure steps, then deletes the account and its sessions', async () => {
+      const { service, erasure, users, refreshTokens, verifyAccessToken, signUp } = setUp();
+      const user = await signUp(EMAIL, PASSWORD);
+      const session = await service.login(EMAIL, PASSWORD, ADDRESS);
+      const customer = await service.authenticate(await verifyAccessToken(session.accessToken));
+      const erased: { userId: string; clientAddress: string; at: Date; stillThere: boolean }[] = [];
+      erasure.register('test', async (_tx, account) => {
+        erased.push({ ...account, stillThere: (await users.findById(account.userId)) !== null });
+      });
+
+      await service.deleteAccount(customer, PASSWORD, ADDRESS);
+
+      expect(erased).toEqual([{ userId: user.id, clientAddress: ADDRESS, at: START, stillThere: true }]);
+      expect(users.all()).toEqual([]);
+      expect(refreshTokens.of(user.id)).toEqual([]);
+      await expect(service.login(EMAIL, PASSWORD, ADDRESS)).rejects.toBeInstanceOf(InvalidLoginError);
+    });
+
+    it('keeps the account when a step fails', async () => {
+      const { service, erasure, users, verifyAccessToken, signUp } = setUp();
+      await signUp(EMAIL, PASSWORD);
+      const customer = await service.authenticate(await verifyAccessToken((await service.login(EMAIL, PASSWORD, ADDRESS)).accessToken));
+      erasure.register('failing', () => Promise.reject(new Error('step failed')));
+
+      await expect(service.deleteAccount(customer, PASSWORD, ADDRESS)).rejects.toThrow('step failed');
+
+      expect(users.all()).toHaveLength(1);
+    });
+
+    it('refuses a wrong password and an administrator, deleting nothing', async () => {
+      const { service, users, verifyAccessToken, signUp } = setUp();
+      await signUp(EMAIL, PASSWORD);
+      await service.ensureAdmin('admin@example.com', 'admin password 1');
+      const customer = await service.authenticate(await verifyAccessToken((await service.login(EMAIL, PASSWORD, ADDRESS)).accessToken));
+      const admin = await service.authenticate(await verifyAccessToken((await service.login('admin@example.com', 'admin password 1', ADDRESS)).accessToken));
+
+      await expect(service.deleteAccount(customer, 'not the password', ADDRESS)).rejects.toBeInstanceOf(WrongPasswordError);
+      await expect(service.deleteAccount(admin, 'admin password 1', ADDRESS)).rejects.toBeInstanceOf(AdministratorNotDeletableError);
+
+      expect(users.all()).toHaveLength(2);
     });
   });
 });

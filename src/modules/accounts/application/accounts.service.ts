@@ -7,11 +7,12 @@ import { SecretHasher } from '../../../shared/crypto/secret-hasher.js';
 import { RateLimitedError, UnauthorizedError } from '../../../shared/domain-error.js';
 import { FailureLimiter, type FailureBucket } from '../../../shared/rate-limit/failure-limiter.js';
 import type { TokenPair } from '../../../shared/auth-tokens/access-tokens.js';
-import { InvalidLoginError, InvalidVerificationTokenError } from '../domain/accounts.errors.js';
+import { AdministratorNotDeletableError, InvalidLoginError, InvalidPasswordResetTokenError, InvalidVerificationTokenError, WrongPasswordError } from '../domain/accounts.errors.js';
 import { assertGuessResistant } from '../domain/password-policy.js';
 import { User } from '../domain/user.js';
 import { InvalidRefreshTokenError } from '../../../shared/auth-tokens/refresh-tokens.js';
 import { UserRepository } from '../domain/user.repository.js';
+import { AccountErasure } from './account-erasure.js';
 import { AccountMailOutbox } from './account-mails.js';
 import { CustomerSessions } from './customer-sessions.js';
 import { UserTokens, type CustomerTokenClaims } from './user-tokens.js';
@@ -29,6 +30,7 @@ export class AccountsService implements CustomerAuthenticator {
     private readonly clock: Clock,
     private readonly env: Env,
     private readonly sessions: CustomerSessions,
+    private readonly erasure: AccountErasure,
   ) {}
 
   /**
@@ -107,6 +109,78 @@ export class AccountsService implements CustomerAuthenticator {
     await this.tokens.revokeSession(refreshToken, this.clock.now());
   }
 
+  /**
+   * Mails a reset link if the address has an account. The request does the same work either way
+   * (the limits, then one job on the queue, whose handler looks the address up), so neither the
+   * answer nor its time tells whether the address has an account. Every request counts, sent or
+   * not: each may cost a mail, and the per-address limit is also what keeps a stranger from
+   * filling someone's mailbox.
+   */
+  async requestPasswordReset(email: string, clientAddress: string): Promise<void> {
+    const normalized = User.normalizeEmail(email);
+    const buckets: FailureBucket[] = [
+      { key: `password-reset:email:${normalized}`, limit: this.env.PASSWORD_RESET_MAX_PER_EMAIL_PER_HOUR, windowSec: 3600 },
+      { key: `password-reset:address:${clientAddress}`, limit: this.env.PASSWORD_RESET_MAX_PER_ADDRESS_PER_HOUR, windowSec: 3600 },
+    ];
+    const wait = await this.limiter.acquire(buckets);
+    if (wait > 0) throw new RateLimitedError('password-reset', wait, 'Too many password resets requested. Try again later.');
+    await this.mails.passwordReset(normalized);
+  }
+
+  /**
+   * Sets a new password with the token of a reset link, and ends every session of the account. An
+   * unknown, used or expired token counts against the client address's failure limit; a password
+   * the policy refuses does not, and leaves the link usable.
+   */
+  async resetPassword(token: string, password: string, clientAddress: string): Promise<void> {
+    const buckets: FailureBucket[] = [
+      { key: `password-reset-confirm:address:${clientAddress}`, limit: this.env.LOGIN_MAX_FAILURES_PER_ADDRESS, windowSec: this.env.LOGIN_FAILURE_WINDOW_SEC },
+    ];
+    const tokenHash = this.hasher.hmac(token);
+    const userId = await this.limiter.guard(
+      buckets,
+      async () => {
+        const user = await this.users.findByPasswordResetToken(tokenHash, this.clock.now());
+        if (!user) throw new InvalidPasswordResetTokenError();
+        assertGuessResistant(password, user.email);
+        const passwordHash = await this.hasher.hashLowEntropy(password);
+        // Used or replaced while the password was hashed: the one statement that uses it decides.
+        const reset = await this.users.resetPassword(tokenHash, passwordHash, this.clock.now());
+        if (!reset) throw new InvalidPasswordResetTokenError();
+        return reset;
+      },
+      (error) => error instanceof InvalidPasswordResetTokenError,
+    );
+    this.sessions.changed(userId);
+  }
+
+  /**
+   * A new password for a signed-in customer who knows the current one. Every other session ends;
+   * the one asking stays signed in. A wrong current password counts as a failed login.
+   */
+  async changePassword(customer: CustomerPrincipal, currentPassword: string, newPassword: string, clientAddress: string): Promise<void> {
+    const user = await this.getUser(customer.userId);
+    assertGuessResistant(newPassword, user.email, 'newPassword');
+    await this.confirmPassword(user, currentPassword, clientAddress);
+    await this.users.changePassword(user.id, await this.hasher.hashLowEntropy(newPassword), customer.session?.sid ?? null, this.clock.now());
+    this.sessions.changed(user.id);
+  }
+
+  /**
+   * Deletes the account: in one transaction, every module's erasure step (its devices released,
+   * with their events and audit rows) and then the account's row, which takes its sessions, links,
+   * webhooks and pending notifications along. Telemetry stays with the devices.
+   */
+  async deleteAccount(customer: CustomerPrincipal, password: string, clientAddress: string): Promise<void> {
+    const user = await this.getUser(customer.userId);
+    if (user.isAdmin) throw new AdministratorNotDeletableError();
+    await this.confirmPassword(user, password, clientAddress);
+    const account = { userId: user.id, clientAddress, at: this.clock.now() };
+    await this.users.deleteAccount(user.id, (tx) => this.erasure.runIn(tx, account));
+    this.sessions.changed(user.id);
+    this.logger.log({ userId: user.id }, 'Account deleted by its owner');
+  }
+
   async setAlertEmails(userId: string, on: boolean): Promise<User> {
     const user = await this.getUser(userId);
     user.setAlertEmails(on);
@@ -176,6 +250,17 @@ export class AccountsService implements CustomerAuthenticator {
     if (!owner) return;
     if ((await this.limiter.tryAcquire([{ key: `signup-notice:user:${owner.id}`, limit: 1, windowSec: 3600 }])) !== 0) return;
     await this.mails.signupNotice(owner);
+  }
+
+  /** The account's password, checked as a login is: a wrong one counts against the same limits. */
+  private async confirmPassword(user: User, password: string, clientAddress: string): Promise<void> {
+    await this.limiter.guard(
+      this.loginBuckets(user.email, clientAddress),
+      async () => {
+        if (!(await this.hasher.verifyLowEntropy(password, user.passwordHash))) throw new WrongPasswordError();
+      },
+      (error) => error instanceof WrongPasswordError,
+    );
   }
 
   private loginBuckets(email: string, clientAddress: string): FailureBucket[] {

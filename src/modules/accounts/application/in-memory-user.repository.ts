@@ -20,6 +20,7 @@ interface VerificationToken {
 export class InMemoryUserRepository extends UserRepository {
   private readonly users = new Map<string, UserState>();
   private readonly verificationTokens = new Map<string, VerificationToken>();
+  private readonly resetTokens = new Map<string, { userId: string; expiresAt: Date }>();
 
   /** `refreshTokens`: where sessions live, as user_refresh_tokens does for the SQL repository. */
   constructor(private readonly refreshTokens: InMemoryRefreshTokenStore) {
@@ -76,6 +77,50 @@ export class InMemoryUserRepository extends UserRepository {
     return token.userId;
   }
 
+  async replacePasswordResetToken(token: { userId: string; tokenHash: string; expiresAt: Date }): Promise<void> {
+    this.dropResetTokensOf(token.userId);
+    this.resetTokens.set(token.tokenHash, { userId: token.userId, expiresAt: token.expiresAt });
+  }
+
+  async findByPasswordResetToken(tokenHash: string, now: Date): Promise<User | null> {
+    const token = this.resetTokens.get(tokenHash);
+    return token && token.expiresAt > now ? this.findById(token.userId) : null;
+  }
+
+  async resetPassword(tokenHash: string, passwordHash: string, now: Date): Promise<string | null> {
+    const token = this.resetTokens.get(tokenHash);
+    const existing = token && this.users.get(token.userId);
+    if (!token || token.expiresAt <= now || !existing) return null;
+    this.dropResetTokensOf(token.userId);
+    this.users.set(existing.id, { ...existing, passwordHash, tokenVersion: existing.tokenVersion + 1, emailVerifiedAt: existing.emailVerifiedAt ?? now });
+    await this.refreshTokens.revokeAllOf(existing.id, now);
+    return existing.id;
+  }
+
+  async changePassword(id: string, passwordHash: string, keepSessionId: string | null, now: Date): Promise<void> {
+    const existing = this.users.get(id);
+    if (!existing) return;
+    this.users.set(id, { ...existing, passwordHash });
+    for (const token of this.refreshTokens.tokens.values()) if (token.subjectId === id && token.familyId !== keepSessionId && !token.revokedAt) token.revokedAt = now;
+    this.dropResetTokensOf(id);
+  }
+
+  async deleteAccount(id: string, beforeDelete: (tx: TransactionRunner) => Promise<void>): Promise<boolean> {
+    if (!this.users.has(id)) return false;
+    await beforeDelete(NO_SQL);
+    // What ON DELETE CASCADE takes along in the database.
+    this.users.delete(id);
+    this.dropResetTokensOf(id);
+    for (const [hash, token] of this.verificationTokens) if (token.userId === id) this.verificationTokens.delete(hash);
+    for (const [key, token] of this.refreshTokens.tokens) if (token.subjectId === id) this.refreshTokens.tokens.delete(key);
+    return true;
+  }
+
+  /** Hashes of the stored reset tokens, for assertions. */
+  resetTokenHashes(): string[] {
+    return [...this.resetTokens.keys()];
+  }
+
   /** Hashes of the stored verification tokens, for assertions. */
   verificationTokenHashes(): string[] {
     return [...this.verificationTokens.keys()];
@@ -84,6 +129,10 @@ export class InMemoryUserRepository extends UserRepository {
   /** Every stored account, for assertions. */
   all(): UserState[] {
     return [...this.users.values()].map((state) => ({ ...state }));
+  }
+
+  private dropResetTokensOf(userId: string): void {
+    for (const [hash, token] of this.resetTokens) if (token.userId === userId) this.resetTokens.delete(hash);
   }
 
   private byEmail(email: string): UserState | undefined {

@@ -12,12 +12,13 @@ export const PASSWORD_MAX_LENGTH = 128;
 const COMMON_PASSWORDS = new Set(COMMON_PASSWORDS_OF_ALLOWED_LENGTH);
 
 export class PasswordTooCommonError extends DomainError {
-  constructor() {
+  /** `field`: the request's name for the password (`newPassword` in a password change). */
+  constructor(field = 'password') {
     super(
       'PASSWORD_TOO_COMMON',
       'invalid',
       'This password is too easy to guess: it is one of the most used passwords, repeats or counts up one character, or contains the e-mail address. Choose another.',
-      { errors: [{ field: 'password', message: 'password is too common' }] },
+      { errors: [{ field, message: `${field} is too common` }] },
     );
   }
 }
@@ -33,9 +34,9 @@ function isRepeatedOrSequential(password: string): boolean {
  * NIST SP 800-63B §3.1.1.2: refuse passwords that are commonly used, repetitive or sequential, or
  * taken from the context (here the e-mail address). Length is checked with the request's shape.
  */
-export function assertGuessResistant(password: string, email: string): void {
+export function assertGuessResistant(password: string, email: string, field = 'password'): void {
   const lowered = password.toLowerCase();
   const localPart = email.toLowerCase().split('@')[0];
   const fromContext = lowered.includes(email.toLowerCase()) || (localPart.length >= 4 && lowered.includes(localPart));
-  if (COMMON_PASSWORDS.has(lowered) || isRepeatedOrSequential(password) || fromContext) throw new PasswordTooCommonError();
+  if (COMMON_PASSWORDS.has(lowered) || isRepeatedOrSequential(password) || fromContext) throw new PasswordTooCommonError(field);
 }

@@ -22,4 +22,25 @@ export abstract class UserRepository {
   abstract insertVerificationToken(token: { userId: string; tokenHash: string; expiresAt: Date }): Promise<void>;
   /** Marks the token used if it is live; returns its user id, or null when unknown, used or expired. */
   abstract consumeVerificationToken(tokenHash: string, now: Date): Promise<string | null>;
+
+  /** Stores the account's new reset link token; every older one of the account stops working. */
+  abstract replacePasswordResetToken(token: { userId: string; tokenHash: string; expiresAt: Date }): Promise<void>;
+  /** The account of a live (unused, unexpired) reset token; null otherwise. Uses nothing. */
+  abstract findByPasswordResetToken(tokenHash: string, now: Date): Promise<User | null>;
+  /**
+   * At once, if the reset token is still live: uses it up (and every other of the account), sets
+   * the new password hash, verifies the address (the link came by mail), bumps the token version
+   * and revokes every session. Returns the account's id; null when the token was not live.
+   */
+  abstract resetPassword(tokenHash: string, passwordHash: string, now: Date): Promise<string | null>;
+  /**
+   * At once: the new password hash, every session revoked but `keepSessionId`'s (none kept when
+   * null), and every reset link of the account void.
+   */
+  abstract changePassword(id: string, passwordHash: string, keepSessionId: string | null, now: Date): Promise<void>;
+  /**
+   * Deletes the account in one transaction: `beforeDelete` first (the modules' erasure steps), then
+   * the row, which takes what references it with `ON DELETE CASCADE` along. False when it was gone.
+   */
+  abstract deleteAccount(id: string, beforeDelete: (tx: TransactionRunner) => Promise<void>): Promise<boolean>;
 }

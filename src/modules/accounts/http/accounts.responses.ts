@@ -36,3 +36,8 @@ export class UserMeResponse {
     return { userId: user.id, email: user.email, emailVerified: user.emailVerified, role: user.role, alertEmails: user.alertEmails };
   }
 }
+
+export class PasswordResetResponse {
+  @ApiProperty({ example: true, description: 'The new password is set; every session of the account has ended. Sign in with the new password.' })
+  passwordChanged!: boolean;
+}

@@ -1,4 +1,4 @@
-import { Body, Controller, Get, HttpCode, Patch, Post } from '@nestjs/common';
+import { Body, Controller, Delete, Get, HttpCode, Patch, Post } from '@nestjs/common';
 import { ApiBody, ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
 import { CurrentCustomer, CustomerAuth, Public } from '../../../auth/auth.decorators.js';
 import { ApiCredentialCheckUnavailable, ApiProblems, JSON_BODY_PROBLEMS } from '../../../shared/http/api-problems.decorator.js';
@@ -8,8 +8,18 @@ import { NoStore } from '../../../shared/http/no-store.decorator.js';
 import { TokenResponse } from '../../../shared/http/token.response.js';
 import { AccountsService } from '../application/accounts.service.js';
 import { CustomerPrincipal } from '../../../auth/principals.js';
-import { LoginRequest, SignupRequest, UpdateMeRequest, UserRefreshRequest, VerifyEmailRequest } from './accounts.requests.js';
-import { EmailVerifiedResponse, SignupResponse, UserMeResponse } from './accounts.responses.js';
+import {
+  ChangePasswordRequest,
+  DeleteAccountRequest,
+  LoginRequest,
+  PasswordResetConfirmRequest,
+  PasswordResetRequest,
+  SignupRequest,
+  UpdateMeRequest,
+  UserRefreshRequest,
+  VerifyEmailRequest,
+} from './accounts.requests.js';
+import { EmailVerifiedResponse, PasswordResetResponse, SignupResponse, UserMeResponse } from './accounts.responses.js';
 
 @ApiTags('accounts')
 @Controller()
@@ -105,6 +115,79 @@ export class AuthController {
   @ApiProblems(JSON_BODY_PROBLEMS)
   async logout(@Body() body: UserRefreshRequest): Promise<void> {
     await this.accounts.logout(body.refreshToken);
+  }
+
+  @Post('auth/password-reset')
+  @AuthBodyLimit()
+  @HttpCode(202)
+  @Public()
+  @ApiOperation({
+    operationId: 'requestPasswordReset',
+    summary: 'Mail a password reset link',
+    description:
+      'When the address has an account, a link to `<PUBLIC_BASE_URL>/reset-password?token=…` is mailed to it, valid for an hour and once; it replaces every earlier link. The answer, and the time it takes, are the same whether or not the address has an account. Limited per address asked for (PASSWORD_RESET_MAX_PER_EMAIL_PER_HOUR) and per client address (PASSWORD_RESET_MAX_PER_ADDRESS_PER_HOUR).',
+  })
+  @ApiBody({ type: PasswordResetRequest })
+  @ApiResponse({ status: 202, description: 'Taken: a link is on its way if the address has an account.' })
+  @ApiProblems(JSON_BODY_PROBLEMS, { 429: ['RATE_LIMITED'] })
+  @ApiCredentialCheckUnavailable()
+  async requestPasswordReset(@Body() body: PasswordResetRequest, @ClientAddress() address: string): Promise<void> {
+    await this.accounts.requestPasswordReset(body.email, address);
+  }
+
+  @Post('auth/password-reset/confirm')
+  @NoStore()
+  @AuthBodyLimit()
+  @HttpCode(200)
+  @Public()
+  @ApiOperation({
+    operationId: 'confirmPasswordReset',
+    summary: 'Set a new password with the token of a reset link',
+    description:
+      'Every session of the account ends (its refresh and access tokens stop working at once) and the address counts as verified. The link is used up; a password the policy refuses (PASSWORD_TOO_COMMON) leaves it usable. An unknown, used, replaced or expired token counts against the client address’s failure limit.',
+  })
+  @ApiBody({ type: PasswordResetConfirmRequest })
+  @ApiResponse({ status: 200, type: PasswordResetResponse, description: 'The password is changed; sign in with it.' })
+  @ApiProblems(JSON_BODY_PROBLEMS, { 400: ['INVALID_TOKEN', 'PASSWORD_TOO_COMMON'], 429: ['RATE_LIMITED'] })
+  @ApiCredentialCheckUnavailable()
+  async confirmPasswordReset(@Body() body: PasswordResetConfirmRequest, @ClientAddress() address: string): Promise<PasswordResetResponse> {
+    await this.accounts.resetPassword(body.token, body.password, address);
+    return { passwordChanged: true };
+  }
+
+  @Post('users/me/password')
+  @AuthBodyLimit()
+  @HttpCode(204)
+  @CustomerAuth()
+  @ApiOperation({
+    operationId: 'changePassword',
+    summary: 'Change the signed-in account’s password',
+    description: 'Every other session of the account ends; the one making this call stays signed in. A wrong current password answers 403 INVALID_CREDENTIALS and counts as a failed login.',
+  })
+  @ApiBody({ type: ChangePasswordRequest })
+  @ApiResponse({ status: 204, description: 'Changed.' })
+  @ApiProblems(JSON_BODY_PROBLEMS, { 400: ['PASSWORD_TOO_COMMON'], 403: ['INVALID_CREDENTIALS'], 429: ['RATE_LIMITED'] })
+  @ApiCredentialCheckUnavailable()
+  async changePassword(@CurrentCustomer() customer: CustomerPrincipal, @Body() body: ChangePasswordRequest, @ClientAddress() address: string): Promise<void> {
+    await this.accounts.changePassword(customer, body.currentPassword, body.newPassword, address);
+  }
+
+  @Delete('users/me')
+  @AuthBodyLimit()
+  @HttpCode(204)
+  @CustomerAuth()
+  @ApiOperation({
+    operationId: 'deleteCurrentUser',
+    summary: 'Delete the signed-in account',
+    description:
+      'Confirmed with the password. The account’s devices are released (claimable again, their telemetry kept with them), its sessions, webhooks and pending notifications end, and the account with its e-mail address is deleted. A wrong password answers 403 INVALID_CREDENTIALS and counts as a failed login; an administrator account cannot delete itself (403 FORBIDDEN).',
+  })
+  @ApiBody({ type: DeleteAccountRequest })
+  @ApiResponse({ status: 204, description: 'Deleted.' })
+  @ApiProblems(JSON_BODY_PROBLEMS, { 403: ['INVALID_CREDENTIALS', 'FORBIDDEN'], 429: ['RATE_LIMITED'] })
+  @ApiCredentialCheckUnavailable()
+  async deleteMe(@CurrentCustomer() customer: CustomerPrincipal, @Body() body: DeleteAccountRequest, @ClientAddress() address: string): Promise<void> {
+    await this.accounts.deleteAccount(customer, body.password, address);
   }
 
   @Get('users/me')

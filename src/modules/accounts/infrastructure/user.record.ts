@@ -46,6 +46,21 @@ export class EmailVerificationTokenRecord {
   usedAt!: Date | null;
 }
 
+/** A password reset link's token, as its HMAC; used links are deleted, so every row is unused. */
+@Entity({ name: 'password_reset_tokens' })
+@Index('password_reset_tokens_user_idx', ['userId'])
+export class PasswordResetTokenRecord {
+  @PrimaryColumn({ name: 'token_hash', type: 'varchar', length: 64, primaryKeyConstraintName: 'password_reset_tokens_pkey' })
+  tokenHash!: string;
+
+  @Column({ name: 'user_id', type: 'uuid' })
+  @ForeignKey(() => UserRecord, { name: 'password_reset_tokens_user_id_fkey', onDelete: 'CASCADE' })
+  userId!: string;
+
+  @Column({ name: 'expires_at', type: 'timestamptz' })
+  expiresAt!: Date;
+}
+
 @Entity({ name: 'user_refresh_tokens' })
 @Index('user_refresh_tokens_user_idx', ['subjectId'])
 @Index('user_refresh_tokens_hash_key', ['tokenHash'], { unique: true })

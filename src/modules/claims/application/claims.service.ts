@@ -7,6 +7,8 @@ import { decodeTimeCursor, encodeTimeCursor } from '../../../shared/http/cursor.
 import { DEVICE_ID_PATTERN } from '../../../shared/kernel/device-id.js';
 import { FailureLimiter, type FailureBucket } from '../../../shared/rate-limit/failure-limiter.js';
 import type { CustomerPrincipal } from '../../../auth/principals.js';
+import type { SqlRunner } from '../../../shared/database/sql-runner.js';
+import type { ErasedAccount } from '../../accounts/index.js';
 import { ClaimCode, type Device, DevicesService } from '../../devices/index.js';
 import { EventLog } from '../../events/index.js';
 import { ClaimAudit, type ClaimAuditEntry, type ClaimOutcome } from '../domain/claim-audit.js';
@@ -88,12 +90,26 @@ export class ClaimsService {
     const attempt = { userId: customer.userId, deviceId, action: 'release' as const, clientAddress };
     await this.audited(attempt, async () => {
       const now = this.clock.now();
-      const released = await this.devices.releaseFrom(deviceId, customer.userId, now, (tx) =>
-        // No owner id in the data: the next owner sees this event, and whose the device was is not theirs to know.
-        this.events.record(tx, { type: 'device.released', deviceId, ownerId: customer.userId, occurredAt: now, data: {} }).then(() => undefined),
-      );
+      const released = await this.devices.releaseFrom(deviceId, customer.userId, now, (tx) => this.recordRelease(tx, deviceId, customer.userId, now));
       if (!released) throw new NotFoundError('You own no device with this id.');
     });
+  }
+
+  /**
+   * The account's erasure step: inside the deletion's transaction, releases each of its devices as
+   * `release` does (the same statement, device.released event and audit row), so each is claimable
+   * again and keeps its telemetry; nothing is released if the deletion rolls back.
+   */
+  async releaseAllOf(account: ErasedAccount, tx: SqlRunner): Promise<void> {
+    for (const deviceId of await this.devices.lockOwnedBy(account.userId, tx)) {
+      await this.devices.releaseFrom(deviceId, account.userId, account.at, (within) => this.recordRelease(within, deviceId, account.userId, account.at), tx);
+      await this.audit.record({ userId: account.userId, deviceId, action: 'release', outcome: 'RELEASED', clientAddress: account.clientAddress, at: account.at }, tx);
+    }
+  }
+
+  private async recordRelease(tx: SqlRunner, deviceId: string, ownerId: string, now: Date): Promise<void> {
+    // No owner id in the data: the next owner sees this event, and whose the device was is not theirs to know.
+    await this.events.record(tx, { type: 'device.released', deviceId, ownerId, occurredAt: now, data: {} });
   }
 
   /** The customer's devices, most recently claimed first: a page of `limit` after `cursor` (a nextCursor this returned). */

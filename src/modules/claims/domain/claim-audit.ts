@@ -1,3 +1,5 @@
+import type { SqlRunner } from '../../../shared/database/sql-runner.js';
+
 /** What the audit table records as the outcome of an attempt. */
 export type ClaimOutcome =
   | 'CLAIMED'
@@ -23,5 +25,6 @@ export interface ClaimAuditEntry {
 }
 
 export abstract class ClaimAudit {
-  abstract record(entry: ClaimAuditEntry): Promise<void>;
+  /** With `tx`, the row is written in that transaction (an account deletion's releases). */
+  abstract record(entry: ClaimAuditEntry, tx?: SqlRunner): Promise<void>;
 }

@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { Orm } from '../../../shared/database/orm.js';
+import type { SqlRunner } from '../../../shared/database/sql-runner.js';
 import { ClaimAudit, type ClaimAuditEntry } from '../domain/claim-audit.js';
 import { ClaimAuditRecord } from './claim-audit.record.js';
 
@@ -9,7 +10,18 @@ export class TypeOrmClaimAudit extends ClaimAudit {
     super();
   }
 
-  async record(entry: ClaimAuditEntry): Promise<void> {
+  async record(entry: ClaimAuditEntry, tx?: SqlRunner): Promise<void> {
+    if (tx) {
+      await tx.rows('INSERT INTO claim_audit (at, user_id, device_id, action, outcome, client_address) VALUES ($1, $2, $3, $4, $5, $6)', [
+        entry.at,
+        entry.userId,
+        entry.deviceId,
+        entry.action,
+        entry.outcome,
+        entry.clientAddress.slice(0, 64),
+      ]);
+      return;
+    }
     await this.orm.run((manager) =>
       manager
         .createQueryBuilder()

@@ -17,6 +17,7 @@ import {
   InvalidCredentialsError,
   RegistrationNotAllowedError,
 } from '../domain/device.errors.js';
+import type { SqlRunner } from '../../../shared/database/sql-runner.js';
 import { DeviceRepository, type OwnedDevicesPage, type OwnershipChanged } from '../domain/device.repository.js';
 import { FirmwareVersion } from '../../../shared/kernel/firmware-version.js';
 import { RegistrationAllowlist, type AllowlistEntry } from '../domain/registration-allowlist.js';
@@ -205,9 +206,14 @@ export class DevicesService implements DeviceAuthenticator {
     return this.devices.claimIfUnowned(deviceId, ownerId, now, onClaimed);
   }
 
-  /** `onReleased` runs in the release's transaction. */
-  releaseFrom(deviceId: string, ownerId: string, now: Date, onReleased?: OwnershipChanged): Promise<boolean> {
-    return this.devices.releaseIfOwnedBy(deviceId, ownerId, now, onReleased);
+  /** `onReleased` runs in the release's transaction: its own, or `within` when given. */
+  releaseFrom(deviceId: string, ownerId: string, now: Date, onReleased?: OwnershipChanged, within?: SqlRunner): Promise<boolean> {
+    return this.devices.releaseIfOwnedBy(deviceId, ownerId, now, onReleased, within);
+  }
+
+  /** Within `tx`: the ids of the devices `ownerId` holds, locked until `tx` ends (an account being deleted). */
+  lockOwnedBy(ownerId: string, tx: SqlRunner): Promise<string[]> {
+    return this.devices.lockOwnedBy(ownerId, tx);
   }
 
   /**

@@ -78,6 +78,10 @@ export class InMemoryDeviceRepository extends DeviceRepository {
     return true;
   }
 
+  async lockOwnedBy(ownerId: string): Promise<string[]> {
+    return [...this.devices.values()].filter((state) => state.ownerId === ownerId).map((state) => state.deviceId).sort();
+  }
+
   async markSilentOffline(): Promise<number> {
     throw new Error('the in-memory repository keeps no telemetry times');
   }

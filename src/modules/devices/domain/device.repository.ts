@@ -37,8 +37,13 @@ export abstract class DeviceRepository {
    * concurrent claimers cannot both win.
    */
   abstract claimIfUnowned(deviceId: string, ownerId: string, now: Date, onClaimed?: OwnershipChanged): Promise<{ ownerId: string; claimedAt: Date } | null>;
-  /** Clears the ownership, and with it the owner's name and tags of the device, if `ownerId` holds it; false otherwise. */
-  abstract releaseIfOwnedBy(deviceId: string, ownerId: string, now: Date, onReleased?: OwnershipChanged): Promise<boolean>;
+  /**
+   * Clears the ownership, and with it the owner's name and tags of the device, if `ownerId` holds it; false otherwise. `onReleased` runs in the same
+   * transaction: its own, or `within` when given (an account deletion releasing all its devices).
+   */
+  abstract releaseIfOwnedBy(deviceId: string, ownerId: string, now: Date, onReleased?: OwnershipChanged, within?: SqlRunner): Promise<boolean>;
+  /** Within `tx`: the ids of the devices `ownerId` holds, locked until `tx` ends. */
+  abstract lockOwnedBy(ownerId: string, tx: SqlRunner): Promise<string[]>;
   /**
    * Changes the device's name and tags if it still has the owner `ownerId` (null: nobody) that the
    * permission check saw; false otherwise (gone, or changed hands since), and nothing changed.

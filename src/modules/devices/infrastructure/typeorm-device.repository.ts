@@ -151,20 +151,24 @@ export class TypeOrmDeviceRepository extends DeviceRepository {
     });
   }
 
-  async releaseIfOwnedBy(deviceId: string, ownerId: string, now: Date, onReleased?: OwnershipChanged): Promise<boolean> {
-    return this.orm.transaction(async (manager, tx) => {
-      const result = await manager
-        .createQueryBuilder()
-        .update(DeviceRecord)
-        // What the owner called the device is theirs: the next owner starts without it.
-        .set({ ownerId: null, claimedAt: null, visibleSince: null, reRegistrationUntil: null, lastReleasedAt: now, name: null, tags: [] })
-        .where('device_id = :deviceId', { deviceId })
-        .andWhere('owner_id = :ownerId', { ownerId })
-        .execute();
-      if (result.affected !== 1) return false;
+  async releaseIfOwnedBy(deviceId: string, ownerId: string, now: Date, onReleased?: OwnershipChanged, within?: SqlRunner): Promise<boolean> {
+    const release = async (tx: SqlRunner) => {
+      // What the owner called the device is theirs: the next owner starts without it.
+      const released = await tx.rows(
+        `UPDATE devices SET owner_id = NULL, claimed_at = NULL, visible_since = NULL, re_registration_until = NULL, last_released_at = $3, name = NULL, tags = '{}'
+          WHERE device_id = $1 AND owner_id = $2 RETURNING device_id`,
+        [deviceId, ownerId, now],
+      );
+      if (released.length !== 1) return false;
       await onReleased?.(tx);
       return true;
-    });
+    };
+    return within ? release(within) : this.orm.transaction((_manager, tx) => release(tx));
+  }
+
+  async lockOwnedBy(ownerId: string, tx: SqlRunner): Promise<string[]> {
+    const rows = await tx.rows<{ device_id: string }>('SELECT device_id FROM devices WHERE owner_id = $1 ORDER BY device_id FOR NO KEY UPDATE', [ownerId]);
+    return rows.map((row) => row.device_id);
   }
 
   async relabelIfOwnedBy(deviceId: string, ownerId: string | null, patch: DeviceLabelsPatch): Promise<boolean> {
