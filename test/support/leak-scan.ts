@@ -30,7 +30,7 @@ const ISSUING_OPERATIONS = new Set([
 ]);
 const ISSUED_MEMBERS = ['accessToken', 'refreshToken', 'deviceSecret', 'key'] as const;
 /** Request members that are secrets of the caller. */
-const SECRET_REQUEST_MEMBERS = ['password', 'deviceSecret', 'claimCode', 'refreshToken', 'token'] as const;
+const SECRET_REQUEST_MEMBERS = ['password', 'currentPassword', 'newPassword', 'deviceSecret', 'claimCode', 'refreshToken', 'token'] as const;
 /** A member of this name in an answer that issues nothing is a leak whatever its value. */
 const SECRET_MEMBER = /"(?:accessToken|refreshToken|deviceSecret|password|passwordHash|password_hash|claimCode|secretHash|secret_hash|tokenHash|token_hash|keyHash|key_hash)"\s*:/;
 
@@ -171,7 +171,7 @@ export class LeakScanner {
 
   /**
    * Reads from the database what must never leave it: password and claim-code hashes (argon2), the
-   * HMACs of device secrets, refresh tokens and verification tokens, and every user's address.
+   * HMACs of device secrets, refresh tokens, verification and reset tokens, and every user's address.
    */
   async harvest(db: pg.Pool): Promise<void> {
     const sources = [
@@ -181,6 +181,7 @@ export class LeakScanner {
       ['user_refresh_tokens', 'SELECT token_hash FROM user_refresh_tokens'],
       ['email_verification_tokens', 'SELECT token_hash FROM email_verification_tokens'],
       ['api_keys', 'SELECT key_hash FROM api_keys'],
+      ['password_reset_tokens', 'SELECT token_hash FROM password_reset_tokens'],
     ] as const;
     const { rows: present } = await db.query<{ name: string }>('SELECT tablename AS name FROM pg_tables WHERE schemaname = current_schema()');
     const tables = new Set(present.map((row) => row.name));
