@@ -215,7 +215,7 @@ export async function createApp(settings: AppSettings, tls?: TlsCredentials): Pr
     origin: corsOrigins.length > 0 ? corsOrigins : false,
     methods: ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'],
     allowedHeaders: ['authorization', 'content-type', 'if-match', 'if-none-match'],
-    exposedHeaders: ['etag', 'retry-after', 'x-request-id', 'www-authenticate'],
+    exposedHeaders: ['etag', 'retry-after', 'x-request-id', 'www-authenticate', 'content-disposition'],
     maxAge: 600,
   });
   app.useLogger(app.get(Logger));

@@ -265,6 +265,18 @@ export class Env {
   @Transform(toInt) @IsInt() @Min(4096) @Max(64 * 1024 * 1024)
   STREAM_MAX_BUFFERED_BYTES = 256 * 1024;
 
+  /** CSV exports one account may run at once on one instance; the next is refused with 429. */
+  @Transform(toInt) @IsInt() @Min(1) @Max(100)
+  EXPORT_MAX_PER_USER = 2;
+
+  /**
+   * CSV exports one instance runs at once (each holds a database connection until it ends); the
+   * next is refused with 429. Below DB_POOL_SIZE. Unset: a third of the pool, at least one
+   * (exportMaxConcurrent).
+   */
+  @Transform(toOptionalInt) @IsOptional() @IsInt() @Min(1) @Max(199)
+  EXPORT_MAX_CONCURRENT?: number;
+
   /** Above 0: every that many ms, a JSON line with the event-loop delay on stdout (the benchmark's soak reads it). */
   @Transform(toInt) @IsInt() @Min(0) @Max(3_600_000)
   EVENT_LOOP_LOG_MS = 0;
@@ -276,6 +288,11 @@ export class Env {
   /** Address of the metrics listener: loopback by default, as the metrics are for the operator's scraper only. */
   @IsString() @MinLength(1)
   METRICS_HOST = '127.0.0.1';
+}
+
+/** The exports an instance runs at once: EXPORT_MAX_CONCURRENT, or a third of the pool (3 of the default 10), at least one. */
+export function exportMaxConcurrent(env: Env): number {
+  return env.EXPORT_MAX_CONCURRENT ?? Math.max(1, Math.floor(env.DB_POOL_SIZE / 3));
 }
 
 export class InvalidEnvironmentError extends Error {
@@ -300,6 +317,7 @@ export function loadEnv(source: Record<string, string | undefined> = process.env
   }
   if (Boolean(env.ADMIN_EMAIL) !== Boolean(env.ADMIN_PASSWORD)) problems.push('ADMIN_EMAIL, ADMIN_PASSWORD: set both or neither');
   if (env.METRICS_PORT !== undefined && env.METRICS_PORT !== 0 && env.METRICS_PORT === env.PORT) problems.push('METRICS_PORT: must differ from PORT (metrics are never served on the API port)');
+  if (env.EXPORT_MAX_CONCURRENT !== undefined && env.EXPORT_MAX_CONCURRENT >= env.DB_POOL_SIZE) problems.push('EXPORT_MAX_CONCURRENT: must be below DB_POOL_SIZE (each export holds a connection; the rest of the service needs at least one)');
   if (Boolean(env.TLS_CERT_FILE) !== Boolean(env.TLS_KEY_FILE)) problems.push('TLS_CERT_FILE, TLS_KEY_FILE: set both or neither');
   if (problems.length > 0) throw new InvalidEnvironmentError(problems);
   return env;

@@ -33,6 +33,7 @@ const TITLES = {
   FIRMWARE_RELEASE_EXISTS: 'A release with this version, hardware and channel exists',
   RATE_LIMITED: 'Too many requests',
   TOO_MANY_STREAMS: 'Too many open streams',
+  TOO_MANY_EXPORTS: 'Too many exports running',
   SERVICE_UNAVAILABLE: 'The service is temporarily unavailable',
   INTERNAL_ERROR: 'Internal error',
 } as const;

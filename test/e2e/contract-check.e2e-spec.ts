@@ -58,4 +58,20 @@ describe('contract check of responses (test/support/contract.ts)', () => {
   it('refuses a problem document whose status member is not the status of the answer', async () => {
     await expect(check(401, problem(403, 'UNAUTHORIZED'), 'application/problem+json')).rejects.toThrow(/does not match its documented schema/);
   });
+
+  it('takes a text answer (text/csv) as the string its schema describes, and still refuses an undocumented content type', async () => {
+    const schemaPath = '/api/v1/dashboard/devices/{deviceId}/telemetry/export';
+    const exportAnswer = (contentType: string) =>
+      contractCheck.onResponse!({
+        request: new Request('http://localhost/api/v1/dashboard/devices/gw-0001/telemetry/export', { method: 'GET' }),
+        response: new Response('ts,batteryId,soc\r\n2026-11-21T12:00:00.000Z,main,52.1\r\n', { status: 200, headers: { 'content-type': contentType } }),
+        schemaPath,
+        options: {},
+        id: 'test',
+        params: {},
+      } as never);
+
+    await expect(exportAnswer('text/csv; charset=utf-8')).resolves.toBeUndefined();
+    await expect(exportAnswer('application/json')).rejects.toThrow(/content type application\/json is not documented/);
+  });
 });

@@ -83,10 +83,14 @@ export const contractCheck: Middleware = {
     if (!content[mediaType]) throw new ContractViolation(`${label}: content type ${mediaType || '(none)'} is not documented (${Object.keys(content).join(', ')})`);
     if (!content[mediaType].schema) return undefined;
     let body: unknown;
-    try {
-      body = JSON.parse(text);
-    } catch {
-      throw new ContractViolation(`${label}: the body is not JSON: ${text.slice(0, 200)}`);
+    // A text answer (text/csv) is its own value: the documented schema is a string schema.
+    if (!/[/+]json$/.test(mediaType)) body = text;
+    else {
+      try {
+        body = JSON.parse(text);
+      } catch {
+        throw new ContractViolation(`${label}: the body is not JSON: ${text.slice(0, 200)}`);
+      }
     }
     if (mediaType === 'application/problem+json') {
       const codes = documentedCodes(content[mediaType].schema);

@@ -762,6 +762,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/dashboard/devices/{deviceId}/telemetry/export": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Every record of a visible device in a range, as CSV
+         * @description Streams `text/csv` (RFC 4180, UTF-8, CRLF after every line): a header `ts,batteryId,` then one column per metric the records of the range hold, sorted by name; one line per record, ascending by (ts, batteryId). `ts` is ISO 8601 in UTC with milliseconds, values are written as the JSON answers write them, and a metric a record lacks is an empty field. The same records `bucket=raw` of the history pages through: a device you cannot see is a 404, and after a release a later owner exports from their claim on. At most EXPORT_MAX_PER_USER (default 2) exports of one account and EXPORT_MAX_CONCURRENT (default a third of the database pool) in all run at once on an instance; past that, 429 with Retry-After. An error after the first line has gone out (the database went away) ends the response without its last chunk, so a client never takes a cut file for a whole one.
+         */
+        get: operations["exportTelemetry"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/dashboard/devices/{deviceId}/config": {
         parameters: {
             query?: never;
@@ -2695,7 +2715,7 @@ export interface components {
          * @description Stable machine-readable code: branch on it. Each operation lists the codes it can answer per status.
          * @enum {string}
          */
-        ProblemCode: "VALIDATION_FAILED" | "MALFORMED_BODY" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "CLAIM_CODE_REQUIRED" | "UNAUTHORIZED" | "INVALID_CREDENTIALS" | "INVALID_TOKEN" | "FORBIDDEN" | "API_KEY_SCOPE" | "TOO_MANY_API_KEYS" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "DEVICE_ALREADY_REGISTERED" | "TOO_MANY_WEBHOOKS" | "WEBHOOK_DISABLED" | "INVALID_ALERT_RULE" | "WEBHOOK_URL_NOT_ALLOWED" | "PASSWORD_TOO_COMMON" | "EMAIL_NOT_VERIFIED" | "INVALID_CLAIM" | "DEVICE_ALREADY_CLAIMED" | "DEVICE_SECRET_REQUIRED" | "CLAIM_CODE_ALREADY_SET" | "REGISTRATION_NOT_ALLOWED" | "PRECONDITION_FAILED" | "CONFIG_VERSION_UNKNOWN" | "FIRMWARE_RELEASE_EXISTS" | "RATE_LIMITED" | "TOO_MANY_STREAMS" | "SERVICE_UNAVAILABLE" | "INTERNAL_ERROR";
+        ProblemCode: "VALIDATION_FAILED" | "MALFORMED_BODY" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "CLAIM_CODE_REQUIRED" | "UNAUTHORIZED" | "INVALID_CREDENTIALS" | "INVALID_TOKEN" | "FORBIDDEN" | "API_KEY_SCOPE" | "TOO_MANY_API_KEYS" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "DEVICE_ALREADY_REGISTERED" | "TOO_MANY_WEBHOOKS" | "WEBHOOK_DISABLED" | "INVALID_ALERT_RULE" | "WEBHOOK_URL_NOT_ALLOWED" | "PASSWORD_TOO_COMMON" | "EMAIL_NOT_VERIFIED" | "INVALID_CLAIM" | "DEVICE_ALREADY_CLAIMED" | "DEVICE_SECRET_REQUIRED" | "CLAIM_CODE_ALREADY_SET" | "REGISTRATION_NOT_ALLOWED" | "PRECONDITION_FAILED" | "CONFIG_VERSION_UNKNOWN" | "FIRMWARE_RELEASE_EXISTS" | "RATE_LIMITED" | "TOO_MANY_STREAMS" | "TOO_MANY_EXPORTS" | "SERVICE_UNAVAILABLE" | "INTERNAL_ERROR";
         FieldErrorResponse: {
             /** @example claimCode */
             field: string;
@@ -4590,7 +4610,7 @@ export interface operations {
                         /** @enum {integer} */
                         status: 403;
                         /** @enum {string} */
-                        code: "INVALID_CREDENTIALS";
+                        code: "INVALID_CREDENTIALS" | "API_KEY_SCOPE";
                     };
                 };
             };
@@ -4778,7 +4798,7 @@ export interface operations {
                         /** @enum {integer} */
                         status: 403;
                         /** @enum {string} */
-                        code: "INVALID_CREDENTIALS" | "FORBIDDEN";
+                        code: "INVALID_CREDENTIALS" | "FORBIDDEN" | "API_KEY_SCOPE";
                     };
                 };
             };
@@ -7316,6 +7336,132 @@ export interface operations {
                 };
             };
             /** @description Temporarily unavailable: the database or the rate-limit store cannot be reached: send it again after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before sending the request again. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 503;
+                        /** @enum {string} */
+                        code: "SERVICE_UNAVAILABLE";
+                    };
+                };
+            };
+        };
+    };
+    exportTelemetry: {
+        parameters: {
+            query?: {
+                /** @description Inclusive start, ISO 8601 with zone. Default: 24 h before `to`. */
+                from?: string;
+                /** @description Exclusive end, ISO 8601 with zone. Default: now. At most 366 days after `from` (the default retention is 365 days). */
+                to?: string;
+                /** @description Only this battery. Default: all. */
+                batteryId?: string;
+                /** @description The one format there is. */
+                format?: "csv";
+            };
+            header?: never;
+            path: {
+                deviceId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The records as CSV, streamed. */
+            200: {
+                headers: {
+                    /** @description attachment; filename="<deviceId>-<from>-<to>.csv", the range in ISO 8601 basic format (20261121T120000Z). */
+                    "Content-Disposition"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example ts,batteryId,soc,voltage
+                     *     2026-11-21T12:00:00.000Z,main,52.1,13.2
+                     *     2026-11-21T12:00:10.000Z,main,,13.2
+                     */
+                    "text/csv": string;
+                };
+            };
+            /** @description The request is not valid; `errors` names each field at fault. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 400;
+                        /** @enum {string} */
+                        code: "VALIDATION_FAILED";
+                    };
+                };
+            };
+            /** @description Missing, invalid, expired or revoked credentials. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 401;
+                        /** @enum {string} */
+                        code: "UNAUTHORIZED";
+                    };
+                };
+            };
+            /** @description Authenticated but not allowed. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 403;
+                        /** @enum {string} */
+                        code: "API_KEY_SCOPE";
+                    };
+                };
+            };
+            /** @description Not found, or not visible to you. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 404;
+                        /** @enum {string} */
+                        code: "NOT_FOUND";
+                    };
+                };
+            };
+            /** @description Too many requests: send it again after Retry-After seconds. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before sending the request again. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 429;
+                        /** @enum {string} */
+                        code: "TOO_MANY_EXPORTS";
+                    };
+                };
+            };
+            /** @description Temporarily unavailable (the database cannot be reached, or this instance is stopping): send it again after Retry-After seconds. */
             503: {
                 headers: {
                     /** @description Seconds to wait before sending the request again. */

@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
 import { DashboardService } from './application/dashboard.service.js';
+import { ExportSlots } from './application/export-slots.js';
 import { DevicesModule } from '../devices/index.js';
 import { OtaModule } from '../ota/index.js';
 import { TelemetryModule } from '../telemetry/index.js';
@@ -12,6 +13,6 @@ import { SqlDashboardQueries } from './infrastructure/sql-dashboard-queries.js';
 @Module({
   imports: [DevicesModule, OtaModule, TelemetryModule],
   controllers: [DashboardController, DashboardConfigController, DashboardOtaController],
-  providers: [DashboardService, { provide: DashboardQueries, useClass: SqlDashboardQueries }],
+  providers: [DashboardService, ExportSlots, { provide: DashboardQueries, useClass: SqlDashboardQueries }],
 })
 export class DashboardModule {}

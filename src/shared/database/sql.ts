@@ -9,6 +9,11 @@ import type { SqlRunner } from './sql-runner.js';
 
 export type { SqlRunner } from './sql-runner.js';
 
+/** A transaction that holds its connection until close() (Sql.snapshot). */
+export interface HeldSnapshot extends SqlRunner {
+  close(): Promise<void>;
+}
+
 /**
  * Plain SQL on the pool TypeORM opened. Repositories use it instead of TypeORM's query builder,
  * which costs too much on the device-facing hot paths; `name` makes pg prepare the statement
@@ -72,6 +77,52 @@ export class Sql implements SqlRunner {
         throw error;
       }
     });
+  }
+
+  /**
+   * A read-only REPEATABLE READ transaction on a client of its own, held until close(): for a read
+   * too large to answer from one statement (a cursor fetched batch by batch), whose statements must
+   * all see the same snapshot. The caller must close() it, whatever happens; close() is safe to
+   * call more than once. While it is open it holds one of the pool's connections.
+   */
+  async snapshot(): Promise<HeldSnapshot> {
+    let client: PoolClient;
+    try {
+      client = await this.pool.connect();
+    } catch (error) {
+      throw asDatabaseError(error);
+    }
+    let broken = false;
+    let closed: Promise<void> | null = null;
+    const markBroken = () => {
+      broken = true;
+    };
+    client.on('error', markBroken);
+    const run = async <R>(text: string, values: unknown[] = []): Promise<R[]> => {
+      if (closed) throw new Error('The snapshot is closed.');
+      try {
+        return (await client.query({ text, values })).rows as R[];
+      } catch (error) {
+        if (isDatabaseUnavailable(error)) broken = true;
+        throw asDatabaseError(error);
+      }
+    };
+    const close = (): Promise<void> => {
+      closed ??= (async () => {
+        // A read-only transaction changes nothing: ending it is only to hand the connection back clean.
+        if (!broken) await client.query('ROLLBACK').catch(markBroken);
+        client.removeListener('error', markBroken);
+        client.release(broken);
+      })();
+      return closed;
+    };
+    try {
+      await run('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
+    } catch (error) {
+      await close();
+      throw error;
+    }
+    return { rows: run, close };
   }
 
   /**

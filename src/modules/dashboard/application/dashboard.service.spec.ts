@@ -1,10 +1,12 @@
 import { FixedClock } from '../../../config/fixed-clock.js';
+import { loadEnv } from '../../../config/env.js';
 import { NotFoundError, ValidationFailedError } from '../../../shared/domain-error.js';
 import { encodeCursor, encodeTimeCursor } from '../../../shared/http/cursor.js';
 import { FleetDefaultsStore } from '../../devices/application/fleet-defaults.js';
 import { INITIAL_FLEET_DEFAULTS, type FleetDefaults } from '../../devices/domain/device-config.js';
 import type { Viewer } from '../domain/dashboard-queries.js';
-import { DashboardService, pointsOf, type History } from './dashboard.service.js';
+import { DashboardService, pointsOf, type History, type TelemetryExport } from './dashboard.service.js';
+import { ExportSlots, TooManyExportsError } from './export-slots.js';
 import { InMemoryDashboardQueries } from './in-memory-dashboard-queries.fake.js';
 import { InMemoryTelemetryHistory } from './in-memory-telemetry-history.fake.js';
 
@@ -32,7 +34,7 @@ function setUp() {
   const queries = new InMemoryDashboardQueries();
   const telemetry = new InMemoryTelemetryHistory();
   const clock = new FixedClock(NOW);
-  const service = new DashboardService(queries, telemetry, clock, new StoredFleetDefaults());
+  const service = new DashboardService(queries, telemetry, clock, new StoredFleetDefaults(), new ExportSlots(loadEnv({ NODE_ENV: 'test', DB_POOL_SIZE: '10', EXPORT_MAX_PER_USER: '2', EXPORT_MAX_CONCURRENT: '3' })));
   return { queries, telemetry, clock, service };
 }
 
@@ -374,6 +376,91 @@ describe('DashboardService', () => {
         expect(telemetry.rawQueries[0].from).toEqual(at(-HOUR + 90_000));
         expect(page.records.map((record) => record.ts)).toEqual([at(-HOUR + 2 * MINUTE), at(-HOUR + 2 * MINUTE)]);
       });
+    });
+  });
+
+  describe('export: every record of the range, in batches, holding a slot until closed', () => {
+    async function read(exported: TelemetryExport): Promise<string[]> {
+      const seen: string[] = [];
+      for await (const batch of exported.batches()) seen.push(...batch.map((record) => `${record.ts.toISOString()} ${record.battery_id}`));
+      return seen;
+    }
+
+    it('the last 24 hours by default, the metrics of the range sorted, records ascending by (ts, batteryId)', async () => {
+      const { queries, telemetry, service } = setUp();
+      queries.add({ device_id: 'gw-0001', owner_id: ALICE.userId });
+      telemetry.add(
+        'gw-0001',
+        { ts: at(-2 * DAY), batteryId: 'main', metrics: { old: 1 } },
+        { ts: at(-HOUR), batteryId: 'pack-2', metrics: { voltage: 13.1 } },
+        { ts: at(-HOUR), batteryId: 'main', metrics: { soc: 50, voltage: 13 } },
+      );
+
+      const exported = await service.export(ALICE, 'gw-0001', {});
+
+      expect([exported.from, exported.to]).toEqual([at(-DAY), NOW]);
+      expect(exported.metrics).toEqual(['soc', 'voltage']);
+      expect(await read(exported)).toEqual([`${iso(-HOUR)} main`, `${iso(-HOUR)} pack-2`]);
+      await exported.close();
+      expect(telemetry.openExports).toBe(0);
+    });
+
+    it('a device the viewer cannot see: NotFound, nothing opened, no slot taken', async () => {
+      const { queries, telemetry, service } = setUp();
+      queries.add({ device_id: 'gw-0001', owner_id: ALICE.userId });
+
+      for (let i = 0; i < 3; i++) await expect(service.export(BOB, 'gw-0001', {})).rejects.toThrow(NotFoundError);
+      expect(telemetry.exportQueries).toEqual([]);
+      const mine = await service.export(ALICE, 'gw-0001', {});
+      await mine.close();
+    });
+
+    it('bad ranges and battery ids: refused before anything is read', async () => {
+      const { queries, telemetry, service } = setUp();
+      queries.add({ device_id: 'gw-0001', owner_id: ALICE.userId });
+
+      expect(await refusedFields(service.export(ALICE, 'gw-0001', { from: iso(-HOUR), to: iso(-2 * HOUR) }))).toEqual(['from']);
+      expect(await refusedFields(service.export(ALICE, 'gw-0001', { from: iso(-367 * DAY) }))).toEqual(['to']);
+      expect(await refusedFields(service.export(ALICE, 'gw-0001', { from: 'yesterday' }))).toEqual(['from']);
+      expect(await refusedFields(service.export(ALICE, 'gw-0001', { batteryId: 'a,b' }))).toEqual(['batteryId']);
+      expect(telemetry.exportQueries).toEqual([]);
+    });
+
+    it('a later owner exports from visible_since on; an administrator the whole range', async () => {
+      const { queries, telemetry, service } = setUp();
+      queries.add({ device_id: 'gw-0002', owner_id: ALICE.userId, visible_since: at(-3 * HOUR) });
+      telemetry.add('gw-0002', { ts: at(-5 * HOUR), batteryId: 'main', metrics: { temperature: 20 } }, { ts: at(-HOUR), batteryId: 'main', metrics: { soc: 90 } });
+
+      const mine = await service.export(ALICE, 'gw-0002', {});
+      const all = await service.export(ADMIN, 'gw-0002', {});
+
+      expect(telemetry.exportQueries.map((query) => query.from)).toEqual([at(-3 * HOUR), at(-DAY)]);
+      expect(mine.metrics).toEqual(['soc']);
+      expect(all.metrics).toEqual(['soc', 'temperature']);
+      await Promise.all([mine.close(), all.close()]);
+    });
+
+    it('two at once per account and three per instance; closing one (twice changes nothing) frees its slot', async () => {
+      const { queries, telemetry, service } = setUp();
+      const carol: Viewer = { userId: 'd4d4d4d4-0000-4000-8000-000000000004', isAdmin: false };
+      queries.add({ device_id: 'gw-0001', owner_id: ALICE.userId });
+      queries.add({ device_id: 'gw-0002', owner_id: carol.userId });
+
+      const first = await service.export(ALICE, 'gw-0001', {});
+      const second = await service.export(ALICE, 'gw-0001', {});
+      await expect(service.export(ALICE, 'gw-0001', {})).rejects.toThrow(TooManyExportsError);
+      const third = await service.export(carol, 'gw-0002', {});
+      const refused = await service.export(carol, 'gw-0002', {}).catch((error: unknown) => error);
+      expect(refused).toBeInstanceOf(TooManyExportsError);
+      expect((refused as TooManyExportsError).details).toMatchObject({ retryAfterSec: 10, limiter: 'exports-per-instance' });
+      expect(telemetry.openExports).toBe(3);
+
+      await first.close();
+      await first.close();
+      const again = await service.export(ALICE, 'gw-0001', {});
+      await expect(service.export(ALICE, 'gw-0001', {})).rejects.toThrow(TooManyExportsError);
+      await Promise.all([second.close(), third.close(), again.close()]);
+      expect(telemetry.openExports).toBe(0);
     });
   });
 });

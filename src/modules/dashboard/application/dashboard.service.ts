@@ -9,6 +9,7 @@ import { DEVICE_ID_PATTERN } from '../../../shared/kernel/device-id.js';
 import { FirmwareVersion } from '../../../shared/kernel/firmware-version.js';
 import { autoBucketSec, BATTERY_ID_PATTERN, MAX_POINTS_EXPLICIT, METRIC_NAME, parseBucket, type RawRecordRow, resolveRange, type SeriesRow, TelemetryHistory } from '../../telemetry/index.js';
 import { DashboardQueries, type DeviceFilters, type DeviceManagerRow, type DeviceSummaryRow, type DeviceVisibilityRow, type Viewer } from '../domain/dashboard-queries.js';
+import { ExportSlots } from './export-slots.js';
 
 /** The list's filters as the query gave them; DashboardService.devices checks them. */
 export interface DeviceListFilters {
@@ -59,6 +60,30 @@ export function pointsOf(series: Series): Point[] {
   return Array.from(series.order, (i) => ({ ts: new Date(ts[i] * 1000).toISOString(), avg: avg[i], min: min[i], max: max[i], count: count[i] }));
 }
 
+export interface ExportParams {
+  from?: string;
+  to?: string;
+  batteryId?: string;
+}
+
+/**
+ * A running export: the range asked, the metric names of its records (sorted by code point) and
+ * the records in batches ascending by (ts, batteryId). It holds a database connection and one of
+ * the account's export slots until close(), which the caller must call whatever happens; close()
+ * may be called more than once.
+ */
+export interface TelemetryExport {
+  deviceId: string;
+  from: Date;
+  to: Date;
+  metrics: string[];
+  batches(): AsyncGenerator<RawRecordRow[], void, undefined>;
+  close(): Promise<void>;
+}
+
+/** Records per FETCH: ~150 kB of CSV, one batch in memory at a time (measured in telemetry-export.e2e-spec.ts). */
+export const EXPORT_BATCH_SIZE = 2000;
+
 export type History =
   /** `etag`: only when the range has ended (toSeries). */
   | { kind: 'buckets'; deviceId: string; from: Date; to: Date; bucketSec: number; series: Series[]; etag: string | null }
@@ -72,6 +97,7 @@ export class DashboardService {
     private readonly telemetry: TelemetryHistory,
     private readonly clock: Clock,
     private readonly defaults: FleetDefaultsStore,
+    private readonly exportSlots: ExportSlots,
   ) {}
 
   /** Fleet defaults, for the per-device figures that depend on them (online horizon, desired config version). */
@@ -120,20 +146,50 @@ export class DashboardService {
     return !viewer.isAdmin && device.visible_since && (!from || device.visible_since > from) ? device.visible_since : from;
   }
 
+  /**
+   * Every record of a visible device in the range (default: the last 24 hours; at most 366 days,
+   * which covers the default retention), as history shows them to this viewer: a later owner's
+   * export starts at their claim. Refused with TooManyExportsError past the account's or the
+   * instance's cap, after the visibility check, so a device the viewer cannot see is a 404 always.
+   */
+  async export(viewer: Viewer, deviceId: string, params: ExportParams): Promise<TelemetryExport> {
+    const range = resolveRange(params.from, params.to, this.clock.now());
+    const batteryId = parseBatteryId(params.batteryId);
+    const device = await this.visibility(viewer, deviceId);
+    const visibleFrom = this.visibleFrom(viewer, device, range.from) ?? range.from;
+    const release = this.exportSlots.take(viewer.userId);
+    try {
+      const records = await this.telemetry.openExport({ deviceId, from: visibleFrom < range.to ? visibleFrom : range.to, to: range.to, batteryId }, EXPORT_BATCH_SIZE);
+      return {
+        deviceId,
+        ...range,
+        metrics: records.metrics,
+        batches: () => records.batches(),
+        close: async () => {
+          try {
+            await records.close();
+          } finally {
+            release();
+          }
+        },
+      };
+    } catch (error) {
+      release();
+      throw error;
+    }
+  }
+
   async history(viewer: Viewer, deviceId: string, params: HistoryParams): Promise<History> {
     const range = resolveRange(params.from, params.to, this.clock.now());
     const bucket = parseBucket(params.bucket);
     const metrics = params.metrics === undefined ? null : parseMetrics(params.metrics);
-    if (params.batteryId !== undefined && !BATTERY_ID_PATTERN.test(params.batteryId)) {
-      throw new ValidationFailedError([{ field: 'batteryId', message: 'batteryId must be 1–64 characters of A–Z a–z 0–9 . _ : -' }]);
-    }
+    const batteryId = parseBatteryId(params.batteryId);
     // Bucket answers are never paged: a cursor there is a client mistake, refused rather than ignored.
     if (params.cursor !== undefined && bucket.kind !== 'raw') throw invalidCursor('cursor applies only to bucket=raw: bucket answers have no pages');
     const after = params.cursor === undefined ? null : decodeRawCursor(params.cursor);
     const device = await this.visibility(viewer, deviceId);
     const visibleFrom = this.visibleFrom(viewer, device, range.from) ?? range.from;
     const effective = { from: visibleFrom < range.to ? visibleFrom : range.to, to: range.to };
-    const batteryId = params.batteryId ?? null;
 
     if (bucket.kind === 'raw') {
       const limit = params.limit ?? 1000;
@@ -188,6 +244,13 @@ function parseFilters(given: DeviceListFilters, now: Date, defaults: FleetDefaul
 function visibleOrNotFound<T>(row: T | null): T {
   if (!row) throw new NotFoundError('No visible device has this id.');
   return row;
+}
+
+function parseBatteryId(raw: string | undefined): string | null {
+  if (raw !== undefined && !BATTERY_ID_PATTERN.test(raw)) {
+    throw new ValidationFailedError([{ field: 'batteryId', message: 'batteryId must be 1–64 characters of A–Z a–z 0–9 . _ : -' }]);
+  }
+  return raw ?? null;
 }
 
 function parseMetrics(raw: string): string[] {

@@ -1,4 +1,4 @@
-import { TelemetryHistory, type RawRecordRow, type RawRecordsQuery, type SeriesQuery, type SeriesRow } from '../../telemetry/index.js';
+import { TelemetryHistory, type RawRecordRow, type RawRecordsQuery, type RecordExport, type RecordExportQuery, type SeriesQuery, type SeriesRow } from '../../telemetry/index.js';
 
 interface StoredRecord extends RawRecordRow {
   device_id: string;
@@ -13,6 +13,9 @@ export class InMemoryTelemetryHistory extends TelemetryHistory {
   private readonly records: StoredRecord[] = [];
   readonly seriesQueries: SeriesQuery[] = [];
   readonly rawQueries: RawRecordsQuery[] = [];
+  readonly exportQueries: RecordExportQuery[] = [];
+  /** Exports opened and not closed yet: what would hold database connections. */
+  openExports = 0;
 
   add(deviceId: string, ...records: Array<{ ts: Date; batteryId: string; metrics: Record<string, number> }>): void {
     for (const record of records) this.records.push({ device_id: deviceId, battery_id: record.batteryId, ts: record.ts, metrics: record.metrics });
@@ -56,6 +59,25 @@ export class InMemoryTelemetryHistory extends TelemetryHistory {
       .sort((a, b) => a.ts.getTime() - b.ts.getTime() || compare(a.battery_id, b.battery_id))
       .slice(0, query.limit)
       .map(({ battery_id, ts, metrics }) => ({ battery_id, ts, metrics }));
+  }
+
+  async openExport(query: RecordExportQuery, batchSize: number): Promise<RecordExport> {
+    this.exportQueries.push(query);
+    const records = this.inRange(query)
+      .sort((a, b) => a.ts.getTime() - b.ts.getTime() || compare(a.battery_id, b.battery_id))
+      .map(({ battery_id, ts, metrics }) => ({ battery_id, ts, metrics }));
+    this.openExports += 1;
+    let closed = false;
+    return {
+      metrics: [...new Set(records.flatMap((record) => Object.keys(record.metrics)))].sort(compare),
+      async *batches() {
+        for (let start = 0; start < records.length; start += batchSize) yield records.slice(start, start + batchSize);
+      },
+      close: async () => {
+        if (!closed) this.openExports -= 1;
+        closed = true;
+      },
+    };
   }
 
   private inRange(query: { deviceId: string; from: Date; to: Date; batteryId: string | null }): StoredRecord[] {

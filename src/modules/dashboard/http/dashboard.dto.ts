@@ -1,7 +1,7 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { PageQuery } from '../../../shared/http/page-query.js';
 import { Transform, Type } from 'class-transformer';
-import { Allow, ArrayMaxSize, IsArray, IsBoolean, IsInt, IsNumber, IsString, Max, MaxLength, Min } from 'class-validator';
+import { Allow, ArrayMaxSize, IsArray, IsBoolean, IsIn, IsInt, IsNumber, IsString, Max, MaxLength, Min } from 'class-validator';
 import type { DeviceSummaryRow } from '../domain/dashboard-queries.js';
 import { pointsOf, type History } from '../application/dashboard.service.js';
 import { type FleetDefaults, MAX_TAGS, NAME_MAX_LENGTH, TAG_MAX_LENGTH } from '../../devices/index.js';
@@ -147,6 +147,31 @@ export class TelemetryHistoryQuery {
   @IsString()
   @MaxLength(200)
   cursor?: string;
+}
+
+export class TelemetryExportQuery {
+  @ApiPropertyOptional({ type: 'string', format: 'date-time', description: 'Inclusive start, ISO 8601 with zone. Default: 24 h before `to`.', example: '2026-11-20T12:00:00Z' })
+  @Optional()
+  @IsString()
+  @MaxLength(40)
+  from?: string;
+
+  @ApiPropertyOptional({ type: 'string', format: 'date-time', description: 'Exclusive end, ISO 8601 with zone. Default: now. At most 366 days after `from` (the default retention is 365 days).', example: '2026-11-21T12:00:00Z' })
+  @Optional()
+  @IsString()
+  @MaxLength(40)
+  to?: string;
+
+  @ApiPropertyOptional({ description: 'Only this battery. Default: all.', example: 'main' })
+  @Optional()
+  @IsString()
+  @MaxLength(64)
+  batteryId?: string;
+
+  @ApiPropertyOptional({ enum: ['csv'], default: 'csv', description: 'The one format there is.' })
+  @Optional()
+  @IsIn(['csv'])
+  format?: 'csv';
 }
 
 export class LatestMetricResponse {

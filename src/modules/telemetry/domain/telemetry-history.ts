@@ -38,10 +38,34 @@ export interface RawRecordsQuery {
   after: { ts: Date; batteryId: string } | null;
 }
 
+/** Every record of [from, to), of one battery or all. */
+export interface RecordExportQuery {
+  deviceId: string;
+  from: Date;
+  to: Date;
+  batteryId: string | null;
+}
+
+/**
+ * The records of an export as they are read: the names of the metrics they hold, sorted, then the
+ * records in batches ascending by (ts, batteryId), both from one snapshot, so no record holds a
+ * metric missing from `metrics`. It holds a database connection from open until close(), which the
+ * caller must call whatever happens (also when it stops reading early).
+ */
+export interface RecordExport {
+  readonly metrics: string[];
+  /** Ends after the last record; may be iterated once. */
+  batches(): AsyncGenerator<RawRecordRow[], void, undefined>;
+  close(): Promise<void>;
+}
+
 /** A device's stored telemetry as history answers need it: aggregated per bucket, or the records themselves. */
 export abstract class TelemetryHistory {
   /** Per series, the avg, min, max and count of every bucket that holds records; equal to aggregating the raw records. */
   abstract series(query: SeriesQuery): Promise<SeriesRow[]>;
 
   abstract raw(query: RawRecordsQuery): Promise<RawRecordRow[]>;
+
+  /** Every record of the range, `batchSize` at a time: memory stays bounded by one batch whatever the range holds. */
+  abstract openExport(query: RecordExportQuery, batchSize: number): Promise<RecordExport>;
 }

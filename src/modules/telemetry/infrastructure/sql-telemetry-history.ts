@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { Sql } from '../../../shared/database/sql.js';
 import { rollupSpans } from '../domain/history-query.js';
 import { ROLLUP_LEVELS } from '../domain/rollup-levels.js';
-import { TelemetryHistory, type RawRecordRow, type RawRecordsQuery, type SeriesQuery, type SeriesRow } from '../domain/telemetry-history.js';
+import { TelemetryHistory, type RawRecordRow, type RawRecordsQuery, type RecordExport, type RecordExportQuery, type SeriesQuery, type SeriesRow } from '../domain/telemetry-history.js';
 import { EPOCH, rollupTable } from './rollup-levels.sql.js';
 
 /*
@@ -81,6 +81,40 @@ export const SERIES_SQL = `WITH parts AS (
         GROUP BY battery_id, metric
         ORDER BY metric, battery_id`;
 
+/*
+ * The metric names of [$2, $3), from the same nested spans as the series statement with day-wide
+ * buckets (every level's width divides a day, so each level answers its span exactly): a year is
+ * ~365 rows of the daily level per battery and metric, plus a few finer slots and at most two
+ * 5-minute edges of raw records, where reading the records themselves for their keys would scan
+ * every one of them before the first row could be sent. Exact because the rollups hold a row for
+ * a (slot, battery, metric) exactly when a stored record of that slot has the metric: the ingest
+ * statement writes both from the rows it inserted.
+ */
+const NAMES_BATTERY = spanFrom(ROLLUP_LEVELS.length);
+const namesIn = (table: string, where: string) => `SELECT DISTINCT r.metric FROM ${table} r ${where} AND ($${NAMES_BATTERY}::text IS NULL OR r.battery_id = $${NAMES_BATTERY})`;
+const rawNames = (from: number, to: number) =>
+  `SELECT DISTINCT jsonb_object_keys(t.metrics) FROM telemetry t
+    WHERE t.device_id = $1 AND t.ts >= $${from} AND t.ts < $${to} AND ($${NAMES_BATTERY}::text IS NULL OR t.battery_id = $${NAMES_BATTERY})`;
+export const METRIC_NAMES_SQL = [
+  namesIn(rollupTable(ROLLUP_LEVELS[coarsest]), `WHERE r.device_id = $1 AND r.bucket >= $${spanFrom(coarsest)} AND r.bucket < $${spanFrom(coarsest) + 1}`),
+  ...ROLLUP_LEVELS.slice(0, coarsest).map((level, index) => {
+    const outer = spanFrom(index);
+    const inner = spanFrom(index + 1);
+    return namesIn(
+      `(VALUES ($${outer}::timestamptz, $${inner}::timestamptz), ($${inner + 1}::timestamptz, $${outer + 1}::timestamptz)) AS span (lo, hi) JOIN ${rollupTable(level)}`,
+      'ON r.device_id = $1 AND r.bucket >= span.lo AND r.bucket < span.hi WHERE true',
+    );
+  }),
+  rawNames(2, spanFrom(0)),
+  rawNames(spanFrom(0) + 1, 3),
+].join('\n UNION\n ');
+
+/** The records of an export, in the order of the primary key's index within each monthly partition. */
+const EXPORT_CURSOR_SQL = `DECLARE telemetry_export NO SCROLL CURSOR FOR
+  SELECT battery_id, ts, metrics FROM telemetry
+   WHERE device_id = $1 AND ts >= $2 AND ts < $3 AND ($4::text IS NULL OR battery_id = $4)
+   ORDER BY ts, battery_id`;
+
 /**
  * History as hand-written SQL: the history hot path measured by S3 (bench/README.md). The series
  * statement is named so each connection plans it once and keeps the plan (README:
@@ -101,6 +135,45 @@ export class SqlTelemetryHistory extends TelemetryHistory {
     );
   }
 
+  /**
+   * A server-side cursor in a read-only snapshot, fetched `batchSize` records at a time: the metric
+   * names and the records come from the same snapshot, and only one batch is in memory at once.
+   * The snapshot's connection is returned by close(), also when the reader stops early.
+   */
+  async openExport(query: RecordExportQuery, batchSize: number): Promise<RecordExport> {
+    // FETCH takes its count as a literal, not a parameter.
+    if (!Number.isSafeInteger(batchSize) || batchSize < 1) throw new RangeError(`batchSize must be a positive integer, not ${batchSize}`);
+    const snapshot = await this.sql.snapshot();
+    try {
+      const spans = rollupSpans(query, 86_400);
+      const names = await snapshot.rows<{ metric: string }>(METRIC_NAMES_SQL, [
+        query.deviceId,
+        query.from,
+        query.to,
+        ...spans.flatMap((span) => [span.from, span.to]),
+        query.batteryId,
+      ]);
+      await snapshot.rows(EXPORT_CURSOR_SQL, [query.deviceId, query.from, query.to, query.batteryId]);
+      let started = false;
+      return {
+        metrics: names.map((row) => row.metric).sort(byCodePoint),
+        async *batches() {
+          if (started) throw new Error('An export is read once.');
+          started = true;
+          for (;;) {
+            const rows = await snapshot.rows<RawRecordRow>(`FETCH FORWARD ${batchSize} FROM telemetry_export`);
+            if (rows.length > 0) yield rows;
+            if (rows.length < batchSize) return;
+          }
+        },
+        close: () => snapshot.close(),
+      };
+    } catch (error) {
+      await snapshot.close();
+      throw error;
+    }
+  }
+
   /** The records themselves, ascending, keyset-paginated on (ts, batteryId). */
   raw(query: RawRecordsQuery): Promise<RawRecordRow[]> {
     return this.sql.rows<RawRecordRow>(
@@ -112,3 +185,6 @@ export class SqlTelemetryHistory extends TelemetryHistory {
     );
   }
 }
+
+/** Metric names in code point order, the same whatever collation the database has. */
+const byCodePoint = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
