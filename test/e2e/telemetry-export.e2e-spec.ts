@@ -224,7 +224,12 @@ describe('telemetry export (CSV)', () => {
       expect(stored).toHaveLength(RECORDS);
 
       const baseline = liveBytes();
-      let peak = 0;
+      // Sampled on a timer, not only between reads, so a peak inside the server's work (a large result being parsed) is
+      // seen. Each sample is a full collection of a heap holding 200,000 records: most of this test's time.
+      let peak = baseline;
+      const sampler = setInterval(() => {
+        peak = Math.max(peak, liveBytes());
+      }, 500);
       const { request, response } = await streamExport(t, alice, deviceId, { from: FROM, to: TO });
       held.push(request);
       expect(response.statusCode).toBe(200);
@@ -237,7 +242,6 @@ describe('telemetry export (CSV)', () => {
       let header: string[] | undefined;
       let index = 0;
       let bytes = 0;
-      let sampledAt = 0;
       for await (const chunk of response as AsyncIterable<Buffer>) {
         bytes += chunk.byteLength;
         parser.push(decoder.decode(chunk, { stream: true }));
@@ -252,22 +256,24 @@ describe('telemetry export (CSV)', () => {
           if (row.join('\u0000') !== expected.join('\u0000')) expect({ index, row }).toEqual({ index, row: expected });
           index += 1;
         }
-        if (bytes - sampledAt >= 512 * 1024) {
-          sampledAt = bytes;
-          peak = Math.max(peak, liveBytes() - baseline);
-        }
       }
+      clearInterval(sampler);
       expect(parser.atLineStart).toBe(true);
       expect(index).toBe(RECORDS);
-      process.stderr.write(`telemetry-export: ${bytes} bytes of CSV; live memory grew at most ${(peak / 1048576).toFixed(1)} MiB while streaming\n`);
-      // Streaming kept ~1.6 MiB alive here (one batch of rows and its chunk, the client's buffers). Holding the answer
-      // takes its size less what the sockets hold (~4 MB): with every record in one FETCH this measured 6.0 MiB.
-      expect(bytes).toBeGreaterThan(7_000_000);
-      expect(peak).toBeLessThan(bytes / 2);
       await eventually(async () => expect(await exportSessions(t)).toEqual([]));
       await eventually(() => expect(poolInUse(t)).toBe(0));
+      // What the export held: its peak over the lower of before and after it (a buffer the suite's own
+      // queries left behind can make either one the higher).
+      const growth = peak - Math.min(baseline, liveBytes());
+      // The stored records stay alive until after that sample: freed earlier, they would lower it by ~50 MB.
+      expect(stored).toHaveLength(RECORDS);
+      process.stderr.write(`telemetry-export: ${bytes} bytes of CSV; live memory grew at most ${(growth / 1048576).toFixed(1)} MiB while streaming\n`);
+      // Holding the records of the answer at once takes several times its size (each one an object with a Date and an
+      // object of metrics): with every record in one FETCH this measured 44 MiB; streaming, 1.3-4.2 MiB across runs.
+      expect(bytes).toBeGreaterThan(7_000_000);
+      expect(growth).toBeLessThan(2 * bytes);
     },
-    120_000,
+    240_000,
   );
 
   it('a client that goes away mid-stream: the cursor is closed and the connection goes back to the pool', async () => {
@@ -275,7 +281,7 @@ describe('telemetry export (CSV)', () => {
     expect(response.statusCode).toBe(200);
     await (response[Symbol.asyncIterator]() as AsyncIterator<Buffer>).next();
     expect(await exportSessions(t)).toHaveLength(1);
-    expect(poolInUse(t)).toBe(1);
+    expect(poolInUse(t)).toBeGreaterThanOrEqual(1);
 
     request.destroy();
 
@@ -291,13 +297,13 @@ describe('telemetry export (CSV)', () => {
   it('a client that stops reading: the export waits for it with its cursor open and fetches no further', async () => {
     await aHeldExport(alice);
 
-    // Once the socket buffers are full (about 4 MB of the 8.6 MB here), no statement runs on the export's session any more.
+    // Once the socket buffers are full (about 4 MB of the 7.3 MB here), no statement runs on the export's session any more.
     await eventually(async () => {
       const before = await exportActivity(t);
       await new Promise((resume) => setTimeout(resume, 1000));
       expect(await exportActivity(t)).toEqual([{ state: 'idle in transaction', since: before[0]?.since, query: expect.stringMatching(/^FETCH FORWARD \d+ FROM telemetry_export$/) }]);
     }, 30_000);
-    expect(poolInUse(t)).toBe(1);
+    expect(t.app.get(ExportSlots).inUse).toBe(1);
   });
 
   it('through the generated client: the columns are the metrics of the records in the range and battery, exactly, at the edges as in the middle', async () => {
@@ -360,7 +366,7 @@ describe('telemetry export (CSV)', () => {
       parseAs: 'text',
     });
     expect(fieldsOf(expectProblem(result, 400, 'VALIDATION_FAILED'))).toEqual([field]);
-    expect(poolInUse(t)).toBe(0);
+    expect({ sessions: await exportSessions(t), slots: t.app.get(ExportSlots).inUse }).toEqual({ sessions: [], slots: 0 });
   });
 
   it('two exports at once per account and three per instance: the next is 429 with Retry-After, until one ends', async () => {

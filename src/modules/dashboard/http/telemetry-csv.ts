@@ -45,7 +45,7 @@ async function* csvText(exported: TelemetryExport): AsyncGenerator<string> {
 }
 
 /**
- * The export as a byte stream: one chunk per fetched batch (~150 kB), pulled only when the
+ * The export as a byte stream: one chunk per fetched batch (~75 kB), pulled only when the
  * response has taken the previous one, so a slow reader slows the cursor instead of filling memory.
  * A byte stream, not an object one: its buffer is bounded in bytes (one chunk), not in chunks.
  * The export is closed when the stream closes for whatever reason — end, error or a client that
