@@ -346,7 +346,7 @@ describe('account recovery, password change and account deletion', () => {
   });
 
   describe('DELETE /api/v1/users/me', () => {
-    it("releases the account's devices (claimable again, telemetry kept), erases the account and its sessions and webhooks", async () => {
+    it("releases the account's devices (claimable again, telemetry kept), erases the account and its sessions, webhooks and API keys", async () => {
       const owner = await aVerifiedOwner();
       const other = await loginCustomer(t.api, owner.email, owner.password);
       const gateways = [await aClaimedDevice(t, owner), await aClaimedDevice(t, owner)];
@@ -355,13 +355,16 @@ describe('account recovery, password change and account deletion', () => {
       const telemetryBefore = await telemetryRows(t.db, gateways[0].body.deviceId);
       expect(telemetryBefore).toHaveLength(3);
       expect((await t.api.POST('/api/v1/user/webhooks', { body: { url: 'http://127.0.0.1:9/hook' }, headers: owner.headers })).response.status).toBe(201);
+      const apiKey = await t.api.POST('/api/v1/user/api-keys', { body: { name: 'script', scope: 'read' }, headers: owner.headers });
+      expect(apiKey.response.status).toBe(201);
+      expect((await t.api.GET('/api/v1/dashboard/devices', { headers: bearer(apiKey.data!.key) })).response.status).toBe(200);
       const address = anAddress();
 
       const { response } = await deleteMe(owner.accessToken, owner.password, address);
 
       expect(response.status).toBe(204);
       expect(await userRow(owner.userId)).toBeUndefined();
-      for (const table of ['user_refresh_tokens', 'email_verification_tokens', 'password_reset_tokens', 'webhooks', 'pending_notifications', 'stream_tickets']) {
+      for (const table of ['user_refresh_tokens', 'email_verification_tokens', 'password_reset_tokens', 'webhooks', 'pending_notifications', 'stream_tickets', 'api_keys']) {
         expect({ table, rows: (await t.db.query(`SELECT count(*)::int AS n FROM ${table} WHERE user_id = $1`, [owner.userId])).rows[0].n }).toEqual({ table, rows: 0 });
       }
       expect((await t.db.query('SELECT count(*)::int AS n FROM users WHERE email = $1', [owner.email])).rows[0].n).toBe(0);
@@ -374,6 +377,7 @@ describe('account recovery, password change and account deletion', () => {
       }
       expect(await telemetryRows(t.db, gateways[0].body.deviceId)).toEqual(telemetryBefore);
       for (const accessToken of [owner.accessToken, other.accessToken]) expectProblem(await getMe(accessToken), 401, 'UNAUTHORIZED');
+      expectProblem(await t.api.GET('/api/v1/dashboard/devices', { headers: bearer(apiKey.data!.key) }), 401, 'UNAUTHORIZED');
       expectProblem(await refresh(other.refreshToken), 401, 'INVALID_TOKEN');
       expectProblem(await login(owner.email, owner.password), 401, 'INVALID_CREDENTIALS');
 
