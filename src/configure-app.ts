@@ -28,12 +28,14 @@ import { AppValidationPipe } from './shared/validation.pipe.js';
 export const API_PREFIX = 'api/v1';
 /**
  * Probes live at the root, where load balancers and orchestrators look for them; so does the page
- * the verification mail links to, a browser's address rather than an API operation.
+ * the verification and reset mails link to, a browser's address rather than an API operation.
  */
 export const openApiPrefixExclusions = [
   { path: 'health/live', method: RequestMethod.GET },
   { path: 'health/ready', method: RequestMethod.GET },
   { path: 'verify-email', method: RequestMethod.GET },
+  { path: 'reset-password', method: RequestMethod.GET },
+  { path: 'reset-password/page.js', method: RequestMethod.GET },
 ];
 
 function trustProxyOf(env: Env): string[] | false {

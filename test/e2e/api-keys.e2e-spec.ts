@@ -149,7 +149,7 @@ describe('API keys', () => {
   });
 
   describe('using a key', () => {
-    it('a read key reads what its owner reads: dashboard devices, one device, history, config, OTA history, alert rules, alerts, events, owned devices', async () => {
+    it('a read key reads what its owner reads: dashboard devices, one device, history, CSV export, config, OTA history, alert rules, alerts, events, owned devices', async () => {
       const key = await aKey(t, owner, 'read');
       const path = { deviceId };
 
@@ -159,6 +159,7 @@ describe('API keys', () => {
       const reads = [
         await t.api.GET('/api/v1/dashboard/devices/{deviceId}', { params: { path }, headers: key.headers }),
         await t.api.GET('/api/v1/dashboard/devices/{deviceId}/telemetry/history', { params: { path }, headers: key.headers }),
+        await t.api.GET('/api/v1/dashboard/devices/{deviceId}/telemetry/export', { params: { path, query: {} }, headers: key.headers, parseAs: 'text' }),
         await t.api.GET('/api/v1/dashboard/devices/{deviceId}/config', { params: { path }, headers: key.headers }),
         await t.api.GET('/api/v1/dashboard/devices/{deviceId}/ota/history', { params: { path }, headers: key.headers }),
         await t.api.GET('/api/v1/dashboard/devices/{deviceId}/alert-rules', { params: { path }, headers: key.headers }),

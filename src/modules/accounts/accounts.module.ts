@@ -15,6 +15,7 @@ import { UserTokens } from './application/user-tokens.js';
 import { CustomerSessions } from './application/customer-sessions.js';
 import { UserRepository } from './domain/user.repository.js';
 import { AuthController } from './http/auth.controller.js';
+import { ResetPasswordPageController } from './http/reset-password-page.controller.js';
 import { VerifyEmailPageController } from './http/verify-email-page.controller.js';
 import { QueuedAccountMails } from './infrastructure/queued-account-mails.js';
 import { SqlSessionUsers } from './infrastructure/sql-session-users.js';
@@ -28,7 +29,7 @@ import { UserRefreshTokenRecord } from './infrastructure/user.record.js';
       useFactory: (secrets: Secrets) => ({ secret: hmacKey(secrets.customerJwtSecret), signOptions: { algorithm: 'HS256' }, verifyOptions: { algorithms: ['HS256'] } }),
     }),
   ],
-  controllers: [AuthController, VerifyEmailPageController],
+  controllers: [AuthController, VerifyEmailPageController, ResetPasswordPageController],
   providers: [
     AccountsService,
     UserTokens,

@@ -110,7 +110,7 @@ export class DashboardController {
   }
 
   @Get(':deviceId/telemetry/export')
-  @CustomerAuth()
+  @CustomerAuth({ apiKey: 'read' })
   @ApiOperation({
     operationId: 'exportTelemetry',
     summary: 'Every record of a visible device in a range, as CSV',
