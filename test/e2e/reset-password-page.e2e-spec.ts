@@ -16,6 +16,8 @@ const available = existsSync(CHROMIUM);
 if (!available && process.env.REQUIRE_BROWSER) throw new Error(`REQUIRE_BROWSER is set but there is no chromium at ${CHROMIUM}`);
 if (!available) process.stderr.write(`\nSKIPPING the reset page's browser tests: no chromium at ${CHROMIUM} (apt-get install chromium, or set CHROMIUM_PATH).\n`);
 const describeWithBrowser = available ? describe : describe.skip;
+/** Run in the page: the status line says something other than the "in progress" note. */
+const STATUS_SETTLED = "(() => { const text = document.getElementById('status').textContent; return text !== '' && !text.startsWith('Setting'); })()";
 
 describe('the password reset page (/reset-password)', () => {
   let t: TestApp;
@@ -104,7 +106,7 @@ describe('the password reset page (/reset-password)', () => {
       await page.fill('#password', password);
       await page.fill('#repeat', repeat);
       await page.click('button[type=submit]');
-      await page.waitForFunction(() => !/^Setting/.test(document.getElementById('status')?.textContent ?? '') && (document.getElementById('status')?.textContent ?? '') !== '');
+      await page.waitForFunction(STATUS_SETTLED);
       return (await page.textContent('#status')) ?? '';
     }
 
@@ -150,7 +152,7 @@ describe('the password reset page (/reset-password)', () => {
 
     it('without a token the page says the link is incomplete and shows no form', async () => {
       const { page } = await open(`${t.baseUrl}/reset-password`);
-      await page.waitForFunction(() => (document.getElementById('status')?.textContent ?? '') !== '');
+      await page.waitForFunction(STATUS_SETTLED);
       expect(await page.textContent('#status')).toMatch(/^This link is incomplete/);
       expect(await page.isVisible('#reset')).toBe(false);
       await page.close();
