@@ -16,8 +16,6 @@ const available = existsSync(CHROMIUM);
 if (!available && process.env.REQUIRE_BROWSER) throw new Error(`REQUIRE_BROWSER is set but there is no chromium at ${CHROMIUM}`);
 if (!available) process.stderr.write(`\nSKIPPING the reset page's browser tests: no chromium at ${CHROMIUM} (apt-get install chromium, or set CHROMIUM_PATH).\n`);
 const describeWithBrowser = available ? describe : describe.skip;
-/** Run in the page: the status line says something other than the "in progress" note. */
-const STATUS_SETTLED = "(() => { const text = document.getElementById('status').textContent; return text !== '' && !text.startsWith('Setting'); })()";
 
 describe('the password reset page (/reset-password)', () => {
   let t: TestApp;
@@ -102,12 +100,23 @@ describe('the password reset page (/reset-password)', () => {
       return { page, failedRequests };
     }
 
+    /**
+     * The status line once it says something other than the "in progress" note. Polled from here:
+     * the page's CSP rightly refuses playwright's evaluated wait functions.
+     */
+    async function settledStatus(page: Page): Promise<string> {
+      for (const started = Date.now(); Date.now() - started < 10_000; await new Promise((resume) => setTimeout(resume, 50))) {
+        const text = (await page.textContent('#status')) ?? '';
+        if (text !== '' && !text.startsWith('Setting')) return text;
+      }
+      throw new Error(`the status line did not settle: ${await page.textContent('#status')}`);
+    }
+
     async function submit(page: Page, password: string, repeat = password): Promise<string> {
       await page.fill('#password', password);
       await page.fill('#repeat', repeat);
       await page.click('button[type=submit]');
-      await page.waitForFunction(STATUS_SETTLED);
-      return (await page.textContent('#status')) ?? '';
+      return settledStatus(page);
     }
 
     it('sets the new password from the mailed link: old password and sessions dead, the new one signs in, the token leaves the address bar', async () => {
@@ -152,8 +161,7 @@ describe('the password reset page (/reset-password)', () => {
 
     it('without a token the page says the link is incomplete and shows no form', async () => {
       const { page } = await open(`${t.baseUrl}/reset-password`);
-      await page.waitForFunction(STATUS_SETTLED);
-      expect(await page.textContent('#status')).toMatch(/^This link is incomplete/);
+      expect(await settledStatus(page)).toMatch(/^This link is incomplete/);
       expect(await page.isVisible('#reset')).toBe(false);
       await page.close();
     });
