@@ -83,15 +83,16 @@ describe('segmentEnergy', () => {
     expect(segmentEnergy({ ts: T0, current: 1, voltage: 12 }, { ts: T0 + MINUTE, current: 1 })).toMatchObject({ chargedWh: 0 });
   });
 
-  it("takes the gateway's counters over the current, a decrease being a reset, and Wh at the mean voltage when no current came", () => {
+  it("takes the gateway's counters over the current, a decrease being a reset, with Wh at the mean voltage", () => {
     const withCurrent = segmentEnergy(
       { ts: T0, current: 100, voltage: 12, chargedAhTotal: 10, dischargedAhTotal: 4 },
       { ts: T0 + 10 * MINUTE, current: 100, voltage: 12, chargedAhTotal: 10.5, dischargedAhTotal: 4.25 },
     )!;
     close(withCurrent.chargedAh, 0.5);
     close(withCurrent.dischargedAh, 0.25);
-    // The power still comes from voltage × current.
-    close(withCurrent.chargedWh, 200);
+    // Energy too: the counted Ah at the mean voltage, not voltage × current.
+    close(withCurrent.chargedWh, 0.5 * 12);
+    close(withCurrent.dischargedWh, 0.25 * 12);
     const countersOnly = segmentEnergy({ ts: T0, voltage: 12, chargedAhTotal: 10, dischargedAhTotal: 4 }, { ts: T0 + 10 * MINUTE, voltage: 13, chargedAhTotal: 1.5, dischargedAhTotal: 4.5 })!;
     close(countersOnly.chargedAh, 1.5);
     close(countersOnly.dischargedAh, 0.5);

@@ -9,7 +9,10 @@
  */
 
 /** Consecutive records further apart than this contribute nothing: the time between is a gap. */
-export const MAX_SEGMENT_MS = 15 * 60_000;
+export const ENERGY_SEGMENT_MINUTES = 15;
+export const MAX_SEGMENT_MS = ENERGY_SEGMENT_MINUTES * 60_000;
+/** The metrics that carry charge: a record with none of them is no point of the energy integration. */
+export const ENERGY_METRICS = ['current', 'chargedAhTotal', 'dischargedAhTotal'] as const;
 
 /** What energy accounting reads of one record; every metric optional. */
 export interface EnergySample {
@@ -65,9 +68,9 @@ const along = (x0: number, y0: number, x1: number, y1: number, x: number) => y0 
  * (a.ts ≤ t0 < t1 ≤ b.ts), or null when the records are too far apart or lack what the figures
  * need. Parts of one segment add up to the whole exactly: current and power are straight lines
  * between the records (the trapezoidal rule), and counted Ah are spread evenly over the segment.
- * Ah: from the counters when both records hold them, else from `current` at both ends. Wh: from the
- * power `voltage × current` at both ends; with counters and no current, the counted Ah times the
- * segment's mean voltage.
+ * Ah: from the counters when both records hold them, else from `current` at both ends. Wh: with
+ * counters, the counted Ah times the segment's mean voltage; else from the power `voltage ×
+ * current` at both ends. Without voltage at both ends, no Wh.
  */
 export function segmentEnergy(a: EnergySample, b: EnergySample, t0 = a.ts, t1 = b.ts): EnergyTotals | null {
   if (b.ts - a.ts <= 0 || b.ts - a.ts > MAX_SEGMENT_MS || t1 <= t0) return null;
@@ -91,7 +94,7 @@ export function segmentEnergy(a: EnergySample, b: EnergySample, t0 = a.ts, t1 = 
 
   let chargedWh = 0;
   let dischargedWh = 0;
-  if (hasVoltage && hasCurrent) {
+  if (hasVoltage && !hasCounters) {
     const powerA = a.voltage! * a.current!;
     const powerB = b.voltage! * b.current!;
     const energy = signedArea(along(a.ts, powerA, b.ts, powerB, t0), along(a.ts, powerA, b.ts, powerB, t1), hours);

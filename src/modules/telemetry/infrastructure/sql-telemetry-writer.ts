@@ -8,6 +8,7 @@ import { TelemetryWriter } from '../domain/telemetry-writer.js';
 import { IngestMetrics } from '../application/ingest-metrics.js';
 import { TelemetryFeed, type StoredTelemetry } from '../application/telemetry-feed.js';
 import { EPOCH, rollupInterval, rollupTable } from './rollup-levels.sql.js';
+import { ENERGY_METRICS, ENERGY_SEGMENT_MINUTES } from '../../batteries/index.js';
 
 /** Adds the batch's sums per finest slot into one rollup level, taking row locks in key order. */
 function addToRollup(table: string, width: string): string {
@@ -30,6 +31,13 @@ const ADD_TO_ROLLUPS = ROLLUP_LEVELS.map((level) => `), rollup_${level.name} AS 
  * queue instead of deadlocking.
  * Hand-written SQL, one statement per flush: the ingest hot path measured by S1 and S2 (bench/README.md).
  *
+ * `energy_stale` marks, for records that carry charge (batteries module, ENERGY_METRICS), the UTC hours
+ * whose energy they can change: a record changes the segments to its neighbours up to 15 minutes
+ * either side, so the hours of ts − 15 min, ts and ts + 15 min. BatteryEnergy recomputes them later
+ * from their records; marked in this statement, the mark commits with the records or not at all.
+ * An existing mark is updated, not skipped: the row lock keeps a recomputation from taking it (and
+ * reading the hour without these records) until they are committed. Marks are locked in the
+ * order the recomputation takes them (device, battery, hour), so the two cannot deadlock.
  * `seen` is a write to devices outside the devices module, on purpose: a second round trip per
  * flush is what group commit exists to avoid. It follows the rule of every last_seen_at writer,
  * GREATEST: the value only moves forward, so a flush that commits after a later one (up to
@@ -51,6 +59,13 @@ WITH input AS (
   SELECT device_id, battery_id, ts, metrics FROM input
   ON CONFLICT DO NOTHING
   RETURNING device_id, battery_id, ts, metrics
+), energy_stale AS (
+  INSERT INTO battery_energy_stale (device_id, battery_id, bucket)
+  SELECT DISTINCT i.device_id, i.battery_id, date_bin('1 hour', i.ts + o.shift, ${EPOCH})
+  FROM inserted i CROSS JOIN (VALUES (interval '-${ENERGY_SEGMENT_MINUTES} minutes'), (interval '0'), (interval '${ENERGY_SEGMENT_MINUTES} minutes')) AS o (shift)
+  WHERE i.metrics ?| ARRAY[${ENERGY_METRICS.map((metric) => `'${metric}'`).join(', ')}]
+  ORDER BY 1, 2, 3
+  ON CONFLICT (device_id, battery_id, bucket) DO UPDATE SET bucket = EXCLUDED.bucket
 ), metric_values AS (
   SELECT i.device_id, i.battery_id, m.key AS metric, i.ts, m.value::float8 AS value
   FROM inserted i CROSS JOIN LATERAL jsonb_each_text(i.metrics) AS m (key, value)

@@ -1,0 +1,106 @@
+import { Injectable, Logger, type OnApplicationBootstrap } from '@nestjs/common';
+import { SchedulerRegistry } from '@nestjs/schedule';
+import type { SqlRunner } from '../../../shared/database/sql-runner.js';
+import { BatteryEnergyStore, type BatteryKey, type EnergyBucket, type StaleHours } from '../domain/battery-energy.store.js';
+import { energyPerBucket, MAX_SEGMENT_MS } from '../domain/energy.js';
+
+export const HOUR_MS = 3_600_000;
+/** How often the background recomputation looks for stale hours. */
+const RECOMPUTE_INTERVAL_MS = 2_000;
+/** Stale hours taken per transaction: short transactions, so ingest never waits long on a mark. */
+const TAKE_PER_TRANSACTION = 200;
+/** Stale hours of one battery further apart than this are read as separate ranges. */
+const MAX_RUN_GAP_MS = 24 * HOUR_MS;
+
+/**
+ * Keeps `battery_energy_1h` equal to what energyPerBucket computes from the stored records. The
+ * ingest statement marks the hours a record can change; this recomputes each marked hour from all
+ * its records (never by adding differences, so late and out-of-order batches give exactly the
+ * figures in-order ones give): in the background every 2 s, on any instance (marks are taken with
+ * SKIP LOCKED), and before every read of a battery's energy for the hours it reads, so an answer
+ * never misses a stored record.
+ */
+@Injectable()
+export class BatteryEnergy implements OnApplicationBootstrap {
+  private readonly logger = new Logger(BatteryEnergy.name);
+  private draining: Promise<number> | null = null;
+
+  constructor(
+    private readonly store: BatteryEnergyStore,
+    private readonly scheduler: SchedulerRegistry,
+  ) {}
+
+  onApplicationBootstrap(): void {
+    this.scheduler.addInterval('battery-energy', setInterval(() => void this.drain(), RECOMPUTE_INTERVAL_MS));
+  }
+
+  /** Recomputes every stale hour (one drain at a time per instance); the number of hours. */
+  drain(): Promise<number> {
+    this.draining ??= this.drainAll().finally(() => {
+      this.draining = null;
+    });
+    return this.draining;
+  }
+
+  /** The battery's energy in buckets of `bucketSec` over [from, to) (aligned to the buckets), fresh. */
+  async buckets(battery: BatteryKey, from: Date, to: Date, bucketSec: number): Promise<EnergyBucket[]> {
+    for (;;) {
+      const taken = await this.store.transaction(async (tx) => {
+        const stale = await this.store.takeStale(tx, TAKE_PER_TRANSACTION, { ...battery, from, to });
+        await this.recompute(tx, stale);
+        return stale.reduce((sum, entry) => sum + entry.hours.length, 0);
+      });
+      if (taken < TAKE_PER_TRANSACTION) break;
+    }
+    return this.store.sums(battery, from, to, bucketSec);
+  }
+
+  private async drainAll(): Promise<number> {
+    let total = 0;
+    try {
+      for (;;) {
+        const taken = await this.store.transaction(async (tx) => {
+          const stale = await this.store.takeStale(tx, TAKE_PER_TRANSACTION);
+          await this.recompute(tx, stale);
+          return stale.reduce((sum, entry) => sum + entry.hours.length, 0);
+        });
+        total += taken;
+        if (taken < TAKE_PER_TRANSACTION) return total;
+      }
+    } catch (error) {
+      // The marks of a failed transaction are back: the next round takes them again.
+      this.logger.warn({ code: (error as { code?: unknown }).code }, 'Battery energy recomputation failed; trying again at the next interval');
+      return total;
+    }
+  }
+
+  /** Within `tx`: recomputes the stale hours from the records, each run of nearby hours with one read. */
+  private async recompute(tx: SqlRunner, stale: StaleHours[]): Promise<void> {
+    for (const { deviceId, batteryId, hours } of stale) {
+      const battery = { deviceId, batteryId };
+      for (const run of runsOf(hours)) {
+        const first = run[0];
+        const end = run[run.length - 1] + HOUR_MS;
+        // Segments reach at most MAX_SEGMENT_MS beyond the hours they cross.
+        const samples = await this.store.samples(tx, battery, new Date(first - MAX_SEGMENT_MS), new Date(end + MAX_SEGMENT_MS));
+        const computed = energyPerBucket(samples, first, end, HOUR_MS);
+        await this.store.storeHours(
+          tx,
+          battery,
+          run.map((start) => ({ start, ...computed.get(start)! })),
+        );
+      }
+    }
+  }
+}
+
+/** Sorted hours split where two are more than MAX_RUN_GAP_MS apart. */
+function runsOf(hours: number[]): number[][] {
+  const runs: number[][] = [];
+  for (const hour of [...hours].sort((a, b) => a - b)) {
+    const run = runs[runs.length - 1];
+    if (run && hour - run[run.length - 1] <= MAX_RUN_GAP_MS) run.push(hour);
+    else runs.push([hour]);
+  }
+  return runs;
+}

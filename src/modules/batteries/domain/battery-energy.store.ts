@@ -1,0 +1,36 @@
+import type { SqlRunner } from '../../../shared/database/sql-runner.js';
+import type { EnergySample, EnergyTotals } from './energy.js';
+
+/** One battery of one device. */
+export interface BatteryKey {
+  deviceId: string;
+  batteryId: string;
+}
+
+/** Hours (their starts, ms) of one battery whose energy must be recomputed. */
+export interface StaleHours extends BatteryKey {
+  hours: number[];
+}
+
+/** An energy bucket as stored or summed: its start (ms) and its totals. */
+export interface EnergyBucket extends EnergyTotals {
+  start: number;
+}
+
+/** Where the hourly energy of batteries lives, and the marks of the hours waiting for recomputation. */
+export abstract class BatteryEnergyStore {
+  /** Runs `work` in one transaction. */
+  abstract transaction<T>(work: (tx: SqlRunner) => Promise<T>): Promise<T>;
+  /**
+   * Within `tx`: takes (deletes, locked until `tx` ends) up to `limit` stale hours, of one battery
+   * when `only` is given (waiting for hours another transaction has taken, so the caller then reads
+   * them recomputed), else of any batteries (skipping hours another transaction has taken).
+   */
+  abstract takeStale(tx: SqlRunner, limit: number, only?: BatteryKey & { from: Date; to: Date }): Promise<StaleHours[]>;
+  /** Within `tx`: the records of the battery in [from, to) that carry charge, oldest first. */
+  abstract samples(tx: SqlRunner, battery: BatteryKey, from: Date, to: Date): Promise<EnergySample[]>;
+  /** Within `tx`: stores the hours' energy; an hour without any (no segment at all) is removed. */
+  abstract storeHours(tx: SqlRunner, battery: BatteryKey, hours: EnergyBucket[]): Promise<void>;
+  /** The stored hours of the battery summed into buckets of `bucketSec` aligned to the Unix epoch, in [from, to); buckets without data are absent. */
+  abstract sums(battery: BatteryKey, from: Date, to: Date, bucketSec: number): Promise<EnergyBucket[]>;
+}
