@@ -1,7 +1,10 @@
 import { Module } from '@nestjs/common';
+import { BatteriesService } from './application/batteries.service.js';
 import { BatteryEnergy } from './application/battery-energy.js';
 import { BatteryEnergyStore } from './domain/battery-energy.store.js';
+import { BatteryProfilesStore } from './domain/battery-profiles.store.js';
 import { SqlBatteryEnergyStore } from './infrastructure/sql-battery-energy.store.js';
+import { SqlBatteryProfilesStore } from './infrastructure/sql-battery-profiles.store.js';
 
 /**
  * Battery intelligence (issue 22): energy and cycles per battery, kept exact under late records.
@@ -9,7 +12,12 @@ import { SqlBatteryEnergyStore } from './infrastructure/sql-battery-energy.store
  * recomputes them.
  */
 @Module({
-  providers: [BatteryEnergy, { provide: BatteryEnergyStore, useClass: SqlBatteryEnergyStore }],
-  exports: [BatteryEnergy],
+  providers: [
+    BatteriesService,
+    BatteryEnergy,
+    { provide: BatteryEnergyStore, useClass: SqlBatteryEnergyStore },
+    { provide: BatteryProfilesStore, useClass: SqlBatteryProfilesStore },
+  ],
+  exports: [BatteriesService, BatteryEnergy],
 })
 export class BatteriesModule {}

@@ -1,7 +1,6 @@
 /** The batteries module's public surface: what other modules and the composition root may import. */
 export { BatteriesModule } from './batteries.module.js';
 export { BatteryEnergy } from './application/battery-energy.js';
-export { ENERGY_METRICS, ENERGY_SEGMENT_MINUTES } from './domain/energy.js';
 import { BATTERIES_RECORDS } from './infrastructure/battery.records.js';
 
 /** The tables this module owns, for the data source (src/schema.ts). */

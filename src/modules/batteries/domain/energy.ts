@@ -1,3 +1,5 @@
+import { CHARGE_SEGMENT_MINUTES } from '../../../shared/kernel/charge-metrics.js';
+
 /**
  * Energy accounting of one battery from its records (issue 22): charge and energy in and out,
  * integrated between consecutive records by the trapezoidal rule, split exactly at bucket edges
@@ -9,10 +11,7 @@
  */
 
 /** Consecutive records further apart than this contribute nothing: the time between is a gap. */
-export const ENERGY_SEGMENT_MINUTES = 15;
-export const MAX_SEGMENT_MS = ENERGY_SEGMENT_MINUTES * 60_000;
-/** The metrics that carry charge: a record with none of them is no point of the energy integration. */
-export const ENERGY_METRICS = ['current', 'chargedAhTotal', 'dischargedAhTotal'] as const;
+export const MAX_SEGMENT_MS = CHARGE_SEGMENT_MINUTES * 60_000;
 
 /** What energy accounting reads of one record; every metric optional. */
 export interface EnergySample {

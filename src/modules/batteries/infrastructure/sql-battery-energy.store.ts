@@ -2,10 +2,11 @@ import { Injectable } from '@nestjs/common';
 import { Sql } from '../../../shared/database/sql.js';
 import type { SqlRunner } from '../../../shared/database/sql-runner.js';
 import { BatteryEnergyStore, type BatteryKey, type EnergyBucket, type StaleHours } from '../domain/battery-energy.store.js';
-import { ENERGY_METRICS, type EnergySample } from '../domain/energy.js';
+import { CHARGE_METRICS } from '../../../shared/kernel/charge-metrics.js';
+import type { EnergySample } from '../domain/energy.js';
 
 const EPOCH = "TIMESTAMPTZ '1970-01-01 00:00:00+00'";
-const HAS_CHARGE = `metrics ?| ARRAY[${ENERGY_METRICS.map((metric) => `'${metric}'`).join(', ')}]`;
+const HAS_CHARGE = `metrics ?| ARRAY[${CHARGE_METRICS.map((metric) => `'${metric}'`).join(', ')}]`;
 
 interface StaleRow {
   device_id: string;

@@ -8,7 +8,7 @@ import { TelemetryWriter } from '../domain/telemetry-writer.js';
 import { IngestMetrics } from '../application/ingest-metrics.js';
 import { TelemetryFeed, type StoredTelemetry } from '../application/telemetry-feed.js';
 import { EPOCH, rollupInterval, rollupTable } from './rollup-levels.sql.js';
-import { ENERGY_METRICS, ENERGY_SEGMENT_MINUTES } from '../../batteries/index.js';
+import { CHARGE_METRICS, CHARGE_SEGMENT_MINUTES } from '../../../shared/kernel/charge-metrics.js';
 
 /** Adds the batch's sums per finest slot into one rollup level, taking row locks in key order. */
 function addToRollup(table: string, width: string): string {
@@ -31,7 +31,7 @@ const ADD_TO_ROLLUPS = ROLLUP_LEVELS.map((level) => `), rollup_${level.name} AS 
  * queue instead of deadlocking.
  * Hand-written SQL, one statement per flush: the ingest hot path measured by S1 and S2 (bench/README.md).
  *
- * `energy_stale` marks, for records that carry charge (batteries module, ENERGY_METRICS), the UTC hours
+ * `energy_stale` marks, for records that carry charge (CHARGE_METRICS, shared kernel), the UTC hours
  * whose energy they can change: a record changes the segments to its neighbours up to 15 minutes
  * either side, so the hours of ts − 15 min, ts and ts + 15 min. BatteryEnergy recomputes them later
  * from their records; marked in this statement, the mark commits with the records or not at all.
@@ -62,8 +62,8 @@ WITH input AS (
 ), energy_stale AS (
   INSERT INTO battery_energy_stale (device_id, battery_id, bucket)
   SELECT DISTINCT i.device_id, i.battery_id, date_bin('1 hour', i.ts + o.shift, ${EPOCH})
-  FROM inserted i CROSS JOIN (VALUES (interval '-${ENERGY_SEGMENT_MINUTES} minutes'), (interval '0'), (interval '${ENERGY_SEGMENT_MINUTES} minutes')) AS o (shift)
-  WHERE i.metrics ?| ARRAY[${ENERGY_METRICS.map((metric) => `'${metric}'`).join(', ')}]
+  FROM inserted i CROSS JOIN (VALUES (interval '-${CHARGE_SEGMENT_MINUTES} minutes'), (interval '0'), (interval '${CHARGE_SEGMENT_MINUTES} minutes')) AS o (shift)
+  WHERE i.metrics ?| ARRAY[${CHARGE_METRICS.map((metric) => `'${metric}'`).join(', ')}]
   ORDER BY 1, 2, 3
   ON CONFLICT (device_id, battery_id, bucket) DO UPDATE SET bucket = EXCLUDED.bucket
 ), metric_values AS (
