@@ -5,6 +5,7 @@ import { BatteryEnergyStore } from './domain/battery-energy.store.js';
 import { BatteryProfilesStore } from './domain/battery-profiles.store.js';
 import { SqlBatteryEnergyStore } from './infrastructure/sql-battery-energy.store.js';
 import { SqlBatteryProfilesStore } from './infrastructure/sql-battery-profiles.store.js';
+import { AdminBatteriesController } from './http/admin-batteries.controller.js';
 
 /**
  * Battery intelligence (issue 22): energy and cycles per battery, kept exact under late records.
@@ -12,6 +13,7 @@ import { SqlBatteryProfilesStore } from './infrastructure/sql-battery-profiles.s
  * recomputes them.
  */
 @Module({
+  controllers: [AdminBatteriesController],
   providers: [
     BatteriesService,
     BatteryEnergy,

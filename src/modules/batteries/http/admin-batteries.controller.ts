@@ -1,0 +1,30 @@
+import { Controller, Get, Query } from '@nestjs/common';
+import { ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
+import { AdminAuth } from '../../../auth/auth.decorators.js';
+import { ApiProblems } from '../../../shared/http/api-problems.decorator.js';
+import { BatteriesService } from '../application/batteries.service.js';
+import { OutlierResponse, OutliersQuery, OutliersResponse } from './batteries.dto.js';
+
+@ApiTags('admin')
+@Controller('admin/batteries')
+export class AdminBatteriesController {
+  constructor(private readonly batteries: BatteriesService) {}
+
+  @Get('outliers')
+  @AdminAuth()
+  @ApiOperation({
+    operationId: 'getBatteryOutliers',
+    summary: 'Batteries furthest from their peers',
+    description: [
+      'Profiled batteries grouped by chemistry and capacity, each measured against its group’s median, largest deviation first.',
+      '`cellImbalance`: the newest cellVoltageMax − cellVoltageMin (V). `sohDecline`: soh points lost per 30 days, first to last daily average of the last 30 days (two days at least).',
+      '`selfDischarge`: SoC points lost per day while idle, from consecutive hours of the last 7 days in which the current stayed within ±capacity ÷ 1000.',
+      'A battery without the data for the metric is left out.',
+    ].join(' '),
+  })
+  @ApiResponse({ status: 200, type: OutliersResponse, description: 'The ranking.' })
+  @ApiProblems({ 400: ['VALIDATION_FAILED'] })
+  async outliers(@Query() query: OutliersQuery): Promise<OutliersResponse> {
+    return { metric: query.metric, items: (await this.batteries.outliers(query.metric, query.limit ?? 20)).map(OutlierResponse.from) };
+  }
+}
