@@ -11,6 +11,7 @@ import { MetricsModule } from './metrics/metrics.module.js';
 import { AccountsModule } from './modules/accounts/index.js';
 import { AlertsModule } from './modules/alerts/index.js';
 import { ApiKeysModule } from './modules/api-keys/index.js';
+import { AuditModule } from './modules/audit/index.js';
 import { ClaimsModule } from './modules/claims/index.js';
 import { DashboardModule } from './modules/dashboard/index.js';
 import { DevicesModule } from './modules/devices/index.js';
@@ -68,6 +69,7 @@ export class AppModule {
         NotificationsModule,
         StreamModule,
         ApiKeysModule,
+        AuditModule,
       ],
     };
   }

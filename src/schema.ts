@@ -2,6 +2,7 @@ import type { DataSourceOptions } from 'typeorm';
 import { ACCOUNTS_RECORDS } from './modules/accounts/index.js';
 import { ALERTS_RECORDS } from './modules/alerts/index.js';
 import { API_KEYS_RECORDS } from './modules/api-keys/index.js';
+import { AUDIT_RECORDS } from './modules/audit/index.js';
 import { CLAIMS_RECORDS } from './modules/claims/index.js';
 import { DEVICES_RECORDS } from './modules/devices/index.js';
 import { EVENTS_RECORDS } from './modules/events/index.js';
@@ -17,7 +18,7 @@ import { dataSourceOptions, MIGRATIONS, type DatabaseSettings } from './shared/d
  * two empty. What TypeORM cannot describe (partitioning, triggers, functions, an expression index)
  * is named on the record concerned and lives in the migrations only. Each module lists its own.
  */
-export const ENTITIES = [...DEVICES_RECORDS, ...ACCOUNTS_RECORDS, ...CLAIMS_RECORDS, ...TELEMETRY_RECORDS, ...OTA_RECORDS, ...EVENTS_RECORDS, ...ALERTS_RECORDS, ...NOTIFICATIONS_RECORDS, ...STREAM_RECORDS, ...API_KEYS_RECORDS];
+export const ENTITIES = [...DEVICES_RECORDS, ...ACCOUNTS_RECORDS, ...CLAIMS_RECORDS, ...TELEMETRY_RECORDS, ...OTA_RECORDS, ...EVENTS_RECORDS, ...ALERTS_RECORDS, ...NOTIFICATIONS_RECORDS, ...STREAM_RECORDS, ...API_KEYS_RECORDS, ...AUDIT_RECORDS];
 
 export { MIGRATIONS };
 

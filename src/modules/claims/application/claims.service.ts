@@ -9,6 +9,7 @@ import { FailureLimiter, type FailureBucket } from '../../../shared/rate-limit/f
 import type { CustomerPrincipal } from '../../../auth/principals.js';
 import { ClaimCode, type Device, DevicesService } from '../../devices/index.js';
 import { EventLog } from '../../events/index.js';
+import { actorOf, AuditLog, type AuditContext } from '../../audit/index.js';
 import { ClaimAudit, type ClaimAuditEntry, type ClaimOutcome } from '../domain/claim-audit.js';
 import { ClaimCodeMissingError, DeviceAlreadyClaimedError, DeviceSecretRequiredError, EmailNotVerifiedError, InvalidClaimError } from '../domain/claim.errors.js';
 
@@ -46,6 +47,7 @@ export class ClaimsService {
     private readonly limiter: FailureLimiter,
     private readonly clock: Clock,
     private readonly env: Env,
+    private readonly auditLog: AuditLog,
   ) {}
 
   /**
@@ -62,7 +64,8 @@ export class ClaimsService {
         this.claimBuckets(command.deviceId, customer.userId),
         async () => {
           const device = await this.devices.findDevice(command.deviceId);
-          if (!device) {
+          // A decommissioned device answers like an unknown one until an administrator re-opens it.
+          if (!device || device.decommissionedAt) {
             // Hash anyway, so an unknown id answers as slowly as a wrong code.
             await this.hasher.verifyLowEntropy(command.claimCode ?? command.deviceSecret ?? '', null);
             throw new InvalidClaimError();
@@ -71,9 +74,10 @@ export class ClaimsService {
           if (!(await this.proofMatches(device, command))) throw new InvalidClaimError();
           if (device.ownerId === customer.userId) note('ALREADY_OWNED');
           const now = this.clock.now();
-          const ownership = await this.devices.claimFor(device.deviceId, customer.userId, now, (tx) =>
-            this.events.record(tx, { type: 'device.claimed', deviceId: device.deviceId, ownerId: customer.userId, occurredAt: now, data: { ownerId: customer.userId } }).then(() => undefined),
-          );
+          const ownership = await this.devices.claimFor(device.deviceId, customer.userId, now, async (tx) => {
+            await this.events.record(tx, { type: 'device.claimed', deviceId: device.deviceId, ownerId: customer.userId, occurredAt: now, data: { ownerId: customer.userId } });
+            await this.auditLog.record(tx, { by: this.by(customer, clientAddress), action: 'device.claimed', target: `device:${device.deviceId}`, deviceId: device.deviceId, ownerId: customer.userId, at: now });
+          });
           if (!ownership) throw new DeviceAlreadyClaimedError();
           return { deviceId: device.deviceId, ...ownership };
         },
@@ -88,10 +92,12 @@ export class ClaimsService {
     const attempt = { userId: customer.userId, deviceId, action: 'release' as const, clientAddress };
     await this.audited(attempt, async () => {
       const now = this.clock.now();
-      const released = await this.devices.releaseFrom(deviceId, customer.userId, now, (tx) =>
+      const released = await this.devices.releaseFrom(deviceId, customer.userId, now, async (tx) => {
         // No owner id in the data: the next owner sees this event, and whose the device was is not theirs to know.
-        this.events.record(tx, { type: 'device.released', deviceId, ownerId: customer.userId, occurredAt: now, data: {} }).then(() => undefined),
-      );
+        await this.events.record(tx, { type: 'device.released', deviceId, ownerId: customer.userId, occurredAt: now, data: {} });
+        // The entry is the releasing owner's: the next owner's window starts at this instant and must not show it.
+        await this.auditLog.record(tx, { by: this.by(customer, clientAddress), action: 'device.released', target: `device:${deviceId}`, deviceId, ownerId: customer.userId, at: now });
+      });
       if (!released) throw new NotFoundError('You own no device with this id.');
     });
   }
@@ -111,7 +117,10 @@ export class ClaimsService {
     return this.audited(attempt, async () => {
       const device = await this.devices.findDevice(deviceId);
       if (!device || (!customer.isAdmin && device.ownerId !== customer.userId)) throw new NotFoundError('You own no device with this id.');
-      return this.devices.openReRegistration(deviceId, this.clock.now());
+      const now = this.clock.now();
+      return this.devices.openReRegistration(deviceId, now, (tx) =>
+        this.auditLog.record(tx, { by: this.by(customer, clientAddress), action: 'device.re_registration_opened', target: `device:${deviceId}`, deviceId, at: now }),
+      );
     });
   }
 
@@ -140,6 +149,10 @@ export class ClaimsService {
         this.logger.error({ code: (error as { code?: unknown }).code, deviceId: attempt.deviceId, outcome }, 'Claim audit write failed');
       });
     }
+  }
+
+  private by(customer: CustomerPrincipal, clientAddress: string): AuditContext {
+    return { actor: actorOf(customer), clientAddress };
   }
 
   private claimBuckets(deviceId: string, userId: string): FailureBucket[] {

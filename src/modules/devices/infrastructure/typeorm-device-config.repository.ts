@@ -29,9 +29,14 @@ export class TypeOrmDeviceConfigRepository extends DeviceConfigRepository {
     super();
   }
 
-  async patchOverrides(deviceId: string, patch: ConfigPatch, now: Date, precondition: (current: DeviceConfigState) => void): Promise<DeviceConfigState | null> {
-    const state = await this.orm.run((manager) =>
-      manager.transaction(async (tx) => {
+  async patchOverrides(
+    deviceId: string,
+    patch: ConfigPatch,
+    now: Date,
+    precondition: (current: DeviceConfigState) => void,
+    onChanged?: (tx: SqlRunner) => Promise<void>,
+  ): Promise<DeviceConfigState | null> {
+    const state = await this.orm.transaction(async (tx, sql) => {
         const record = await tx.findOne(DeviceRecord, {
           select: { deviceId: true, configOverrides: true, configRevision: true, configUpdatedAt: true },
           where: { deviceId },
@@ -50,9 +55,9 @@ export class TypeOrmDeviceConfigRepository extends DeviceConfigRepository {
           .returning(['configOverrides', 'configRevision', 'configUpdatedAt'])
           .updateEntity(false)
           .execute();
+        await onChanged?.(sql);
         return fromRow((result.raw as OverridesRow[])[0]);
-      }),
-    );
+      });
     this.feed.changed('device', deviceId);
     return state;
   }
