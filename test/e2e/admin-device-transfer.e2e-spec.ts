@@ -1,6 +1,7 @@
 import { aRegistration, bearer, getMe, login, refresh } from '../support/builders.js';
 import { ADMIN_SETTINGS, aClaimedDevice, aCustomer, anAdmin, aRegisteredDevice, claim, ownedDeviceRow, type SignedIn } from '../support/claim-fixtures.js';
-import { createTestApp, type TestApp } from '../support/create-test-app.js';
+import { createTestApp, startTwoInstances, type TestApp } from '../support/create-test-app.js';
+import { eventually } from '../support/eventually.js';
 import { expectProblem } from '../support/problems.js';
 
 type Headers = { authorization: string };
@@ -211,5 +212,24 @@ describe('Administrators transfer and decommission devices', () => {
       expectProblem(await transfer(t, admin.headers, deviceId, owner.email), 409, 'DEVICE_DECOMMISSIONED');
       expect((await ownedDeviceRow(t.db, deviceId))?.owner_id).toBeNull();
     });
+  });
+
+  it('a decommission on one instance is refused by another instance’s device guard, whose snapshot had the device', async () => {
+    const { a, b, close } = await startTwoInstances(ADMIN_SETTINGS);
+    try {
+      const device = await aRegisteredDevice(a);
+      const { accessToken } = device.registered;
+      // Instance b reads the device once, so its snapshot cache holds it.
+      expect((await getMe(b.api, accessToken)).response.status).toBe(200);
+      expect((await a.api.GET('/api/v1/device/config', { headers: bearer(accessToken) })).response.status).toBe(200);
+
+      expect((await decommission(a, (await anAdmin(a)).headers, device.body.deviceId)).response.status).toBe(200);
+
+      await eventually(async () => expect((await b.api.GET('/api/v1/device/config', { headers: bearer(accessToken) })).response.status).toBe(401), 2_000);
+      expectProblem(await getMe(b.api, accessToken), 401, 'UNAUTHORIZED');
+      expectProblem(await getMe(a.api, accessToken), 401, 'UNAUTHORIZED');
+    } finally {
+      await close();
+    }
   });
 });

@@ -2742,11 +2742,13 @@ export interface components {
             /**
              * Format: uuid
              * @description The account; null for system and device, and for an administrator in an owner's view.
+             * @example 7d9f2c1e-4b6a-4e0f-8a3d-2c5b9e1f6a70
              */
             userId: string | null;
             /**
              * Format: uuid
              * @description The API key that authenticated the request, if one did.
+             * @example null
              */
             apiKeyId: string | null;
         };

@@ -54,10 +54,10 @@ export class AuditActorResponse {
   @ApiProperty({ enum: AUDIT_ACTOR_KINDS, description: 'user: a customer (with apiKeyId when an API key authenticated); admin: an administrator; system, device: the service or a gateway.' })
   kind!: AuditActorKind;
 
-  @ApiProperty({ type: 'string', format: 'uuid', nullable: true, description: "The account; null for system and device, and for an administrator in an owner's view." })
+  @ApiProperty({ type: 'string', format: 'uuid', nullable: true, example: '7d9f2c1e-4b6a-4e0f-8a3d-2c5b9e1f6a70', description: "The account; null for system and device, and for an administrator in an owner's view." })
   userId!: string | null;
 
-  @ApiProperty({ type: 'string', format: 'uuid', nullable: true, description: 'The API key that authenticated the request, if one did.' })
+  @ApiProperty({ type: 'string', format: 'uuid', nullable: true, example: null, description: 'The API key that authenticated the request, if one did.' })
   apiKeyId!: string | null;
 }
 

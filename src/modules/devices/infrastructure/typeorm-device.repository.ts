@@ -82,33 +82,33 @@ export class TypeOrmDeviceRepository extends DeviceRepository {
 
   async updateLocked(deviceId: string, change: (device: Device) => Promise<boolean> | boolean, onChanged?: OwnershipChanged): Promise<Device | null> {
     const device = await this.orm.transaction(async (tx, sql) => {
-        const record = await tx.findOne(DeviceRecord, { where: { deviceId }, lock: { mode: 'pessimistic_write' } });
-        if (!record) return null;
-        const device = toDomain(record);
-        if (await change(device)) {
-          const state = device.toState();
-          await tx
-            .createQueryBuilder()
-            .update(DeviceRecord)
-            .set({
-              hardwareId: state.hardwareId,
-              firmwareVersion: state.firmwareVersion,
-              claimCodeHash: state.claimCodeHash,
-              secretHash: state.secretHash,
-              tokenVersion: state.tokenVersion,
-              credentialsIssuedAt: state.credentialsIssuedAt,
-              credentialsUsedAt: state.credentialsUsedAt,
-              reRegistrationUntil: state.reRegistrationUntil,
-              // A registration reports the firmware version at that moment: OTA events from before it no longer set it.
-              firmwareReportedAt: () => 'CASE WHEN credentials_issued_at IS DISTINCT FROM :issuedAt THEN :issuedAt ELSE firmware_reported_at END',
-            })
-            .where('device_id = :deviceId', { deviceId })
-            .setParameter('issuedAt', state.credentialsIssuedAt)
-            .execute();
-          await onChanged?.(sql);
-        }
-        return device;
-      });
+      const record = await tx.findOne(DeviceRecord, { where: { deviceId }, lock: { mode: 'pessimistic_write' } });
+      if (!record) return null;
+      const device = toDomain(record);
+      if (await change(device)) {
+        const state = device.toState();
+        await tx
+          .createQueryBuilder()
+          .update(DeviceRecord)
+          .set({
+            hardwareId: state.hardwareId,
+            firmwareVersion: state.firmwareVersion,
+            claimCodeHash: state.claimCodeHash,
+            secretHash: state.secretHash,
+            tokenVersion: state.tokenVersion,
+            credentialsIssuedAt: state.credentialsIssuedAt,
+            credentialsUsedAt: state.credentialsUsedAt,
+            reRegistrationUntil: state.reRegistrationUntil,
+            // A registration reports the firmware version at that moment: OTA events from before it no longer set it.
+            firmwareReportedAt: () => 'CASE WHEN credentials_issued_at IS DISTINCT FROM :issuedAt THEN :issuedAt ELSE firmware_reported_at END',
+          })
+          .where('device_id = :deviceId', { deviceId })
+          .setParameter('issuedAt', state.credentialsIssuedAt)
+          .execute();
+        await onChanged?.(sql);
+      }
+      return device;
+    });
     this.feed.changed('device', deviceId);
     return device;
   }

@@ -38,22 +38,22 @@ export class TypeOrmFleetDefaultsStore extends FleetDefaultsStore {
 
   async update(patch: ConfigPatch, now: Date, precondition: (current: FleetDefaults) => void, onChanged?: (tx: SqlRunner) => Promise<void>): Promise<FleetDefaults> {
     const updated = await this.orm.transaction(async (tx, sql) => {
-        const record = await tx.findOneOrFail(ConfigDefaultsRecord, { where: { id: 1 }, lock: { mode: 'pessimistic_write' } });
-        const current = fromRecord(record);
-        precondition(current);
-        const settings = { ...current.settings, ...patch } as ConfigSettings;
-        if (CONFIG_KEYS.every((key) => settings[key] === current.settings[key])) return current;
-        const result = await tx
-          .createQueryBuilder()
-          .update(ConfigDefaultsRecord)
-          .set({ settings, revision: () => 'revision + 1', updatedAt: now })
-          .where('id = 1')
-          .returning(['settings', 'revision', 'updatedAt'])
-          .updateEntity(false)
-          .execute();
-        await onChanged?.(sql);
-        return fromRow((result.raw as DefaultsRow[])[0]);
-      });
+      const record = await tx.findOneOrFail(ConfigDefaultsRecord, { where: { id: 1 }, lock: { mode: 'pessimistic_write' } });
+      const current = fromRecord(record);
+      precondition(current);
+      const settings = { ...current.settings, ...patch } as ConfigSettings;
+      if (CONFIG_KEYS.every((key) => settings[key] === current.settings[key])) return current;
+      const result = await tx
+        .createQueryBuilder()
+        .update(ConfigDefaultsRecord)
+        .set({ settings, revision: () => 'revision + 1', updatedAt: now })
+        .where('id = 1')
+        .returning(['settings', 'revision', 'updatedAt'])
+        .updateEntity(false)
+        .execute();
+      await onChanged?.(sql);
+      return fromRow((result.raw as DefaultsRow[])[0]);
+    });
     this.feed.changed('config_defaults');
     return updated;
   }

@@ -109,17 +109,17 @@ export class TypeOrmFirmwareReleaseRepository extends FirmwareReleaseRepository 
 
   async update(id: string, change: (release: FirmwareRelease) => FirmwareRelease, onUpdated?: (tx: SqlRunner, release: FirmwareRelease) => Promise<void>): Promise<FirmwareRelease | null> {
     const updated = await this.orm.transaction(async (tx, sql) => {
-        const releases = tx.getRepository(FirmwareReleaseRecord);
-        const record = await releases.findOne({ where: { id }, lock: { mode: 'pessimistic_write' } });
-        if (!record) return null;
-        const current = toRelease(record);
-        const next = change(current);
-        const stored = { rolloutPercent: next.rolloutPercent, paused: next.paused, autoPausedAt: next.autoPausedAt, revoked: next.revoked, updatedAt: next.updatedAt };
-        const resumed = record.autoPausedAt !== null && next.autoPausedAt === null;
-        await releases.update({ id }, resumed ? { ...stored, failureBudgetSince: next.updatedAt } : stored);
-        await onUpdated?.(sql, { ...current, ...stored });
-        return { ...current, ...stored };
-      });
+      const releases = tx.getRepository(FirmwareReleaseRecord);
+      const record = await releases.findOne({ where: { id }, lock: { mode: 'pessimistic_write' } });
+      if (!record) return null;
+      const current = toRelease(record);
+      const next = change(current);
+      const stored = { rolloutPercent: next.rolloutPercent, paused: next.paused, autoPausedAt: next.autoPausedAt, revoked: next.revoked, updatedAt: next.updatedAt };
+      const resumed = record.autoPausedAt !== null && next.autoPausedAt === null;
+      await releases.update({ id }, resumed ? { ...stored, failureBudgetSince: next.updatedAt } : stored);
+      await onUpdated?.(sql, { ...current, ...stored });
+      return { ...current, ...stored };
+    });
     this.feed.changed('firmware_releases');
     return updated;
   }
