@@ -181,6 +181,32 @@ describe('The audit log', () => {
     expect(await auditCount(t)).toBe(afterFirst);
   });
 
+  it('commits the change and its entry together: when the entry cannot be written, the change is rolled back', async () => {
+    const owner = await aCustomer(t);
+    const { deviceId } = (await aClaimedDevice(t, owner)).body;
+    const { rows: before } = await t.db.query('SELECT name, config_overrides, config_revision FROM devices WHERE device_id = $1', [deviceId]);
+    // A planted fault: the log refuses this device's entries.
+    await t.db.query(`ALTER TABLE audit_log ADD CONSTRAINT audit_log_planted_fault CHECK (device_id IS DISTINCT FROM '${deviceId}') NOT VALID`);
+    try {
+      // Plain fetch: a 500 is no answer of the contract, which the generated client checks.
+      const send = (method: string, url: string, body?: object) =>
+        fetch(`${t.baseUrl}${url}`, { method, headers: { ...owner.headers, ...(body ? { 'content-type': 'application/json' } : {}) }, body: body && JSON.stringify(body) });
+      const statuses = [
+        (await send('PATCH', `/api/v1/dashboard/devices/${deviceId}`, { name: 'Never' })).status,
+        (await send('PATCH', `/api/v1/dashboard/devices/${deviceId}/config`, { telemetryIntervalSec: 45 })).status,
+        (await send('DELETE', `/api/v1/user/devices/${deviceId}`)).status,
+      ];
+
+      expect(statuses).toEqual([500, 500, 500]);
+    } finally {
+      await t.db.query('ALTER TABLE audit_log DROP CONSTRAINT audit_log_planted_fault');
+    }
+    const { rows: after } = await t.db.query('SELECT name, config_overrides, config_revision FROM devices WHERE device_id = $1', [deviceId]);
+    expect(after).toEqual(before);
+    expect((await t.db.query('SELECT owner_id FROM devices WHERE device_id = $1', [deviceId])).rows[0].owner_id).toBe(owner.userId);
+    expect((await t.db.query("SELECT count(*)::int AS n FROM device_events WHERE device_id = $1 AND type = 'device.released'", [deviceId])).rows[0].n).toBe(0);
+  });
+
   describe('GET /api/v1/dashboard/devices/{deviceId}/audit', () => {
     it('shows the owner their own ownership only: nothing of the previous owner, administrators unnamed', async () => {
       const [first, second] = [await aCustomer(t), await aCustomer(t)];
