@@ -12,6 +12,7 @@ import { AccountsModule } from './modules/accounts/index.js';
 import { AlertsModule } from './modules/alerts/index.js';
 import { ApiKeysModule } from './modules/api-keys/index.js';
 import { BatteriesModule } from './modules/batteries/index.js';
+import { AuditModule } from './modules/audit/index.js';
 import { ClaimsModule } from './modules/claims/index.js';
 import { DashboardModule } from './modules/dashboard/index.js';
 import { DevicesModule } from './modules/devices/index.js';
@@ -70,6 +71,7 @@ export class AppModule {
         StreamModule,
         ApiKeysModule,
         BatteriesModule,
+        AuditModule,
       ],
     };
   }

@@ -3,6 +3,7 @@ import { ACCOUNTS_RECORDS } from './modules/accounts/index.js';
 import { ALERTS_RECORDS } from './modules/alerts/index.js';
 import { API_KEYS_RECORDS } from './modules/api-keys/index.js';
 import { BATTERIES_RECORDS } from './modules/batteries/index.js';
+import { AUDIT_RECORDS } from './modules/audit/index.js';
 import { CLAIMS_RECORDS } from './modules/claims/index.js';
 import { DEVICES_RECORDS } from './modules/devices/index.js';
 import { EVENTS_RECORDS } from './modules/events/index.js';
@@ -18,7 +19,7 @@ import { dataSourceOptions, MIGRATIONS, type DatabaseSettings } from './shared/d
  * two empty. What TypeORM cannot describe (partitioning, triggers, functions, an expression index)
  * is named on the record concerned and lives in the migrations only. Each module lists its own.
  */
-export const ENTITIES = [...DEVICES_RECORDS, ...ACCOUNTS_RECORDS, ...CLAIMS_RECORDS, ...TELEMETRY_RECORDS, ...OTA_RECORDS, ...EVENTS_RECORDS, ...ALERTS_RECORDS, ...NOTIFICATIONS_RECORDS, ...STREAM_RECORDS, ...API_KEYS_RECORDS, ...BATTERIES_RECORDS];
+export const ENTITIES = [...DEVICES_RECORDS, ...ACCOUNTS_RECORDS, ...CLAIMS_RECORDS, ...TELEMETRY_RECORDS, ...OTA_RECORDS, ...EVENTS_RECORDS, ...ALERTS_RECORDS, ...NOTIFICATIONS_RECORDS, ...STREAM_RECORDS, ...API_KEYS_RECORDS, ...BATTERIES_RECORDS, ...AUDIT_RECORDS];
 
 export { MIGRATIONS };
 

@@ -7,6 +7,7 @@ export type ErrorKind =
   | 'precondition-failed'
   | 'too-large'
   | 'unsupported-media-type'
+  | 'unprocessable'
   | 'rate-limited'
   | 'unavailable';
 

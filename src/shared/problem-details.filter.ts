@@ -28,6 +28,7 @@ const STATUS_OF_KIND: Record<ErrorKind, number> = {
   'precondition-failed': 412,
   'too-large': 413,
   'unsupported-media-type': 415,
+  unprocessable: 422,
   'rate-limited': 429,
   unavailable: 503,
 };

@@ -31,6 +31,8 @@ const TITLES = {
   PRECONDITION_FAILED: 'The resource changed since the version you read',
   CONFIG_VERSION_UNKNOWN: 'The configuration version is not one this device was given',
   FIRMWARE_RELEASE_EXISTS: 'A release with this version, hardware and channel exists',
+  DEVICE_DECOMMISSIONED: 'The device is decommissioned',
+  TRANSFER_RECIPIENT_INVALID: 'The device cannot be transferred to this account',
   RATE_LIMITED: 'Too many requests',
   TOO_MANY_STREAMS: 'Too many open streams',
   TOO_MANY_EXPORTS: 'Too many exports running',

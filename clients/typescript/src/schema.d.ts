@@ -483,6 +483,66 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/admin/devices/{deviceId}/transfer": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Give a device to another account
+         * @description The verified account with `toEmail` owns the device from now on, as after a claim: it sees the device’s history from this moment on, and the previous owner loses it as by a release. Transferring to the current owner changes nothing.
+         */
+        post: operations["transferDevice"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/admin/devices/{deviceId}/decommission": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Take a device out of service
+         * @description Its owner loses it, and its credentials are void at once: access tokens, refresh tokens and the device secret are refused on every instance. Registering the device id is refused (409 DEVICE_DECOMMISSIONED) until an administrator re-opens it. Asking again changes nothing.
+         */
+        post: operations["decommissionDevice"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/admin/devices/{deviceId}/reopen": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Let a decommissioned device register again
+         * @description Ends the decommission and opens the re-registration window: within it the gateway registers again with the same deviceId and hardwareId and gets new credentials (as after a factory reset). A device that is not decommissioned is left as it is (openUntil null).
+         */
+        post: operations["reopenDevice"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/telemetry": {
         parameters: {
             query?: never;
@@ -985,6 +1045,66 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/admin/batteries/outliers": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Batteries furthest from their peers
+         * @description Profiled batteries grouped by chemistry and capacity, each measured against its group’s median, largest deviation first. `cellImbalance`: the newest cellVoltageMax − cellVoltageMin (V). `sohDecline`: soh points lost per 30 days, first to last daily average of the last 30 days (two days at least). `selfDischarge`: SoC points lost per day while idle, from consecutive hours of the last 7 days in which the current stayed within ±capacity ÷ 1000. A battery without the data for the metric is left out.
+         */
+        get: operations["getBatteryOutliers"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/dashboard/devices/{deviceId}/audit": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Who changed what on your device, newest first
+         * @description The owner only, and only for their own ownership: a later owner reads nothing of an earlier owner's actions. An administrator's account and address are not shown. Anyone else, people the device is shared with included, gets 404.
+         */
+        get: operations["listDeviceAudit"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/admin/audit": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The whole audit log, newest first, filtered
+         * @description Filters combine (all must hold); `from` is inclusive, `to` exclusive.
+         */
+        get: operations["listAudit"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export interface webhooks {
     "device.claimed": {
@@ -1021,6 +1141,26 @@ export interface webhooks {
          * @description Sent to your webhooks, signed per the Standard Webhooks specification; answer 2xx within 5 s. Other answers and timeouts are retried with backoff for more than 24 h.
          */
         post: operations["webhook_device_released"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "device.decommissioned": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Event device.decommissioned of one of your devices (data: the event, as GET /api/v1/dashboard/events shows it)
+         * @description Sent to your webhooks, signed per the Standard Webhooks specification; answer 2xx within 5 s. Other answers and timeouts are retried with backoff for more than 24 h.
+         */
+        post: operations["webhook_device_decommissioned"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1691,6 +1831,34 @@ export interface components {
              */
             openUntil: string;
         };
+        TransferDeviceRequest: {
+            /**
+             * Format: email
+             * @description The e-mail address of the verified account that is to own the device.
+             * @example ada@example.com
+             */
+            toEmail: string;
+        };
+        DecommissionResponse: {
+            /** @example gw-0001 */
+            deviceId: string;
+            /**
+             * Format: date-time
+             * @description When it was decommissioned; the same when asked again.
+             * @example 2026-11-21T16:00:00.000Z
+             */
+            decommissionedAt: string;
+        };
+        ReopenResponse: {
+            /** @example gw-0001 */
+            deviceId: string;
+            /**
+             * Format: date-time
+             * @description Until then the gateway may register again with the same deviceId and hardwareId; null when the device was not decommissioned (nothing changed).
+             * @example 2026-11-21T17:00:00.000Z
+             */
+            openUntil: string | null;
+        };
         TelemetryRecordRequest: {
             /**
              * Format: date-time
@@ -2020,7 +2188,7 @@ export interface components {
              */
             id: string;
             /** @enum {string} */
-            type: "device.claimed" | "device.released" | "device.online" | "device.offline" | "alert.opened" | "alert.resolved" | "ota.succeeded" | "ota.failed" | "ota.release_paused" | "config.applied";
+            type: "device.claimed" | "device.released" | "device.decommissioned" | "device.online" | "device.offline" | "alert.opened" | "alert.resolved" | "ota.succeeded" | "ota.failed" | "ota.release_paused" | "config.applied";
             /**
              * Format: date-time
              * @example 2026-11-21T12:00:00.000Z
@@ -2537,7 +2705,7 @@ export interface components {
              *       "device.offline"
              *     ]
              */
-            types?: ("device.claimed" | "device.released" | "device.online" | "device.offline" | "alert.opened" | "alert.resolved" | "ota.succeeded" | "ota.failed" | "ota.release_paused" | "config.applied")[];
+            types?: ("device.claimed" | "device.released" | "device.decommissioned" | "device.online" | "device.offline" | "alert.opened" | "alert.resolved" | "ota.succeeded" | "ota.failed" | "ota.release_paused" | "config.applied")[];
         };
         CreatedWebhookResponse: {
             /**
@@ -2554,7 +2722,7 @@ export interface components {
              *       "device.offline"
              *     ]
              */
-            types: ("device.claimed" | "device.released" | "device.online" | "device.offline" | "alert.opened" | "alert.resolved" | "ota.succeeded" | "ota.failed" | "ota.release_paused" | "config.applied")[] | null;
+            types: ("device.claimed" | "device.released" | "device.decommissioned" | "device.online" | "device.offline" | "alert.opened" | "alert.resolved" | "ota.succeeded" | "ota.failed" | "ota.release_paused" | "config.applied")[] | null;
             /**
              * @description False once it was disabled for failing (WEBHOOK_DISABLE_AFTER_SEC).
              * @example true
@@ -2586,7 +2754,7 @@ export interface components {
              *       "device.offline"
              *     ]
              */
-            types: ("device.claimed" | "device.released" | "device.online" | "device.offline" | "alert.opened" | "alert.resolved" | "ota.succeeded" | "ota.failed" | "ota.release_paused" | "config.applied")[] | null;
+            types: ("device.claimed" | "device.released" | "device.decommissioned" | "device.online" | "device.offline" | "alert.opened" | "alert.resolved" | "ota.succeeded" | "ota.failed" | "ota.release_paused" | "config.applied")[] | null;
             /**
              * @description False once it was disabled for failing (WEBHOOK_DISABLE_AFTER_SEC).
              * @example true
@@ -2711,11 +2879,119 @@ export interface components {
              */
             nextCursor: string | null;
         };
+        OutlierResponse: {
+            /** @example gw-0001 */
+            deviceId: string;
+            /** @example main */
+            batteryId: string;
+            /**
+             * @example lfp
+             * @enum {string}
+             */
+            chemistry: "lfp" | "nmc" | "lead-acid" | "agm" | "gel" | "other";
+            /** @example 100 */
+            capacityAh: number;
+            /**
+             * @description cellImbalance: V; sohDecline: soh points per 30 days; selfDischarge: SoC points per idle day.
+             * @example 0.21
+             */
+            value: number;
+            /**
+             * @description The median of the batteries of the same chemistry and capacity.
+             * @example 0.025
+             */
+            fleetMedian: number;
+            /**
+             * @description value − fleetMedian; the list is ordered by it, largest first.
+             * @example 0.185
+             */
+            deviation: number;
+            /**
+             * @description deviation ÷ (1.4826 × the group’s median absolute deviation); null when the group does not vary.
+             * @example 24.7
+             */
+            robustZ: number | null;
+            /** @example 12 */
+            groupSize: number;
+        };
+        OutliersResponse: {
+            /**
+             * @example cellImbalance
+             * @enum {string}
+             */
+            metric: "cellImbalance" | "sohDecline" | "selfDischarge";
+            items: components["schemas"]["OutlierResponse"][];
+        };
+        AuditActorResponse: {
+            /**
+             * @description user: a customer (with apiKeyId when an API key authenticated); admin: an administrator; system, device: the service or a gateway.
+             * @enum {string}
+             */
+            kind: "user" | "admin" | "system" | "device";
+            /**
+             * Format: uuid
+             * @description The account; null for system and device, and for an administrator in an owner's view.
+             * @example 7d9f2c1e-4b6a-4e0f-8a3d-2c5b9e1f6a70
+             */
+            userId: string | null;
+            /**
+             * Format: uuid
+             * @description The API key that authenticated the request, if one did.
+             * @example null
+             */
+            apiKeyId: string | null;
+        };
+        AuditEntryResponse: {
+            /**
+             * @description Increases in the order entries were recorded.
+             * @example 1042
+             */
+            id: string;
+            /**
+             * Format: date-time
+             * @example 2026-11-25T12:00:00.000Z
+             */
+            at: string;
+            actor: components["schemas"]["AuditActorResponse"];
+            /** @enum {string} */
+            action: "device.claimed" | "device.released" | "device.transferred" | "device.decommissioned" | "device.reopened" | "device.re_registration_opened" | "device.renamed" | "device.config_changed" | "config.defaults_changed" | "alert_rules.changed" | "alert_rules.defaults_changed" | "firmware.release_created" | "firmware.release_changed" | "api_key.created" | "api_key.revoked" | "share.created" | "share.revoked";
+            /** @example gw-0001 */
+            deviceId: string | null;
+            /**
+             * @description What was changed: `<kind>:<id>`, or config_defaults / alert_rule_defaults.
+             * @example device:gw-0001
+             */
+            target: string;
+            /**
+             * @description The client's address (behind TRUST_PROXY, the forwarded one); null where no request was involved, and for an administrator in an owner's view.
+             * @example 203.0.113.7
+             */
+            clientAddress: string | null;
+            /**
+             * @description Depends on the action (what changed); never a secret.
+             * @example {
+             *       "keys": [
+             *         "telemetryIntervalSec"
+             *       ]
+             *     }
+             */
+            detail: {
+                [key: string]: unknown;
+            };
+        };
+        AuditPageResponse: {
+            items: components["schemas"]["AuditEntryResponse"][];
+            /**
+             * @description Pass as `cursor` for the next (older) page; null on the last one.
+             * @example null
+             */
+            nextCursor: string | null;
+        };
         /**
          * @description Stable machine-readable code: branch on it. Each operation lists the codes it can answer per status.
          * @enum {string}
          */
-        ProblemCode: "VALIDATION_FAILED" | "MALFORMED_BODY" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "CLAIM_CODE_REQUIRED" | "UNAUTHORIZED" | "INVALID_CREDENTIALS" | "INVALID_TOKEN" | "FORBIDDEN" | "API_KEY_SCOPE" | "TOO_MANY_API_KEYS" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "DEVICE_ALREADY_REGISTERED" | "TOO_MANY_WEBHOOKS" | "WEBHOOK_DISABLED" | "INVALID_ALERT_RULE" | "WEBHOOK_URL_NOT_ALLOWED" | "PASSWORD_TOO_COMMON" | "EMAIL_NOT_VERIFIED" | "INVALID_CLAIM" | "DEVICE_ALREADY_CLAIMED" | "DEVICE_SECRET_REQUIRED" | "CLAIM_CODE_ALREADY_SET" | "REGISTRATION_NOT_ALLOWED" | "PRECONDITION_FAILED" | "CONFIG_VERSION_UNKNOWN" | "FIRMWARE_RELEASE_EXISTS" | "RATE_LIMITED" | "TOO_MANY_STREAMS" | "TOO_MANY_EXPORTS" | "SERVICE_UNAVAILABLE" | "INTERNAL_ERROR";
+        ProblemCode: "VALIDATION_FAILED" | "MALFORMED_BODY" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "CLAIM_CODE_REQUIRED" | "UNAUTHORIZED" | "INVALID_CREDENTIALS" | "INVALID_TOKEN" | "FORBIDDEN" | "API_KEY_SCOPE" | "TOO_MANY_API_KEYS" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "DEVICE_ALREADY_REGISTERED" | "TOO_MANY_WEBHOOKS" | "WEBHOOK_DISABLED" | "INVALID_ALERT_RULE" | "WEBHOOK_URL_NOT_ALLOWED" | "PASSWORD_TOO_COMMON" | "EMAIL_NOT_VERIFIED" | "INVALID_CLAIM" | "DEVICE_ALREADY_CLAIMED" | "DEVICE_SECRET_REQUIRED" | "CLAIM_CODE_ALREADY_SET" | "REGISTRATION_NOT_ALLOWED" | "PRECONDITION_FAILED" | "CONFIG_VERSION_UNKNOWN" | "FIRMWARE_RELEASE_EXISTS" | "DEVICE_DECOMMISSIONED" | "TRANSFER_RECIPIENT_INVALID" | "RATE_LIMITED" | "TOO_MANY_STREAMS" | "TOO_MANY_EXPORTS" | "SERVICE_UNAVAILABLE" | "INTERNAL_ERROR";
         FieldErrorResponse: {
             /** @example claimCode */
             field: string;
@@ -2874,7 +3150,7 @@ export interface operations {
                         /** @enum {integer} */
                         status: 409;
                         /** @enum {string} */
-                        code: "DEVICE_ALREADY_REGISTERED";
+                        code: "DEVICE_ALREADY_REGISTERED" | "DEVICE_DECOMMISSIONED";
                     };
                 };
             };
@@ -5385,6 +5661,348 @@ export interface operations {
             };
         };
     };
+    transferDevice: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                deviceId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["TransferDeviceRequest"];
+            };
+        };
+        responses: {
+            /** @description The new ownership. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClaimResponse"];
+                };
+            };
+            /** @description The request is not valid; `errors` names each field at fault. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 400;
+                        /** @enum {string} */
+                        code: "VALIDATION_FAILED" | "MALFORMED_BODY";
+                    };
+                };
+            };
+            /** @description Missing, invalid, expired or revoked credentials. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 401;
+                        /** @enum {string} */
+                        code: "UNAUTHORIZED";
+                    };
+                };
+            };
+            /** @description The account is not an administrator (FORBIDDEN), or the credential is an API key, which never reaches admin operations (API_KEY_SCOPE). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 403;
+                        /** @enum {string} */
+                        code: "FORBIDDEN" | "API_KEY_SCOPE";
+                    };
+                };
+            };
+            /** @description Not found, or not visible to you. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 404;
+                        /** @enum {string} */
+                        code: "NOT_FOUND";
+                    };
+                };
+            };
+            /** @description Conflicts with the current state. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 409;
+                        /** @enum {string} */
+                        code: "DEVICE_DECOMMISSIONED";
+                    };
+                };
+            };
+            /** @description The body is larger than this operation accepts. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 413;
+                        /** @enum {string} */
+                        code: "PAYLOAD_TOO_LARGE";
+                    };
+                };
+            };
+            /** @description The body is not JSON. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 415;
+                        /** @enum {string} */
+                        code: "UNSUPPORTED_MEDIA_TYPE";
+                    };
+                };
+            };
+            /** @description Well-formed, but what it names cannot be used for this. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 422;
+                        /** @enum {string} */
+                        code: "TRANSFER_RECIPIENT_INVALID";
+                    };
+                };
+            };
+            /** @description Temporarily unavailable (the database cannot be reached, or this instance is stopping): send it again after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before sending the request again. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 503;
+                        /** @enum {string} */
+                        code: "SERVICE_UNAVAILABLE";
+                    };
+                };
+            };
+        };
+    };
+    decommissionDevice: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                deviceId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Decommissioned. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DecommissionResponse"];
+                };
+            };
+            /** @description The request is not valid; `errors` names each field at fault. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 400;
+                        /** @enum {string} */
+                        code: "VALIDATION_FAILED";
+                    };
+                };
+            };
+            /** @description Missing, invalid, expired or revoked credentials. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 401;
+                        /** @enum {string} */
+                        code: "UNAUTHORIZED";
+                    };
+                };
+            };
+            /** @description The account is not an administrator (FORBIDDEN), or the credential is an API key, which never reaches admin operations (API_KEY_SCOPE). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 403;
+                        /** @enum {string} */
+                        code: "FORBIDDEN" | "API_KEY_SCOPE";
+                    };
+                };
+            };
+            /** @description Not found, or not visible to you. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 404;
+                        /** @enum {string} */
+                        code: "NOT_FOUND";
+                    };
+                };
+            };
+            /** @description Temporarily unavailable (the database cannot be reached, or this instance is stopping): send it again after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before sending the request again. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 503;
+                        /** @enum {string} */
+                        code: "SERVICE_UNAVAILABLE";
+                    };
+                };
+            };
+        };
+    };
+    reopenDevice: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                deviceId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Re-opened. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ReopenResponse"];
+                };
+            };
+            /** @description The request is not valid; `errors` names each field at fault. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 400;
+                        /** @enum {string} */
+                        code: "VALIDATION_FAILED";
+                    };
+                };
+            };
+            /** @description Missing, invalid, expired or revoked credentials. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 401;
+                        /** @enum {string} */
+                        code: "UNAUTHORIZED";
+                    };
+                };
+            };
+            /** @description The account is not an administrator (FORBIDDEN), or the credential is an API key, which never reaches admin operations (API_KEY_SCOPE). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 403;
+                        /** @enum {string} */
+                        code: "FORBIDDEN" | "API_KEY_SCOPE";
+                    };
+                };
+            };
+            /** @description Not found, or not visible to you. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 404;
+                        /** @enum {string} */
+                        code: "NOT_FOUND";
+                    };
+                };
+            };
+            /** @description Temporarily unavailable (the database cannot be reached, or this instance is stopping): send it again after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before sending the request again. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 503;
+                        /** @enum {string} */
+                        code: "SERVICE_UNAVAILABLE";
+                    };
+                };
+            };
+        };
+    };
     ingestTelemetry: {
         parameters: {
             query?: never;
@@ -6098,7 +6716,7 @@ export interface operations {
                 cursor?: string;
                 /** @description Only this device’s events. */
                 deviceId?: string;
-                /** @description Comma-separated event types (device.claimed, device.released, device.online, device.offline, alert.opened, alert.resolved, ota.succeeded, ota.failed, ota.release_paused, config.applied). */
+                /** @description Comma-separated event types (device.claimed, device.released, device.decommissioned, device.online, device.offline, alert.opened, alert.resolved, ota.succeeded, ota.failed, ota.release_paused, config.applied). */
                 type?: string;
             };
             header?: never;
@@ -7417,20 +8035,6 @@ export interface operations {
                     };
                 };
             };
-            /** @description Authenticated but not allowed. */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
-                        /** @enum {integer} */
-                        status: 403;
-                        /** @enum {string} */
-                        code: "API_KEY_SCOPE";
-                    };
-                };
-            };
             /** @description Not found, or not visible to you. */
             404: {
                 headers: {
@@ -7457,11 +8061,11 @@ export interface operations {
                         /** @enum {integer} */
                         status: 429;
                         /** @enum {string} */
-                        code: "TOO_MANY_EXPORTS";
+                        code: "TOO_MANY_EXPORTS" | "RATE_LIMITED";
                     };
                 };
             };
-            /** @description Temporarily unavailable (the database cannot be reached, or this instance is stopping): send it again after Retry-After seconds. */
+            /** @description Temporarily unavailable: the database or the rate-limit store cannot be reached: send it again after Retry-After seconds. */
             503: {
                 headers: {
                     /** @description Seconds to wait before sending the request again. */
@@ -8413,7 +9017,7 @@ export interface operations {
                         /** @example evt_1042 */
                         id: string;
                         /** @enum {string} */
-                        event: "device.claimed" | "device.released" | "device.online" | "device.offline" | "alert.opened" | "alert.resolved" | "ota.succeeded" | "ota.failed" | "ota.release_paused" | "config.applied";
+                        event: "device.claimed" | "device.released" | "device.decommissioned" | "device.online" | "device.offline" | "alert.opened" | "alert.resolved" | "ota.succeeded" | "ota.failed" | "ota.release_paused" | "config.applied";
                         data: components["schemas"]["DeviceEventResponse"];
                     };
                 };
@@ -8807,6 +9411,279 @@ export interface operations {
             };
         };
     };
+    getBatteryOutliers: {
+        parameters: {
+            query: {
+                metric: "cellImbalance" | "sohDecline" | "selfDischarge";
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The ranking. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OutliersResponse"];
+                };
+            };
+            /** @description The request is not valid; `errors` names each field at fault. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 400;
+                        /** @enum {string} */
+                        code: "VALIDATION_FAILED";
+                    };
+                };
+            };
+            /** @description Missing, invalid, expired or revoked credentials. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 401;
+                        /** @enum {string} */
+                        code: "UNAUTHORIZED";
+                    };
+                };
+            };
+            /** @description The account is not an administrator (FORBIDDEN), or the credential is an API key, which never reaches admin operations (API_KEY_SCOPE). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 403;
+                        /** @enum {string} */
+                        code: "FORBIDDEN" | "API_KEY_SCOPE";
+                    };
+                };
+            };
+            /** @description Temporarily unavailable (the database cannot be reached, or this instance is stopping): send it again after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before sending the request again. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 503;
+                        /** @enum {string} */
+                        code: "SERVICE_UNAVAILABLE";
+                    };
+                };
+            };
+        };
+    };
+    listDeviceAudit: {
+        parameters: {
+            query?: {
+                /** @description Items per page. */
+                limit?: number;
+                /** @description nextCursor of the previous page, exactly as returned; anything else is a 400 naming `cursor`. */
+                cursor?: string;
+            };
+            header?: never;
+            path: {
+                deviceId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of entries. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuditPageResponse"];
+                };
+            };
+            /** @description The request is not valid; `errors` names each field at fault. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 400;
+                        /** @enum {string} */
+                        code: "VALIDATION_FAILED";
+                    };
+                };
+            };
+            /** @description Missing, invalid, expired or revoked credentials. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 401;
+                        /** @enum {string} */
+                        code: "UNAUTHORIZED";
+                    };
+                };
+            };
+            /** @description Authenticated but not allowed. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 403;
+                        /** @enum {string} */
+                        code: "API_KEY_SCOPE";
+                    };
+                };
+            };
+            /** @description Not found, or not visible to you. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 404;
+                        /** @enum {string} */
+                        code: "NOT_FOUND";
+                    };
+                };
+            };
+            /** @description Temporarily unavailable (the database cannot be reached, or this instance is stopping): send it again after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before sending the request again. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 503;
+                        /** @enum {string} */
+                        code: "SERVICE_UNAVAILABLE";
+                    };
+                };
+            };
+        };
+    };
+    listAudit: {
+        parameters: {
+            query?: {
+                /** @description Items per page. */
+                limit?: number;
+                /** @description nextCursor of the previous page, exactly as returned; anything else is a 400 naming `cursor`. */
+                cursor?: string;
+                /** @description Only entries of this device. */
+                deviceId?: string;
+                /** @description Only entries whose actor is this account (userId). */
+                actorId?: string;
+                /** @description Comma-separated actions (device.claimed, device.released, device.transferred, device.decommissioned, device.reopened, device.re_registration_opened, device.renamed, device.config_changed, config.defaults_changed, alert_rules.changed, alert_rules.defaults_changed, firmware.release_created, firmware.release_changed, api_key.created, api_key.revoked, share.created, share.revoked). */
+                action?: string;
+                /** @description Entries at or after this instant. */
+                from?: string;
+                /** @description Entries before this instant. */
+                to?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of entries. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuditPageResponse"];
+                };
+            };
+            /** @description The request is not valid; `errors` names each field at fault. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 400;
+                        /** @enum {string} */
+                        code: "VALIDATION_FAILED";
+                    };
+                };
+            };
+            /** @description Missing, invalid, expired or revoked credentials. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 401;
+                        /** @enum {string} */
+                        code: "UNAUTHORIZED";
+                    };
+                };
+            };
+            /** @description The account is not an administrator (FORBIDDEN), or the credential is an API key, which never reaches admin operations (API_KEY_SCOPE). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 403;
+                        /** @enum {string} */
+                        code: "FORBIDDEN" | "API_KEY_SCOPE";
+                    };
+                };
+            };
+            /** @description Temporarily unavailable (the database cannot be reached, or this instance is stopping): send it again after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before sending the request again. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 503;
+                        /** @enum {string} */
+                        code: "SERVICE_UNAVAILABLE";
+                    };
+                };
+            };
+        };
+    };
     webhook_device_claimed: {
         parameters: {
             query?: never;
@@ -8861,6 +9738,41 @@ export interface operations {
                 "application/json": {
                     /** @constant */
                     type: "device.released";
+                    /** Format: date-time */
+                    timestamp: string;
+                    data: components["schemas"]["DeviceEventResponse"];
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx answer acknowledges the message. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_device_decommissioned: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id (evt_…), the same on every retry: drop duplicates by it. */
+                "webhook-id": string;
+                /** @description Unix seconds when this attempt was signed. */
+                "webhook-timestamp": string;
+                /** @description `v1,<base64 HMAC-SHA256 of "id.timestamp.body">` under your webhook secret (Standard Webhooks). */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @constant */
+                    type: "device.decommissioned";
                     /** Format: date-time */
                     timestamp: string;
                     data: components["schemas"]["DeviceEventResponse"];

@@ -54,6 +54,7 @@ export interface DashboardStream {
 const EVENT_TYPES = Object.keys({
   'device.claimed': true,
   'device.released': true,
+  'device.decommissioned': true,
   'device.online': true,
   'device.offline': true,
   'alert.opened': true,

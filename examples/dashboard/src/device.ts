@@ -149,7 +149,7 @@ export function deviceView(deviceId: string): View {
       if (event.type === 'alert.opened' || event.type === 'alert.resolved') load(alerts.refresh());
       if (event.type.startsWith('ota.')) load(loadOta());
       if (event.type === 'config.applied') load(loadDevice());
-      if (event.type === 'device.released') location.hash = '#/';
+      if (event.type === 'device.released' || event.type === 'device.decommissioned') location.hash = '#/';
     },
   };
 }

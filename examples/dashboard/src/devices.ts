@@ -80,7 +80,7 @@ export function devicesView(): View {
           ?.querySelector('.online')
           ?.replaceChildren(onlineBadge(event.type === 'device.online'));
       }
-      if (event.type === 'device.claimed' || event.type === 'device.released') load(refreshDevices());
+      if (event.type === 'device.claimed' || event.type === 'device.released' || event.type === 'device.decommissioned') load(refreshDevices());
       if (event.type === 'alert.opened' || event.type === 'alert.resolved') load(alerts.refresh());
     },
   };

@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
 import { ApiKeyAuthenticator } from '../../auth/principals.js';
+import { AuditModule } from '../audit/index.js';
 import { ApiKeysService } from './application/api-keys.service.js';
 import { ApiKeyStore } from './domain/api-key.store.js';
 import { ApiKeysController } from './http/api-keys.controller.js';
@@ -7,6 +8,7 @@ import { SqlApiKeyStore } from './infrastructure/sql-api-key.store.js';
 
 /** API keys for integrations: created and revoked by a signed-in customer, accepted by the customer guard where a route takes them. */
 @Module({
+  imports: [AuditModule],
   controllers: [ApiKeysController],
   providers: [
     ApiKeysService,

@@ -1,16 +1,19 @@
 import { Module } from '@nestjs/common';
 import { AccountErasure, AccountsModule } from '../accounts/index.js';
+import { AuditModule } from '../audit/index.js';
 import { DevicesModule } from '../devices/index.js';
 import { EventsModule } from '../events/index.js';
+import { AdminOwnershipService } from './application/admin-ownership.service.js';
 import { ClaimsService } from './application/claims.service.js';
 import { ClaimAudit } from './domain/claim-audit.js';
+import { AdminOwnershipController } from './http/admin-ownership.controller.js';
 import { ClaimsController } from './http/claims.controller.js';
 import { TypeOrmClaimAudit } from './infrastructure/typeorm-claim-audit.js';
 
 @Module({
-  imports: [AccountsModule, DevicesModule, EventsModule],
-  controllers: [ClaimsController],
-  providers: [ClaimsService, { provide: ClaimAudit, useClass: TypeOrmClaimAudit }],
+  imports: [DevicesModule, EventsModule, AuditModule, AccountsModule],
+  controllers: [ClaimsController, AdminOwnershipController],
+  providers: [ClaimsService, AdminOwnershipService, { provide: ClaimAudit, useClass: TypeOrmClaimAudit }],
 })
 export class ClaimsModule {
   constructor(erasure: AccountErasure, claims: ClaimsService) {

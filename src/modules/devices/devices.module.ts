@@ -6,6 +6,7 @@ import { Secrets } from '../../config/secrets.js';
 import { RefreshTokenStore } from '../../shared/auth-tokens/refresh-token-store.js';
 import { TypeOrmRefreshTokenStore } from '../../shared/auth-tokens/typeorm-refresh-token.store.js';
 import { Orm } from '../../shared/database/orm.js';
+import { AuditModule } from '../audit/index.js';
 import { EventsModule } from '../events/index.js';
 import { TelemetryModule } from '../telemetry/index.js';
 import { DeviceConfigService } from './application/device-config.service.js';
@@ -32,6 +33,7 @@ import { TypeOrmRegistrationAllowlist } from './infrastructure/typeorm-registrat
 
 @Module({
   imports: [
+    AuditModule,
     EventsModule,
     TelemetryModule,
     JwtModule.registerAsync({

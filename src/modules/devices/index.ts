@@ -8,6 +8,7 @@ export type { Device } from './domain/device.js';
 export type { DeviceSnapshot } from './domain/device-snapshot.js';
 export type { ConfigOverrides, DeviceConfig, FleetDefaults } from './domain/device-config.js';
 export { ClaimCode } from './domain/claim-code.js';
+export { DeviceDecommissionedError } from './domain/device.errors.js';
 export { MAX_TAGS, NAME_MAX_LENGTH, normalizeTag, TAG_MAX_LENGTH, TAG_PATTERN } from './domain/device-labels.js';
 export { ConfigOverridesPatchRequest, DashboardDeviceConfigResponse } from './http/device-config.dto.js';
 import { ConfigDefaultsRecord } from './infrastructure/config-defaults.record.js';

@@ -1,4 +1,5 @@
 import { Module } from '@nestjs/common';
+import { AuditModule } from '../audit/index.js';
 import { DevicesModule } from '../devices/index.js';
 import { EventsModule } from '../events/index.js';
 import { FirmwareReleasesService } from './application/firmware-releases.service.js';
@@ -16,7 +17,7 @@ import { SqlReleaseOffers } from './infrastructure/sql-release-offers.js';
 import { TypeOrmFirmwareReleaseRepository } from './infrastructure/typeorm-firmware-release.repository.js';
 
 @Module({
-  imports: [DevicesModule, EventsModule],
+  imports: [AuditModule, DevicesModule, EventsModule],
   controllers: [OtaController, AdminFirmwareController],
   providers: [
     OtaService,

@@ -200,6 +200,12 @@ export class AccountsService implements CustomerAuthenticator {
     return user && user.emailVerified ? user.email : null;
   }
 
+  /** The account with this address (normalised as at sign-up), for an administrator's transfer; null when there is none. */
+  async accountByEmail(email: string): Promise<{ userId: string; emailVerified: boolean } | null> {
+    const user = await this.users.findByEmail(User.normalizeEmail(email));
+    return user ? { userId: user.id, emailVerified: user.emailVerified } : null;
+  }
+
   async getUser(userId: string): Promise<User> {
     const user = await this.users.findById(userId);
     if (!user) throw new UnauthorizedError('The account no longer exists.');

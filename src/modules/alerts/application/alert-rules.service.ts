@@ -5,6 +5,7 @@ import { NotFoundError } from '../../../shared/domain-error.js';
 import { DEFAULT_ALERT_RULES, validateAlertRules, type AlertRule } from '../domain/alert-rule.js';
 import { AlertStore } from '../domain/alert.store.js';
 import { AlertTransitions } from './alert-transitions.js';
+import { AuditLog, type AuditContext } from '../../audit/index.js';
 
 /** Devices whose rules the cache keeps at most; past it, it starts over. */
 const CACHE_LIMIT = 100_000;
@@ -33,6 +34,7 @@ export class AlertRules implements OnModuleInit {
     private readonly feed: ChangeFeed,
     private readonly transitions: AlertTransitions,
     private readonly clock: Clock,
+    private readonly audit: AuditLog,
   ) {}
 
   onModuleInit(): void {
@@ -64,7 +66,7 @@ export class AlertRules implements OnModuleInit {
   }
 
   /** Replaces the device's own rules; null goes back to the fleet defaults. Alerts of rules that are gone or disabled resolve. */
-  async setForDevice(deviceId: string, rules: AlertRule[] | null): Promise<RulesView> {
+  async setForDevice(deviceId: string, rules: AlertRule[] | null, by: AuditContext): Promise<RulesView> {
     if (rules) validateAlertRules(rules);
     if (!(await this.store.ownerOf(deviceId))) throw new NotFoundError('No visible device has this id.');
     const now = this.clock.now();
@@ -72,6 +74,8 @@ export class AlertRules implements OnModuleInit {
     await this.store.forDevices([deviceId], async (unit) => {
       await this.store.setDeviceRules(unit, deviceId, rules, now);
       await this.transitions.retire(unit, deviceId, effective, now);
+      const detail = rules ? { ruleIds: rules.map((rule) => rule.ruleId) } : { inherited: true };
+      await this.audit.record(unit.tx, { by, action: 'alert_rules.changed', target: `device:${deviceId}`, deviceId, detail, at: now });
     });
     this.own.delete(deviceId);
     return rules ? { rules, inherited: false } : { rules: effective, inherited: true };
@@ -81,10 +85,12 @@ export class AlertRules implements OnModuleInit {
     return (await this.store.storedDefaults()) ?? copy(DEFAULT_ALERT_RULES);
   }
 
-  async setDefaults(rules: AlertRule[]): Promise<AlertRule[]> {
+  async setDefaults(rules: AlertRule[], by: AuditContext): Promise<AlertRule[]> {
     validateAlertRules(rules);
     const now = this.clock.now();
-    await this.store.setDefaults(rules, now);
+    await this.store.setDefaults(rules, now, (tx) =>
+      this.audit.record(tx, { by, action: 'alert_rules.defaults_changed', target: 'alert_rule_defaults', detail: { ruleIds: rules.map((rule) => rule.ruleId) }, at: now }),
+    );
     this.defaults = undefined;
     for (const deviceId of await this.store.devicesFollowingDefaultsWithSeries()) {
       await this.store.forDevices([deviceId], (unit) => this.transitions.retire(unit, deviceId, rules, now));

@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import type { AuditContext } from '../../audit/index.js';
 import { Clock } from '../../../config/config.module.js';
 import { NotFoundError } from '../../../shared/domain-error.js';
 import type { Alert } from '../domain/alert.js';
@@ -20,9 +21,9 @@ export class AlertsService {
     return this.rules.ofDevice(deviceId);
   }
 
-  async setRules(viewer: AlertsViewer, deviceId: string, rules: AlertRule[] | null): Promise<RulesView> {
+  async setRules(viewer: AlertsViewer, deviceId: string, rules: AlertRule[] | null, by: AuditContext): Promise<RulesView> {
     await this.assertManages(viewer, deviceId);
-    return this.rules.setForDevice(deviceId, rules);
+    return this.rules.setForDevice(deviceId, rules, by);
   }
 
   list(viewer: AlertsViewer, page: AlertsPage): Promise<Alert[]> {

@@ -57,7 +57,8 @@ export abstract class AlertStore {
   abstract forDevices<T>(deviceIds: string[], work: (unit: AlertWork) => Promise<T>): Promise<T>;
   /** Replaces the device's own rules (null: back to the fleet defaults), inside `unit`'s transaction. */
   abstract setDeviceRules(unit: AlertWork, deviceId: string, rules: AlertRule[] | null, now: Date): Promise<void>;
-  abstract setDefaults(rules: AlertRule[], now: Date): Promise<void>;
+  /** Stores the fleet defaults; `onStored` runs in the same transaction. */
+  abstract setDefaults(rules: AlertRule[], now: Date, onStored?: (tx: SqlRunner) => Promise<void>): Promise<void>;
   /** Devices without rules of their own that have a series in progress. */
   abstract devicesFollowingDefaultsWithSeries(): Promise<string[]>;
   /** The device's owner; undefined when the device does not exist. */

@@ -3,6 +3,7 @@ import { ApiBody, ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
 import { AdminAuth } from '../../../auth/auth.decorators.js';
 import { ApiProblems, JSON_BODY_PROBLEMS } from '../../../shared/http/api-problems.decorator.js';
 import { AlertRules } from '../application/alert-rules.service.js';
+import { Requester, type AuditContext } from '../../audit/index.js';
 import { AlertRuleDto, AlertRulesRequest, DefaultAlertRulesResponse } from './alerts.dto.js';
 
 @ApiTags('admin')
@@ -28,7 +29,7 @@ export class AdminAlertRulesController {
   @ApiBody({ type: AlertRulesRequest })
   @ApiResponse({ status: 200, type: DefaultAlertRulesResponse, description: 'Stored.' })
   @ApiProblems(JSON_BODY_PROBLEMS, { 400: ['INVALID_ALERT_RULE'] })
-  async put(@Body() body: AlertRulesRequest): Promise<DefaultAlertRulesResponse> {
-    return { rules: (await this.rules.setDefaults(body.rules)).map(AlertRuleDto.from) };
+  async put(@Requester() by: AuditContext, @Body() body: AlertRulesRequest): Promise<DefaultAlertRulesResponse> {
+    return { rules: (await this.rules.setDefaults(body.rules, by)).map(AlertRuleDto.from) };
   }
 }

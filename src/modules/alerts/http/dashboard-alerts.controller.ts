@@ -7,6 +7,7 @@ import { ApiProblems, JSON_BODY_PROBLEMS } from '../../../shared/http/api-proble
 import { decodeTimeCursor, encodeTimeCursor } from '../../../shared/http/cursor.js';
 import { DeviceIdParam } from '../../../shared/http/device-id.param.js';
 import { AlertsService } from '../application/alerts.service.js';
+import { Requester, type AuditContext } from '../../audit/index.js';
 import { AlertResponse, AlertRulesRequest, AlertRulesResponse, AlertsQuery, AlertsResponse } from './alerts.dto.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
@@ -38,8 +39,13 @@ export class DashboardAlertsController {
   @ApiBody({ type: AlertRulesRequest })
   @ApiResponse({ status: 200, type: AlertRulesResponse, description: 'Stored; they apply from the next telemetry.' })
   @ApiProblems(JSON_BODY_PROBLEMS, { 400: ['INVALID_ALERT_RULE'], 404: ['NOT_FOUND'] })
-  async putRules(@CurrentCustomer() customer: CustomerPrincipal, @DeviceIdParam() deviceId: string, @Body() body: AlertRulesRequest): Promise<AlertRulesResponse> {
-    return AlertRulesResponse.from(await this.alerts.setRules(viewerOf(customer), deviceId, body.rules));
+  async putRules(
+    @CurrentCustomer() customer: CustomerPrincipal,
+    @Requester() by: AuditContext,
+    @DeviceIdParam() deviceId: string,
+    @Body() body: AlertRulesRequest,
+  ): Promise<AlertRulesResponse> {
+    return AlertRulesResponse.from(await this.alerts.setRules(viewerOf(customer), deviceId, body.rules, by));
   }
 
   @Delete('devices/:deviceId/alert-rules')
@@ -49,8 +55,8 @@ export class DashboardAlertsController {
   @ApiParam({ name: 'deviceId', example: 'gw-0001' })
   @ApiResponse({ status: 200, type: AlertRulesResponse, description: 'The fleet defaults, which now apply.' })
   @ApiProblems({ 400: ['VALIDATION_FAILED'], 404: ['NOT_FOUND'] })
-  async deleteRules(@CurrentCustomer() customer: CustomerPrincipal, @DeviceIdParam() deviceId: string): Promise<AlertRulesResponse> {
-    return AlertRulesResponse.from(await this.alerts.setRules(viewerOf(customer), deviceId, null));
+  async deleteRules(@CurrentCustomer() customer: CustomerPrincipal, @Requester() by: AuditContext, @DeviceIdParam() deviceId: string): Promise<AlertRulesResponse> {
+    return AlertRulesResponse.from(await this.alerts.setRules(viewerOf(customer), deviceId, null, by));
   }
 
   @Get('alerts')

@@ -164,12 +164,15 @@ export class SqlAlertStore extends AlertStore {
     }
   }
 
-  async setDefaults(rules: AlertRule[], now: Date): Promise<void> {
-    await this.sql.rows(
-      `INSERT INTO alert_rule_defaults (id, rules, updated_at) VALUES (1, $1, $2)
-       ON CONFLICT (id) DO UPDATE SET rules = EXCLUDED.rules, updated_at = EXCLUDED.updated_at`,
-      [JSON.stringify(rules), now],
-    );
+  async setDefaults(rules: AlertRule[], now: Date, onStored?: (tx: SqlRunner) => Promise<void>): Promise<void> {
+    await this.sql.transaction(async (tx) => {
+      await tx.rows(
+        `INSERT INTO alert_rule_defaults (id, rules, updated_at) VALUES (1, $1, $2)
+         ON CONFLICT (id) DO UPDATE SET rules = EXCLUDED.rules, updated_at = EXCLUDED.updated_at`,
+        [JSON.stringify(rules), now],
+      );
+      await onStored?.(tx);
+    });
   }
 
   async devicesFollowingDefaultsWithSeries(): Promise<string[]> {

@@ -1,3 +1,7 @@
+import { RecordingAuditLog } from '../../audit/application/recording-audit-log.fake.js';
+import type { AuditContext } from '../../audit/index.js';
+
+const BY: AuditContext = { actor: { kind: 'user', userId: 'user-ada', apiKeyId: null }, clientAddress: '203.0.113.7' };
 import { loadEnv } from '../../../config/env.js';
 import { FixedClock } from '../../../config/fixed-clock.js';
 import { SecretHasher } from '../../../shared/crypto/secret-hasher.js';
@@ -16,7 +20,7 @@ function aService(envSource: Record<string, string> = {}) {
   const clock = new FixedClock(START);
   const store = new InMemoryApiKeyStore();
   const hasher = new SecretHasher('p'.repeat(32));
-  const service = new ApiKeysService(store, hasher, new InMemoryFailureLimiter(() => clock.now().getTime()), loadEnv(envSource), clock);
+  const service = new ApiKeysService(store, hasher, new InMemoryFailureLimiter(() => clock.now().getTime()), loadEnv(envSource), clock, new RecordingAuditLog());
   return { service, store, hasher, clock };
 }
 
@@ -24,7 +28,7 @@ describe('ApiKeysService', () => {
   it('creates a dck_ key of 256 random bits and stores only its HMAC', async () => {
     const { service, store, hasher } = aService();
 
-    const { apiKey, key } = await service.create('user-ada', ' Home Assistant ', 'read');
+    const { apiKey, key } = await service.create('user-ada', ' Home Assistant ', 'read', BY);
 
     expect(key).toMatch(/^dck_[A-Za-z0-9_-]{43}$/);
     expect(apiKey).toMatchObject({ userId: 'user-ada', name: 'Home Assistant', scope: 'read', createdAt: START, lastUsedAt: null });
@@ -34,24 +38,24 @@ describe('ApiKeysService', () => {
 
   it(`refuses key ${MAX_API_KEYS_PER_USER + 1} of an account, not of another`, async () => {
     const { service } = aService();
-    for (let i = 0; i < MAX_API_KEYS_PER_USER; i++) await service.create('user-ada', `key ${i}`, 'read');
+    for (let i = 0; i < MAX_API_KEYS_PER_USER; i++) await service.create('user-ada', `key ${i}`, 'read', BY);
 
-    await expect(service.create('user-ada', 'one more', 'read')).rejects.toBeInstanceOf(TooManyApiKeysError);
-    await expect(service.create('user-bob', 'first', 'read')).resolves.toBeDefined();
+    await expect(service.create('user-ada', 'one more', 'read', BY)).rejects.toBeInstanceOf(TooManyApiKeysError);
+    await expect(service.create('user-bob', 'first', 'read', BY)).resolves.toBeDefined();
   });
 
   it('authenticates a key as its account, a customer with the key and its scope, never an administrator', async () => {
     const { service, store } = aService();
     store.verified.add('user-ada');
-    const { apiKey, key } = await service.create('user-ada', 'script', 'write');
+    const { apiKey, key } = await service.create('user-ada', 'script', 'write', BY);
 
     await expect(service.authenticate(key, ADDRESS)).resolves.toEqual(new CustomerPrincipal('user-ada', 'customer', true, null, { keyId: apiKey.keyId, scope: 'write' }));
   });
 
   it('refuses an unknown, malformed or revoked key as an invalid bearer token', async () => {
     const { service } = aService();
-    const { apiKey, key } = await service.create('user-ada', 'script', 'read');
-    await service.revoke('user-ada', apiKey.keyId);
+    const { apiKey, key } = await service.create('user-ada', 'script', 'read', BY);
+    await service.revoke('user-ada', apiKey.keyId, BY);
 
     for (const presented of [key, `dck_${'A'.repeat(43)}`, 'dck_', `${key}x`]) {
       await expect(service.authenticate(presented, ADDRESS)).rejects.toBeInstanceOf(InvalidBearerTokenError);
@@ -60,15 +64,15 @@ describe('ApiKeysService', () => {
 
   it("revoking another account's key is NotFound and leaves it working", async () => {
     const { service } = aService();
-    const { apiKey, key } = await service.create('user-ada', 'script', 'read');
+    const { apiKey, key } = await service.create('user-ada', 'script', 'read', BY);
 
-    await expect(service.revoke('user-bob', apiKey.keyId)).rejects.toBeInstanceOf(NotFoundError);
+    await expect(service.revoke('user-bob', apiKey.keyId, BY)).rejects.toBeInstanceOf(NotFoundError);
     await expect(service.authenticate(key, ADDRESS)).resolves.toBeInstanceOf(CustomerPrincipal);
   });
 
   it('records the last use at most once a minute', async () => {
     const { service, store, clock } = aService();
-    const { apiKey, key } = await service.create('user-ada', 'script', 'read');
+    const { apiKey, key } = await service.create('user-ada', 'script', 'read', BY);
 
     await service.authenticate(key, ADDRESS);
     clock.advanceSec(59);
@@ -82,7 +86,7 @@ describe('ApiKeysService', () => {
 
   it('after LOGIN_MAX_FAILURES_PER_ADDRESS failures refuses every key from that address, a valid one too, until the window ends', async () => {
     const { service, clock } = aService({ LOGIN_MAX_FAILURES_PER_ADDRESS: '3', LOGIN_FAILURE_WINDOW_SEC: '60' });
-    const { key } = await service.create('user-ada', 'script', 'read');
+    const { key } = await service.create('user-ada', 'script', 'read', BY);
     for (let i = 0; i < 3; i++) await expect(service.authenticate(`dck_${String(i).repeat(43)}`, ADDRESS)).rejects.toBeInstanceOf(InvalidBearerTokenError);
 
     await expect(service.authenticate(key, ADDRESS)).rejects.toBeInstanceOf(RateLimitedError);

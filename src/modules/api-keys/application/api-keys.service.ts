@@ -10,6 +10,7 @@ import { FailureLimiter, type FailureBucket } from '../../../shared/rate-limit/f
 import { ApiKey, LAST_USED_RESOLUTION_MS, MAX_API_KEYS_PER_USER } from '../domain/api-key.js';
 import { ApiKeyStore } from '../domain/api-key.store.js';
 import { TooManyApiKeysError } from '../domain/api-keys.errors.js';
+import { AuditLog, type AuditContext } from '../../audit/index.js';
 
 /** `dck_` and 256 random bits in base64url: the only shape worth a lookup. */
 const KEY_FORMAT = new RegExp(`^${API_KEY_PREFIX}[A-Za-z0-9_-]{43}$`);
@@ -23,15 +24,20 @@ export class ApiKeysService extends ApiKeyAuthenticator {
     private readonly limiter: FailureLimiter,
     private readonly env: Env,
     private readonly clock: Clock,
+    private readonly audit: AuditLog,
   ) {
     super();
   }
 
   /** A new key: the key itself is returned here only; storage keeps its keyed hash. */
-  async create(userId: string, name: string, scope: ApiKeyScope): Promise<{ apiKey: ApiKey; key: string }> {
+  async create(userId: string, name: string, scope: ApiKeyScope, by: AuditContext): Promise<{ apiKey: ApiKey; key: string }> {
     const key = `${API_KEY_PREFIX}${SecretHasher.randomToken()}`;
     const apiKey = ApiKey.create({ keyId: randomUUID(), userId, name, scope, now: this.clock.now() });
-    if (!(await this.store.insert(apiKey, this.hasher.hmac(key), MAX_API_KEYS_PER_USER))) throw new TooManyApiKeysError();
+    const inserted = await this.store.insert(apiKey, this.hasher.hmac(key), MAX_API_KEYS_PER_USER, (tx) =>
+      // The key's name and scope, never the key.
+      this.audit.record(tx, { by, action: 'api_key.created', target: `api_key:${apiKey.keyId}`, detail: { name: apiKey.name, scope }, at: apiKey.createdAt }),
+    );
+    if (!inserted) throw new TooManyApiKeysError();
     return { apiKey, key };
   }
 
@@ -45,8 +51,12 @@ export class ApiKeysService extends ApiKeyAuthenticator {
   }
 
   /** Revokes at once on every instance: keys are looked up on every request, never remembered. */
-  async revoke(userId: string, keyId: string): Promise<void> {
-    if (!(await this.store.delete(userId, keyId))) throw new NotFoundError('You have no API key with this id.');
+  async revoke(userId: string, keyId: string, by: AuditContext): Promise<void> {
+    const now = this.clock.now();
+    const deleted = await this.store.delete(userId, keyId, (tx, apiKey) =>
+      this.audit.record(tx, { by, action: 'api_key.revoked', target: `api_key:${keyId}`, detail: { name: apiKey.name, scope: apiKey.scope }, at: now }),
+    );
+    if (!deleted) throw new NotFoundError('You have no API key with this id.');
   }
 
   /**

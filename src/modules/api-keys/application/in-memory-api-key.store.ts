@@ -1,5 +1,8 @@
 import { ApiKey } from '../domain/api-key.js';
 import { ApiKeyStore } from '../domain/api-key.store.js';
+import type { SqlRunner } from '../../../shared/database/sql-runner.js';
+
+const NO_SQL: SqlRunner = { rows: () => Promise.reject(new Error('the in-memory key store has no SQL transaction')) };
 
 /** ApiKeyStore in memory, for unit tests: what the SQL store does, without the database. */
 export class InMemoryApiKeyStore extends ApiKeyStore {
@@ -8,8 +11,9 @@ export class InMemoryApiKeyStore extends ApiKeyStore {
   readonly verified = new Set<string>();
   touches = 0;
 
-  async insert(apiKey: ApiKey, keyHash: string, max: number): Promise<boolean> {
+  async insert(apiKey: ApiKey, keyHash: string, max: number, onInserted?: (tx: SqlRunner) => Promise<void>): Promise<boolean> {
     if ([...this.rows.values()].filter((row) => row.apiKey.userId === apiKey.userId).length >= max) return false;
+    await onInserted?.(NO_SQL);
     this.rows.set(apiKey.keyId, { apiKey, keyHash });
     return true;
   }
@@ -25,8 +29,10 @@ export class InMemoryApiKeyStore extends ApiKeyStore {
       .slice(0, limit);
   }
 
-  async delete(userId: string, keyId: string): Promise<boolean> {
-    if (this.rows.get(keyId)?.apiKey.userId !== userId) return false;
+  async delete(userId: string, keyId: string, onDeleted?: (tx: SqlRunner, apiKey: ApiKey) => Promise<void>): Promise<boolean> {
+    const row = this.rows.get(keyId);
+    if (row?.apiKey.userId !== userId) return false;
+    await onDeleted?.(NO_SQL, row.apiKey);
     return this.rows.delete(keyId);
   }
 

@@ -1,4 +1,5 @@
 import { Body, Controller, Delete, Get, HttpCode, Post, Query } from '@nestjs/common';
+import { Requester, type AuditContext } from '../../audit/index.js';
 import { ApiBody, ApiOperation, ApiParam, ApiResponse, ApiTags } from '@nestjs/swagger';
 import { CurrentCustomer, CustomerAuth } from '../../../auth/auth.decorators.js';
 import type { CustomerPrincipal } from '../../../auth/principals.js';
@@ -26,8 +27,8 @@ export class ApiKeysController {
   @ApiBody({ type: CreateApiKeyRequest })
   @ApiResponse({ status: 201, type: CreatedApiKeyResponse, description: 'Created; the key is shown only here.' })
   @ApiProblems(JSON_BODY_PROBLEMS, { 409: ['TOO_MANY_API_KEYS'] })
-  async create(@CurrentCustomer() customer: CustomerPrincipal, @Body() body: CreateApiKeyRequest): Promise<CreatedApiKeyResponse> {
-    const { apiKey, key } = await this.apiKeys.create(customer.userId, body.name, body.scope);
+  async create(@CurrentCustomer() customer: CustomerPrincipal, @Requester() by: AuditContext, @Body() body: CreateApiKeyRequest): Promise<CreatedApiKeyResponse> {
+    const { apiKey, key } = await this.apiKeys.create(customer.userId, body.name, body.scope, by);
     return CreatedApiKeyResponse.from(apiKey, key);
   }
 
@@ -52,7 +53,7 @@ export class ApiKeysController {
   @ApiParam({ name: 'keyId', format: 'uuid' })
   @ApiResponse({ status: 204, description: 'Revoked.' })
   @ApiProblems({ 400: ['VALIDATION_FAILED'], 404: ['NOT_FOUND'] })
-  async delete(@CurrentCustomer() customer: CustomerPrincipal, @UuidParam('keyId', 'an API key id') keyId: string): Promise<void> {
-    await this.apiKeys.revoke(customer.userId, keyId);
+  async delete(@CurrentCustomer() customer: CustomerPrincipal, @Requester() by: AuditContext, @UuidParam('keyId', 'an API key id') keyId: string): Promise<void> {
+    await this.apiKeys.revoke(customer.userId, keyId, by);
   }
 }

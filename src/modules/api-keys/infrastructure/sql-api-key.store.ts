@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import type { ApiKeyScope } from '../../../auth/principals.js';
-import { Sql } from '../../../shared/database/sql.js';
+import { Sql, type SqlRunner } from '../../../shared/database/sql.js';
 import { ApiKey } from '../domain/api-key.js';
 import { ApiKeyStore } from '../domain/api-key.store.js';
 
@@ -24,7 +24,7 @@ export class SqlApiKeyStore extends ApiKeyStore {
     super();
   }
 
-  async insert(apiKey: ApiKey, keyHash: string, max: number): Promise<boolean> {
+  async insert(apiKey: ApiKey, keyHash: string, max: number, onInserted?: (tx: SqlRunner) => Promise<void>): Promise<boolean> {
     return this.sql.transaction(async (tx) => {
       // The user's row, locked: two concurrent creations cannot both pass the count.
       await tx.rows('SELECT 1 FROM users WHERE id = $1 FOR UPDATE', [apiKey.userId]);
@@ -38,6 +38,7 @@ export class SqlApiKeyStore extends ApiKeyStore {
         keyHash,
         apiKey.createdAt,
       ]);
+      await onInserted?.(tx);
       return true;
     });
   }
@@ -52,8 +53,16 @@ export class SqlApiKeyStore extends ApiKeyStore {
     return rows.map(toApiKey);
   }
 
-  async delete(userId: string, keyId: string): Promise<boolean> {
-    return (await this.sql.rows('DELETE FROM api_keys WHERE key_id = $1 AND user_id = $2 RETURNING 1', [keyId, userId])).length === 1;
+  async delete(userId: string, keyId: string, onDeleted?: (tx: SqlRunner, apiKey: ApiKey) => Promise<void>): Promise<boolean> {
+    return this.sql.transaction(async (tx) => {
+      const [row] = await tx.rows<ApiKeyRow>(
+        'DELETE FROM api_keys k WHERE k.key_id = $1 AND k.user_id = $2 RETURNING k.key_id, k.user_id, k.name, k.scope, k.created_at, k.last_used_at',
+        [keyId, userId],
+      );
+      if (!row) return false;
+      await onDeleted?.(tx, toApiKey(row));
+      return true;
+    });
   }
 
   async findByHash(keyHash: string): Promise<{ apiKey: ApiKey; emailVerified: boolean } | null> {

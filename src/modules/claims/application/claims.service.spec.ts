@@ -1,3 +1,4 @@
+import { RecordingAuditLog } from '../../audit/application/recording-audit-log.fake.js';
 import { ChangeFeed } from '../../../shared/database/change-feed.js';
 import { DeviceSnapshots } from '../../devices/application/device-snapshots.js';
 import { InMemoryFleetDefaultsStore } from '../../devices/application/in-memory-fleet-defaults.store.js';
@@ -55,10 +56,10 @@ function setUp(envSource: Record<string, string> = {}) {
   const hasher = new SecretHasher('x'.repeat(32));
   const limiter = new InMemoryFailureLimiter(() => clock.now().getTime());
   const tokens = new DeviceTokens(new JwtService({ secret: 'y'.repeat(32) }), new InMemoryRefreshTokenStore(), hasher, env);
-  const devices = new DevicesService(repository, new NoAllowlist(), tokens, hasher, limiter, clock, env, new DeviceSnapshots(new InMemoryDeviceSnapshotSource(repository), new ChangeFeed('postgres://unused')), new InMemoryFleetDefaultsStore());
+  const devices = new DevicesService(repository, new NoAllowlist(), tokens, hasher, limiter, clock, env, new DeviceSnapshots(new InMemoryDeviceSnapshotSource(repository), new ChangeFeed('postgres://unused')), new InMemoryFleetDefaultsStore(), new RecordingAuditLog());
   const audit = new RecordingClaimAudit();
   const events = new RecordingEventLog();
-  const service = new ClaimsService(devices, audit, events, hasher, limiter, clock, env);
+  const service = new ClaimsService(devices, audit, events, hasher, limiter, clock, env, new RecordingAuditLog());
   const register = async (overrides: Partial<RegisterDeviceCommand> = {}) =>
     devices.register({ deviceId: 'gw-0001', hardwareId: 'esp32s3-7c:df:a1:0b:22:c4', firmwareVersion: '0.1.4', claimCode: CLAIM_CODE, ...overrides }, ADDRESS);
   /** A gateway from before claim codes: claimed with its device secret. */

@@ -11,6 +11,7 @@ import type { SqlRunner } from '../../../shared/database/sql-runner.js';
 import type { ErasedAccount } from '../../accounts/index.js';
 import { ClaimCode, type Device, DevicesService } from '../../devices/index.js';
 import { EventLog } from '../../events/index.js';
+import { actorOf, AuditLog, type AuditContext } from '../../audit/index.js';
 import { ClaimAudit, type ClaimAuditEntry, type ClaimOutcome } from '../domain/claim-audit.js';
 import { ClaimCodeMissingError, DeviceAlreadyClaimedError, DeviceSecretRequiredError, EmailNotVerifiedError, InvalidClaimError } from '../domain/claim.errors.js';
 
@@ -48,6 +49,7 @@ export class ClaimsService {
     private readonly limiter: FailureLimiter,
     private readonly clock: Clock,
     private readonly env: Env,
+    private readonly auditLog: AuditLog,
   ) {}
 
   /**
@@ -64,7 +66,8 @@ export class ClaimsService {
         this.claimBuckets(command.deviceId, customer.userId),
         async () => {
           const device = await this.devices.findDevice(command.deviceId);
-          if (!device) {
+          // A decommissioned device answers like an unknown one until an administrator re-opens it.
+          if (!device || device.decommissionedAt) {
             // Hash anyway, so an unknown id answers as slowly as a wrong code.
             await this.hasher.verifyLowEntropy(command.claimCode ?? command.deviceSecret ?? '', null);
             throw new InvalidClaimError();
@@ -73,9 +76,10 @@ export class ClaimsService {
           if (!(await this.proofMatches(device, command))) throw new InvalidClaimError();
           if (device.ownerId === customer.userId) note('ALREADY_OWNED');
           const now = this.clock.now();
-          const ownership = await this.devices.claimFor(device.deviceId, customer.userId, now, (tx) =>
-            this.events.record(tx, { type: 'device.claimed', deviceId: device.deviceId, ownerId: customer.userId, occurredAt: now, data: { ownerId: customer.userId } }).then(() => undefined),
-          );
+          const ownership = await this.devices.claimFor(device.deviceId, customer.userId, now, async (tx) => {
+            await this.events.record(tx, { type: 'device.claimed', deviceId: device.deviceId, ownerId: customer.userId, occurredAt: now, data: { ownerId: customer.userId } });
+            await this.auditLog.record(tx, { by: this.by(customer, clientAddress), action: 'device.claimed', target: `device:${device.deviceId}`, deviceId: device.deviceId, ownerId: customer.userId, at: now });
+          });
           if (!ownership) throw new DeviceAlreadyClaimedError();
           return { deviceId: device.deviceId, ...ownership };
         },
@@ -90,7 +94,7 @@ export class ClaimsService {
     const attempt = { userId: customer.userId, deviceId, action: 'release' as const, clientAddress };
     await this.audited(attempt, async () => {
       const now = this.clock.now();
-      const released = await this.devices.releaseFrom(deviceId, customer.userId, now, (tx) => this.recordRelease(tx, deviceId, customer.userId, now));
+      const released = await this.devices.releaseFrom(deviceId, customer.userId, now, (tx) => this.recordRelease(tx, deviceId, customer.userId, now, this.by(customer, clientAddress)));
       if (!released) throw new NotFoundError('You own no device with this id.');
     });
   }
@@ -102,14 +106,17 @@ export class ClaimsService {
    */
   async releaseAllOf(account: ErasedAccount, tx: SqlRunner): Promise<void> {
     for (const deviceId of await this.devices.lockOwnedBy(account.userId, tx)) {
-      await this.devices.releaseFrom(deviceId, account.userId, account.at, (within) => this.recordRelease(within, deviceId, account.userId, account.at), tx);
+      const by: AuditContext = { actor: { kind: 'user', userId: account.userId, apiKeyId: null }, clientAddress: account.clientAddress };
+      await this.devices.releaseFrom(deviceId, account.userId, account.at, (within) => this.recordRelease(within, deviceId, account.userId, account.at, by), tx);
       await this.audit.record({ userId: account.userId, deviceId, action: 'release', outcome: 'RELEASED', clientAddress: account.clientAddress, at: account.at }, tx);
     }
   }
 
-  private async recordRelease(tx: SqlRunner, deviceId: string, ownerId: string, now: Date): Promise<void> {
+  private async recordRelease(tx: SqlRunner, deviceId: string, ownerId: string, now: Date, by: AuditContext): Promise<void> {
     // No owner id in the data: the next owner sees this event, and whose the device was is not theirs to know.
     await this.events.record(tx, { type: 'device.released', deviceId, ownerId, occurredAt: now, data: {} });
+    // The entry is the releasing owner's: the next owner's window starts at this instant and must not show it.
+    await this.auditLog.record(tx, { by, action: 'device.released', target: `device:${deviceId}`, deviceId, ownerId, at: now });
   }
 
   /** The customer's devices, most recently claimed first: a page of `limit` after `cursor` (a nextCursor this returned). */
@@ -127,7 +134,10 @@ export class ClaimsService {
     return this.audited(attempt, async () => {
       const device = await this.devices.findDevice(deviceId);
       if (!device || (!customer.isAdmin && device.ownerId !== customer.userId)) throw new NotFoundError('You own no device with this id.');
-      return this.devices.openReRegistration(deviceId, this.clock.now());
+      const now = this.clock.now();
+      return this.devices.openReRegistration(deviceId, now, (tx) =>
+        this.auditLog.record(tx, { by: this.by(customer, clientAddress), action: 'device.re_registration_opened', target: `device:${deviceId}`, deviceId, at: now }),
+      );
     });
   }
 
@@ -156,6 +166,10 @@ export class ClaimsService {
         this.logger.error({ code: (error as { code?: unknown }).code, deviceId: attempt.deviceId, outcome }, 'Claim audit write failed');
       });
     }
+  }
+
+  private by(customer: CustomerPrincipal, clientAddress: string): AuditContext {
+    return { actor: actorOf(customer), clientAddress };
   }
 
   private claimBuckets(deviceId: string, userId: string): FailureBucket[] {

@@ -34,3 +34,10 @@ export class DeviceSecretRequiredError extends DomainError {
     });
   }
 }
+
+/** An administrator's transfer names an address without an account, or one not verified yet. */
+export class TransferRecipientInvalidError extends DomainError {
+  constructor(reason: string) {
+    super('TRANSFER_RECIPIENT_INVALID', 'unprocessable', reason, { errors: [{ field: 'toEmail', message: reason }] });
+  }
+}

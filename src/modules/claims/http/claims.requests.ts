@@ -1,5 +1,5 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { IsString, Length, Matches, ValidateIf } from 'class-validator';
+import { IsEmail, IsString, Length, Matches, MaxLength, ValidateIf } from 'class-validator';
 import { DEVICE_ID_PATTERN } from '../../../shared/kernel/device-id.js';
 import { Optional } from '../../../shared/http/optional.decorator.js';
 import { PageQuery } from '../../../shared/http/page-query.js';
@@ -26,3 +26,11 @@ export class ClaimDeviceRequest {
 
 /** limit (1–100) and cursor, as every list. */
 export class OwnedDevicesQuery extends PageQuery(100) {}
+
+export class TransferDeviceRequest {
+  @ApiProperty({ example: 'ada@example.com', maxLength: 254, format: 'email', description: 'The e-mail address of the verified account that is to own the device.' })
+  @IsString()
+  @MaxLength(254)
+  @IsEmail({}, { message: 'toEmail must be an e-mail address' })
+  toEmail!: string;
+}

@@ -59,3 +59,25 @@ export class ReRegistrationResponse {
   @ApiProperty({ format: 'date-time', example: '2026-11-22T16:00:00.000Z', description: 'The device may register again with the same deviceId and hardwareId until then.' })
   openUntil!: string;
 }
+
+export class DecommissionResponse {
+  @ApiProperty({ example: 'gw-0001' })
+  deviceId!: string;
+
+  @ApiProperty({ format: 'date-time', example: '2026-11-21T16:00:00.000Z', description: 'When it was decommissioned; the same when asked again.' })
+  decommissionedAt!: string;
+}
+
+export class ReopenResponse {
+  @ApiProperty({ example: 'gw-0001' })
+  deviceId!: string;
+
+  @ApiProperty({
+    type: 'string',
+    format: 'date-time',
+    nullable: true,
+    example: '2026-11-21T17:00:00.000Z',
+    description: 'Until then the gateway may register again with the same deviceId and hardwareId; null when the device was not decommissioned (nothing changed).',
+  })
+  openUntil!: string | null;
+}

@@ -9,6 +9,7 @@ import { ConfigOverridesPatchRequest, DashboardDeviceConfigResponse, DeviceConfi
 import { DeviceIdParam } from '../../../shared/http/device-id.param.js';
 import { NotFoundError } from '../../../shared/domain-error.js';
 import { DashboardService } from '../application/dashboard.service.js';
+import { Requester, type AuditContext } from '../../audit/index.js';
 
 const CONFIG_ETAG = { ETag: { description: 'The version of the device\'s configuration: send it as If-Match to change it.', schema: { type: 'string' } } };
 
@@ -57,13 +58,14 @@ export class DashboardConfigController {
   @ApiProblems(JSON_BODY_PROBLEMS, { 404: ['NOT_FOUND'], 412: ['PRECONDITION_FAILED'] })
   async patch(
     @CurrentCustomer() customer: CustomerPrincipal,
+    @Requester() by: AuditContext,
     @DeviceIdParam() deviceId: string,
     @Body() body: ConfigOverridesPatchRequest,
     @Headers('if-match') ifMatch: string | undefined,
     @Res({ passthrough: true }) reply: FastifyReply,
   ): Promise<DashboardDeviceConfigResponse> {
     await this.dashboard.visibility({ userId: customer.userId, isAdmin: customer.isAdmin }, deviceId);
-    const view = await this.configs.patchOverrides(deviceId, body, (etag) => ifMatchHolds(ifMatch, etag));
+    const view = await this.configs.patchOverrides(deviceId, body, (etag) => ifMatchHolds(ifMatch, etag), by);
     reply.header('ETag', view.etag);
     return DashboardDeviceConfigResponse.from(view);
   }

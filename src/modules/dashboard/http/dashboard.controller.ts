@@ -1,4 +1,5 @@
 import { Body, Controller, Get, Headers, Patch, Query, Res, StreamableFile } from '@nestjs/common';
+import { Requester, type AuditContext } from '../../audit/index.js';
 import type { FastifyReply } from 'fastify';
 import { ApiBody, ApiHeader, ApiOperation, ApiParam, ApiResponse, ApiTags } from '@nestjs/swagger';
 import { CurrentCustomer, CustomerAuth } from '../../../auth/auth.decorators.js';
@@ -65,9 +66,14 @@ export class DashboardController {
   @ApiBody({ type: DeviceLabelsPatchRequest })
   @ApiResponse({ status: 200, type: DashboardDeviceResponse, description: 'The device as GET answers it, with its new name and tags.' })
   @ApiProblems(JSON_BODY_PROBLEMS, { 404: ['NOT_FOUND'] })
-  async patch(@CurrentCustomer() customer: CustomerPrincipal, @DeviceIdParam() deviceId: string, @Body() body: DeviceLabelsPatchRequest): Promise<DashboardDeviceResponse> {
+  async patch(
+    @CurrentCustomer() customer: CustomerPrincipal,
+    @Requester() by: AuditContext,
+    @DeviceIdParam() deviceId: string,
+    @Body() body: DeviceLabelsPatchRequest,
+  ): Promise<DashboardDeviceResponse> {
     const { owner_id } = await this.dashboard.manageable(viewerOf(customer), deviceId);
-    await this.devices.relabel(deviceId, owner_id, body);
+    await this.devices.relabel(deviceId, owner_id, body, by);
     return this.get(customer, deviceId);
   }
 

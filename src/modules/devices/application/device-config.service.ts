@@ -10,6 +10,7 @@ import { effectiveConfig, validateConfigPatch, type ConfigOverrides, type Device
 import { DeviceSnapshots } from './device-snapshots.js';
 import { FleetDefaultsStore } from './fleet-defaults.js';
 import { EventLog } from '../../events/index.js';
+import { AuditLog, type AuditContext } from '../../audit/index.js';
 
 export class PreconditionFailedError extends DomainError {
   constructor() {
@@ -48,6 +49,7 @@ export class DeviceConfigService {
     private readonly repository: DeviceConfigRepository,
     private readonly events: EventLog,
     private readonly clock: Clock,
+    private readonly audit: AuditLog,
   ) {}
 
   async of(device: Pick<DeviceSnapshot, 'config' | 'registeredAt'>): Promise<DeviceConfig> {
@@ -76,14 +78,21 @@ export class DeviceConfigService {
     return { deviceId: device.deviceId, config, overrides: device.config.overrides, appliedVersion: device.appliedConfigVersion, appliedAt: device.configAppliedAt, etag: configTag(config) };
   }
 
-  async patchOverrides(deviceId: string, body: unknown, ifMatch: (etag: string) => boolean): Promise<DeviceConfigView> {
+  async patchOverrides(deviceId: string, body: unknown, ifMatch: (etag: string) => boolean, by: AuditContext): Promise<DeviceConfigView> {
     const patch = validateConfigPatch(body, { allowNull: true });
     const defaults = await this.defaults.current();
     const registeredAt = (await this.snapshots.get(deviceId))?.registeredAt;
     if (!registeredAt) throw new NotFoundError('No visible device has this id.');
-    const state = await this.repository.patchOverrides(deviceId, patch, this.clock.now(), (current) => {
-      if (!ifMatch(configTag(effectiveConfig(defaults, current, registeredAt)))) throw new PreconditionFailedError();
-    });
+    const now = this.clock.now();
+    const state = await this.repository.patchOverrides(
+      deviceId,
+      patch,
+      now,
+      (current) => {
+        if (!ifMatch(configTag(effectiveConfig(defaults, current, registeredAt)))) throw new PreconditionFailedError();
+      },
+      (tx) => this.audit.record(tx, { by, action: 'device.config_changed', target: `device:${deviceId}`, deviceId, detail: { patch }, at: now }),
+    );
     if (!state) throw new NotFoundError('No visible device has this id.');
     // The whole row, read now: the view shows what the gateway applied, which snapshots do not hold.
     const device = await this.devices.findById(deviceId);
@@ -95,10 +104,16 @@ export class DeviceConfigService {
     return this.defaults.current();
   }
 
-  async patchDefaults(body: unknown, ifMatch: (etag: string) => boolean): Promise<FleetDefaults> {
+  async patchDefaults(body: unknown, ifMatch: (etag: string) => boolean, by: AuditContext): Promise<FleetDefaults> {
     const patch = validateConfigPatch(body, { allowNull: false });
-    return this.defaults.update(patch, this.clock.now(), (current) => {
-      if (!ifMatch(defaultsTag(current))) throw new PreconditionFailedError();
-    });
+    const now = this.clock.now();
+    return this.defaults.update(
+      patch,
+      now,
+      (current) => {
+        if (!ifMatch(defaultsTag(current))) throw new PreconditionFailedError();
+      },
+      (tx) => this.audit.record(tx, { by, action: 'config.defaults_changed', target: 'config_defaults', detail: { patch }, at: now }),
+    );
   }
 }

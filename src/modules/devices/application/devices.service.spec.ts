@@ -1,3 +1,4 @@
+import { RecordingAuditLog } from '../../audit/application/recording-audit-log.fake.js';
 import { ChangeFeed } from '../../../shared/database/change-feed.js';
 import { DeviceSnapshots } from './device-snapshots.js';
 import { InMemoryFleetDefaultsStore } from './in-memory-fleet-defaults.store.js';
@@ -39,7 +40,7 @@ function setUp(overrides: Record<string, string> = {}) {
   const jwt = new JwtService({ secret: 'y'.repeat(32) });
   const refreshTokens = new InMemoryRefreshTokenStore();
   const tokens = new DeviceTokens(jwt, refreshTokens, hasher, env);
-  const service = new DevicesService(repository, new NoAllowlist(), tokens, hasher, limiter, clock, env, new DeviceSnapshots(new InMemoryDeviceSnapshotSource(repository), new ChangeFeed('postgres://unused')), new InMemoryFleetDefaultsStore());
+  const service = new DevicesService(repository, new NoAllowlist(), tokens, hasher, limiter, clock, env, new DeviceSnapshots(new InMemoryDeviceSnapshotSource(repository), new ChangeFeed('postgres://unused')), new InMemoryFleetDefaultsStore(), new RecordingAuditLog());
   const stored = async (deviceId: string) => {
     const device = await repository.findById(deviceId);
     if (!device) throw new Error(`${deviceId} is not stored`);

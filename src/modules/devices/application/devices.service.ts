@@ -14,11 +14,13 @@ import {
   ClaimCodeAlreadySetError,
   ClaimCodeRequiredError,
   DeviceAlreadyRegisteredError,
+  DeviceDecommissionedError,
   InvalidCredentialsError,
   RegistrationNotAllowedError,
 } from '../domain/device.errors.js';
 import type { SqlRunner } from '../../../shared/database/sql-runner.js';
-import { DeviceRepository, type OwnedDevicesPage, type OwnershipChanged } from '../domain/device.repository.js';
+import { DeviceRepository, type AdminChange, type AdminChanged, type OwnedDevicesPage, type OwnershipChanged } from '../domain/device.repository.js';
+import { AuditLog, type AuditContext } from '../../audit/index.js';
 import { FirmwareVersion } from '../../../shared/kernel/firmware-version.js';
 import { RegistrationAllowlist, type AllowlistEntry } from '../domain/registration-allowlist.js';
 import { DeviceSnapshots } from './device-snapshots.js';
@@ -51,6 +53,7 @@ export class DevicesService implements DeviceAuthenticator {
     private readonly env: Env,
     private readonly snapshots: DeviceSnapshots,
     private readonly defaults: FleetDefaultsStore,
+    private readonly audit: AuditLog,
   ) {}
 
   async register(command: RegisterDeviceCommand, clientAddress: string): Promise<Registration> {
@@ -61,6 +64,7 @@ export class DevicesService implements DeviceAuthenticator {
     const deviceSecret = SecretHasher.randomToken();
     const secretHash = this.hasher.hmac(deviceSecret);
     const existing = await this.devices.findById(command.deviceId);
+    if (existing?.decommissionedAt) throw new DeviceDecommissionedError();
     // Known ids skip the argon2 hash unless they re-register: a retry only verifies.
     if (!existing) {
       const created = await this.createWithinAddressLimit(clientAddress, async () => {
@@ -129,7 +133,7 @@ export class DevicesService implements DeviceAuthenticator {
       const device = await this.devices.findById(deviceId);
       // Compare even when the device is unknown, so both failures take the same time.
       const secretMatches = this.hasher.hmacMatches(deviceSecret, device?.secretHash);
-      if (!device || !secretMatches) throw new InvalidCredentialsError();
+      if (!device || !secretMatches || device.decommissionedAt) throw new InvalidCredentialsError();
       const now = this.clock.now();
       if (!device.credentialsUsedAt) await this.devices.markCredentialsUsed(deviceId, now);
       return this.tokens.issue(device, now);
@@ -220,22 +224,54 @@ export class DevicesService implements DeviceAuthenticator {
    * Sets the device's name and tags (parseLabelsPatch: a 400 changes nothing), provided it still
    * has the owner the caller's permission check saw: a device that changed hands since is a 404.
    */
-  async relabel(deviceId: string, expectedOwnerId: string | null, body: unknown): Promise<void> {
+  async relabel(deviceId: string, expectedOwnerId: string | null, body: unknown, by: AuditContext): Promise<void> {
     const patch = parseLabelsPatch(body);
-    if (!(await this.devices.relabelIfOwnedBy(deviceId, expectedOwnerId, patch))) throw new NotFoundError('No visible device has this id.');
+    const relabeled = await this.devices.relabelIfOwnedBy(deviceId, expectedOwnerId, patch, (tx) =>
+      this.audit.record(tx, { by, action: 'device.renamed', target: `device:${deviceId}`, deviceId, detail: { ...patch }, at: this.clock.now() }),
+    );
+    if (!relabeled) throw new NotFoundError('No visible device has this id.');
   }
 
   listOwnedBy(ownerId: string, page: OwnedDevicesPage): Promise<Device[]> {
     return this.devices.listOwnedBy(ownerId, page);
   }
 
-  async openReRegistration(deviceId: string, now: Date): Promise<Date> {
-    const until = new Date(now.getTime() + this.env.RE_REGISTRATION_WINDOW_SEC * 1000);
-    await this.devices.updateLocked(deviceId, (device) => {
-      device.openReRegistration(until);
-      return true;
-    });
+  /** `onOpened` runs in the transaction that opens the window. */
+  async openReRegistration(deviceId: string, now: Date, onOpened?: OwnershipChanged): Promise<Date> {
+    const until = this.reRegistrationWindowFrom(now);
+    await this.devices.updateLocked(
+      deviceId,
+      (device) => {
+        device.openReRegistration(until);
+        return true;
+      },
+      onOpened,
+    );
     return until;
+  }
+
+  // An administrator's ownership changes, for the claims module.
+
+  /** Null when the device does not exist; `onTransferred` runs in the transaction when it changed hands. */
+  transferTo(deviceId: string, ownerId: string, now: Date, onTransferred?: AdminChanged): Promise<(AdminChange & { claimedAt: Date }) | null> {
+    return this.devices.transferTo(deviceId, ownerId, now, onTransferred);
+  }
+
+  /** Null when the device does not exist; a second call changes nothing. Every credential is void at once. */
+  async decommission(deviceId: string, now: Date, onDecommissioned?: AdminChanged): Promise<(AdminChange & { decommissionedAt: Date }) | null> {
+    // A fresh secret nobody is told: logins fail as for a wrong one.
+    const result = await this.devices.decommission(deviceId, now, this.hasher.hmac(SecretHasher.randomToken()), onDecommissioned);
+    if (result?.changed) await this.tokens.revokeAllOf(deviceId, now);
+    return result;
+  }
+
+  /** Null when the device does not exist; else the re-registration window (null: it was not decommissioned). */
+  reopen(deviceId: string, now: Date, onReopened?: OwnershipChanged): Promise<{ changed: boolean; openUntil: Date | null } | null> {
+    return this.devices.reopen(deviceId, this.reRegistrationWindowFrom(now), onReopened);
+  }
+
+  private reRegistrationWindowFrom(now: Date): Date {
+    return new Date(now.getTime() + this.env.RE_REGISTRATION_WINDOW_SEC * 1000);
   }
 
   importAllowlist(entries: AllowlistEntry[], importedBy: string): Promise<number> {

@@ -1,7 +1,7 @@
 import { Device, type DeviceState } from '../domain/device.js';
 import { DeviceSnapshotSource, type DeviceSnapshot } from '../domain/device-snapshot.js';
 import type { DeviceLabels, DeviceLabelsPatch } from '../domain/device-labels.js';
-import { DeviceRepository, type OwnedDevicesPage, type OwnershipChanged } from '../domain/device.repository.js';
+import { DeviceRepository, type AdminChange, type AdminChanged, type OwnedDevicesPage, type OwnershipChanged } from '../domain/device.repository.js';
 
 /** There is no SQL here: an event log given this transaction must not use it. */
 const NO_SQL = { rows: () => Promise.reject(new Error('the in-memory repository has no SQL transaction')) };
@@ -32,13 +32,16 @@ export class InMemoryDeviceRepository extends DeviceRepository {
     return true;
   }
 
-  async updateLocked(deviceId: string, change: (device: Device) => Promise<boolean> | boolean): Promise<Device | null> {
+  async updateLocked(deviceId: string, change: (device: Device) => Promise<boolean> | boolean, onChanged?: OwnershipChanged): Promise<Device | null> {
     const previous = this.locks.get(deviceId) ?? Promise.resolve();
     const work = previous.then(async () => {
       const state = this.devices.get(deviceId);
       if (!state) return null;
       const device = Device.restore(state);
-      if (await change(device)) this.devices.set(deviceId, device.toState());
+      if (await change(device)) {
+        await onChanged?.(NO_SQL);
+        this.devices.set(deviceId, device.toState());
+      }
       return device;
     });
     this.locks.set(deviceId, work.catch(() => undefined));
@@ -71,15 +74,56 @@ export class InMemoryDeviceRepository extends DeviceRepository {
     return true;
   }
 
-  async relabelIfOwnedBy(deviceId: string, ownerId: string | null, patch: DeviceLabelsPatch): Promise<boolean> {
+  async relabelIfOwnedBy(deviceId: string, ownerId: string | null, patch: DeviceLabelsPatch, onRelabeled?: OwnershipChanged): Promise<boolean> {
     const state = this.devices.get(deviceId);
     if (!state || state.ownerId !== ownerId) return false;
+    await onRelabeled?.(NO_SQL);
     this.labels.set(deviceId, { ...this.labelsOf(deviceId), ...patch });
     return true;
   }
 
   async lockOwnedBy(ownerId: string): Promise<string[]> {
     return [...this.devices.values()].filter((state) => state.ownerId === ownerId).map((state) => state.deviceId).sort();
+  }
+
+  async transferTo(deviceId: string, ownerId: string, now: Date, onTransferred?: AdminChanged): Promise<(AdminChange & { claimedAt: Date }) | null> {
+    const state = this.devices.get(deviceId);
+    if (!state) return null;
+    if (state.ownerId === ownerId) return { changed: false, previousOwnerId: ownerId, claimedAt: state.claimedAt ?? now };
+    await onTransferred?.(NO_SQL, state.ownerId);
+    if (state.ownerId !== null) this.lastReleasedAt.set(deviceId, now);
+    this.devices.set(deviceId, { ...state, ownerId, claimedAt: now, visibleSince: this.lastReleasedAt.get(deviceId) ?? null, reRegistrationUntil: null });
+    this.labels.delete(deviceId);
+    return { changed: true, previousOwnerId: state.ownerId, claimedAt: now };
+  }
+
+  async decommission(deviceId: string, now: Date, secretHash: string, onDecommissioned?: AdminChanged): Promise<(AdminChange & { decommissionedAt: Date }) | null> {
+    const state = this.devices.get(deviceId);
+    if (!state) return null;
+    if (state.decommissionedAt) return { changed: false, previousOwnerId: state.ownerId, decommissionedAt: state.decommissionedAt };
+    await onDecommissioned?.(NO_SQL, state.ownerId);
+    this.devices.set(deviceId, {
+      ...state,
+      decommissionedAt: now,
+      ownerId: null,
+      claimedAt: null,
+      visibleSince: null,
+      reRegistrationUntil: null,
+      secretHash,
+      tokenVersion: state.tokenVersion + 1,
+    });
+    this.lastReleasedAt.set(deviceId, now);
+    this.labels.delete(deviceId);
+    return { changed: true, previousOwnerId: state.ownerId, decommissionedAt: now };
+  }
+
+  async reopen(deviceId: string, until: Date, onReopened?: OwnershipChanged): Promise<{ changed: boolean; openUntil: Date | null } | null> {
+    const state = this.devices.get(deviceId);
+    if (!state) return null;
+    if (!state.decommissionedAt) return { changed: false, openUntil: state.reRegistrationUntil };
+    await onReopened?.(NO_SQL);
+    this.devices.set(deviceId, { ...state, decommissionedAt: null, reRegistrationUntil: until });
+    return { changed: true, openUntil: until };
   }
 
   async markSilentOffline(): Promise<number> {

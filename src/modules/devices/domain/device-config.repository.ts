@@ -5,10 +5,16 @@ import type { ConfigPatch, DeviceConfigState } from './device-config.js';
 export abstract class DeviceConfigRepository {
   /**
    * Applies the patch with the row locked; `precondition` sees the state before the change (If-Match)
-   * and may refuse. The revision grows only when an override really changed. Null when the device
-   * does not exist.
+   * and may refuse. The revision grows only when an override really changed, and then `onChanged`
+   * runs in the same transaction. Null when the device does not exist.
    */
-  abstract patchOverrides(deviceId: string, patch: ConfigPatch, now: Date, precondition: (current: DeviceConfigState) => void): Promise<DeviceConfigState | null>;
+  abstract patchOverrides(
+    deviceId: string,
+    patch: ConfigPatch,
+    now: Date,
+    precondition: (current: DeviceConfigState) => void,
+    onChanged?: (tx: SqlRunner) => Promise<void>,
+  ): Promise<DeviceConfigState | null>;
   /**
    * Keeps the highest version the gateway confirmed and when it first confirmed it. `onApplied`
    * runs in the same transaction when the version moved up, with the device's owner.

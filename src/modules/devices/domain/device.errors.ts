@@ -33,3 +33,10 @@ export class ClaimCodeAlreadySetError extends DomainError {
     super('CLAIM_CODE_ALREADY_SET', 'conflict', 'The device already has a claim code.');
   }
 }
+
+/** Until an administrator re-opens it (POST /api/v1/admin/devices/{deviceId}/reopen), a decommissioned device may not register. */
+export class DeviceDecommissionedError extends DomainError {
+  constructor() {
+    super('DEVICE_DECOMMISSIONED', 'conflict', 'This device was decommissioned: it may register again only after an administrator re-opens it.');
+  }
+}

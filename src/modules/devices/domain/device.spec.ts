@@ -20,6 +20,7 @@ function aDeviceState(overrides: Partial<DeviceState> = {}): DeviceState {
     claimedAt: null,
     reRegistrationUntil: null,
     visibleSince: null,
+    decommissionedAt: null,
     config: { overrides: {}, revision: 0, updatedAt: null },
     appliedConfigVersion: null,
     configAppliedAt: null,
@@ -69,6 +70,7 @@ describe('Device', () => {
         config: { overrides: {}, revision: 0, updatedAt: null },
         appliedConfigVersion: null,
         configAppliedAt: null,
+        decommissionedAt: null,
       });
       expect(device.firmwareVersion.compareTo(FirmwareVersion.parse('0.1.10'))).toBe(0);
       expect(device.isClaimed).toBe(false);

@@ -24,6 +24,8 @@ export interface DeviceState {
   /** The configuration version the gateway said it applied, and when. */
   appliedConfigVersion: number | null;
   configAppliedAt: Date | null;
+  /** Set by an administrator: credentials void, registration refused until re-opened. */
+  decommissionedAt: Date | null;
 }
 
 export interface RegistrationRetry {
@@ -64,6 +66,7 @@ export class Device {
       config: { overrides: {}, revision: 0, updatedAt: null },
       appliedConfigVersion: null,
       configAppliedAt: null,
+      decommissionedAt: null,
     });
   }
 
@@ -119,6 +122,9 @@ export class Device {
   get configAppliedAt(): Date | null {
     return this.state.configAppliedAt;
   }
+  get decommissionedAt(): Date | null {
+    return this.state.decommissionedAt;
+  }
   get isClaimed(): boolean {
     return this.state.ownerId !== null;
   }
@@ -135,6 +141,7 @@ export class Device {
   acceptsRegistrationRetry(retry: RegistrationRetry): boolean {
     const ageSec = (retry.now.getTime() - this.state.registeredAt.getTime()) / 1000;
     return (
+      this.state.decommissionedAt === null &&
       retry.hardwareId === this.state.hardwareId &&
       retry.claimCodeMatches &&
       this.state.credentialsUsedAt === null &&
@@ -154,7 +161,7 @@ export class Device {
   }
 
   acceptsReRegistration(hardwareId: string, now: Date): boolean {
-    return this.state.reRegistrationUntil !== null && now <= this.state.reRegistrationUntil && hardwareId === this.state.hardwareId;
+    return this.state.decommissionedAt === null && this.state.reRegistrationUntil !== null && now <= this.state.reRegistrationUntil && hardwareId === this.state.hardwareId;
   }
 
   /**

@@ -2,6 +2,7 @@ import { Body, Controller, Get, Headers, Patch, Res } from '@nestjs/common';
 import { ApiBody, ApiHeader, ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
 import { AdminAuth } from '../../../auth/auth.decorators.js';
+import { Requester, type AuditContext } from '../../audit/index.js';
 import { ApiProblems, JSON_BODY_PROBLEMS } from '../../../shared/http/api-problems.decorator.js';
 import { ifMatchHolds } from '../../../shared/http/etag.js';
 import { defaultsTag, DeviceConfigService } from '../application/device-config.service.js';
@@ -36,11 +37,12 @@ export class AdminConfigController {
   @ApiResponse({ status: 200, type: ConfigDefaultsResponse, description: 'The defaults after the change, with their new ETag.', headers: DEFAULTS_ETAG })
   @ApiProblems(JSON_BODY_PROBLEMS, { 412: ['PRECONDITION_FAILED'] })
   async patch(
+    @Requester() by: AuditContext,
     @Body() body: ConfigDefaultsPatchRequest,
     @Headers('if-match') ifMatch: string | undefined,
     @Res({ passthrough: true }) reply: FastifyReply,
   ): Promise<ConfigDefaultsResponse> {
-    const defaults = await this.configs.patchDefaults(body, (etag) => ifMatchHolds(ifMatch, etag));
+    const defaults = await this.configs.patchDefaults(body, (etag) => ifMatchHolds(ifMatch, etag), by);
     reply.header('ETag', defaultsTag(defaults));
     return ConfigDefaultsResponse.from(defaults);
   }

@@ -29,7 +29,7 @@ export class DevicesController {
   })
   @ApiBody({ type: RegisterDeviceRequest })
   @ApiResponse({ status: 201, type: RegisterDeviceResponse, description: 'Registered.' })
-  @ApiProblems(JSON_BODY_PROBLEMS, { 400: ['CLAIM_CODE_REQUIRED'], 403: ['REGISTRATION_NOT_ALLOWED'], 409: ['DEVICE_ALREADY_REGISTERED'], 429: ['RATE_LIMITED'] })
+  @ApiProblems(JSON_BODY_PROBLEMS, { 400: ['CLAIM_CODE_REQUIRED'], 403: ['REGISTRATION_NOT_ALLOWED'], 409: ['DEVICE_ALREADY_REGISTERED', 'DEVICE_DECOMMISSIONED'], 429: ['RATE_LIMITED'] })
   @ApiCredentialCheckUnavailable()
   async register(@Body() body: RegisterDeviceRequest, @ClientAddress() address: string): Promise<RegisterDeviceResponse> {
     return RegisterDeviceResponse.fromRegistration(await this.devices.register(body, address));

@@ -86,6 +86,10 @@ export class DeviceRecord {
   @Column({ type: 'text', array: true, default: () => "'{}'" })
   tags!: string[];
 
+  /** Set by an administrator's decommission (credentials void, registration refused); cleared when one re-opens it. */
+  @Column({ name: 'decommissioned_at', type: 'timestamptz', nullable: true })
+  decommissionedAt!: Date | null;
+
   /** Set by the offline check when telemetry stopped for 3 intervals; cleared by the next telemetry. */
   @Column({ name: 'offline_since', type: 'timestamptz', nullable: true })
   offlineSince!: Date | null;

@@ -29,30 +29,35 @@ export class TypeOrmDeviceConfigRepository extends DeviceConfigRepository {
     super();
   }
 
-  async patchOverrides(deviceId: string, patch: ConfigPatch, now: Date, precondition: (current: DeviceConfigState) => void): Promise<DeviceConfigState | null> {
-    const state = await this.orm.run((manager) =>
-      manager.transaction(async (tx) => {
-        const record = await tx.findOne(DeviceRecord, {
-          select: { deviceId: true, configOverrides: true, configRevision: true, configUpdatedAt: true },
-          where: { deviceId },
-          lock: { mode: 'pessimistic_write' },
-        });
-        if (!record) return null;
-        const current = fromRecord(record);
-        precondition(current);
-        const { overrides, changed } = applyPatch(current.overrides, patch);
-        if (!changed) return current;
-        const result = await tx
-          .createQueryBuilder()
-          .update(DeviceRecord)
-          .set({ configOverrides: overrides, configRevision: () => 'config_revision + 1', configUpdatedAt: now })
-          .where('device_id = :deviceId', { deviceId })
-          .returning(['configOverrides', 'configRevision', 'configUpdatedAt'])
-          .updateEntity(false)
-          .execute();
-        return fromRow((result.raw as OverridesRow[])[0]);
-      }),
-    );
+  async patchOverrides(
+    deviceId: string,
+    patch: ConfigPatch,
+    now: Date,
+    precondition: (current: DeviceConfigState) => void,
+    onChanged?: (tx: SqlRunner) => Promise<void>,
+  ): Promise<DeviceConfigState | null> {
+    const state = await this.orm.transaction(async (tx, sql) => {
+      const record = await tx.findOne(DeviceRecord, {
+        select: { deviceId: true, configOverrides: true, configRevision: true, configUpdatedAt: true },
+        where: { deviceId },
+        lock: { mode: 'pessimistic_write' },
+      });
+      if (!record) return null;
+      const current = fromRecord(record);
+      precondition(current);
+      const { overrides, changed } = applyPatch(current.overrides, patch);
+      if (!changed) return current;
+      const result = await tx
+        .createQueryBuilder()
+        .update(DeviceRecord)
+        .set({ configOverrides: overrides, configRevision: () => 'config_revision + 1', configUpdatedAt: now })
+        .where('device_id = :deviceId', { deviceId })
+        .returning(['configOverrides', 'configRevision', 'configUpdatedAt'])
+        .updateEntity(false)
+        .execute();
+      await onChanged?.(sql);
+      return fromRow((result.raw as OverridesRow[])[0]);
+    });
     this.feed.changed('device', deviceId);
     return state;
   }

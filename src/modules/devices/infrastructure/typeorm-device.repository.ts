@@ -5,7 +5,7 @@ import { Sql } from '../../../shared/database/sql.js';
 import { Device, type DeviceState } from '../domain/device.js';
 import type { SqlRunner } from '../../../shared/database/sql-runner.js';
 import type { DeviceLabelsPatch } from '../domain/device-labels.js';
-import { DeviceRepository, type OwnedDevicesPage, type OwnershipChanged, type SilentDevice } from '../domain/device.repository.js';
+import { DeviceRepository, type AdminChange, type AdminChanged, type OwnedDevicesPage, type OwnershipChanged, type SilentDevice } from '../domain/device.repository.js';
 import { DeviceRecord } from './device.record.js';
 
 function toDomain(record: DeviceRecord): Device {
@@ -27,6 +27,7 @@ function toDomain(record: DeviceRecord): Device {
     config: { overrides: record.configOverrides, revision: record.configRevision, updatedAt: record.configUpdatedAt },
     appliedConfigVersion: record.appliedConfigVersion,
     configAppliedAt: record.configAppliedAt,
+    decommissionedAt: record.decommissionedAt,
   });
 }
 
@@ -79,36 +80,35 @@ export class TypeOrmDeviceRepository extends DeviceRepository {
     return (result.raw as unknown[]).length === 1;
   }
 
-  async updateLocked(deviceId: string, change: (device: Device) => Promise<boolean> | boolean): Promise<Device | null> {
-    const device = await this.orm.run((manager) =>
-      manager.transaction(async (tx) => {
-        const record = await tx.findOne(DeviceRecord, { where: { deviceId }, lock: { mode: 'pessimistic_write' } });
-        if (!record) return null;
-        const device = toDomain(record);
-        if (await change(device)) {
-          const state = device.toState();
-          await tx
-            .createQueryBuilder()
-            .update(DeviceRecord)
-            .set({
-              hardwareId: state.hardwareId,
-              firmwareVersion: state.firmwareVersion,
-              claimCodeHash: state.claimCodeHash,
-              secretHash: state.secretHash,
-              tokenVersion: state.tokenVersion,
-              credentialsIssuedAt: state.credentialsIssuedAt,
-              credentialsUsedAt: state.credentialsUsedAt,
-              reRegistrationUntil: state.reRegistrationUntil,
-              // A registration reports the firmware version at that moment: OTA events from before it no longer set it.
-              firmwareReportedAt: () => 'CASE WHEN credentials_issued_at IS DISTINCT FROM :issuedAt THEN :issuedAt ELSE firmware_reported_at END',
-            })
-            .where('device_id = :deviceId', { deviceId })
-            .setParameter('issuedAt', state.credentialsIssuedAt)
-            .execute();
-        }
-        return device;
-      }),
-    );
+  async updateLocked(deviceId: string, change: (device: Device) => Promise<boolean> | boolean, onChanged?: OwnershipChanged): Promise<Device | null> {
+    const device = await this.orm.transaction(async (tx, sql) => {
+      const record = await tx.findOne(DeviceRecord, { where: { deviceId }, lock: { mode: 'pessimistic_write' } });
+      if (!record) return null;
+      const device = toDomain(record);
+      if (await change(device)) {
+        const state = device.toState();
+        await tx
+          .createQueryBuilder()
+          .update(DeviceRecord)
+          .set({
+            hardwareId: state.hardwareId,
+            firmwareVersion: state.firmwareVersion,
+            claimCodeHash: state.claimCodeHash,
+            secretHash: state.secretHash,
+            tokenVersion: state.tokenVersion,
+            credentialsIssuedAt: state.credentialsIssuedAt,
+            credentialsUsedAt: state.credentialsUsedAt,
+            reRegistrationUntil: state.reRegistrationUntil,
+            // A registration reports the firmware version at that moment: OTA events from before it no longer set it.
+            firmwareReportedAt: () => 'CASE WHEN credentials_issued_at IS DISTINCT FROM :issuedAt THEN :issuedAt ELSE firmware_reported_at END',
+          })
+          .where('device_id = :deviceId', { deviceId })
+          .setParameter('issuedAt', state.credentialsIssuedAt)
+          .execute();
+        await onChanged?.(sql);
+      }
+      return device;
+    });
     this.feed.changed('device', deviceId);
     return device;
   }
@@ -171,17 +171,77 @@ export class TypeOrmDeviceRepository extends DeviceRepository {
     return rows.map((row) => row.device_id);
   }
 
-  async relabelIfOwnedBy(deviceId: string, ownerId: string | null, patch: DeviceLabelsPatch): Promise<boolean> {
-    const result = await this.orm.run((manager) =>
-      manager
+  async relabelIfOwnedBy(deviceId: string, ownerId: string | null, patch: DeviceLabelsPatch, onRelabeled?: OwnershipChanged): Promise<boolean> {
+    return this.orm.transaction(async (manager, tx) => {
+      const result = await manager
         .createQueryBuilder()
         .update(DeviceRecord)
         .set({ ...(patch.name !== undefined ? { name: patch.name } : {}), ...(patch.tags !== undefined ? { tags: patch.tags } : {}) })
         .where('device_id = :deviceId', { deviceId })
         .andWhere('owner_id IS NOT DISTINCT FROM CAST(:ownerId AS uuid)', { ownerId })
-        .execute(),
-    );
-    return result.affected === 1;
+        .execute();
+      if (result.affected !== 1) return false;
+      await onRelabeled?.(tx);
+      return true;
+    });
+  }
+
+  async transferTo(deviceId: string, ownerId: string, now: Date, onTransferred?: AdminChanged): Promise<(AdminChange & { claimedAt: Date }) | null> {
+    const result = await this.orm.transaction(async (_manager, tx) => {
+      const [row] = await tx.rows<{ owner_id: string | null; claimed_at: Date | null }>('SELECT owner_id, claimed_at FROM devices WHERE device_id = $1 FOR UPDATE', [deviceId]);
+      if (!row) return null;
+      if (row.owner_id === ownerId) return { changed: false, previousOwnerId: ownerId, claimedAt: row.claimed_at ?? now };
+      // As a claim: from the last release on when nobody owned it; else the previous owner's time ends now.
+      await tx.rows(
+        `UPDATE devices SET owner_id = $2, claimed_at = $3,
+                visible_since = CASE WHEN owner_id IS NULL THEN last_released_at ELSE $3 END,
+                last_released_at = CASE WHEN owner_id IS NULL THEN last_released_at ELSE $3 END,
+                re_registration_until = NULL, name = NULL, tags = '{}'
+          WHERE device_id = $1`,
+        [deviceId, ownerId, now],
+      );
+      await onTransferred?.(tx, row.owner_id);
+      return { changed: true, previousOwnerId: row.owner_id, claimedAt: now };
+    });
+    this.feed.changed('device', deviceId);
+    return result;
+  }
+
+  async decommission(deviceId: string, now: Date, secretHash: string, onDecommissioned?: AdminChanged): Promise<(AdminChange & { decommissionedAt: Date }) | null> {
+    const result = await this.orm.transaction(async (_manager, tx) => {
+      const [row] = await tx.rows<{ owner_id: string | null; decommissioned_at: Date | null }>('SELECT owner_id, decommissioned_at FROM devices WHERE device_id = $1 FOR UPDATE', [deviceId]);
+      if (!row) return null;
+      if (row.decommissioned_at) return { changed: false, previousOwnerId: row.owner_id, decommissionedAt: row.decommissioned_at };
+      // A new token version refuses every access token (the change feed tells every instance's
+      // snapshots); the new secret, which nobody holds, refuses logins; refresh tokens are revoked.
+      await tx.rows(
+        `UPDATE devices SET decommissioned_at = $2, owner_id = NULL, claimed_at = NULL, visible_since = NULL, last_released_at = $2,
+                re_registration_until = NULL, name = NULL, tags = '{}', secret_hash = $3, token_version = token_version + 1
+          WHERE device_id = $1`,
+        [deviceId, now, secretHash],
+      );
+      await tx.rows('UPDATE device_refresh_tokens SET revoked_at = $2 WHERE device_id = $1 AND revoked_at IS NULL', [deviceId, now]);
+      await onDecommissioned?.(tx, row.owner_id);
+      return { changed: true, previousOwnerId: row.owner_id, decommissionedAt: now };
+    });
+    this.feed.changed('device', deviceId);
+    return result;
+  }
+
+  async reopen(deviceId: string, until: Date, onReopened?: OwnershipChanged): Promise<{ changed: boolean; openUntil: Date | null } | null> {
+    const result = await this.orm.transaction(async (_manager, tx) => {
+      const [row] = await tx.rows<{ decommissioned_at: Date | null; re_registration_until: Date | null }>(
+        'SELECT decommissioned_at, re_registration_until FROM devices WHERE device_id = $1 FOR UPDATE',
+        [deviceId],
+      );
+      if (!row) return null;
+      if (!row.decommissioned_at) return { changed: false, openUntil: row.re_registration_until };
+      await tx.rows('UPDATE devices SET decommissioned_at = NULL, re_registration_until = $2 WHERE device_id = $1', [deviceId, until]);
+      await onReopened?.(tx);
+      return { changed: true, openUntil: until };
+    });
+    this.feed.changed('device', deviceId);
+    return result;
   }
 
   async listOwnedBy(ownerId: string, page: OwnedDevicesPage): Promise<Device[]> {

@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { ChangeFeed } from '../../../shared/database/change-feed.js';
 import { Mirror } from '../../../shared/database/mirror.js';
 import { Orm } from '../../../shared/database/orm.js';
+import type { SqlRunner } from '../../../shared/database/sql-runner.js';
 import { CONFIG_KEYS, type ConfigPatch, type ConfigSettings, type FleetDefaults } from '../domain/device-config.js';
 import { FleetDefaultsStore } from '../application/fleet-defaults.js';
 import { ConfigDefaultsRecord } from './config-defaults.record.js';
@@ -35,25 +36,24 @@ export class TypeOrmFleetDefaultsStore extends FleetDefaultsStore {
     return this.mirror.get();
   }
 
-  async update(patch: ConfigPatch, now: Date, precondition: (current: FleetDefaults) => void): Promise<FleetDefaults> {
-    const updated = await this.orm.run((manager) =>
-      manager.transaction(async (tx) => {
-        const record = await tx.findOneOrFail(ConfigDefaultsRecord, { where: { id: 1 }, lock: { mode: 'pessimistic_write' } });
-        const current = fromRecord(record);
-        precondition(current);
-        const settings = { ...current.settings, ...patch } as ConfigSettings;
-        if (CONFIG_KEYS.every((key) => settings[key] === current.settings[key])) return current;
-        const result = await tx
-          .createQueryBuilder()
-          .update(ConfigDefaultsRecord)
-          .set({ settings, revision: () => 'revision + 1', updatedAt: now })
-          .where('id = 1')
-          .returning(['settings', 'revision', 'updatedAt'])
-          .updateEntity(false)
-          .execute();
-        return fromRow((result.raw as DefaultsRow[])[0]);
-      }),
-    );
+  async update(patch: ConfigPatch, now: Date, precondition: (current: FleetDefaults) => void, onChanged?: (tx: SqlRunner) => Promise<void>): Promise<FleetDefaults> {
+    const updated = await this.orm.transaction(async (tx, sql) => {
+      const record = await tx.findOneOrFail(ConfigDefaultsRecord, { where: { id: 1 }, lock: { mode: 'pessimistic_write' } });
+      const current = fromRecord(record);
+      precondition(current);
+      const settings = { ...current.settings, ...patch } as ConfigSettings;
+      if (CONFIG_KEYS.every((key) => settings[key] === current.settings[key])) return current;
+      const result = await tx
+        .createQueryBuilder()
+        .update(ConfigDefaultsRecord)
+        .set({ settings, revision: () => 'revision + 1', updatedAt: now })
+        .where('id = 1')
+        .returning(['settings', 'revision', 'updatedAt'])
+        .updateEntity(false)
+        .execute();
+      await onChanged?.(sql);
+      return fromRow((result.raw as DefaultsRow[])[0]);
+    });
     this.feed.changed('config_defaults');
     return updated;
   }

@@ -2,6 +2,7 @@
 export const DEVICE_EVENT_TYPES = [
   'device.claimed',
   'device.released',
+  'device.decommissioned',
   'device.online',
   'device.offline',
   'alert.opened',

@@ -1,3 +1,7 @@
+import { RecordingAuditLog } from '../../audit/application/recording-audit-log.fake.js';
+import type { AuditContext } from '../../audit/index.js';
+
+const ADMIN_BY: AuditContext = { actor: { kind: 'admin', userId: 'admin-1', apiKeyId: null }, clientAddress: '203.0.113.1' };
 import { FixedClock } from '../../../config/fixed-clock.js';
 import { loadEnv } from '../../../config/env.js';
 import { NotFoundError } from '../../../shared/domain-error.js';
@@ -13,7 +17,7 @@ function setUp() {
   const tables = new InMemoryOtaTables();
   const clock = new FixedClock(START);
   const repository = new InMemoryFirmwareReleaseRepository(tables);
-  const service = new FirmwareReleasesService(repository, new RecordingEventLog(), clock, loadEnv({ OTA_STALL_TIMEOUT_SEC: String(STALL_TIMEOUT_SEC) }));
+  const service = new FirmwareReleasesService(repository, new RecordingEventLog(), clock, loadEnv({ OTA_STALL_TIMEOUT_SEC: String(STALL_TIMEOUT_SEC) }), new RecordingAuditLog());
   let devices = 0;
   /** `count` devices that reached `state` with the release, their last event `agoSec` before now. */
   const devicesIn = (releaseId: string, state: ReleaseState, count: number, options: { agoSec?: number; runs?: string } = {}) => {
@@ -40,7 +44,7 @@ describe('FirmwareReleasesService', () => {
     it('stores a live release with the defaults: stable, every hardware, 100 %, no failure budget; the sha256 in lower case', async () => {
       const { service, repository } = setUp();
 
-      const release = await service.publish(aRelease());
+      const release = await service.publish(ADMIN_BY, aRelease());
 
       expect(release).toEqual({
         id: expect.stringMatching(/^[0-9a-f-]{36}$/),
@@ -65,13 +69,13 @@ describe('FirmwareReleasesService', () => {
 
     it('the same version (numerically), hardware and channel again is FIRMWARE_RELEASE_EXISTS; another channel or hardware is a new release', async () => {
       const { service, repository } = setUp();
-      await service.publish(aRelease({ version: '0.2.0', hardwareId: 'hw-a' }));
+      await service.publish(ADMIN_BY, aRelease({ version: '0.2.0', hardwareId: 'hw-a' }));
 
-      await expect(service.publish(aRelease({ version: '0.2.0.0', hardwareId: 'hw-a' }))).rejects.toMatchObject({ code: 'FIRMWARE_RELEASE_EXISTS', kind: 'conflict' });
-      await expect(service.publish(aRelease({ version: '0.02.0', hardwareId: 'hw-a' }))).rejects.toBeInstanceOf(FirmwareReleaseExistsError);
-      await service.publish(aRelease({ version: '0.2.0', hardwareId: 'hw-a', channel: 'beta' }));
-      await service.publish(aRelease({ version: '0.2.0', hardwareId: 'hw-b' }));
-      await service.publish(aRelease({ version: '0.2.0' }));
+      await expect(service.publish(ADMIN_BY, aRelease({ version: '0.2.0.0', hardwareId: 'hw-a' }))).rejects.toMatchObject({ code: 'FIRMWARE_RELEASE_EXISTS', kind: 'conflict' });
+      await expect(service.publish(ADMIN_BY, aRelease({ version: '0.02.0', hardwareId: 'hw-a' }))).rejects.toBeInstanceOf(FirmwareReleaseExistsError);
+      await service.publish(ADMIN_BY, aRelease({ version: '0.2.0', hardwareId: 'hw-a', channel: 'beta' }));
+      await service.publish(ADMIN_BY, aRelease({ version: '0.2.0', hardwareId: 'hw-b' }));
+      await service.publish(ADMIN_BY, aRelease({ version: '0.2.0' }));
 
       expect(await repository.list({ includeRevoked: true, limit: 10 })).toHaveLength(4);
     });
@@ -79,19 +83,19 @@ describe('FirmwareReleasesService', () => {
     it('refuses a version or minFromVersion that is not dotted numeric', async () => {
       const { service } = setUp();
 
-      await expect(service.publish(aRelease({ version: '1.x' }))).rejects.toMatchObject({ code: 'VALIDATION_FAILED' });
-      await expect(service.publish(aRelease({ minFromVersion: 'v0.1' }))).rejects.toMatchObject({ code: 'VALIDATION_FAILED' });
+      await expect(service.publish(ADMIN_BY, aRelease({ version: '1.x' }))).rejects.toMatchObject({ code: 'VALIDATION_FAILED' });
+      await expect(service.publish(ADMIN_BY, aRelease({ minFromVersion: 'v0.1' }))).rejects.toMatchObject({ code: 'VALIDATION_FAILED' });
     });
   });
 
   describe('change', () => {
     it('changes the rollout percent, pauses, revokes; updatedAt moves, the rest stays', async () => {
       const { service, clock } = setUp();
-      const release = await service.publish(aRelease({ rolloutPercent: 10 }));
+      const release = await service.publish(ADMIN_BY, aRelease({ rolloutPercent: 10 }));
       clock.advanceSec(60);
 
-      const changed = await service.change(release.id, { rolloutPercent: 50, paused: true });
-      const revoked = await service.change(release.id, { revoked: true });
+      const changed = await service.change(ADMIN_BY, release.id, { rolloutPercent: 50, paused: true });
+      const revoked = await service.change(ADMIN_BY, release.id, { revoked: true });
 
       expect(changed).toEqual({ ...release, rolloutPercent: 50, paused: true, updatedAt: clock.now() });
       expect(revoked).toEqual({ ...changed, revoked: true });
@@ -100,14 +104,14 @@ describe('FirmwareReleasesService', () => {
     it('an unknown id is not found', async () => {
       const { service } = setUp();
 
-      await expect(service.change('00000000-0000-4000-8000-000000000000', { paused: true })).rejects.toBeInstanceOf(NotFoundError);
+      await expect(service.change(ADMIN_BY, '00000000-0000-4000-8000-000000000000', { paused: true })).rejects.toBeInstanceOf(NotFoundError);
     });
   });
 
   describe('status', () => {
     it('counts devices per state; silent downloads and installs past OTA_STALL_TIMEOUT_SEC are stalled', async () => {
       const { service, devicesIn } = setUp();
-      const release = await service.publish(aRelease());
+      const release = await service.publish(ADMIN_BY, aRelease());
       devicesIn(release.id, 'offered', 2);
       devicesIn(release.id, 'downloading', 1, { agoSec: STALL_TIMEOUT_SEC - 1 });
       devicesIn(release.id, 'downloading', 2, { agoSec: STALL_TIMEOUT_SEC + 1 });
@@ -125,7 +129,7 @@ describe('FirmwareReleasesService', () => {
 
     it('a device that installed the release but now runs an older version counts as rolled back', async () => {
       const { service, devicesIn } = setUp();
-      const release = await service.publish(aRelease({ version: '0.2.0' }));
+      const release = await service.publish(ADMIN_BY, aRelease({ version: '0.2.0' }));
       devicesIn(release.id, 'installed', 1, { runs: '0.1.9' });
       devicesIn(release.id, 'installed', 1, { runs: '0.2.1' });
 
@@ -134,7 +138,7 @@ describe('FirmwareReleasesService', () => {
 
     it('pauses a release whose failed and rolled-back share among at least 10 finished devices exceeds maxFailurePercent', async () => {
       const { service, devicesIn, clock } = setUp();
-      const release = await service.publish(aRelease({ maxFailurePercent: 20 }));
+      const release = await service.publish(ADMIN_BY, aRelease({ maxFailurePercent: 20 }));
       devicesIn(release.id, 'installed', 7);
       devicesIn(release.id, 'failed', 2);
       devicesIn(release.id, 'rolled_back', 1);
@@ -152,7 +156,7 @@ describe('FirmwareReleasesService', () => {
       ['downloading and stalled devices, which have not finished', { installed: 8, failed: 1, downloading: 20 }],
     ])('does not pause for %s', async (_label, spread) => {
       const { service, devicesIn } = setUp();
-      const release = await service.publish(aRelease({ maxFailurePercent: 20 }));
+      const release = await service.publish(ADMIN_BY, aRelease({ maxFailurePercent: 20 }));
       devicesIn(release.id, 'installed', spread.installed);
       devicesIn(release.id, 'failed', spread.failed);
       devicesIn(release.id, 'downloading', 'downloading' in spread ? spread.downloading : 0, { agoSec: STALL_TIMEOUT_SEC * 2 });
@@ -165,9 +169,9 @@ describe('FirmwareReleasesService', () => {
 
     it('never pauses a release without a failure budget, or one paused by hand', async () => {
       const { service, devicesIn } = setUp();
-      const unbudgeted = await service.publish(aRelease({ version: '0.2.0' }));
-      const pausedByHand = await service.publish(aRelease({ version: '0.2.1', maxFailurePercent: 5 }));
-      await service.change(pausedByHand.id, { paused: true });
+      const unbudgeted = await service.publish(ADMIN_BY, aRelease({ version: '0.2.0' }));
+      const pausedByHand = await service.publish(ADMIN_BY, aRelease({ version: '0.2.1', maxFailurePercent: 5 }));
+      await service.change(ADMIN_BY, pausedByHand.id, { paused: true });
       devicesIn(unbudgeted.id, 'failed', 10);
       devicesIn(pausedByHand.id, 'failed', 10);
 
@@ -177,12 +181,12 @@ describe('FirmwareReleasesService', () => {
 
     it('after a resume by hand, the budget counts only devices that report after it', async () => {
       const { service, devicesIn, clock } = setUp();
-      const release = await service.publish(aRelease({ maxFailurePercent: 20 }));
+      const release = await service.publish(ADMIN_BY, aRelease({ maxFailurePercent: 20 }));
       devicesIn(release.id, 'failed', 10);
       expect((await service.status(release.id)).autoPaused).toBe(true);
       clock.advanceSec(60);
 
-      const resumed = await service.change(release.id, { paused: false });
+      const resumed = await service.change(ADMIN_BY, release.id, { paused: false });
 
       expect(resumed).toMatchObject({ paused: false, autoPausedAt: null });
       expect(await service.status(release.id)).toMatchObject({ autoPaused: false, counts: { failed: 10 } });
@@ -203,10 +207,10 @@ describe('FirmwareReleasesService', () => {
   describe('pauseFailingReleases (the scheduled check)', () => {
     it('pauses every live release over its budget and leaves the others', async () => {
       const { service, repository, devicesIn } = setUp();
-      const failing = await service.publish(aRelease({ version: '0.2.0', maxFailurePercent: 10 }));
-      const healthy = await service.publish(aRelease({ version: '0.2.1', maxFailurePercent: 10 }));
-      const revoked = await service.publish(aRelease({ version: '0.2.2', maxFailurePercent: 10 }));
-      await service.change(revoked.id, { revoked: true });
+      const failing = await service.publish(ADMIN_BY, aRelease({ version: '0.2.0', maxFailurePercent: 10 }));
+      const healthy = await service.publish(ADMIN_BY, aRelease({ version: '0.2.1', maxFailurePercent: 10 }));
+      const revoked = await service.publish(ADMIN_BY, aRelease({ version: '0.2.2', maxFailurePercent: 10 }));
+      await service.change(ADMIN_BY, revoked.id, { revoked: true });
       devicesIn(failing.id, 'failed', 10);
       devicesIn(healthy.id, 'installed', 10, { runs: '0.2.1' });
       devicesIn(revoked.id, 'failed', 10);

@@ -2,7 +2,9 @@ import { randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import { Clock } from '../../../config/config.module.js';
 import { EventLog } from '../../events/index.js';
+import { AuditLog, type AuditContext } from '../../audit/index.js';
 import { Env } from '../../../config/env.js';
+import type { SqlRunner } from '../../../shared/database/sql-runner.js';
 import { DomainError, NotFoundError } from '../../../shared/domain-error.js';
 import type { OtaChannel } from '../../../shared/kernel/ota-channel.js';
 import { FirmwareVersion } from '../../../shared/kernel/firmware-version.js';
@@ -49,9 +51,10 @@ export class FirmwareReleasesService {
     private readonly events: EventLog,
     private readonly clock: Clock,
     private readonly env: Env,
+    private readonly audit: AuditLog,
   ) {}
 
-  async publish(input: PublishRelease): Promise<FirmwareRelease> {
+  async publish(by: AuditContext, input: PublishRelease): Promise<FirmwareRelease> {
     const now = this.clock.now();
     const release: FirmwareRelease = {
       id: randomUUID(),
@@ -71,7 +74,11 @@ export class FirmwareReleasesService {
       publishedAt: now,
       updatedAt: now,
     };
-    if (!(await this.releases.insert(release))) throw new FirmwareReleaseExistsError();
+    const detail = { version: release.version, hardwareId: release.hardwareId, channel: release.channel, rolloutPercent: release.rolloutPercent };
+    const inserted = await this.releases.insert(release, (tx) =>
+      this.audit.record(tx, { by, action: 'firmware.release_created', target: `firmware_release:${release.id}`, detail, at: now }),
+    );
+    if (!inserted) throw new FirmwareReleaseExistsError();
     return release;
   }
 
@@ -79,9 +86,13 @@ export class FirmwareReleasesService {
     return this.releases.list(filter);
   }
 
-  async change(id: string, change: ReleaseChange): Promise<FirmwareRelease> {
+  async change(by: AuditContext, id: string, change: ReleaseChange): Promise<FirmwareRelease> {
     const now = this.clock.now();
-    const updated = await this.releases.update(id, (release) => ({
+    const onChanged = (tx: SqlRunner, release: FirmwareRelease) =>
+      this.audit.record(tx, { by, action: 'firmware.release_changed', target: `firmware_release:${id}`, detail: { version: release.version, ...change }, at: now });
+    const updated = await this.releases.update(
+      id,
+      (release) => ({
       ...release,
       rolloutPercent: change.rolloutPercent ?? release.rolloutPercent,
       paused: change.paused ?? release.paused,
@@ -90,7 +101,9 @@ export class FirmwareReleasesService {
       autoPausedAt: change.paused === false ? null : release.autoPausedAt,
       revoked: change.revoked ?? release.revoked,
       updatedAt: now,
-    }));
+      }),
+      onChanged,
+    );
     if (!updated) throw new NotFoundError('No firmware release has this id.');
     return updated;
   }

@@ -86,12 +86,13 @@ export class InMemoryFirmwareReleaseRepository extends FirmwareReleaseRepository
     super();
   }
 
-  async insert(release: FirmwareRelease): Promise<boolean> {
+  async insert(release: FirmwareRelease, onInserted?: (tx: SqlRunner) => Promise<void>): Promise<boolean> {
     const taken = [...this.tables.releases.values()].some(
       ({ release: stored }) =>
         stored.id === release.id || (sameVersion(stored.version, release.version) && (stored.hardwareId ?? '') === (release.hardwareId ?? '') && stored.channel === release.channel),
     );
     if (taken) return false;
+    await onInserted?.(NO_SQL);
     this.tables.releases.set(release.id, { release: { ...release }, failureBudgetSince: null });
     return true;
   }
@@ -118,12 +119,13 @@ export class InMemoryFirmwareReleaseRepository extends FirmwareReleaseRepository
       .slice(0, filter.limit);
   }
 
-  async update(id: string, change: (release: FirmwareRelease) => FirmwareRelease): Promise<FirmwareRelease | null> {
+  async update(id: string, change: (release: FirmwareRelease) => FirmwareRelease, onUpdated?: (tx: SqlRunner, release: FirmwareRelease) => Promise<void>): Promise<FirmwareRelease | null> {
     const stored = this.tables.releases.get(id);
     if (!stored) return null;
     const next = change({ ...stored.release });
     const release = { ...stored.release, rolloutPercent: next.rolloutPercent, paused: next.paused, autoPausedAt: next.autoPausedAt, revoked: next.revoked, updatedAt: next.updatedAt };
     const resumed = stored.release.autoPausedAt !== null && next.autoPausedAt === null;
+    await onUpdated?.(NO_SQL, release);
     this.tables.releases.set(id, { release, failureBudgetSince: resumed ? next.updatedAt : stored.failureBudgetSince });
     return { ...release };
   }

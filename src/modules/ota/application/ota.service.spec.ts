@@ -1,3 +1,7 @@
+import { RecordingAuditLog } from '../../audit/application/recording-audit-log.fake.js';
+import type { AuditContext } from '../../audit/index.js';
+
+const ADMIN_BY: AuditContext = { actor: { kind: 'admin', userId: 'admin-1', apiKeyId: null }, clientAddress: '203.0.113.1' };
 import { FixedClock } from '../../../config/fixed-clock.js';
 import { loadEnv } from '../../../config/env.js';
 import { UnauthorizedError } from '../../../shared/domain-error.js';
@@ -31,12 +35,12 @@ function setUp(options: { deletedOnceRead?: boolean } = {}) {
   const offers = new InMemoryReleaseOffers(tables);
   const devices = options.deletedOnceRead ? new DeletedOnceRead(tables) : new InMemoryOtaDevices(tables);
   const eventLog = new RecordingEventLog();
-  const releasesService = new FirmwareReleasesService(releases, eventLog, clock, loadEnv({}));
+  const releasesService = new FirmwareReleasesService(releases, eventLog, clock, loadEnv({}), new RecordingAuditLog());
   const service = new OtaService(devices, offers, releases, releasesService, new InMemoryOtaEventStore(tables), eventLog, clock);
   tables.addDevice({ deviceId: GATEWAY, hardwareId: 'hw-a', firmwareVersion: '0.1.3', channel: 'stable' });
   const publish = (overrides: Partial<PublishRelease> = {}) => {
     const version = overrides.version ?? '0.1.50';
-    return releasesService.publish({ version, url: `https://fw.example.com/${version}.bin`, sha256: 'a'.repeat(64), size: 4096, ...overrides });
+    return releasesService.publish(ADMIN_BY, { version, url: `https://fw.example.com/${version}.bin`, sha256: 'a'.repeat(64), size: 4096, ...overrides });
   };
   return { tables, clock, offers, devices, releases, service, publish, eventLog };
 }

@@ -31,7 +31,8 @@ export interface RolloutDevice {
 
 export abstract class FirmwareReleaseRepository {
   /** False when (version, hardwareId, channel) exists already; one conditional INSERT, so two publishers cannot both win. */
-  abstract insert(release: FirmwareRelease): Promise<boolean>;
+  /** False when a release with the same identity exists; `onInserted` runs in the insert's transaction. */
+  abstract insert(release: FirmwareRelease, onInserted?: (tx: SqlRunner) => Promise<void>): Promise<boolean>;
   abstract findById(id: string): Promise<FirmwareRelease | null>;
   /** Newest first, keyset-paginated on (publishedAt, id). */
   abstract list(filter: ReleaseFilter): Promise<FirmwareRelease[]>;
@@ -39,7 +40,7 @@ export abstract class FirmwareReleaseRepository {
    * Applies the change under a row lock; null when the release does not exist. Ending an automatic
    * pause (autoPausedAt back to null) starts the failure budget afresh at the change's updatedAt.
    */
-  abstract update(id: string, change: (release: FirmwareRelease) => FirmwareRelease): Promise<FirmwareRelease | null>;
+  abstract update(id: string, change: (release: FirmwareRelease) => FirmwareRelease, onUpdated?: (tx: SqlRunner, release: FirmwareRelease) => Promise<void>): Promise<FirmwareRelease | null>;
   /**
    * Pauses the release because of failures, unless it is paused already; true when this call
    * paused it. `onPaused` runs in the same transaction with the devices the rollout reached.

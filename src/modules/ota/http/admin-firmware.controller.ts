@@ -1,4 +1,5 @@
 import { Body, Controller, Get, Param, ParseUUIDPipe, Patch, Post, Query } from '@nestjs/common';
+import { Requester, type AuditContext } from '../../audit/index.js';
 import { ApiBody, ApiOperation, ApiParam, ApiResponse, ApiTags } from '@nestjs/swagger';
 import { AdminAuth } from '../../../auth/auth.decorators.js';
 import { ValidationFailedError } from '../../../shared/domain-error.js';
@@ -29,8 +30,8 @@ export class AdminFirmwareController {
   @ApiBody({ type: PublishFirmwareRequest })
   @ApiResponse({ status: 201, type: FirmwareReleaseResponse, description: 'Published.' })
   @ApiProblems(JSON_BODY_PROBLEMS, { 409: ['FIRMWARE_RELEASE_EXISTS'] })
-  async publish(@Body() body: PublishFirmwareRequest): Promise<FirmwareReleaseResponse> {
-    return FirmwareReleaseResponse.from(await this.releases.publish(body));
+  async publish(@Requester() by: AuditContext, @Body() body: PublishFirmwareRequest): Promise<FirmwareReleaseResponse> {
+    return FirmwareReleaseResponse.from(await this.releases.publish(by, body));
   }
 
   @Get()
@@ -61,8 +62,8 @@ export class AdminFirmwareController {
   @ApiBody({ type: ChangeFirmwareRequest })
   @ApiResponse({ status: 200, type: FirmwareReleaseResponse, description: 'The release after the change.' })
   @ApiProblems(JSON_BODY_PROBLEMS, { 404: ['NOT_FOUND'] })
-  async change(@ReleaseIdParam() id: string, @Body() body: ChangeFirmwareRequest): Promise<FirmwareReleaseResponse> {
-    return FirmwareReleaseResponse.from(await this.releases.change(id, body));
+  async change(@Requester() by: AuditContext, @ReleaseIdParam() id: string, @Body() body: ChangeFirmwareRequest): Promise<FirmwareReleaseResponse> {
+    return FirmwareReleaseResponse.from(await this.releases.change(by, id, { rolloutPercent: body.rolloutPercent, paused: body.paused, revoked: body.revoked }));
   }
 
   @Get(':id/status')

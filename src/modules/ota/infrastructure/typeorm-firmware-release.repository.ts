@@ -65,13 +65,16 @@ export class TypeOrmFirmwareReleaseRepository extends FirmwareReleaseRepository 
     super();
   }
 
-  async insert(release: FirmwareRelease): Promise<boolean> {
+  async insert(release: FirmwareRelease, onInserted?: (tx: SqlRunner) => Promise<void>): Promise<boolean> {
     // ON CONFLICT DO NOTHING: the identity index (numeric version, hardware, channel) decides atomically.
-    const result = await this.orm.run((manager) =>
-      manager.createQueryBuilder().insert().into(FirmwareReleaseRecord).values(toRecord(release)).orIgnore().returning('id').updateEntity(false).execute(),
-    );
+    const inserted = await this.orm.transaction(async (manager, tx) => {
+      const result = await manager.createQueryBuilder().insert().into(FirmwareReleaseRecord).values(toRecord(release)).orIgnore().returning('id').updateEntity(false).execute();
+      if ((result.raw as unknown[]).length !== 1) return false;
+      await onInserted?.(tx);
+      return true;
+    });
     this.feed.changed('firmware_releases');
-    return (result.raw as unknown[]).length === 1;
+    return inserted;
   }
 
   async forVersions(versions: string[], hardwareId: string): Promise<FirmwareRelease[]> {
@@ -104,20 +107,19 @@ export class TypeOrmFirmwareReleaseRepository extends FirmwareReleaseRepository 
     return records.map(toRelease);
   }
 
-  async update(id: string, change: (release: FirmwareRelease) => FirmwareRelease): Promise<FirmwareRelease | null> {
-    const updated = await this.orm.run((manager) =>
-      manager.transaction(async (tx) => {
-        const releases = tx.getRepository(FirmwareReleaseRecord);
-        const record = await releases.findOne({ where: { id }, lock: { mode: 'pessimistic_write' } });
-        if (!record) return null;
-        const current = toRelease(record);
-        const next = change(current);
-        const stored = { rolloutPercent: next.rolloutPercent, paused: next.paused, autoPausedAt: next.autoPausedAt, revoked: next.revoked, updatedAt: next.updatedAt };
-        const resumed = record.autoPausedAt !== null && next.autoPausedAt === null;
-        await releases.update({ id }, resumed ? { ...stored, failureBudgetSince: next.updatedAt } : stored);
-        return { ...current, ...stored };
-      }),
-    );
+  async update(id: string, change: (release: FirmwareRelease) => FirmwareRelease, onUpdated?: (tx: SqlRunner, release: FirmwareRelease) => Promise<void>): Promise<FirmwareRelease | null> {
+    const updated = await this.orm.transaction(async (tx, sql) => {
+      const releases = tx.getRepository(FirmwareReleaseRecord);
+      const record = await releases.findOne({ where: { id }, lock: { mode: 'pessimistic_write' } });
+      if (!record) return null;
+      const current = toRelease(record);
+      const next = change(current);
+      const stored = { rolloutPercent: next.rolloutPercent, paused: next.paused, autoPausedAt: next.autoPausedAt, revoked: next.revoked, updatedAt: next.updatedAt };
+      const resumed = record.autoPausedAt !== null && next.autoPausedAt === null;
+      await releases.update({ id }, resumed ? { ...stored, failureBudgetSince: next.updatedAt } : stored);
+      await onUpdated?.(sql, { ...current, ...stored });
+      return { ...current, ...stored };
+    });
     this.feed.changed('firmware_releases');
     return updated;
   }
