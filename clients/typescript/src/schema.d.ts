@@ -2921,6 +2921,8 @@ export interface components {
              */
             metric: "cellImbalance" | "sohDecline" | "selfDischarge";
             items: components["schemas"]["OutlierResponse"][];
+            /** @description Pass as cursor for the next page; null on the last. The ranking is computed afresh for each page. */
+            nextCursor: string | null;
         };
         AuditActorResponse: {
             /**
@@ -9414,8 +9416,11 @@ export interface operations {
     getBatteryOutliers: {
         parameters: {
             query: {
-                metric: "cellImbalance" | "sohDecline" | "selfDischarge";
+                /** @description Items per page. */
                 limit?: number;
+                /** @description nextCursor of the previous page, exactly as returned; anything else is a 400 naming `cursor`. */
+                cursor?: string;
+                metric: "cellImbalance" | "sohDecline" | "selfDischarge";
             };
             header?: never;
             path?: never;

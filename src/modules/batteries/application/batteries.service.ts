@@ -132,7 +132,8 @@ export class BatteriesService {
     return { ...healthOf(records), equivalentFullCycles: profile ? dischargedAh / profile.capacityAh : null };
   }
 
-  async outliers(metric: OutlierMetric, limit: number): Promise<RankedBattery[]> {
-    return rankOutliers(await this.profiles.fleetFigures(metric, this.clock.now())).slice(0, limit);
+  /** Every profiled battery with the data for `metric`, ranked (rankOutliers). */
+  async outliers(metric: OutlierMetric): Promise<RankedBattery[]> {
+    return rankOutliers(await this.profiles.fleetFigures(metric, this.clock.now()));
   }
 }

@@ -2,6 +2,7 @@ import { Controller, Get, Query } from '@nestjs/common';
 import { ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
 import { AdminAuth } from '../../../auth/auth.decorators.js';
 import { ApiProblems } from '../../../shared/http/api-problems.decorator.js';
+import { decodeCursor, encodeCursor } from '../../../shared/http/cursor.js';
 import { BatteriesService } from '../application/batteries.service.js';
 import { OutlierResponse, OutliersQuery, OutliersResponse } from './batteries.dto.js';
 
@@ -25,6 +26,10 @@ export class AdminBatteriesController {
   @ApiResponse({ status: 200, type: OutliersResponse, description: 'The ranking.' })
   @ApiProblems({ 400: ['VALIDATION_FAILED'] })
   async outliers(@Query() query: OutliersQuery): Promise<OutliersResponse> {
-    return { metric: query.metric, items: (await this.batteries.outliers(query.metric, query.limit ?? 20)).map(OutlierResponse.from) };
+    const offset = query.cursor === undefined ? 0 : Number(decodeCursor(query.cursor, (value) => /^[1-9]\d{0,6}$/.test(value)));
+    const limit = query.limit ?? 50;
+    const ranked = await this.batteries.outliers(query.metric);
+    const items = ranked.slice(offset, offset + limit);
+    return { metric: query.metric, items: items.map(OutlierResponse.from), nextCursor: offset + limit < ranked.length ? encodeCursor(String(offset + limit)) : null };
   }
 }

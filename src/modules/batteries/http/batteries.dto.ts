@@ -1,6 +1,7 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { Transform, Type } from 'class-transformer';
-import { IsIn, IsInt, IsNumber, IsString, Length, Matches, Max, Min } from 'class-validator';
+import { Transform } from 'class-transformer';
+import { IsIn, IsNumber, IsString, Length, Matches, Max, Min } from 'class-validator';
+import { PageQuery } from '../../../shared/http/page-query.js';
 import { Optional } from '../../../shared/http/optional.decorator.js';
 import type { BatteryHealth, BatteryListing, EnergyPoint } from '../application/batteries.service.js';
 import { ENERGY_BUCKETS, MAX_HEALTH_RANGE_DAYS } from '../application/batteries.service.js';
@@ -207,18 +208,11 @@ export class HealthResponse {
   }
 }
 
-export class OutliersQuery {
+/** metric, limit (1–100) and cursor. */
+export class OutliersQuery extends PageQuery(100) {
   @ApiProperty({ enum: OUTLIER_METRICS, example: 'cellImbalance' })
   @IsIn(OUTLIER_METRICS)
   metric!: (typeof OUTLIER_METRICS)[number];
-
-  @ApiPropertyOptional({ minimum: 1, maximum: 100, default: 20 })
-  @Optional()
-  @Type(() => Number)
-  @IsInt()
-  @Min(1)
-  @Max(100)
-  limit?: number;
 }
 
 export class OutlierResponse {
@@ -260,4 +254,7 @@ export class OutliersResponse {
 
   @ApiProperty({ type: [OutlierResponse] })
   items!: OutlierResponse[];
+
+  @ApiProperty({ type: 'string', nullable: true, description: 'Pass as cursor for the next page; null on the last. The ranking is computed afresh for each page.' })
+  nextCursor!: string | null;
 }
