@@ -2921,7 +2921,10 @@ export interface components {
              */
             metric: "cellImbalance" | "sohDecline" | "selfDischarge";
             items: components["schemas"]["OutlierResponse"][];
-            /** @description Pass as cursor for the next page; null on the last. The ranking is computed afresh for each page. */
+            /**
+             * @description Pass as cursor for the next page; null on the last. The ranking is computed afresh for each page.
+             * @example NTA
+             */
             nextCursor: string | null;
         };
         AuditActorResponse: {

@@ -255,6 +255,6 @@ export class OutliersResponse {
   @ApiProperty({ type: [OutlierResponse] })
   items!: OutlierResponse[];
 
-  @ApiProperty({ type: 'string', nullable: true, description: 'Pass as cursor for the next page; null on the last. The ranking is computed afresh for each page.' })
+  @ApiProperty({ type: 'string', nullable: true, example: 'NTA', description: 'Pass as cursor for the next page; null on the last. The ranking is computed afresh for each page.' })
   nextCursor!: string | null;
 }
