@@ -39,6 +39,12 @@ export interface BatteryListing extends BatteryOverview {
 
 export type BatteryHealth = HealthFigures & { equivalentFullCycles: number | null };
 
+/**
+ * Where a viewer's view of the stored hours starts: the hour of the device's visible_since (a later
+ * owner's view starts at the release before their claim), or the beginning for an administrator.
+ */
+const windowStart = (visibleSince: Date | null) => (visibleSince ? Math.floor(visibleSince.getTime() / HOUR_MS) * HOUR_MS : 0);
+
 function instant(value: string | undefined, field: string, fallback: Date): Date {
   if (value === undefined) return fallback;
   const parsed = parseIsoInstant(value);
@@ -49,7 +55,9 @@ function instant(value: string | undefined, field: string, fallback: Date): Date
 /**
  * Battery profiles and the figures derived from a battery's records: energy per bucket, ageing
  * stress, time to empty or full, and the fleet's outliers. Who may ask is the caller's check
- * (the controllers): these take a device the caller may see.
+ * (the controllers): these take a device the caller may see, and the start of what they may see
+ * of it (visibleSince; null: everything). Energy counts whole stored hours, from the hour of
+ * visibleSince on; health reads the records from visibleSince itself.
  */
 @Injectable()
 export class BatteriesService {
@@ -81,7 +89,7 @@ export class BatteriesService {
    * Energy per bucket over [from, to), both widened to the bucket's edges; default the last 30
    * days in daily buckets. Every bucket of the range is answered, those without data at 0.
    */
-  async energyOf(battery: BatteryKey, query: { from?: string; to?: string; bucket?: string }): Promise<{ bucketSeconds: number; points: EnergyPoint[] }> {
+  async energyOf(battery: BatteryKey, query: { from?: string; to?: string; bucket?: string }, visibleSince: Date | null): Promise<{ bucketSeconds: number; points: EnergyPoint[] }> {
     const bucketName = (query.bucket ?? '1d') as EnergyBucketName;
     const bucketSeconds = ENERGY_BUCKETS[bucketName];
     if (bucketSeconds === undefined) throw new ValidationFailedError([{ field: 'bucket', message: `bucket must be one of ${Object.keys(ENERGY_BUCKETS).join(', ')}` }]);
@@ -93,7 +101,7 @@ export class BatteriesService {
     const start = Math.floor(from.getTime() / bucketMs) * bucketMs;
     const end = Math.ceil(to.getTime() / bucketMs) * bucketMs;
     if ((end - start) / bucketMs > MAX_ENERGY_POINTS) throw new ValidationFailedError([{ field: 'bucket', message: `the range holds more than ${MAX_ENERGY_POINTS} buckets of ${bucketName}: choose a larger bucket or a shorter range` }]);
-    const [sums, profile] = await Promise.all([this.energy.buckets(battery, new Date(start), new Date(end), bucketSeconds), this.profiles.get(battery)]);
+    const [sums, profile] = await Promise.all([this.energy.buckets(battery, new Date(Math.max(start, windowStart(visibleSince))), new Date(end), bucketSeconds), this.profiles.get(battery)]);
     const byStart = new Map(sums.map((sum) => [sum.start, sum]));
     const points: EnergyPoint[] = [];
     for (let at = start; at < end; at += bucketMs) {
@@ -116,15 +124,15 @@ export class BatteriesService {
    * The ageing figures over [from, to); default the last 30 days, at most MAX_HEALTH_RANGE_DAYS.
    * equivalentFullCycles counts the discharge of the whole hours the range touches (the stored hours).
    */
-  async healthOf(battery: BatteryKey, query: { from?: string; to?: string }): Promise<BatteryHealth> {
+  async healthOf(battery: BatteryKey, query: { from?: string; to?: string }, visibleSince: Date | null): Promise<BatteryHealth> {
     const now = this.clock.now();
     const to = instant(query.to, 'to', now);
     const from = instant(query.from, 'from', new Date(to.getTime() - 30 * DAY_MS));
     if (from >= to) throw new ValidationFailedError([{ field: 'from', message: 'from must be before to' }]);
     if (to.getTime() - from.getTime() > MAX_HEALTH_RANGE_DAYS * DAY_MS) throw new ValidationFailedError([{ field: 'to', message: `the range may span at most ${MAX_HEALTH_RANGE_DAYS} days` }]);
-    const hourAligned = { from: Math.floor(from.getTime() / HOUR_MS) * HOUR_MS, to: Math.ceil(to.getTime() / HOUR_MS) * HOUR_MS };
+    const hourAligned = { from: Math.max(Math.floor(from.getTime() / HOUR_MS) * HOUR_MS, windowStart(visibleSince)), to: Math.ceil(to.getTime() / HOUR_MS) * HOUR_MS };
     const [records, profile, hours] = await Promise.all([
-      this.profiles.series(battery, from, to, HEALTH_METRICS),
+      this.profiles.series(battery, visibleSince && visibleSince > from ? visibleSince : from, to, HEALTH_METRICS),
       this.profiles.get(battery),
       this.energy.buckets(battery, new Date(hourAligned.from), new Date(hourAligned.to), 3600),
     ]);
