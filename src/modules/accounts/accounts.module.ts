@@ -8,6 +8,7 @@ import { RefreshTokenStore } from '../../shared/auth-tokens/refresh-token-store.
 import { TypeOrmRefreshTokenStore } from '../../shared/auth-tokens/typeorm-refresh-token.store.js';
 import { DatabaseConnection } from '../../shared/database/database-connection.js';
 import { Orm } from '../../shared/database/orm.js';
+import { SharingModule } from '../sharing/index.js';
 import { AccountsService } from './application/accounts.service.js';
 import { AccountMailOutbox, SendSignupNotice, SendVerificationMail } from './application/account-mails.js';
 import { UserTokens } from './application/user-tokens.js';
@@ -22,6 +23,7 @@ import { UserRefreshTokenRecord } from './infrastructure/user.record.js';
 
 @Module({
   imports: [
+    SharingModule,
     JwtModule.registerAsync({
       inject: [Secrets],
       useFactory: (secrets: Secrets) => ({ secret: hmacKey(secrets.customerJwtSecret), signOptions: { algorithm: 'HS256' }, verifyOptions: { algorithms: ['HS256'] } }),

@@ -1,3 +1,5 @@
+import { SharingService } from '../../sharing/index.js';
+import { InMemoryShareStore } from '../../sharing/application/in-memory-share.store.fake.js';
 import { ChangeFeed } from '../../../shared/database/change-feed.js';
 import { CustomerSessions } from './customer-sessions.js';
 import { FixedClock } from '../../../config/fixed-clock.js';
@@ -93,7 +95,7 @@ function setUp(envSource: Record<string, string> = {}) {
   const tokens = new UserTokens(jwt, env, refreshTokens, hasher);
   const outbox = new ImmediateAccountMails(new SendVerificationMail(users, hasher, mailer, clock, new PublicBaseUrl(env, new HttpAdapterHost())), new SendSignupNotice(mailer));
   // Not connected, the feed is not live: every guard check reads the repository, as it must.
-  const service = new AccountsService(users, tokens, outbox, hasher, limiter, clock, env, new CustomerSessions(users, new ChangeFeed('postgres://unused')));
+  const service = new AccountsService(users, tokens, outbox, hasher, limiter, clock, env, new CustomerSessions(users, new ChangeFeed('postgres://unused')), new SharingService(new InMemoryShareStore(), clock));
   const stored = async (userId: string) => {
     const user = await users.findById(userId);
     if (!user) throw new Error(`${userId} is not stored`);

@@ -9,6 +9,7 @@ import { FailureLimiter, type FailureBucket } from '../../../shared/rate-limit/f
 import type { CustomerPrincipal } from '../../../auth/principals.js';
 import { ClaimCode, type Device, DevicesService } from '../../devices/index.js';
 import { EventLog } from '../../events/index.js';
+import { SharingService } from '../../sharing/index.js';
 import { ClaimAudit, type ClaimAuditEntry, type ClaimOutcome } from '../domain/claim-audit.js';
 import { ClaimCodeMissingError, DeviceAlreadyClaimedError, DeviceSecretRequiredError, EmailNotVerifiedError, InvalidClaimError } from '../domain/claim.errors.js';
 
@@ -46,6 +47,7 @@ export class ClaimsService {
     private readonly limiter: FailureLimiter,
     private readonly clock: Clock,
     private readonly env: Env,
+    private readonly sharing: SharingService,
   ) {}
 
   /**
@@ -88,10 +90,12 @@ export class ClaimsService {
     const attempt = { userId: customer.userId, deviceId, action: 'release' as const, clientAddress };
     await this.audited(attempt, async () => {
       const now = this.clock.now();
-      const released = await this.devices.releaseFrom(deviceId, customer.userId, now, (tx) =>
+      const released = await this.devices.releaseFrom(deviceId, customer.userId, now, async (tx) => {
         // No owner id in the data: the next owner sees this event, and whose the device was is not theirs to know.
-        this.events.record(tx, { type: 'device.released', deviceId, ownerId: customer.userId, occurredAt: now, data: {} }).then(() => undefined),
-      );
+        await this.events.record(tx, { type: 'device.released', deviceId, ownerId: customer.userId, occurredAt: now, data: {} });
+        // Shares end with the ownership (they would stop counting anyway: granted_by is no longer the owner).
+        await this.sharing.endAllOf(tx, deviceId);
+      });
       if (!released) throw new NotFoundError('You own no device with this id.');
     });
   }

@@ -1,0 +1,36 @@
+import type { SqlRunner } from '../../../shared/database/sql.js';
+import type { DeviceShare } from './device-share.js';
+
+/** The channel every change of who holds a share is announced on (the stream reloads its sharees' devices). */
+export const SHARES_CHANNEL = 'device_cloud_shares';
+
+export type UpsertResult = { kind: 'created' | 'updated'; share: DeviceShare } | { kind: 'not-owner' } | { kind: 'too-many' };
+
+export abstract class ShareStore {
+  /** The owner's e-mail when `ownerId` owns the device, else null. */
+  abstract ownerEmail(ownerId: string, deviceId: string): Promise<string | null>;
+
+  /**
+   * Shares the device with `email` (bound at once to a verified account with that address), or
+   * changes the role of the owner's existing share with it; under a lock of the device row, so the
+   * owner checked is the owner granting, and the limit holds under concurrency.
+   */
+  abstract upsert(share: DeviceShare, grantedBy: string, max: number): Promise<UpsertResult>;
+
+  /** The owner's shares of the device, oldest first. */
+  abstract list(ownerId: string, deviceId: string): Promise<DeviceShare[]>;
+
+  abstract delete(ownerId: string, deviceId: string, shareId: string): Promise<boolean>;
+
+  /** Ends every share of the device, in the caller's transaction (a release). */
+  abstract deleteOfDevice(tx: SqlRunner, deviceId: string): Promise<void>;
+
+  /** Binds the shares waiting for `email` to the account that just verified it. */
+  abstract bind(userId: string, email: string): Promise<number>;
+
+  /** Every share `userId` granted or holds, and those waiting for their address. */
+  abstract deleteOfUser(userId: string): Promise<number>;
+
+  /** Devices the user holds an active share of, with the owner who granted each (the stream's live filter). */
+  abstract activeOf(userId: string): Promise<Map<string, string>>;
+}

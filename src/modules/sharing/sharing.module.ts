@@ -1,0 +1,14 @@
+import { Module } from '@nestjs/common';
+import { DeviceAccess } from './application/device-access.js';
+import { SharingService } from './application/sharing.service.js';
+import { ShareStore } from './domain/share.store.js';
+import { SharingController } from './http/sharing.controller.js';
+import { SqlShareStore } from './infrastructure/sql-share.store.js';
+
+/** Device sharing, and the one rule of who sees and changes a device (DeviceAccess, visibility-sql.ts). */
+@Module({
+  controllers: [SharingController],
+  providers: [SharingService, DeviceAccess, { provide: ShareStore, useClass: SqlShareStore }],
+  exports: [SharingService, DeviceAccess],
+})
+export class SharingModule {}
