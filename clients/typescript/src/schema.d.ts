@@ -561,15 +561,15 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The alert rules of a device (owner or admin): its own, or the fleet defaults it follows */
+        /** The alert rules of a visible device (shared ones too): its own, or the fleet defaults it follows */
         get: operations["getDeviceAlertRules"];
         /**
-         * Give a device rules of its own (owner or admin), replacing the fleet defaults for it
+         * Give a device rules of its own (owner, installer or admin), replacing the fleet defaults for it
          * @description Replaces every rule. Alerts open under a rule that is removed or disabled resolve (reason rule_removed); series of rules that stay keep their state.
          */
         put: operations["putDeviceAlertRules"];
         post?: never;
-        /** Drop a device’s own rules (owner or admin): it follows the fleet defaults again */
+        /** Drop a device’s own rules (owner, installer or admin): it follows the fleet defaults again */
         delete: operations["deleteDeviceAlertRules"];
         options?: never;
         head?: never;
@@ -645,7 +645,7 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Devices you can see (yours; every device for administrators), filtered
+         * Devices you can see (yours and those shared with you; every device for administrators), filtered
          * @description Every filter given must hold. Pass nextCursor with the same filters for the next page: each matching device comes exactly once.
          */
         get: operations["listDashboardDevices"];
@@ -672,8 +672,8 @@ export interface paths {
         options?: never;
         head?: never;
         /**
-         * Name or tag a device you own (administrators: any device)
-         * @description A key left out stays as it is. `tags` replaces the whole set. A bad value is a 400 and changes nothing; a device you cannot see is a 404.
+         * Name or tag a device you own or install (administrators: any device)
+         * @description A key left out stays as it is. `tags` replaces the whole set. A bad value is a 400 and changes nothing; a device you cannot see is a 404, one shared with you as viewer a 403 SHARE_ROLE.
          */
         patch: operations["updateDashboardDevice"];
         trace?: never;
@@ -713,7 +713,7 @@ export interface paths {
         options?: never;
         head?: never;
         /**
-         * Set or clear a visible device's configuration overrides
+         * Set or clear the configuration overrides of a device you own, install, or administer
          * @description A value overrides the fleet default, null goes back to it; unknown keys and out-of-range values are a 400 and change nothing. The device's configuration version grows when something changed. Send If-Match with the ETag you read: a stale one is a 412.
          */
         patch: operations["updateDashboardDeviceConfig"];
@@ -896,6 +896,44 @@ export interface paths {
         post?: never;
         /** Revoke one of your API keys: it is refused from the next request on, on every instance */
         delete: operations["deleteApiKey"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/user/devices/{deviceId}/shares": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The shares of a device you own, oldest first */
+        get: operations["listDeviceShares"];
+        put?: never;
+        /**
+         * Share a device you own with an e-mail address, as viewer or installer
+         * @description The same answer whether the address has an account or not: a share to an address without a verified account starts to count once that account is verified. Sharing again with the same address changes the role (200). A release of the device ends every share.
+         */
+        post: operations["shareDevice"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/user/devices/{deviceId}/shares/{shareId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Revoke a share of a device you own: it ends at once, open streams included */
+        delete: operations["revokeDeviceShare"];
         options?: never;
         head?: never;
         patch?: never;
@@ -2091,6 +2129,12 @@ export interface components {
             /** @example 0.1.4 */
             firmwareVersion: string;
             /**
+             * @description What you are to the device: its `owner`; an `installer` or `viewer` it is shared with (viewers may not change it); `admin`: an administrator who neither owns it nor holds a share.
+             * @example owner
+             * @enum {string}
+             */
+            access: "owner" | "admin" | "installer" | "viewer";
+            /**
              * @description Administrators only: who owns the device (null: nobody).
              * @example {
              *       "userId": "3f0b6a8e-2a52-4f7e-9a35-8c0d7c5e1b2a",
@@ -2585,11 +2629,53 @@ export interface components {
              */
             nextCursor: string | null;
         };
+        CreateShareRequest: {
+            /**
+             * Format: email
+             * @description Whom to share with. An address without an account gets the share once an account with it is verified.
+             * @example grace@example.com
+             */
+            email: string;
+            /**
+             * @description `viewer`: sees the device as you do (list, detail, history, OTA history, configuration, events, alerts, alert rules, the stream). `installer`: also changes its configuration, alert rules, name and tags, and acknowledges its alerts.
+             * @example viewer
+             * @enum {string}
+             */
+            role: "viewer" | "installer";
+        };
+        ShareResponse: {
+            /**
+             * Format: uuid
+             * @example 0c1d2e3f-4a5b-4c6d-8e7f-8091a2b3c4d5
+             */
+            shareId: string;
+            /** @example gw-0001 */
+            deviceId: string;
+            /**
+             * @description Trimmed and lower-cased.
+             * @example grace@example.com
+             */
+            email: string;
+            /**
+             * @example viewer
+             * @enum {string}
+             */
+            role: "viewer" | "installer";
+            /**
+             * Format: date-time
+             * @example 2026-11-27T09:00:00.000Z
+             */
+            createdAt: string;
+        };
+        ShareListResponse: {
+            /** @description Every share of the device, oldest first (at most 50). */
+            items: components["schemas"]["ShareResponse"][];
+        };
         /**
          * @description Stable machine-readable code: branch on it. Each operation lists the codes it can answer per status.
          * @enum {string}
          */
-        ProblemCode: "VALIDATION_FAILED" | "MALFORMED_BODY" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "CLAIM_CODE_REQUIRED" | "UNAUTHORIZED" | "INVALID_CREDENTIALS" | "INVALID_TOKEN" | "FORBIDDEN" | "API_KEY_SCOPE" | "TOO_MANY_API_KEYS" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "DEVICE_ALREADY_REGISTERED" | "TOO_MANY_WEBHOOKS" | "WEBHOOK_DISABLED" | "INVALID_ALERT_RULE" | "WEBHOOK_URL_NOT_ALLOWED" | "PASSWORD_TOO_COMMON" | "EMAIL_NOT_VERIFIED" | "INVALID_CLAIM" | "DEVICE_ALREADY_CLAIMED" | "DEVICE_SECRET_REQUIRED" | "CLAIM_CODE_ALREADY_SET" | "REGISTRATION_NOT_ALLOWED" | "PRECONDITION_FAILED" | "CONFIG_VERSION_UNKNOWN" | "FIRMWARE_RELEASE_EXISTS" | "RATE_LIMITED" | "TOO_MANY_STREAMS" | "SERVICE_UNAVAILABLE" | "INTERNAL_ERROR";
+        ProblemCode: "VALIDATION_FAILED" | "MALFORMED_BODY" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "CLAIM_CODE_REQUIRED" | "UNAUTHORIZED" | "INVALID_CREDENTIALS" | "INVALID_TOKEN" | "FORBIDDEN" | "API_KEY_SCOPE" | "SHARE_ROLE" | "TOO_MANY_SHARES" | "TOO_MANY_API_KEYS" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "DEVICE_ALREADY_REGISTERED" | "TOO_MANY_WEBHOOKS" | "WEBHOOK_DISABLED" | "INVALID_ALERT_RULE" | "WEBHOOK_URL_NOT_ALLOWED" | "PASSWORD_TOO_COMMON" | "EMAIL_NOT_VERIFIED" | "INVALID_CLAIM" | "DEVICE_ALREADY_CLAIMED" | "DEVICE_SECRET_REQUIRED" | "CLAIM_CODE_ALREADY_SET" | "REGISTRATION_NOT_ALLOWED" | "PRECONDITION_FAILED" | "CONFIG_VERSION_UNKNOWN" | "FIRMWARE_RELEASE_EXISTS" | "RATE_LIMITED" | "TOO_MANY_STREAMS" | "SERVICE_UNAVAILABLE" | "INTERNAL_ERROR";
         FieldErrorResponse: {
             /** @example claimCode */
             field: string;
@@ -5768,7 +5854,7 @@ export interface operations {
                         /** @enum {integer} */
                         status: 403;
                         /** @enum {string} */
-                        code: "API_KEY_SCOPE";
+                        code: "SHARE_ROLE" | "API_KEY_SCOPE";
                     };
                 };
             };
@@ -5906,7 +5992,7 @@ export interface operations {
                         /** @enum {integer} */
                         status: 403;
                         /** @enum {string} */
-                        code: "API_KEY_SCOPE";
+                        code: "SHARE_ROLE" | "API_KEY_SCOPE";
                     };
                 };
             };
@@ -6103,7 +6189,7 @@ export interface operations {
                         /** @enum {integer} */
                         status: 403;
                         /** @enum {string} */
-                        code: "API_KEY_SCOPE";
+                        code: "SHARE_ROLE" | "API_KEY_SCOPE";
                     };
                 };
             };
@@ -6582,7 +6668,7 @@ export interface operations {
                         /** @enum {integer} */
                         status: 403;
                         /** @enum {string} */
-                        code: "API_KEY_SCOPE";
+                        code: "SHARE_ROLE" | "API_KEY_SCOPE";
                     };
                 };
             };
@@ -6950,7 +7036,7 @@ export interface operations {
                         /** @enum {integer} */
                         status: 403;
                         /** @enum {string} */
-                        code: "API_KEY_SCOPE";
+                        code: "SHARE_ROLE" | "API_KEY_SCOPE";
                     };
                 };
             };
@@ -8027,6 +8113,342 @@ export interface operations {
             header?: never;
             path: {
                 keyId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Revoked. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The request is not valid; `errors` names each field at fault. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 400;
+                        /** @enum {string} */
+                        code: "VALIDATION_FAILED";
+                    };
+                };
+            };
+            /** @description Missing, invalid, expired or revoked credentials. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 401;
+                        /** @enum {string} */
+                        code: "UNAUTHORIZED";
+                    };
+                };
+            };
+            /** @description Authenticated but not allowed. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 403;
+                        /** @enum {string} */
+                        code: "API_KEY_SCOPE";
+                    };
+                };
+            };
+            /** @description Not found, or not visible to you. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 404;
+                        /** @enum {string} */
+                        code: "NOT_FOUND";
+                    };
+                };
+            };
+            /** @description Temporarily unavailable (the database cannot be reached, or this instance is stopping): send it again after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before sending the request again. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 503;
+                        /** @enum {string} */
+                        code: "SERVICE_UNAVAILABLE";
+                    };
+                };
+            };
+        };
+    };
+    listDeviceShares: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                deviceId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Every share of the device. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ShareListResponse"];
+                };
+            };
+            /** @description The request is not valid; `errors` names each field at fault. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 400;
+                        /** @enum {string} */
+                        code: "VALIDATION_FAILED";
+                    };
+                };
+            };
+            /** @description Missing, invalid, expired or revoked credentials. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 401;
+                        /** @enum {string} */
+                        code: "UNAUTHORIZED";
+                    };
+                };
+            };
+            /** @description Authenticated but not allowed. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 403;
+                        /** @enum {string} */
+                        code: "API_KEY_SCOPE";
+                    };
+                };
+            };
+            /** @description Not found, or not visible to you. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 404;
+                        /** @enum {string} */
+                        code: "NOT_FOUND";
+                    };
+                };
+            };
+            /** @description Temporarily unavailable (the database cannot be reached, or this instance is stopping): send it again after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before sending the request again. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 503;
+                        /** @enum {string} */
+                        code: "SERVICE_UNAVAILABLE";
+                    };
+                };
+            };
+        };
+    };
+    shareDevice: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                deviceId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateShareRequest"];
+            };
+        };
+        responses: {
+            /** @description The address had a share of the device already: its role is now the one given. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ShareResponse"];
+                };
+            };
+            /** @description Shared. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ShareResponse"];
+                };
+            };
+            /** @description The request is not valid; `errors` names each field at fault. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 400;
+                        /** @enum {string} */
+                        code: "VALIDATION_FAILED" | "MALFORMED_BODY";
+                    };
+                };
+            };
+            /** @description Missing, invalid, expired or revoked credentials. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 401;
+                        /** @enum {string} */
+                        code: "UNAUTHORIZED";
+                    };
+                };
+            };
+            /** @description Authenticated but not allowed. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 403;
+                        /** @enum {string} */
+                        code: "API_KEY_SCOPE";
+                    };
+                };
+            };
+            /** @description Not found, or not visible to you. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 404;
+                        /** @enum {string} */
+                        code: "NOT_FOUND";
+                    };
+                };
+            };
+            /** @description Conflicts with the current state. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 409;
+                        /** @enum {string} */
+                        code: "TOO_MANY_SHARES";
+                    };
+                };
+            };
+            /** @description The body is larger than this operation accepts. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 413;
+                        /** @enum {string} */
+                        code: "PAYLOAD_TOO_LARGE";
+                    };
+                };
+            };
+            /** @description The body is not JSON. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 415;
+                        /** @enum {string} */
+                        code: "UNSUPPORTED_MEDIA_TYPE";
+                    };
+                };
+            };
+            /** @description Temporarily unavailable (the database cannot be reached, or this instance is stopping): send it again after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before sending the request again. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 503;
+                        /** @enum {string} */
+                        code: "SERVICE_UNAVAILABLE";
+                    };
+                };
+            };
+        };
+    };
+    revokeDeviceShare: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                deviceId: string;
+                shareId: string;
             };
             cookie?: never;
         };

@@ -1,8 +1,31 @@
 import type { SqlRunner } from '../../../shared/database/sql.js';
 import type { DeviceShare } from './device-share.js';
 
-/** The channel every change of who holds a share is announced on (the stream reloads its sharees' devices). */
-export const SHARES_CHANNEL = 'device_cloud_shares';
+/**
+ * The ChangeFeed topic every change of who holds a share is announced on, at its commit, to every
+ * instance (the streams of the accounts concerned drop the device, then read their shares again).
+ * Key: entries `<userId> <deviceId>` joined by commas; `*` for "reread every share".
+ */
+export const SHARES_TOPIC = 'device_shares';
+
+export interface ShareChange {
+  userId: string;
+  deviceId: string;
+}
+
+export function shareChangesKey(changes: ShareChange[]): string {
+  const key = [...new Set(changes.map((change) => `${change.userId} ${change.deviceId}`))].join(',');
+  // NOTIFY payloads stop at 8000 bytes: past that, everyone rereads.
+  return key.length > 7000 ? '*' : key;
+}
+
+export function parseShareChanges(key: string): ShareChange[] | '*' {
+  if (key === '*') return '*';
+  return key.split(',').flatMap((entry) => {
+    const space = entry.indexOf(' ');
+    return space > 0 ? [{ userId: entry.slice(0, space), deviceId: entry.slice(space + 1) }] : [];
+  });
+}
 
 export type UpsertResult = { kind: 'created' | 'updated'; share: DeviceShare } | { kind: 'not-owner' } | { kind: 'too-many' };
 

@@ -1,7 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import { Sql, type SqlRunner } from '../../../shared/database/sql.js';
 import type { DeviceShare, ShareRole } from '../domain/device-share.js';
-import { SHARES_CHANNEL, ShareStore, type UpsertResult } from '../domain/share.store.js';
+import { CHANGE_CHANNEL, ChangeFeed } from '../../../shared/database/change-feed.js';
+import { type ShareChange, shareChangesKey, SHARES_TOPIC, ShareStore, type UpsertResult } from '../domain/share.store.js';
 
 interface ShareRow {
   share_id: string;
@@ -15,16 +16,27 @@ const COLUMNS = 'share_id, device_id, email, role, created_at';
 
 const toShare = (row: ShareRow): DeviceShare => ({ shareId: row.share_id, deviceId: row.device_id, email: row.email, role: row.role, createdAt: row.created_at });
 
-/** Tells every instance's streams, at commit, that these accounts' shares changed. */
-async function announce(tx: SqlRunner, userIds: Array<string | null>): Promise<void> {
-  const ids = [...new Set(userIds.filter((id): id is string => id !== null))];
-  if (ids.length > 0) await tx.rows('SELECT pg_notify($1, $2)', [SHARES_CHANNEL, ids.join(',')]);
+type Changed = { user_id: string | null; device_id: string };
+
+const changesOf = (rows: Changed[]): ShareChange[] => rows.flatMap((row) => (row.user_id === null ? [] : [{ userId: row.user_id, deviceId: row.device_id }]));
+
+/** Tells every instance (this one too, through the feed's own connection), at commit, whose shares changed. */
+async function announce(tx: SqlRunner, changes: ShareChange[]): Promise<void> {
+  if (changes.length > 0) await tx.rows('SELECT pg_notify($1, $2)', [CHANGE_CHANNEL, `${SHARES_TOPIC}:${shareChangesKey(changes)}`]);
 }
 
 @Injectable()
 export class SqlShareStore extends ShareStore {
-  constructor(private readonly sql: Sql) {
+  constructor(
+    private readonly sql: Sql,
+    private readonly feed: ChangeFeed,
+  ) {
     super();
+  }
+
+  /** After a commit of this instance: its own streams hear of it before the answer goes out, not only when the notification comes back. */
+  private committed(changes: ShareChange[]): void {
+    if (changes.length > 0) this.feed.changed(SHARES_TOPIC, shareChangesKey(changes));
   }
 
   async ownerEmail(ownerId: string, deviceId: string): Promise<string | null> {
@@ -32,8 +44,9 @@ export class SqlShareStore extends ShareStore {
     return row?.email ?? null;
   }
 
-  upsert(share: DeviceShare, grantedBy: string, max: number): Promise<UpsertResult> {
-    return this.sql.transaction(async (tx) => {
+  async upsert(share: DeviceShare, grantedBy: string, max: number): Promise<UpsertResult> {
+    const changes: ShareChange[] = [];
+    const result = await this.sql.transaction(async (tx): Promise<UpsertResult> => {
       // The device row, locked: the owner cannot change, nor two shares both pass the limit, until commit.
       const owned = await tx.rows('SELECT 1 FROM devices WHERE device_id = $1 AND owner_id = $2 FOR UPDATE', [share.deviceId, grantedBy]);
       if (owned.length === 0) return { kind: 'not-owner' };
@@ -46,7 +59,7 @@ export class SqlShareStore extends ShareStore {
       // A share left by an earlier owner (none survive a release; an ownership change by other means) is replaced as new.
       const [row] = await tx.rows<ShareRow & { user_id: string | null; inserted: boolean }>(
         `INSERT INTO device_shares (share_id, device_id, granted_by, email, user_id, role, created_at)
-         VALUES ($1, $2, $3, $4, (SELECT id FROM users WHERE email = $4 AND email_verified_at IS NOT NULL), $5, $6)
+         VALUES ($1, $2, $3, $4::varchar, (SELECT id FROM users WHERE email = $4::varchar AND email_verified_at IS NOT NULL), $5, $6)
          ON CONFLICT (device_id, email) DO UPDATE SET
            role = EXCLUDED.role,
            user_id = EXCLUDED.user_id,
@@ -56,9 +69,12 @@ export class SqlShareStore extends ShareStore {
          RETURNING ${COLUMNS}, user_id, (xmax = 0) AS inserted`,
         [share.shareId, share.deviceId, grantedBy, share.email, share.role, share.createdAt],
       );
-      await announce(tx, [row.user_id]);
+      changes.push(...changesOf([row]));
+      await announce(tx, changes);
       return { kind: row.inserted ? 'created' : 'updated', share: toShare(row) };
     });
+    this.committed(changes);
+    return result;
   }
 
   async list(ownerId: string, deviceId: string): Promise<DeviceShare[]> {
@@ -66,38 +82,44 @@ export class SqlShareStore extends ShareStore {
     return rows.map(toShare);
   }
 
-  delete(ownerId: string, deviceId: string, shareId: string): Promise<boolean> {
-    return this.sql.transaction(async (tx) => {
-      const rows = await tx.rows<{ user_id: string | null }>('DELETE FROM device_shares WHERE share_id = $1 AND device_id = $2 AND granted_by = $3 RETURNING user_id', [shareId, deviceId, ownerId]);
-      await announce(tx, rows.map((row) => row.user_id));
-      return rows.length > 0;
+  async delete(ownerId: string, deviceId: string, shareId: string): Promise<boolean> {
+    const rows = await this.sql.transaction(async (tx) => {
+      const deleted = await tx.rows<Changed>('DELETE FROM device_shares WHERE share_id = $1 AND device_id = $2 AND granted_by = $3 RETURNING user_id, device_id', [shareId, deviceId, ownerId]);
+      await announce(tx, changesOf(deleted));
+      return deleted;
     });
+    this.committed(changesOf(rows));
+    return rows.length > 0;
   }
 
   async deleteOfDevice(tx: SqlRunner, deviceId: string): Promise<void> {
-    const rows = await tx.rows<{ user_id: string | null }>('DELETE FROM device_shares WHERE device_id = $1 RETURNING user_id', [deviceId]);
-    await announce(tx, rows.map((row) => row.user_id));
+    const rows = await tx.rows<Changed>('DELETE FROM device_shares WHERE device_id = $1 RETURNING user_id, device_id', [deviceId]);
+    await announce(tx, changesOf(rows));
   }
 
-  bind(userId: string, email: string): Promise<number> {
-    return this.sql.transaction(async (tx) => {
-      const rows = await tx.rows('UPDATE device_shares SET user_id = $1 WHERE email = $2 AND user_id IS NULL RETURNING 1', [userId, email]);
-      if (rows.length > 0) await announce(tx, [userId]);
-      return rows.length;
+  async bind(userId: string, email: string): Promise<number> {
+    const rows = await this.sql.transaction(async (tx) => {
+      const bound = await tx.rows<Changed>('UPDATE device_shares SET user_id = $1 WHERE email = $2 AND user_id IS NULL RETURNING user_id, device_id', [userId, email]);
+      await announce(tx, changesOf(bound));
+      return bound;
     });
+    this.committed(changesOf(rows));
+    return rows.length;
   }
 
-  deleteOfUser(userId: string): Promise<number> {
-    return this.sql.transaction(async (tx) => {
-      const rows = await tx.rows<{ user_id: string | null }>(
+  async deleteOfUser(userId: string): Promise<number> {
+    const rows = await this.sql.transaction(async (tx) => {
+      const deleted = await tx.rows<Changed>(
         `DELETE FROM device_shares
           WHERE granted_by = $1 OR user_id = $1 OR (user_id IS NULL AND email = (SELECT email FROM users WHERE id = $1))
-          RETURNING user_id`,
+          RETURNING user_id, device_id`,
         [userId],
       );
-      await announce(tx, rows.map((row) => row.user_id));
-      return rows.length;
+      await announce(tx, changesOf(deleted));
+      return deleted;
     });
+    this.committed(changesOf(rows));
+    return rows.length;
   }
 
   async activeOf(userId: string): Promise<Map<string, string>> {

@@ -1,7 +1,7 @@
 import { Injectable, Logger, type OnModuleDestroy } from '@nestjs/common';
 import { ChangeFeed } from '../../../shared/database/change-feed.js';
 import { EventReader } from '../../events/index.js';
-import { SHARES_CHANNEL, SharingService } from '../../sharing/index.js';
+import { parseShareChanges, SHARES_TOPIC, SharingService } from '../../sharing/index.js';
 import { TelemetryFeed, type StoredTelemetry } from '../../telemetry/index.js';
 import { LiveBus, MAX_MESSAGE_LENGTH, WATCHING_RENEW_MS, type TelemetryMessage } from '../domain/live-bus.js';
 import { eventFrame, joinFrames, telemetryFrame } from '../domain/sse.js';
@@ -44,9 +44,7 @@ export class LiveRelay implements OnModuleDestroy {
     telemetry.subscribe((stored) => this.stored(stored));
     bus.subscribe((message) => this.hub.deliver(message.ownerId, message.deviceId, message.frames));
     feed.listen(EVENTS_CHANNEL, (payload) => this.eventsCommitted(payload));
-    feed.listen(SHARES_CHANNEL, (payload) => {
-      for (const userId of payload.split(',')) if (this.hub.hasStreams(userId)) void this.loadShares(userId);
-    });
+    feed.subscribe(SHARES_TOPIC, (key) => this.sharesChanged(key));
     this.renewal = setInterval(() => {
       if (this.hub.size > 0) void this.announce();
     }, WATCHING_RENEW_MS).unref();
@@ -65,6 +63,17 @@ export class LiveRelay implements OnModuleDestroy {
 
   onModuleDestroy(): void {
     clearInterval(this.renewal);
+  }
+
+  /**
+   * A share changed: the device leaves the account's streams here at once (fail closed: a revoked
+   * share delivers nothing more), then the shares are read again (a new or rebound share arrives).
+   */
+  private sharesChanged(key: string): void {
+    const changes = parseShareChanges(key);
+    const users = changes === '*' ? this.hub.shareeAccounts() : new Set(changes.map((change) => change.userId));
+    if (changes !== '*') for (const change of changes) this.hub.dropShare(change.userId, change.deviceId);
+    for (const userId of users) if (this.hub.hasStreams(userId)) void this.loadShares(userId);
   }
 
   /**

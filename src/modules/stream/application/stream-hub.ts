@@ -231,16 +231,34 @@ export class StreamHub implements OnModuleDestroy {
 
   /** What is shared with `userId` now, for every stream of theirs here: a revocation ends delivery at once. */
   setShares(userId: string, shares: ReadonlyMap<string, string>): void {
+    for (const subscriber of this.byUser.get(userId) ?? []) if (!subscriber.viewer.isAdmin) this.indexShares(subscriber, shares);
+  }
+
+  /** Stops delivering `deviceId` to `userId`'s streams here as a sharee, until setShares says otherwise. */
+  dropShare(userId: string, deviceId: string): void {
     for (const subscriber of this.byUser.get(userId) ?? []) {
-      if (subscriber.viewer.isAdmin) continue;
-      this.unindexShares(subscriber);
-      subscriber.shares = shares;
-      for (const deviceId of shares.keys()) {
-        let set = this.sharees.get(deviceId);
-        if (!set) this.sharees.set(deviceId, (set = new Set()));
-        set.add(subscriber);
-      }
+      if (!subscriber.shares.has(deviceId)) continue;
+      const shares = new Map(subscriber.shares);
+      shares.delete(deviceId);
+      this.indexShares(subscriber, shares);
     }
+  }
+
+  private indexShares(subscriber: Subscriber, shares: ReadonlyMap<string, string>): void {
+    this.unindexShares(subscriber);
+    subscriber.shares = shares;
+    for (const deviceId of shares.keys()) {
+      let set = this.sharees.get(deviceId);
+      if (!set) this.sharees.set(deviceId, (set = new Set()));
+      set.add(subscriber);
+    }
+  }
+
+  /** Accounts (not administrators) with streams open here: whose shares to read again after the feed was down. */
+  shareeAccounts(): Set<string> {
+    const users = new Set<string>();
+    for (const [userId, set] of this.byUser) for (const subscriber of set) if (!subscriber.viewer.isAdmin) users.add(userId);
+    return users;
   }
 
   private unindexShares(subscriber: Subscriber): void {
