@@ -137,7 +137,7 @@ describe('device sharing', () => {
       expect(response.status).toBe(201);
       expect(data).toEqual({ shareId: expect.stringMatching(UUID), deviceId: gateway.deviceId, email: viewer.email, role: 'viewer', createdAt: expect.any(String) });
       expect(await shareRows(gateway.deviceId)).toEqual([{ share_id: data!.shareId, device_id: gateway.deviceId, granted_by: owner.userId, email: viewer.email, user_id: viewer.userId, role: 'viewer' }]);
-      expect((await sharesOf(owner, gateway.deviceId)).data).toEqual({ items: [data] });
+      expect((await sharesOf(owner, gateway.deviceId)).data).toEqual({ items: [data], nextCursor: null });
     });
 
     it('answers the same for an address with an account and one without: no enumeration', async () => {
@@ -160,6 +160,21 @@ describe('device sharing', () => {
       expect(again.response.status).toBe(200);
       expect(again.data).toEqual({ ...first.data, role: 'installer' });
       expect(await shareRows(gateway.deviceId)).toEqual([expect.objectContaining({ share_id: first.data!.shareId, role: 'installer', user_id: installer.userId })]);
+    });
+
+    it('lists shares oldest first, a page at a time; a cursor it did not give is a 400', async () => {
+      const gateway = await aGateway();
+      const emails = [viewer.email, installer.email, `later-${randomBytes(4).toString('hex')}@example.com`];
+      for (const email of emails) expect((await share(owner, gateway.deviceId, { email, role: 'viewer' })).response.status).toBe(201);
+      const first = await t.api.GET('/api/v1/user/devices/{deviceId}/shares', { params: { path: { deviceId: gateway.deviceId }, query: { limit: 2 } }, headers: owner.headers });
+      expect(first.data!.items.map((item) => item.email)).toEqual(emails.slice(0, 2));
+      const second = await t.api.GET('/api/v1/user/devices/{deviceId}/shares', {
+        params: { path: { deviceId: gateway.deviceId }, query: { limit: 2, cursor: first.data!.nextCursor! } },
+        headers: owner.headers,
+      });
+      expect(second.data).toEqual({ items: [expect.objectContaining({ email: emails[2] })], nextCursor: null });
+      const bad = await t.api.GET('/api/v1/user/devices/{deviceId}/shares', { params: { path: { deviceId: gateway.deviceId }, query: { cursor: 'nonsense' } }, headers: owner.headers });
+      expect(fieldsOf(expectProblem(bad, 400, 'VALIDATION_FAILED'))).toEqual(['cursor']);
     });
 
     it('bad input is a 400 problem naming the field and changes nothing', async () => {

@@ -908,7 +908,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The shares of a device you own, oldest first */
+        /**
+         * The shares of a device you own, oldest first
+         * @description Keyset-paginated on (createdAt, shareId), like every list. The same items whether an address has an account or not.
+         */
         get: operations["listDeviceShares"];
         put?: never;
         /**
@@ -2668,8 +2671,13 @@ export interface components {
             createdAt: string;
         };
         ShareListResponse: {
-            /** @description Every share of the device, oldest first (at most 50). */
+            /** @description Shares of the device, oldest first. */
             items: components["schemas"]["ShareResponse"][];
+            /**
+             * @description Pass as `cursor` for the next page; null on the last page.
+             * @example null
+             */
+            nextCursor: string | null;
         };
         /**
          * @description Stable machine-readable code: branch on it. Each operation lists the codes it can answer per status.
@@ -8201,7 +8209,12 @@ export interface operations {
     };
     listDeviceShares: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Items per page. */
+                limit?: number;
+                /** @description nextCursor of the previous page, exactly as returned; anything else is a 400 naming `cursor`. */
+                cursor?: string;
+            };
             header?: never;
             path: {
                 deviceId: string;
@@ -8210,7 +8223,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Every share of the device. */
+            /** @description A page of the device's shares. */
             200: {
                 headers: {
                     [name: string]: unknown;

@@ -26,8 +26,8 @@ export class InMemoryShareStore extends ShareStore {
     return { kind: 'created', share };
   }
 
-  async list(ownerId: string, deviceId: string): Promise<DeviceShare[]> {
-    return [...this.shares.values()].filter((s) => s.deviceId === deviceId && s.grantedBy === ownerId);
+  async list(ownerId: string, deviceId: string, limit: number): Promise<DeviceShare[]> {
+    return [...this.shares.values()].filter((s) => s.deviceId === deviceId && s.grantedBy === ownerId).slice(0, limit);
   }
 
   async delete(ownerId: string, deviceId: string, shareId: string): Promise<boolean> {

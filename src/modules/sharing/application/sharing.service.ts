@@ -3,6 +3,7 @@ import { Injectable } from '@nestjs/common';
 import { Clock } from '../../../config/config.module.js';
 import type { SqlRunner } from '../../../shared/database/sql.js';
 import { NotFoundError, ValidationFailedError } from '../../../shared/domain-error.js';
+import { decodeTimeCursor, encodeTimeCursor } from '../../../shared/http/cursor.js';
 import { type DeviceShare, MAX_SHARES_PER_DEVICE, type ShareRole } from '../domain/device-share.js';
 import { ShareStore } from '../domain/share.store.js';
 import { TooManySharesError } from '../domain/sharing.errors.js';
@@ -33,9 +34,14 @@ export class SharingService {
     return { share: result.share, created: result.kind === 'created' };
   }
 
-  async list(ownerId: string, deviceId: string): Promise<DeviceShare[]> {
+  /** The device's shares, oldest first: a page of `limit` after `cursor` (a nextCursor this returned). */
+  async list(ownerId: string, deviceId: string, limit: number, cursor?: string): Promise<{ items: DeviceShare[]; nextCursor: string | null }> {
+    const after = cursor === undefined ? null : decodeTimeCursor(cursor, (key) => UUID.test(key));
     if ((await this.store.ownerEmail(ownerId, deviceId)) === null) throw notOwned();
-    return this.store.list(ownerId, deviceId);
+    const rows = await this.store.list(ownerId, deviceId, limit + 1, after && { createdAt: after.ts, shareId: after.key });
+    const items = rows.slice(0, limit);
+    const last = items[items.length - 1];
+    return { items, nextCursor: rows.length > limit ? encodeTimeCursor(last.createdAt, last.shareId) : null };
   }
 
   /** Ends the share at once: the sharee's next request, and their open streams, see the device no more. */
@@ -64,5 +70,7 @@ export class SharingService {
     return this.store.activeOf(userId);
   }
 }
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 const notOwned = () => new NotFoundError('You own no device with this id.');

@@ -40,8 +40,8 @@ export abstract class ShareStore {
    */
   abstract upsert(share: DeviceShare, grantedBy: string, max: number): Promise<UpsertResult>;
 
-  /** The owner's shares of the device, oldest first. */
-  abstract list(ownerId: string, deviceId: string): Promise<DeviceShare[]>;
+  /** The owner's shares of the device, oldest first, after `after` (createdAt, shareId), at most `limit`. */
+  abstract list(ownerId: string, deviceId: string, limit: number, after: { createdAt: Date; shareId: string } | null): Promise<DeviceShare[]>;
 
   abstract delete(ownerId: string, deviceId: string, shareId: string): Promise<boolean>;
 

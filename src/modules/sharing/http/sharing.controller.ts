@@ -1,4 +1,4 @@
-import { Body, Controller, Delete, Get, HttpCode, Post, Res } from '@nestjs/common';
+import { Body, Controller, Delete, Get, HttpCode, Post, Query, Res } from '@nestjs/common';
 import { ApiBody, ApiOperation, ApiParam, ApiResponse, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
 import { CurrentCustomer, CustomerAuth } from '../../../auth/auth.decorators.js';
@@ -7,7 +7,7 @@ import { ApiProblems, JSON_BODY_PROBLEMS } from '../../../shared/http/api-proble
 import { DeviceIdParam } from '../../../shared/http/device-id.param.js';
 import { UuidParam } from '../../../shared/http/list-params.js';
 import { SharingService } from '../application/sharing.service.js';
-import { CreateShareRequest, ShareListResponse, ShareResponse } from './sharing.dto.js';
+import { CreateShareRequest, ShareListQuery, ShareListResponse, ShareResponse } from './sharing.dto.js';
 
 /**
  * Sharing is the owner's: a signed-in session only (no API key), and anyone but the owner, a sharee
@@ -44,12 +44,17 @@ export class SharingController {
 
   @Get()
   @CustomerAuth()
-  @ApiOperation({ operationId: 'listDeviceShares', summary: 'The shares of a device you own, oldest first' })
+  @ApiOperation({
+    operationId: 'listDeviceShares',
+    summary: 'The shares of a device you own, oldest first',
+    description: 'Keyset-paginated on (createdAt, shareId), like every list. The same items whether an address has an account or not.',
+  })
   @ApiParam({ name: 'deviceId', example: 'gw-0001' })
-  @ApiResponse({ status: 200, type: ShareListResponse, description: 'Every share of the device.' })
+  @ApiResponse({ status: 200, type: ShareListResponse, description: 'A page of the device\'s shares.' })
   @ApiProblems({ 400: ['VALIDATION_FAILED'], 404: ['NOT_FOUND'] })
-  async list(@CurrentCustomer() customer: CustomerPrincipal, @DeviceIdParam() deviceId: string): Promise<ShareListResponse> {
-    return { items: (await this.sharing.list(customer.userId, deviceId)).map(ShareResponse.from) };
+  async list(@CurrentCustomer() customer: CustomerPrincipal, @DeviceIdParam() deviceId: string, @Query() query: ShareListQuery): Promise<ShareListResponse> {
+    const page = await this.sharing.list(customer.userId, deviceId, query.limit ?? 50, query.cursor);
+    return { items: page.items.map(ShareResponse.from), nextCursor: page.nextCursor };
   }
 
   @Delete(':shareId')

@@ -1,7 +1,8 @@
 import { ApiProperty } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
 import { IsEmail, IsIn, IsString, MaxLength } from 'class-validator';
-import { type DeviceShare, SHARE_ROLES, type ShareRole } from '../domain/device-share.js';
+import { PageQuery } from '../../../shared/http/page-query.js';
+import { type DeviceShare, MAX_SHARES_PER_DEVICE, SHARE_ROLES, type ShareRole } from '../domain/device-share.js';
 
 const trimmed = Transform(({ value }: { value: unknown }) => (typeof value === 'string' ? value.trim() : value));
 
@@ -43,7 +44,13 @@ export class ShareResponse {
   }
 }
 
+/** limit (1–50) and cursor, as every list; a device has at most 50 shares, so one page of the default size holds them all. */
+export class ShareListQuery extends PageQuery(MAX_SHARES_PER_DEVICE) {}
+
 export class ShareListResponse {
-  @ApiProperty({ type: [ShareResponse], description: 'Every share of the device, oldest first (at most 50).' })
+  @ApiProperty({ type: [ShareResponse], description: 'Shares of the device, oldest first.' })
   items!: ShareResponse[];
+
+  @ApiProperty({ type: 'string', nullable: true, description: 'Pass as `cursor` for the next page; null on the last page.', example: null })
+  nextCursor!: string | null;
 }

@@ -77,8 +77,13 @@ export class SqlShareStore extends ShareStore {
     return result;
   }
 
-  async list(ownerId: string, deviceId: string): Promise<DeviceShare[]> {
-    const rows = await this.sql.rows<ShareRow>(`SELECT ${COLUMNS} FROM device_shares WHERE device_id = $1 AND granted_by = $2 ORDER BY created_at, share_id`, [deviceId, ownerId]);
+  async list(ownerId: string, deviceId: string, limit: number, after: { createdAt: Date; shareId: string } | null): Promise<DeviceShare[]> {
+    const rows = await this.sql.rows<ShareRow>(
+      `SELECT ${COLUMNS} FROM device_shares
+        WHERE device_id = $1 AND granted_by = $2 AND ($3::timestamptz IS NULL OR (created_at, share_id) > ($3::timestamptz, $4::uuid))
+        ORDER BY created_at, share_id LIMIT $5`,
+      [deviceId, ownerId, after?.createdAt ?? null, after?.shareId ?? null, limit],
+    );
     return rows.map(toShare);
   }
 
