@@ -1,19 +1,20 @@
 import { Injectable } from '@nestjs/common';
 import { Sql } from '../../../shared/database/sql.js';
-import { customerSees, DeviceAccess, roleOn, sees, withinWindow } from '../../sharing/index.js';
+import { customerDevices, DeviceAccess, roleOn, sees, withinWindow } from '../../sharing/index.js';
 import { DashboardQueries, type DeviceFilters, type DeviceManagerRow, type DeviceSummaryRow, type DeviceVisibilityRow, type Viewer } from '../domain/dashboard-queries.js';
 
 /**
  * Who sees a device is the one rule of the sharing module (visibility-sql.ts): an administrator,
  * its owner, or the holder of an active share ($2: the viewer is an administrator, $3: their id).
- * VISIBLE serves every viewer with one statement text (the named statements). visibleTo decides the
+ * VISIBLE serves every viewer with one statement text (the named statements). listedFrom decides the
  * viewer's kind in JavaScript, for the list: under the generic plans of the service's sessions
  * (SESSION_OPTIONS) `$2 OR owner_id = $3` cannot use the owner index, and a customer's list walked
  * the whole fleet's primary key (5 ms on 20,000 devices of 2,000 owners, against 0.9 ms by the
- * owner index); customerSees keeps to the owner index and the primary key.
+ * owner index); a customer's devices are read from customerDevices (owner index, then the primary
+ * key for shared ones), an administrator's from the whole table.
  */
 const VISIBLE = sees('d', '$2::boolean', '$3::uuid');
-const visibleTo = (viewer: Viewer) => (viewer.isAdmin ? VISIBLE : customerSees('d', '$3::uuid'));
+const listedFrom = (viewer: Viewer) => (viewer.isAdmin ? { source: 'devices', visible: [VISIBLE] } : { source: customerDevices('$3::uuid'), visible: [] });
 
 /** Which latest metrics (l) of a device the viewer sees: a later owner none from before their claim. */
 const LATEST_VISIBLE = withinWindow('d', '$2::boolean', 'l.ts');
@@ -77,7 +78,8 @@ export class SqlDashboardQueries extends DashboardQueries {
       values.push(value);
       return `$${values.length}::${type}`;
     };
-    const conditions = ['d.device_id > $1::text', visibleTo(viewer)];
+    const { source, visible } = listedFrom(viewer);
+    const conditions = ['d.device_id > $1::text', ...visible];
     if (filters.q !== undefined) {
       const pattern = param(containing(filters.q), 'text');
       conditions.push(`(d.name ILIKE ${pattern} OR d.device_id ILIKE ${pattern})`);
@@ -96,7 +98,7 @@ export class SqlDashboardQueries extends DashboardQueries {
       );
     }
     return this.sql.rows<DeviceSummaryRow>(
-      `SELECT ${SUMMARY_COLUMNS} FROM devices d LEFT JOIN users u ON u.id = d.owner_id
+      `SELECT ${SUMMARY_COLUMNS} FROM ${source} d LEFT JOIN users u ON u.id = d.owner_id
         WHERE ${conditions.join(' AND ')}
         ORDER BY d.device_id LIMIT $4`,
       values,

@@ -15,11 +15,20 @@
 export const sharedDeviceIds = (user: string): string =>
   `SELECT s.device_id FROM device_shares s JOIN devices sd ON sd.device_id = s.device_id AND sd.owner_id = s.granted_by WHERE s.user_id = ${user}`;
 
-/** A customer (not an administrator) sees device `d`: index-friendly, for the customer's list. */
-export const customerSees = (d: string, user: string): string => `(${d}.owner_id = ${user} OR ${d}.device_id = ANY(ARRAY(${sharedDeviceIds(user)})))`;
-
 /** The viewer sees device `d`. */
-export const sees = (d: string, admin: string, user: string): string => `(${admin} OR ${customerSees(d, user)})`;
+export const sees = (d: string, admin: string, user: string): string => `(${admin} OR ${d}.owner_id = ${user} OR ${d}.device_id = ANY(ARRAY(${sharedDeviceIds(user)})))`;
+
+/**
+ * The devices a customer (not an administrator) sees, as a row source in place of `devices`: their
+ * own by the owner index, then those shared with them by the primary key. A filter `owner_id = $me
+ * OR device_id = ANY(…)` on devices would leave the planner free to walk the whole primary key in
+ * the list's order (what it picks under generic plans with ORDER BY device_id LIMIT); two arms each
+ * read by an index cannot.
+ */
+export const customerDevices = (user: string): string =>
+  `(SELECT * FROM devices WHERE owner_id = ${user}
+    UNION ALL
+    SELECT * FROM devices WHERE device_id = ANY(ARRAY(${sharedDeviceIds(user)})) AND owner_id IS DISTINCT FROM ${user})`;
 
 /**
  * The part of a device's history the viewer sees, by the instant `ts` of a row: an administrator
