@@ -100,6 +100,7 @@ interface UserRow {
 }
 
 interface VisibilityRow {
+  role: string | null;
   visible_since: Date | null;
 }
 
@@ -351,7 +352,7 @@ app.get<{ Params: { deviceId: string }; Querystring: HistoryQuery }>(
     if (query.batteryId !== undefined && !BATTERY_ID_PATTERN.test(query.batteryId)) throw new HttpError(400, 'VALIDATION_FAILED');
     const { rows: devices } = await pool.query<VisibilityRow>({ name: SQL.DEVICE_VISIBILITY_NAME, text: SQL.DEVICE_VISIBILITY_SQL, values: [deviceId, viewer.isAdmin, viewer.userId] });
     const device = devices[0];
-    if (!device) throw new HttpError(404, 'NOT_FOUND');
+    if (!device?.role) throw new HttpError(404, 'NOT_FOUND');
     const visibleFrom = !viewer.isAdmin && device.visible_since && device.visible_since > range.from ? device.visible_since : range.from;
     const effective = { from: visibleFrom < range.to ? visibleFrom : range.to, to: range.to };
     if (bucket.kind === 'raw') throw new HttpError(400, 'RAW_NOT_IN_BASELINE');

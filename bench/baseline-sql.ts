@@ -107,11 +107,10 @@ export const INSERT_DEVICE_REFRESH_TOKEN_SQL =
 export const INSERT_USER_REFRESH_TOKEN_SQL =
   'INSERT INTO user_refresh_tokens (user_id, token_version, family_id, token_hash, issued_at, expires_at) VALUES ($1, $2, $3, $4, $5, $6)';
 
-/** src/modules/dashboard/infrastructure/sql-dashboard-queries.ts: visibility(). */
-const VISIBLE = '($2::boolean OR d.owner_id = $3::uuid)';
-
-export const DEVICE_VISIBILITY_SQL = `SELECT d.visible_since FROM devices d WHERE d.device_id = $1 AND ${VISIBLE}`;
-export const DEVICE_VISIBILITY_NAME = 'dashboard_visibility';
+/** src/modules/sharing/application/device-access.ts: grantOf(), which the dashboard's visibility() asks (the one visibility rule, with sharing). */
+export const DEVICE_VISIBILITY_SQL = `SELECT CASE WHEN d.owner_id = $3::uuid THEN 'owner' WHEN $2::boolean THEN 'admin'
+        ELSE (SELECT s.role FROM device_shares s WHERE s.device_id = d.device_id AND s.user_id = $3::uuid AND s.granted_by = d.owner_id) END AS role, d.owner_id, d.visible_since FROM devices d WHERE d.device_id = $1`;
+export const DEVICE_VISIBILITY_NAME = 'device_access';
 
 /** src/modules/telemetry/infrastructure/sql-telemetry-history.ts: series(), generated there from the rollup levels. */
 export const SERIES_SQL = `WITH parts AS (

@@ -1,6 +1,7 @@
 import 'reflect-metadata';
 import { ChangeFeed } from '../src/shared/database/change-feed.js';
 import { SqlDashboardQueries } from '../src/modules/dashboard/infrastructure/sql-dashboard-queries.js';
+import { DeviceAccess } from '../src/modules/sharing/index.js';
 import { SqlSessionUsers } from '../src/modules/accounts/infrastructure/sql-session-users.js';
 import { SqlReleaseOffers } from '../src/modules/ota/infrastructure/sql-release-offers.js';
 import { SqlTelemetryHistory } from '../src/modules/telemetry/infrastructure/sql-telemetry-history.js';
@@ -45,7 +46,7 @@ export async function checkSqlParity(): Promise<void> {
     ['user in session', await capture((sql) => new SqlSessionUsers(asSql(sql)).find('u', 's')), baseline.USER_IN_SESSION_SQL, baseline.USER_IN_SESSION_NAME],
     ['offerable releases', await capture((sql) => new SqlReleaseOffers(asSql(sql), feed()).offerableReleases()), baseline.OFFERABLE_RELEASES_SQL, baseline.OFFERABLE_RELEASES_NAME],
     ['record offer', await capture((sql) => new SqlReleaseOffers(asSql(sql), feed()).recordOffer('d', 'r', now)), baseline.RECORD_OFFER_SQL, baseline.RECORD_OFFER_NAME],
-    ['dashboard visibility', await capture((sql) => new SqlDashboardQueries(asSql(sql)).visibility({ userId: 'u', isAdmin: false }, 'd')), baseline.DEVICE_VISIBILITY_SQL, baseline.DEVICE_VISIBILITY_NAME],
+    ['dashboard visibility', await capture((sql) => new SqlDashboardQueries(asSql(sql), new DeviceAccess(asSql(sql))).visibility({ userId: 'u', isAdmin: false }, 'd')), baseline.DEVICE_VISIBILITY_SQL, baseline.DEVICE_VISIBILITY_NAME],
     [
       'history series',
       await capture((sql) => new SqlTelemetryHistory(asSql(sql)).series({ deviceId: 'd', from: now, to: now, bucketSec: 300, metrics: null, batteryId: null })),

@@ -19,6 +19,7 @@ import { DevicesModule } from './modules/devices/index.js';
 import { EventsModule } from './modules/events/index.js';
 import { NotificationsModule } from './modules/notifications/index.js';
 import { OtaModule } from './modules/ota/index.js';
+import { SharingModule } from './modules/sharing/index.js';
 import { StreamModule } from './modules/stream/index.js';
 import { TelemetryModule } from './modules/telemetry/index.js';
 import { ENTITIES } from './schema.js';
@@ -72,6 +73,7 @@ export class AppModule {
         ApiKeysModule,
         BatteriesModule,
         AuditModule,
+        SharingModule,
       ],
     };
   }

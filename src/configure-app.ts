@@ -120,6 +120,7 @@ const TAGS: Array<[string, string]> = [
   ['claims', 'Owning gateways: claim, list, release, and let a factory-reset gateway register again. Customer tokens.'],
   ['dashboard', 'What the dashboard reads and changes: devices, telemetry history, configuration, OTA history, alerts, events and the live stream. Customer tokens; administrators see every device.'],
   ['webhooks', "A customer's webhooks for the events of their devices. Customer tokens."],
+  ['sharing', "Devices an owner shares with others by e-mail address, as viewer or installer: shared, listed and revoked by the owner with a customer token, never with a key."],
   ['api-keys', "A customer's API keys for integrations (home automation, scripts): created, listed and revoked with a customer token, never with a key."],
   ['admin', 'Fleet administration: configuration and alert defaults, firmware releases, the registration allowlist, failed deliveries. Administrator accounts only.'],
   ['health', 'Probes for load balancers and orchestrators, outside /api/v1. No credentials.'],

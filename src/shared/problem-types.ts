@@ -13,6 +13,8 @@ const TITLES = {
   INVALID_TOKEN: 'The token is not valid',
   FORBIDDEN: 'Not allowed',
   API_KEY_SCOPE: 'This operation does not accept this API key',
+  SHARE_ROLE: 'Your role on this device does not allow this change',
+  TOO_MANY_SHARES: 'Too many shares of this device',
   TOO_MANY_API_KEYS: 'Too many API keys',
   NOT_FOUND: 'Not found',
   METHOD_NOT_ALLOWED: 'Method not allowed',

@@ -81,6 +81,32 @@ function acrossInstances(name: string, settings: () => Record<string, string>, c
       expect(again.status).toBe(401);
     });
 
+    it('a device shared on A reaches the sharee’s stream on B; revoked on A, it stops there within a second', async () => {
+      const owner = await aCustomer(a);
+      const sharee = await aCustomer(a);
+      const device = await aClaimedDevice(a, owner);
+      const onB = await stream(b, sharee);
+      const ownerOnB = await stream(b, owner);
+      const { data: shared } = await a.api.POST('/api/v1/user/devices/{deviceId}/shares', {
+        params: { path: { deviceId: device.body.deviceId } },
+        body: { email: sharee.email, role: 'viewer' },
+        headers: owner.headers,
+      });
+      let ts = Date.now() - 30_000;
+      await eventually(async () => {
+        expect((await ingest(a.api, device.registered.accessToken, [{ ts: iso((ts += 1000)), metrics: { soc: 40 } }])).response.status).toBe(200);
+        await onB.next(telemetryWith(device.body.deviceId, 40), 300);
+      }, 3000);
+
+      const revoked = await a.api.DELETE('/api/v1/user/devices/{deviceId}/shares/{shareId}', { params: { path: { deviceId: device.body.deviceId, shareId: shared!.shareId } }, headers: owner.headers });
+      expect(revoked.response.status).toBe(204);
+      await new Promise((done) => setTimeout(done, 1000));
+      expect((await ingest(a.api, device.registered.accessToken, [{ ts: iso((ts += 1000)), metrics: { soc: 41 } }])).response.status).toBe(200);
+      await ownerOnB.next(telemetryWith(device.body.deviceId, 41), 2000);
+      await new Promise((done) => setTimeout(done, 300));
+      expect(onB.messages.filter(telemetryWith(device.body.deviceId, 41))).toEqual([]);
+    });
+
     it('holds no database connection per subscriber: 40 more streams, no more connections', async () => {
       const owner = await aCustomer(b);
       await stream(b, owner);

@@ -97,6 +97,7 @@ describe('dashboard', () => {
           name: null,
           tags: [],
           firmwareVersion: '0.1.4',
+          access: 'owner',
           claimedAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
           lastSeenAt: null,
           online: false,

@@ -90,6 +90,8 @@ export class LeakScanner {
   private readonly captured: Captured[] = [];
   private readonly secrets = new Map<string, string>();
   private readonly userIdByEmail = new Map<string, string>();
+  /** Addresses each account shared a device with (POST …/shares): the owner may see them again. */
+  private readonly sharedWith = new Map<string, Set<string>>();
   private readonly requestBodies = new Map<string, Promise<string>>();
   private readonly flagged: Leak[] = [];
   private scannedUpTo = 0;
@@ -145,6 +147,12 @@ export class LeakScanner {
         email: bodyEmail,
         admin: claims?.aud === 'device-cloud:customer' && claims.role === 'admin',
       };
+
+      // An address an owner shared a device with is theirs to see again in the device's shares.
+      if (operation === 'POST /api/v1/user/devices/{deviceId}/shares' && caller.userId && bodyEmail) {
+        const known = this.sharedWith.get(caller.userId) ?? new Set<string>();
+        this.sharedWith.set(caller.userId, known.add(bodyEmail));
+      }
 
       const text = await response.clone().text();
       const body = parseJson(text);
@@ -215,7 +223,7 @@ export class LeakScanner {
         const owner = this.userIdByEmail.get(email);
         if (!owner) continue;
         const caller = entry.caller;
-        const allowed = caller !== undefined && (caller.admin || caller.email === email || caller.userId === owner);
+        const allowed = caller !== undefined && (caller.admin || caller.email === email || caller.userId === owner || (caller.userId !== undefined && this.sharedWith.get(caller.userId)?.has(email) === true));
         if (!allowed) leaks.push({ what: `the e-mail address of user ${owner}`, where, excerpt: excerptAround(text, match.index, match[0].length) });
       }
     }

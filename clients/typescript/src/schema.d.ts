@@ -685,15 +685,15 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The alert rules of a device (owner or admin): its own, or the fleet defaults it follows */
+        /** The alert rules of a visible device (shared ones too): its own, or the fleet defaults it follows */
         get: operations["getDeviceAlertRules"];
         /**
-         * Give a device rules of its own (owner or admin), replacing the fleet defaults for it
+         * Give a device rules of its own (owner, installer or admin), replacing the fleet defaults for it
          * @description Replaces every rule. Alerts open under a rule that is removed or disabled resolve (reason rule_removed); series of rules that stay keep their state.
          */
         put: operations["putDeviceAlertRules"];
         post?: never;
-        /** Drop a device’s own rules (owner or admin): it follows the fleet defaults again */
+        /** Drop a device’s own rules (owner, installer or admin): it follows the fleet defaults again */
         delete: operations["deleteDeviceAlertRules"];
         options?: never;
         head?: never;
@@ -769,7 +769,7 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Devices you can see (yours; every device for administrators), filtered
+         * Devices you can see (yours and those shared with you; every device for administrators), filtered
          * @description Every filter given must hold. Pass nextCursor with the same filters for the next page: each matching device comes exactly once.
          */
         get: operations["listDashboardDevices"];
@@ -796,8 +796,8 @@ export interface paths {
         options?: never;
         head?: never;
         /**
-         * Name or tag a device you own (administrators: any device)
-         * @description A key left out stays as it is. `tags` replaces the whole set. A bad value is a 400 and changes nothing; a device you cannot see is a 404.
+         * Name or tag a device you own or install (administrators: any device)
+         * @description A key left out stays as it is. `tags` replaces the whole set. A bad value is a 400 and changes nothing; a device you cannot see is a 404, one shared with you as viewer a 403 SHARE_ROLE.
          */
         patch: operations["updateDashboardDevice"];
         trace?: never;
@@ -857,7 +857,7 @@ export interface paths {
         options?: never;
         head?: never;
         /**
-         * Set or clear a visible device's configuration overrides
+         * Set or clear the configuration overrides of a device you own, install, or administer
          * @description A value overrides the fleet default, null goes back to it; unknown keys and out-of-range values are a 400 and change nothing. The device's configuration version grows when something changed. Send If-Match with the ETag you read: a stale one is a 412.
          */
         patch: operations["updateDashboardDeviceConfig"];
@@ -1045,6 +1045,86 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/dashboard/devices/{deviceId}/batteries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The batteries of a visible device: profile, newest values, time to empty or full
+         * @description Every battery that has a profile or has sent a record, by batteryId: one page always holds them (a gateway reports a handful).
+         */
+        get: operations["listBatteries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/dashboard/devices/{deviceId}/batteries/{batteryId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Set what a battery is: name, chemistry, nominal voltage, capacity
+         * @description The owner, an installer or an administrator; a viewer gets 403 SHARE_ROLE. A battery that has sent nothing yet may be profiled ahead of its first record. Replaces the whole profile.
+         */
+        put: operations["putBatteryProfile"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/dashboard/devices/{deviceId}/batteries/{batteryId}/energy": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Charge and energy in and out per bucket, with equivalent full cycles
+         * @description From `current` (A, positive = charging) and `voltage`, integrated by the trapezoidal rule between consecutive records of the battery at most 15 minutes apart, split at bucket edges and where the current or the power changes sign; larger gaps contribute nothing (coverage below 1). Where both records hold the gateway’s own counters `chargedAhTotal` and `dischargedAhTotal`, those give the Ah (a decrease is a counter reset: the new count), and Wh is that at the mean voltage. Exact under late and out-of-order uploads: a record landing between two stored ones replaces their segment by two, and every answer first recomputes the hours records have landed in since.
+         */
+        get: operations["getBatteryEnergy"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/dashboard/devices/{deviceId}/batteries/{batteryId}/health": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Ageing stress over a range: cycles, depth of discharge, time at extremes, state of health
+         * @description From the battery’s records of the range, each metric a straight line between records at most 15 minutes apart: a discharge’s depth runs from a local SoC maximum to the next minimum (a turn counts once the SoC moved 1 point back).
+         */
+        get: operations["getBatteryHealth"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/admin/batteries/outliers": {
         parameters: {
             query?: never;
@@ -1100,6 +1180,47 @@ export interface paths {
         put?: never;
         post?: never;
         delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/user/devices/{deviceId}/shares": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The shares of a device you own, oldest first
+         * @description Keyset-paginated on (createdAt, shareId), like every list. The same items whether an address has an account or not.
+         */
+        get: operations["listDeviceShares"];
+        put?: never;
+        /**
+         * Share a device you own with an e-mail address, as viewer or installer
+         * @description The same answer whether the address has an account or not: a share to an address without a verified account starts to count once that account is verified. Sharing again with the same address changes the role (200). A release of the device ends every share.
+         */
+        post: operations["shareDevice"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/user/devices/{deviceId}/shares/{shareId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Revoke a share of a device you own: it ends at once, open streams included */
+        delete: operations["revokeDeviceShare"];
         options?: never;
         head?: never;
         patch?: never;
@@ -2385,6 +2506,12 @@ export interface components {
             /** @example 0.1.4 */
             firmwareVersion: string;
             /**
+             * @description What you are to the device: its `owner`; an `installer` or `viewer` it is shared with (viewers may not change it); `admin`: an administrator who neither owns it nor holds a share.
+             * @example owner
+             * @enum {string}
+             */
+            access: "owner" | "admin" | "installer" | "viewer";
+            /**
              * @description Administrators only: who owns the device (null: nobody).
              * @example {
              *       "userId": "3f0b6a8e-2a52-4f7e-9a35-8c0d7c5e1b2a",
@@ -2879,7 +3006,179 @@ export interface components {
              */
             nextCursor: string | null;
         };
-        OutlierResponse: {
+        BatteryProfileResponse: {
+            /** @example Garage bank */
+            name: string;
+            /**
+             * @example lfp
+             * @enum {string}
+             */
+            chemistry: "lfp" | "nmc" | "lead-acid" | "agm" | "gel" | "other";
+            /** @example 12.8 */
+            nominalVoltage: number;
+            /** @example 100 */
+            capacityAh: number;
+            /**
+             * Format: date-time
+             * @example 2026-11-27T09:00:00.000Z
+             */
+            updatedAt: string;
+        };
+        BatteryResponse: {
+            /** @example main */
+            batteryId: string;
+            /** @description null until a profile is set. */
+            profile: components["schemas"]["BatteryProfileResponse"] | null;
+            /**
+             * @description The newest value of each metric the battery reported, by name.
+             * @example {
+             *       "soc": {
+             *         "value": 52.5,
+             *         "ts": "2026-11-27T09:00:00.000Z"
+             *       }
+             *     }
+             */
+            latest: {
+                [key: string]: {
+                    /** @example 52.5 */
+                    value: number;
+                    /**
+                     * Format: date-time
+                     * @example 2026-11-27T09:00:00.000Z
+                     */
+                    ts: string;
+                };
+            };
+            /**
+             * @description Seconds until empty at the average current of the last 15 minutes (discharging). Absent without a capacity, a SoC or a current, or while idle (|current| below capacity ÷ 1000).
+             * @example 18000
+             */
+            timeToEmptySec?: number;
+            /**
+             * @description Seconds until full at the average current of the last 15 minutes (charging); absent as timeToEmptySec.
+             * @example 7200
+             */
+            timeToFullSec?: number;
+        };
+        BatteryListResponse: {
+            /** @description Every battery that has a profile or has sent a record, by batteryId. */
+            items: components["schemas"]["BatteryResponse"][];
+        };
+        BatteryProfileRequest: {
+            /**
+             * @description Trimmed; no control characters.
+             * @example Garage bank
+             */
+            name: string;
+            /**
+             * @example lfp
+             * @enum {string}
+             */
+            chemistry: "lfp" | "nmc" | "lead-acid" | "agm" | "gel" | "other";
+            /**
+             * @description V
+             * @example 12.8
+             */
+            nominalVoltage: number;
+            /**
+             * @description Ah: what equivalent full cycles and time to empty are counted against.
+             * @example 100
+             */
+            capacityAh: number;
+        };
+        BatteryEnergyPointResponse: {
+            /**
+             * Format: date-time
+             * @description The bucket’s start.
+             * @example 2026-11-26T00:00:00.000Z
+             */
+            ts: string;
+            /**
+             * @description Ah into the battery.
+             * @example 41.2
+             */
+            chargedAh: number;
+            /**
+             * @description Ah out of the battery.
+             * @example 38.9
+             */
+            dischargedAh: number;
+            /** @example 540.3 */
+            chargedWh: number;
+            /** @example 498.1 */
+            dischargedWh: number;
+            /**
+             * @description dischargedAh ÷ the profile’s capacityAh; null without a profile.
+             * @example 0.389
+             */
+            equivalentFullCycles: number | null;
+            /**
+             * @description The share of the bucket covered by records at most 15 minutes apart; the rest (gaps, no records) contributes nothing.
+             * @example 0.98
+             */
+            coverage: number;
+        };
+        BatteryEnergyResponse: {
+            /** @example main */
+            batteryId: string;
+            /** @example 86400 */
+            bucketSeconds: number;
+            /** @description Every bucket of the range, oldest first; a bucket without records answers 0 with coverage 0. */
+            points: components["schemas"]["BatteryEnergyPointResponse"][];
+        };
+        BatterySohPointResponse: {
+            /**
+             * Format: date-time
+             * @example 2026-11-26T23:59:50.000Z
+             */
+            ts: string;
+            /** @example 97.5 */
+            value: number;
+        };
+        BatteryHealthResponse: {
+            /**
+             * @description Discharged Ah of the hours the range touches ÷ capacityAh; null without a profile.
+             * @example 12.4
+             */
+            equivalentFullCycles: number | null;
+            /**
+             * @description Discharges by depth (from a local SoC maximum to the next minimum; turns count after 1 point of SoC): [0, 10), [10, 20), … [90, 100] %.
+             * @example [
+             *       4,
+             *       2,
+             *       1,
+             *       0,
+             *       1,
+             *       0,
+             *       0,
+             *       0,
+             *       0,
+             *       0
+             *     ]
+             */
+            depthOfDischargeHistogram: number[];
+            /**
+             * @description Seconds with SoC above 90 %, the SoC a straight line between records at most 15 minutes apart.
+             * @example 3600
+             */
+            timeAboveSoc90Sec: number;
+            /** @example 0 */
+            timeBelowSoc20Sec: number;
+            /** @example 0 */
+            timeAboveTemperature45Sec: number;
+            /** @example 22.5 */
+            minSoc: number | null;
+            /** @example 38.1 */
+            maxTemperature: number | null;
+            /**
+             * @description The largest cellVoltageMax − cellVoltageMin of one record, V.
+             * @example 0.031
+             */
+            maxCellImbalanceV: number | null;
+            /** @description The last soh of each UTC day. */
+            soh: components["schemas"]["BatterySohPointResponse"][];
+        };
+        BatteryOutlierResponse: {
             /** @example gw-0001 */
             deviceId: string;
             /** @example main */
@@ -2914,13 +3213,13 @@ export interface components {
             /** @example 12 */
             groupSize: number;
         };
-        OutliersResponse: {
+        BatteryOutliersResponse: {
             /**
              * @example cellImbalance
              * @enum {string}
              */
             metric: "cellImbalance" | "sohDecline" | "selfDischarge";
-            items: components["schemas"]["OutlierResponse"][];
+            items: components["schemas"]["BatteryOutlierResponse"][];
             /**
              * @description Pass as cursor for the next page; null on the last. The ranking is computed afresh for each page.
              * @example NTA
@@ -2992,11 +3291,58 @@ export interface components {
              */
             nextCursor: string | null;
         };
+        CreateShareRequest: {
+            /**
+             * Format: email
+             * @description Whom to share with. An address without an account gets the share once an account with it is verified.
+             * @example grace@example.com
+             */
+            email: string;
+            /**
+             * @description `viewer`: sees the device as you do (list, detail, history, OTA history, configuration, events, alerts, alert rules, the stream). `installer`: also changes its configuration, alert rules, name and tags, and acknowledges its alerts.
+             * @example viewer
+             * @enum {string}
+             */
+            role: "viewer" | "installer";
+        };
+        ShareResponse: {
+            /**
+             * Format: uuid
+             * @example 0c1d2e3f-4a5b-4c6d-8e7f-8091a2b3c4d5
+             */
+            shareId: string;
+            /** @example gw-0001 */
+            deviceId: string;
+            /**
+             * @description Trimmed and lower-cased.
+             * @example grace@example.com
+             */
+            email: string;
+            /**
+             * @example viewer
+             * @enum {string}
+             */
+            role: "viewer" | "installer";
+            /**
+             * Format: date-time
+             * @example 2026-11-27T09:00:00.000Z
+             */
+            createdAt: string;
+        };
+        ShareListResponse: {
+            /** @description Shares of the device, oldest first. */
+            items: components["schemas"]["ShareResponse"][];
+            /**
+             * @description Pass as `cursor` for the next page; null on the last page.
+             * @example null
+             */
+            nextCursor: string | null;
+        };
         /**
          * @description Stable machine-readable code: branch on it. Each operation lists the codes it can answer per status.
          * @enum {string}
          */
-        ProblemCode: "VALIDATION_FAILED" | "MALFORMED_BODY" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "CLAIM_CODE_REQUIRED" | "UNAUTHORIZED" | "INVALID_CREDENTIALS" | "INVALID_TOKEN" | "FORBIDDEN" | "API_KEY_SCOPE" | "TOO_MANY_API_KEYS" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "DEVICE_ALREADY_REGISTERED" | "TOO_MANY_WEBHOOKS" | "WEBHOOK_DISABLED" | "INVALID_ALERT_RULE" | "WEBHOOK_URL_NOT_ALLOWED" | "PASSWORD_TOO_COMMON" | "EMAIL_NOT_VERIFIED" | "INVALID_CLAIM" | "DEVICE_ALREADY_CLAIMED" | "DEVICE_SECRET_REQUIRED" | "CLAIM_CODE_ALREADY_SET" | "REGISTRATION_NOT_ALLOWED" | "PRECONDITION_FAILED" | "CONFIG_VERSION_UNKNOWN" | "FIRMWARE_RELEASE_EXISTS" | "DEVICE_DECOMMISSIONED" | "TRANSFER_RECIPIENT_INVALID" | "RATE_LIMITED" | "TOO_MANY_STREAMS" | "TOO_MANY_EXPORTS" | "SERVICE_UNAVAILABLE" | "INTERNAL_ERROR";
+        ProblemCode: "VALIDATION_FAILED" | "MALFORMED_BODY" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "CLAIM_CODE_REQUIRED" | "UNAUTHORIZED" | "INVALID_CREDENTIALS" | "INVALID_TOKEN" | "FORBIDDEN" | "API_KEY_SCOPE" | "SHARE_ROLE" | "TOO_MANY_SHARES" | "TOO_MANY_API_KEYS" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "DEVICE_ALREADY_REGISTERED" | "TOO_MANY_WEBHOOKS" | "WEBHOOK_DISABLED" | "INVALID_ALERT_RULE" | "WEBHOOK_URL_NOT_ALLOWED" | "PASSWORD_TOO_COMMON" | "EMAIL_NOT_VERIFIED" | "INVALID_CLAIM" | "DEVICE_ALREADY_CLAIMED" | "DEVICE_SECRET_REQUIRED" | "CLAIM_CODE_ALREADY_SET" | "REGISTRATION_NOT_ALLOWED" | "PRECONDITION_FAILED" | "CONFIG_VERSION_UNKNOWN" | "FIRMWARE_RELEASE_EXISTS" | "DEVICE_DECOMMISSIONED" | "TRANSFER_RECIPIENT_INVALID" | "RATE_LIMITED" | "TOO_MANY_STREAMS" | "TOO_MANY_EXPORTS" | "SERVICE_UNAVAILABLE" | "INTERNAL_ERROR";
         FieldErrorResponse: {
             /** @example claimCode */
             field: string;
@@ -6959,7 +7305,7 @@ export interface operations {
                         /** @enum {integer} */
                         status: 403;
                         /** @enum {string} */
-                        code: "API_KEY_SCOPE";
+                        code: "SHARE_ROLE" | "API_KEY_SCOPE";
                     };
                 };
             };
@@ -7097,7 +7443,7 @@ export interface operations {
                         /** @enum {integer} */
                         status: 403;
                         /** @enum {string} */
-                        code: "API_KEY_SCOPE";
+                        code: "SHARE_ROLE" | "API_KEY_SCOPE";
                     };
                 };
             };
@@ -7294,7 +7640,7 @@ export interface operations {
                         /** @enum {integer} */
                         status: 403;
                         /** @enum {string} */
-                        code: "API_KEY_SCOPE";
+                        code: "SHARE_ROLE" | "API_KEY_SCOPE";
                     };
                 };
             };
@@ -7773,7 +8119,7 @@ export interface operations {
                         /** @enum {integer} */
                         status: 403;
                         /** @enum {string} */
-                        code: "API_KEY_SCOPE";
+                        code: "SHARE_ROLE" | "API_KEY_SCOPE";
                     };
                 };
             };
@@ -8253,7 +8599,7 @@ export interface operations {
                         /** @enum {integer} */
                         status: 403;
                         /** @enum {string} */
-                        code: "API_KEY_SCOPE";
+                        code: "SHARE_ROLE" | "API_KEY_SCOPE";
                     };
                 };
             };
@@ -9416,6 +9762,451 @@ export interface operations {
             };
         };
     };
+    listBatteries: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                deviceId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The batteries. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BatteryListResponse"];
+                };
+            };
+            /** @description The request is not valid; `errors` names each field at fault. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 400;
+                        /** @enum {string} */
+                        code: "VALIDATION_FAILED";
+                    };
+                };
+            };
+            /** @description Missing, invalid, expired or revoked credentials. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 401;
+                        /** @enum {string} */
+                        code: "UNAUTHORIZED";
+                    };
+                };
+            };
+            /** @description Not found, or not visible to you. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 404;
+                        /** @enum {string} */
+                        code: "NOT_FOUND";
+                    };
+                };
+            };
+            /** @description Too many requests: send it again after Retry-After seconds. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before sending the request again. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 429;
+                        /** @enum {string} */
+                        code: "RATE_LIMITED";
+                    };
+                };
+            };
+            /** @description Temporarily unavailable: the database or the rate-limit store cannot be reached: send it again after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before sending the request again. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 503;
+                        /** @enum {string} */
+                        code: "SERVICE_UNAVAILABLE";
+                    };
+                };
+            };
+        };
+    };
+    putBatteryProfile: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                deviceId: string;
+                batteryId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["BatteryProfileRequest"];
+            };
+        };
+        responses: {
+            /** @description Stored. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BatteryProfileResponse"];
+                };
+            };
+            /** @description The request is not valid; `errors` names each field at fault. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 400;
+                        /** @enum {string} */
+                        code: "VALIDATION_FAILED" | "MALFORMED_BODY";
+                    };
+                };
+            };
+            /** @description Missing, invalid, expired or revoked credentials. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 401;
+                        /** @enum {string} */
+                        code: "UNAUTHORIZED";
+                    };
+                };
+            };
+            /** @description Authenticated but not allowed. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 403;
+                        /** @enum {string} */
+                        code: "SHARE_ROLE" | "API_KEY_SCOPE";
+                    };
+                };
+            };
+            /** @description Not found, or not visible to you. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 404;
+                        /** @enum {string} */
+                        code: "NOT_FOUND";
+                    };
+                };
+            };
+            /** @description The body is larger than this operation accepts. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 413;
+                        /** @enum {string} */
+                        code: "PAYLOAD_TOO_LARGE";
+                    };
+                };
+            };
+            /** @description The body is not JSON. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 415;
+                        /** @enum {string} */
+                        code: "UNSUPPORTED_MEDIA_TYPE";
+                    };
+                };
+            };
+            /** @description Too many requests: send it again after Retry-After seconds. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before sending the request again. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 429;
+                        /** @enum {string} */
+                        code: "RATE_LIMITED";
+                    };
+                };
+            };
+            /** @description Temporarily unavailable: the database or the rate-limit store cannot be reached: send it again after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before sending the request again. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 503;
+                        /** @enum {string} */
+                        code: "SERVICE_UNAVAILABLE";
+                    };
+                };
+            };
+        };
+    };
+    getBatteryEnergy: {
+        parameters: {
+            query?: {
+                /** @description Start, widened down to its bucket’s edge. Default: 30 days before `to`. */
+                from?: string;
+                /** @description End (exclusive), widened up to its bucket’s edge. Default: now. */
+                to?: string;
+                /** @description Bucket width, UTC, aligned to the Unix epoch (7 d buckets start on Thursdays). */
+                bucket?: "1h" | "1d" | "7d" | "30d";
+            };
+            header?: never;
+            path: {
+                deviceId: string;
+                batteryId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Every bucket of the range. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BatteryEnergyResponse"];
+                };
+            };
+            /** @description The request is not valid; `errors` names each field at fault. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 400;
+                        /** @enum {string} */
+                        code: "VALIDATION_FAILED";
+                    };
+                };
+            };
+            /** @description Missing, invalid, expired or revoked credentials. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 401;
+                        /** @enum {string} */
+                        code: "UNAUTHORIZED";
+                    };
+                };
+            };
+            /** @description Not found, or not visible to you. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 404;
+                        /** @enum {string} */
+                        code: "NOT_FOUND";
+                    };
+                };
+            };
+            /** @description Too many requests: send it again after Retry-After seconds. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before sending the request again. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 429;
+                        /** @enum {string} */
+                        code: "RATE_LIMITED";
+                    };
+                };
+            };
+            /** @description Temporarily unavailable: the database or the rate-limit store cannot be reached: send it again after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before sending the request again. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 503;
+                        /** @enum {string} */
+                        code: "SERVICE_UNAVAILABLE";
+                    };
+                };
+            };
+        };
+    };
+    getBatteryHealth: {
+        parameters: {
+            query?: {
+                /** @description Default: 30 days before `to`. */
+                from?: string;
+                /** @description Exclusive. Default: now. At most 92 days after from. */
+                to?: string;
+            };
+            header?: never;
+            path: {
+                deviceId: string;
+                batteryId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The figures. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BatteryHealthResponse"];
+                };
+            };
+            /** @description The request is not valid; `errors` names each field at fault. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 400;
+                        /** @enum {string} */
+                        code: "VALIDATION_FAILED";
+                    };
+                };
+            };
+            /** @description Missing, invalid, expired or revoked credentials. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 401;
+                        /** @enum {string} */
+                        code: "UNAUTHORIZED";
+                    };
+                };
+            };
+            /** @description Not found, or not visible to you. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 404;
+                        /** @enum {string} */
+                        code: "NOT_FOUND";
+                    };
+                };
+            };
+            /** @description Too many requests: send it again after Retry-After seconds. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before sending the request again. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 429;
+                        /** @enum {string} */
+                        code: "RATE_LIMITED";
+                    };
+                };
+            };
+            /** @description Temporarily unavailable: the database or the rate-limit store cannot be reached: send it again after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before sending the request again. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 503;
+                        /** @enum {string} */
+                        code: "SERVICE_UNAVAILABLE";
+                    };
+                };
+            };
+        };
+    };
     getBatteryOutliers: {
         parameters: {
             query: {
@@ -9437,7 +10228,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["OutliersResponse"];
+                    "application/json": components["schemas"]["BatteryOutliersResponse"];
                 };
             };
             /** @description The request is not valid; `errors` names each field at fault. */
@@ -9671,6 +10462,347 @@ export interface operations {
                         status: 403;
                         /** @enum {string} */
                         code: "FORBIDDEN" | "API_KEY_SCOPE";
+                    };
+                };
+            };
+            /** @description Temporarily unavailable (the database cannot be reached, or this instance is stopping): send it again after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before sending the request again. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 503;
+                        /** @enum {string} */
+                        code: "SERVICE_UNAVAILABLE";
+                    };
+                };
+            };
+        };
+    };
+    listDeviceShares: {
+        parameters: {
+            query?: {
+                /** @description Items per page. */
+                limit?: number;
+                /** @description nextCursor of the previous page, exactly as returned; anything else is a 400 naming `cursor`. */
+                cursor?: string;
+            };
+            header?: never;
+            path: {
+                deviceId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of the device's shares. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ShareListResponse"];
+                };
+            };
+            /** @description The request is not valid; `errors` names each field at fault. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 400;
+                        /** @enum {string} */
+                        code: "VALIDATION_FAILED";
+                    };
+                };
+            };
+            /** @description Missing, invalid, expired or revoked credentials. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 401;
+                        /** @enum {string} */
+                        code: "UNAUTHORIZED";
+                    };
+                };
+            };
+            /** @description Authenticated but not allowed. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 403;
+                        /** @enum {string} */
+                        code: "API_KEY_SCOPE";
+                    };
+                };
+            };
+            /** @description Not found, or not visible to you. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 404;
+                        /** @enum {string} */
+                        code: "NOT_FOUND";
+                    };
+                };
+            };
+            /** @description Temporarily unavailable (the database cannot be reached, or this instance is stopping): send it again after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before sending the request again. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 503;
+                        /** @enum {string} */
+                        code: "SERVICE_UNAVAILABLE";
+                    };
+                };
+            };
+        };
+    };
+    shareDevice: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                deviceId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateShareRequest"];
+            };
+        };
+        responses: {
+            /** @description The address had a share of the device already: its role is now the one given. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ShareResponse"];
+                };
+            };
+            /** @description Shared. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ShareResponse"];
+                };
+            };
+            /** @description The request is not valid; `errors` names each field at fault. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 400;
+                        /** @enum {string} */
+                        code: "VALIDATION_FAILED" | "MALFORMED_BODY";
+                    };
+                };
+            };
+            /** @description Missing, invalid, expired or revoked credentials. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 401;
+                        /** @enum {string} */
+                        code: "UNAUTHORIZED";
+                    };
+                };
+            };
+            /** @description Authenticated but not allowed. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 403;
+                        /** @enum {string} */
+                        code: "API_KEY_SCOPE";
+                    };
+                };
+            };
+            /** @description Not found, or not visible to you. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 404;
+                        /** @enum {string} */
+                        code: "NOT_FOUND";
+                    };
+                };
+            };
+            /** @description Conflicts with the current state. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 409;
+                        /** @enum {string} */
+                        code: "TOO_MANY_SHARES";
+                    };
+                };
+            };
+            /** @description The body is larger than this operation accepts. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 413;
+                        /** @enum {string} */
+                        code: "PAYLOAD_TOO_LARGE";
+                    };
+                };
+            };
+            /** @description The body is not JSON. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 415;
+                        /** @enum {string} */
+                        code: "UNSUPPORTED_MEDIA_TYPE";
+                    };
+                };
+            };
+            /** @description Temporarily unavailable (the database cannot be reached, or this instance is stopping): send it again after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before sending the request again. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 503;
+                        /** @enum {string} */
+                        code: "SERVICE_UNAVAILABLE";
+                    };
+                };
+            };
+        };
+    };
+    revokeDeviceShare: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                deviceId: string;
+                shareId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Revoked. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The request is not valid; `errors` names each field at fault. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 400;
+                        /** @enum {string} */
+                        code: "VALIDATION_FAILED";
+                    };
+                };
+            };
+            /** @description Missing, invalid, expired or revoked credentials. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 401;
+                        /** @enum {string} */
+                        code: "UNAUTHORIZED";
+                    };
+                };
+            };
+            /** @description Authenticated but not allowed. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 403;
+                        /** @enum {string} */
+                        code: "API_KEY_SCOPE";
+                    };
+                };
+            };
+            /** @description Not found, or not visible to you. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 404;
+                        /** @enum {string} */
+                        code: "NOT_FOUND";
                     };
                 };
             };

@@ -8,6 +8,7 @@ import { RefreshTokenStore } from '../../shared/auth-tokens/refresh-token-store.
 import { TypeOrmRefreshTokenStore } from '../../shared/auth-tokens/typeorm-refresh-token.store.js';
 import { DatabaseConnection } from '../../shared/database/database-connection.js';
 import { Orm } from '../../shared/database/orm.js';
+import { SharingModule, SharingService } from '../sharing/index.js';
 import { AccountsService } from './application/accounts.service.js';
 import { AccountErasure } from './application/account-erasure.js';
 import { AccountMailOutbox, SendPasswordResetMail, SendSignupNotice, SendVerificationMail } from './application/account-mails.js';
@@ -24,6 +25,7 @@ import { UserRefreshTokenRecord } from './infrastructure/user.record.js';
 
 @Module({
   imports: [
+    SharingModule,
     JwtModule.registerAsync({
       inject: [Secrets],
       useFactory: (secrets: Secrets) => ({ secret: hmacKey(secrets.customerJwtSecret), signOptions: { algorithm: 'HS256' }, verifyOptions: { algorithms: ['HS256'] } }),
@@ -56,7 +58,13 @@ export class AccountsModule implements OnApplicationBootstrap {
     private readonly accounts: AccountsService,
     private readonly env: Env,
     private readonly database: DatabaseConnection,
-  ) {}
+    erasure: AccountErasure,
+    sharing: SharingService,
+  ) {
+    // Shares the account granted or holds, and those waiting for its address, go with it. (Accounts
+    // already depend on sharing, which binds waiting shares at verification; sharing cannot import accounts.)
+    erasure.register('sharing: drop the shares', (tx, account) => sharing.removeAllOf(tx, account.userId).then(() => undefined));
+  }
 
   async onApplicationBootstrap(): Promise<void> {
     const { ADMIN_EMAIL: email, ADMIN_PASSWORD: password } = this.env;

@@ -6,6 +6,8 @@ import { BatteryProfilesStore } from './domain/battery-profiles.store.js';
 import { SqlBatteryEnergyStore } from './infrastructure/sql-battery-energy.store.js';
 import { SqlBatteryProfilesStore } from './infrastructure/sql-battery-profiles.store.js';
 import { AdminBatteriesController } from './http/admin-batteries.controller.js';
+import { DashboardBatteriesController } from './http/dashboard-batteries.controller.js';
+import { SharingModule } from '../sharing/index.js';
 
 /**
  * Battery intelligence (issue 22): energy and cycles per battery, kept exact under late records.
@@ -13,7 +15,8 @@ import { AdminBatteriesController } from './http/admin-batteries.controller.js';
  * recomputes them.
  */
 @Module({
-  controllers: [AdminBatteriesController],
+  imports: [SharingModule],
+  controllers: [DashboardBatteriesController, AdminBatteriesController],
   providers: [
     BatteriesService,
     BatteryEnergy,

@@ -4,6 +4,7 @@ import { AuditModule } from '../audit/index.js';
 import { DevicesModule } from '../devices/index.js';
 import { EventsModule } from '../events/index.js';
 import { AdminOwnershipService } from './application/admin-ownership.service.js';
+import { SharingModule } from '../sharing/index.js';
 import { ClaimsService } from './application/claims.service.js';
 import { ClaimAudit } from './domain/claim-audit.js';
 import { AdminOwnershipController } from './http/admin-ownership.controller.js';
@@ -11,7 +12,7 @@ import { ClaimsController } from './http/claims.controller.js';
 import { TypeOrmClaimAudit } from './infrastructure/typeorm-claim-audit.js';
 
 @Module({
-  imports: [DevicesModule, EventsModule, AuditModule, AccountsModule],
+  imports: [DevicesModule, EventsModule, AuditModule, AccountsModule, SharingModule],
   controllers: [ClaimsController, AdminOwnershipController],
   providers: [ClaimsService, AdminOwnershipService, { provide: ClaimAudit, useClass: TypeOrmClaimAudit }],
 })

@@ -3,6 +3,7 @@ import { DashboardService } from './application/dashboard.service.js';
 import { ExportSlots } from './application/export-slots.js';
 import { DevicesModule } from '../devices/index.js';
 import { OtaModule } from '../ota/index.js';
+import { SharingModule } from '../sharing/index.js';
 import { TelemetryModule } from '../telemetry/index.js';
 import { DashboardQueries } from './domain/dashboard-queries.js';
 import { DashboardConfigController } from './http/dashboard-config.controller.js';
@@ -11,7 +12,7 @@ import { DashboardController } from './http/dashboard.controller.js';
 import { SqlDashboardQueries } from './infrastructure/sql-dashboard-queries.js';
 
 @Module({
-  imports: [DevicesModule, OtaModule, TelemetryModule],
+  imports: [DevicesModule, OtaModule, TelemetryModule, SharingModule],
   controllers: [DashboardController, DashboardConfigController, DashboardOtaController],
   providers: [DashboardService, ExportSlots, { provide: DashboardQueries, useClass: SqlDashboardQueries }],
 })

@@ -6,6 +6,7 @@ import { ChangeFeed } from '../../shared/database/change-feed.js';
 import { Sql } from '../../shared/database/sql.js';
 import { AccountsModule } from '../accounts/index.js';
 import { EventsModule } from '../events/index.js';
+import { SharingModule } from '../sharing/index.js';
 import { TelemetryModule } from '../telemetry/index.js';
 import { LiveRelay } from './application/live-relay.js';
 import { StreamHub } from './application/stream-hub.js';
@@ -19,7 +20,7 @@ import { SqlVisibleDevices } from './infrastructure/sql-visible-devices.js';
 
 /** The dashboard's live stream (Server-Sent Events): stored telemetry and the event log, pushed across instances. */
 @Module({
-  imports: [AccountsModule, EventsModule, TelemetryModule, HealthModule],
+  imports: [AccountsModule, EventsModule, TelemetryModule, HealthModule, SharingModule],
   controllers: [StreamController],
   providers: [
     StreamHub,

@@ -1,3 +1,6 @@
+import { RecordingAuditLog } from '../../audit/application/recording-audit-log.fake.js';
+import { SharingService } from '../../sharing/index.js';
+import { InMemoryShareStore } from '../../sharing/application/in-memory-share.store.fake.js';
 import { ChangeFeed } from '../../../shared/database/change-feed.js';
 import { CustomerSessions } from './customer-sessions.js';
 import { FixedClock } from '../../../config/fixed-clock.js';
@@ -110,7 +113,7 @@ function setUp(envSource: Record<string, string> = {}) {
   const outbox = new ImmediateAccountMails(new SendVerificationMail(users, hasher, mailer, clock, baseUrl), new SendSignupNotice(mailer), new SendPasswordResetMail(users, hasher, mailer, clock, baseUrl));
   const erasure = new AccountErasure();
   // Not connected, the feed is not live: every guard check reads the repository, as it must.
-  const service = new AccountsService(users, tokens, outbox, hasher, limiter, clock, env, new CustomerSessions(users, new ChangeFeed('postgres://unused')), erasure);
+  const service = new AccountsService(users, tokens, outbox, hasher, limiter, clock, env, new CustomerSessions(users, new ChangeFeed('postgres://unused')), erasure, new SharingService(new InMemoryShareStore(), clock, new RecordingAuditLog()));
   const stored = async (userId: string) => {
     const user = await users.findById(userId);
     if (!user) throw new Error(`${userId} is not stored`);

@@ -16,6 +16,7 @@ import { AccountErasure } from './account-erasure.js';
 import { AccountMailOutbox } from './account-mails.js';
 import { CustomerSessions } from './customer-sessions.js';
 import { UserTokens, type CustomerTokenClaims } from './user-tokens.js';
+import { SharingService } from '../../sharing/index.js';
 
 @Injectable()
 export class AccountsService implements CustomerAuthenticator {
@@ -31,6 +32,7 @@ export class AccountsService implements CustomerAuthenticator {
     private readonly env: Env,
     private readonly sessions: CustomerSessions,
     private readonly erasure: AccountErasure,
+    private readonly sharing: SharingService,
   ) {}
 
   /**
@@ -60,6 +62,8 @@ export class AccountsService implements CustomerAuthenticator {
     user.verifyEmail(now);
     await this.users.save(user);
     this.sessions.changed(user.id);
+    // Shares waiting for this address start to count now (and again at each login, should this fail).
+    await this.sharing.bindVerified(user.id, user.email);
     return user;
   }
 
@@ -83,6 +87,7 @@ export class AccountsService implements CustomerAuthenticator {
       if (!user || !passwordMatches) throw new InvalidLoginError();
       // A hash made with older parameters (ARGON2_OPTIONS) is replaced now that the password is known.
       if (this.hasher.needsRehash(user.passwordHash)) await this.users.replacePasswordHash(user.id, user.passwordHash, await this.hasher.hashLowEntropy(password));
+      if (user.emailVerified) await this.sharing.bindVerified(user.id, user.email);
       return this.tokens.issue(user, this.clock.now());
     });
   }

@@ -2,27 +2,29 @@ import { Injectable } from '@nestjs/common';
 import type { AuditContext } from '../../audit/index.js';
 import { Clock } from '../../../config/config.module.js';
 import { NotFoundError } from '../../../shared/domain-error.js';
+import { DeviceAccess } from '../../sharing/index.js';
 import type { Alert } from '../domain/alert.js';
 import type { AlertRule } from '../domain/alert-rule.js';
 import { AlertStore, type AlertsPage, type AlertsViewer, type UnresolvedAlerts } from '../domain/alert.store.js';
 import { AlertRules, type RulesView } from './alert-rules.service.js';
 
-/** What owners and administrators do with alerts and a device's rules. */
+/** What owners, those a device is shared with, and administrators do with alerts and a device's rules (who may: DeviceAccess). */
 @Injectable()
 export class AlertsService {
   constructor(
     private readonly store: AlertStore,
     private readonly rules: AlertRules,
     private readonly clock: Clock,
+    private readonly access: DeviceAccess,
   ) {}
 
   async rulesOf(viewer: AlertsViewer, deviceId: string): Promise<RulesView> {
-    await this.assertManages(viewer, deviceId);
+    await this.access.toSee(viewer, deviceId);
     return this.rules.ofDevice(deviceId);
   }
 
   async setRules(viewer: AlertsViewer, deviceId: string, rules: AlertRule[] | null, by: AuditContext): Promise<RulesView> {
-    await this.assertManages(viewer, deviceId);
+    await this.access.toManage(viewer, deviceId);
     return this.rules.setForDevice(deviceId, rules, by);
   }
 
@@ -31,7 +33,10 @@ export class AlertsService {
   }
 
   async acknowledge(viewer: AlertsViewer, alertId: string): Promise<Alert> {
-    if (!(await this.store.find(viewer, alertId))) throw new NotFoundError('No visible alert has this id.');
+    const visible = await this.store.find(viewer, alertId);
+    if (!visible) throw new NotFoundError('No visible alert has this id.');
+    // Acknowledging is a change: the owner's, an installer's or an administrator's, not a viewer's.
+    await this.access.toManage(viewer, visible.deviceId);
     const alert = await this.store.acknowledge(alertId, viewer.userId, this.clock.now());
     if (!alert) throw new NotFoundError('No visible alert has this id.');
     return alert;
@@ -40,11 +45,5 @@ export class AlertsService {
   /** Every alert not resolved yet, by state, whoever owns the device: for the operator's metrics. */
   unresolved(): Promise<UnresolvedAlerts> {
     return this.store.countUnresolved();
-  }
-
-  /** The owner, or an administrator; anyone else gets the 404 of a device that does not exist. */
-  private async assertManages(viewer: AlertsViewer, deviceId: string): Promise<void> {
-    const device = await this.store.ownerOf(deviceId);
-    if (!device || (!viewer.isAdmin && device.ownerId !== viewer.userId)) throw new NotFoundError('No visible device has this id.');
   }
 }

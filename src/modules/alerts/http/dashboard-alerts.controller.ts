@@ -20,7 +20,7 @@ export class DashboardAlertsController {
 
   @Get('devices/:deviceId/alert-rules')
   @CustomerAuth({ apiKey: 'read' })
-  @ApiOperation({ operationId: 'getDeviceAlertRules', summary: 'The alert rules of a device (owner or admin): its own, or the fleet defaults it follows' })
+  @ApiOperation({ operationId: 'getDeviceAlertRules', summary: 'The alert rules of a visible device (shared ones too): its own, or the fleet defaults it follows' })
   @ApiParam({ name: 'deviceId', example: 'gw-0001' })
   @ApiResponse({ status: 200, type: AlertRulesResponse, description: 'The rules that apply.' })
   @ApiProblems({ 400: ['VALIDATION_FAILED'], 404: ['NOT_FOUND'] })
@@ -32,13 +32,13 @@ export class DashboardAlertsController {
   @CustomerAuth({ apiKey: 'write' })
   @ApiOperation({
     operationId: 'putDeviceAlertRules',
-    summary: 'Give a device rules of its own (owner or admin), replacing the fleet defaults for it',
+    summary: 'Give a device rules of its own (owner, installer or admin), replacing the fleet defaults for it',
     description: 'Replaces every rule. Alerts open under a rule that is removed or disabled resolve (reason rule_removed); series of rules that stay keep their state.',
   })
   @ApiParam({ name: 'deviceId', example: 'gw-0001' })
   @ApiBody({ type: AlertRulesRequest })
   @ApiResponse({ status: 200, type: AlertRulesResponse, description: 'Stored; they apply from the next telemetry.' })
-  @ApiProblems(JSON_BODY_PROBLEMS, { 400: ['INVALID_ALERT_RULE'], 404: ['NOT_FOUND'] })
+  @ApiProblems(JSON_BODY_PROBLEMS, { 400: ['INVALID_ALERT_RULE'], 403: ['SHARE_ROLE'], 404: ['NOT_FOUND'] })
   async putRules(
     @CurrentCustomer() customer: CustomerPrincipal,
     @Requester() by: AuditContext,
@@ -51,10 +51,10 @@ export class DashboardAlertsController {
   @Delete('devices/:deviceId/alert-rules')
   @HttpCode(200)
   @CustomerAuth({ apiKey: 'write' })
-  @ApiOperation({ operationId: 'deleteDeviceAlertRules', summary: 'Drop a device’s own rules (owner or admin): it follows the fleet defaults again' })
+  @ApiOperation({ operationId: 'deleteDeviceAlertRules', summary: 'Drop a device’s own rules (owner, installer or admin): it follows the fleet defaults again' })
   @ApiParam({ name: 'deviceId', example: 'gw-0001' })
   @ApiResponse({ status: 200, type: AlertRulesResponse, description: 'The fleet defaults, which now apply.' })
-  @ApiProblems({ 400: ['VALIDATION_FAILED'], 404: ['NOT_FOUND'] })
+  @ApiProblems({ 400: ['VALIDATION_FAILED'], 403: ['SHARE_ROLE'], 404: ['NOT_FOUND'] })
   async deleteRules(@CurrentCustomer() customer: CustomerPrincipal, @Requester() by: AuditContext, @DeviceIdParam() deviceId: string): Promise<AlertRulesResponse> {
     return AlertRulesResponse.from(await this.alerts.setRules(viewerOf(customer), deviceId, null, by));
   }
@@ -87,7 +87,7 @@ export class DashboardAlertsController {
   })
   @ApiParam({ name: 'alertId', format: 'uuid' })
   @ApiResponse({ status: 200, type: AlertResponse, description: 'The alert.' })
-  @ApiProblems({ 400: ['VALIDATION_FAILED'], 404: ['NOT_FOUND'] })
+  @ApiProblems({ 400: ['VALIDATION_FAILED'], 403: ['SHARE_ROLE'], 404: ['NOT_FOUND'] })
   async acknowledge(@CurrentCustomer() customer: CustomerPrincipal, @UuidParam('alertId', 'an alert id') alertId: string): Promise<AlertResponse> {
     return AlertResponse.from(await this.alerts.acknowledge(viewerOf(customer), alertId));
   }

@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import { sees, withinWindow } from '../../sharing/index.js';
 import { Sql } from '../../../shared/database/sql.js';
 import type { SqlRunner } from '../../../shared/database/sql-runner.js';
 import type { Alert, AlertState } from '../domain/alert.js';
@@ -27,8 +28,8 @@ interface AlertRow {
 
 const ALERT_COLUMNS = 'a.alert_id, a.device_id, a.battery_id, a.rule_id, a.metric, a.op, a.threshold, a.clear_at, a.value, a.state, a.opened_at, a.acknowledged_at, a.resolved_at, a.resolved_value';
 
-/** Visible to the viewer: the history's rule (a later owner sees alerts opened from the release on). */
-const VISIBLE = '($1::boolean OR (d.owner_id = $2::uuid AND (d.visible_since IS NULL OR a.opened_at >= d.visible_since)))';
+/** Visible to the viewer: the sharing module's one rule, over the history's window (a later owner and their sharees see alerts opened from the release on). */
+const VISIBLE = `(${sees('d', '$1::boolean', '$2::uuid')} AND ${withinWindow('d', '$1::boolean', 'a.opened_at')})`;
 
 function toAlert(row: AlertRow): Alert {
   return {

@@ -4,7 +4,7 @@ import { AdminAuth } from '../../../auth/auth.decorators.js';
 import { ApiProblems } from '../../../shared/http/api-problems.decorator.js';
 import { decodeCursor, encodeCursor } from '../../../shared/http/cursor.js';
 import { BatteriesService } from '../application/batteries.service.js';
-import { OutlierResponse, OutliersQuery, OutliersResponse } from './batteries.dto.js';
+import { BatteryOutlierResponse, BatteryOutliersQuery, BatteryOutliersResponse } from './batteries.dto.js';
 
 @ApiTags('admin')
 @Controller('admin/batteries')
@@ -23,13 +23,13 @@ export class AdminBatteriesController {
       'A battery without the data for the metric is left out.',
     ].join(' '),
   })
-  @ApiResponse({ status: 200, type: OutliersResponse, description: 'The ranking.' })
+  @ApiResponse({ status: 200, type: BatteryOutliersResponse, description: 'The ranking.' })
   @ApiProblems({ 400: ['VALIDATION_FAILED'] })
-  async outliers(@Query() query: OutliersQuery): Promise<OutliersResponse> {
+  async outliers(@Query() query: BatteryOutliersQuery): Promise<BatteryOutliersResponse> {
     const offset = query.cursor === undefined ? 0 : Number(decodeCursor(query.cursor, (value) => /^[1-9]\d{0,6}$/.test(value)));
     const limit = query.limit ?? 50;
     const ranked = await this.batteries.outliers(query.metric);
     const items = ranked.slice(offset, offset + limit);
-    return { metric: query.metric, items: items.map(OutlierResponse.from), nextCursor: offset + limit < ranked.length ? encodeCursor(String(offset + limit)) : null };
+    return { metric: query.metric, items: items.map(BatteryOutlierResponse.from), nextCursor: offset + limit < ranked.length ? encodeCursor(String(offset + limit)) : null };
   }
 }

@@ -58,7 +58,7 @@ export class BatteryProfileResponse {
   }
 }
 
-export class LatestMetricResponse {
+export class BatteryLatestMetricResponse {
   @ApiProperty({ example: 52.5 })
   value!: number;
 
@@ -73,8 +73,8 @@ export class BatteryResponse {
   @ApiProperty({ type: BatteryProfileResponse, nullable: true, description: 'null until a profile is set.' })
   profile!: BatteryProfileResponse | null;
 
-  @ApiProperty({ type: 'object', additionalProperties: { $ref: '#/components/schemas/LatestMetricResponse' }, description: 'The newest value of each metric the battery reported, by name.', example: { soc: { value: 52.5, ts: '2026-11-27T09:00:00.000Z' } } })
-  latest!: Record<string, LatestMetricResponse>;
+  @ApiProperty({ type: 'object', additionalProperties: { type: 'object', required: ['value', 'ts'], properties: { value: { type: 'number', example: 52.5 }, ts: { type: 'string', format: 'date-time', example: '2026-11-27T09:00:00.000Z' } } }, description: 'The newest value of each metric the battery reported, by name.', example: { soc: { value: 52.5, ts: '2026-11-27T09:00:00.000Z' } } })
+  latest!: Record<string, BatteryLatestMetricResponse>;
 
   @ApiPropertyOptional({ example: 18000, description: 'Seconds until empty at the average current of the last 15 minutes (discharging). Absent without a capacity, a SoC or a current, or while idle (|current| below capacity ÷ 1000).' })
   timeToEmptySec?: number;
@@ -83,7 +83,7 @@ export class BatteryResponse {
   timeToFullSec?: number;
 
   static from(battery: BatteryListing): BatteryResponse {
-    const latest: Record<string, LatestMetricResponse> = {};
+    const latest: Record<string, BatteryLatestMetricResponse> = {};
     for (const [metric, { value, ts }] of Object.entries(battery.latest)) latest[metric] = { value, ts: ts.toISOString() };
     return {
       batteryId: battery.batteryId,
@@ -100,7 +100,7 @@ export class BatteryListResponse {
   items!: BatteryResponse[];
 }
 
-export class EnergyQuery {
+export class BatteryEnergyQuery {
   @ApiPropertyOptional({ format: 'date-time', example: '2026-11-01T00:00:00Z', description: 'Start, widened down to its bucket’s edge. Default: 30 days before `to`.' })
   @Optional()
   @IsString()
@@ -117,7 +117,7 @@ export class EnergyQuery {
   bucket?: string;
 }
 
-export class EnergyPointResponse {
+export class BatteryEnergyPointResponse {
   @ApiProperty({ format: 'date-time', example: '2026-11-26T00:00:00.000Z', description: 'The bucket’s start.' })
   ts!: string;
 
@@ -139,23 +139,23 @@ export class EnergyPointResponse {
   @ApiProperty({ example: 0.98, minimum: 0, maximum: 1, description: 'The share of the bucket covered by records at most 15 minutes apart; the rest (gaps, no records) contributes nothing.' })
   coverage!: number;
 
-  static from(point: EnergyPoint): EnergyPointResponse {
+  static from(point: EnergyPoint): BatteryEnergyPointResponse {
     return { ...point, ts: point.ts.toISOString() };
   }
 }
 
-export class EnergyResponse {
+export class BatteryEnergyResponse {
   @ApiProperty({ example: 'main' })
   batteryId!: string;
 
   @ApiProperty({ example: 86400 })
   bucketSeconds!: number;
 
-  @ApiProperty({ type: [EnergyPointResponse], description: 'Every bucket of the range, oldest first; a bucket without records answers 0 with coverage 0.' })
-  points!: EnergyPointResponse[];
+  @ApiProperty({ type: [BatteryEnergyPointResponse], description: 'Every bucket of the range, oldest first; a bucket without records answers 0 with coverage 0.' })
+  points!: BatteryEnergyPointResponse[];
 }
 
-export class HealthQuery {
+export class BatteryHealthQuery {
   @ApiPropertyOptional({ format: 'date-time', example: '2026-11-01T00:00:00Z', description: 'Default: 30 days before `to`.' })
   @Optional()
   @IsString()
@@ -167,7 +167,7 @@ export class HealthQuery {
   to?: string;
 }
 
-export class SohPointResponse {
+export class BatterySohPointResponse {
   @ApiProperty({ format: 'date-time', example: '2026-11-26T23:59:50.000Z' })
   ts!: string;
 
@@ -175,7 +175,7 @@ export class SohPointResponse {
   value!: number;
 }
 
-export class HealthResponse {
+export class BatteryHealthResponse {
   @ApiProperty({ type: 'number', nullable: true, example: 12.4, description: 'Discharged Ah of the hours the range touches ÷ capacityAh; null without a profile.' })
   equivalentFullCycles!: number | null;
 
@@ -200,22 +200,22 @@ export class HealthResponse {
   @ApiProperty({ type: 'number', nullable: true, example: 0.031, description: 'The largest cellVoltageMax − cellVoltageMin of one record, V.' })
   maxCellImbalanceV!: number | null;
 
-  @ApiProperty({ type: [SohPointResponse], description: 'The last soh of each UTC day.' })
-  soh!: SohPointResponse[];
+  @ApiProperty({ type: [BatterySohPointResponse], description: 'The last soh of each UTC day.' })
+  soh!: BatterySohPointResponse[];
 
-  static from(health: BatteryHealth): HealthResponse {
+  static from(health: BatteryHealth): BatteryHealthResponse {
     return { ...health, soh: health.soh.map((point) => ({ ts: new Date(point.ts).toISOString(), value: point.value })) };
   }
 }
 
 /** metric, limit (1–100) and cursor. */
-export class OutliersQuery extends PageQuery(100) {
+export class BatteryOutliersQuery extends PageQuery(100) {
   @ApiProperty({ enum: OUTLIER_METRICS, example: 'cellImbalance' })
   @IsIn(OUTLIER_METRICS)
   metric!: (typeof OUTLIER_METRICS)[number];
 }
 
-export class OutlierResponse {
+export class BatteryOutlierResponse {
   @ApiProperty({ example: 'gw-0001' })
   deviceId!: string;
 
@@ -243,17 +243,17 @@ export class OutlierResponse {
   @ApiProperty({ example: 12 })
   groupSize!: number;
 
-  static from(ranked: RankedBattery): OutlierResponse {
+  static from(ranked: RankedBattery): BatteryOutlierResponse {
     return { ...ranked };
   }
 }
 
-export class OutliersResponse {
+export class BatteryOutliersResponse {
   @ApiProperty({ enum: OUTLIER_METRICS, example: 'cellImbalance' })
   metric!: string;
 
-  @ApiProperty({ type: [OutlierResponse] })
-  items!: OutlierResponse[];
+  @ApiProperty({ type: [BatteryOutlierResponse] })
+  items!: BatteryOutlierResponse[];
 
   @ApiProperty({ type: 'string', nullable: true, example: 'NTA', description: 'Pass as cursor for the next page; null on the last. The ranking is computed afresh for each page.' })
   nextCursor!: string | null;

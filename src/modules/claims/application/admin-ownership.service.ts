@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import { SharingService } from '../../sharing/index.js';
 import { Clock } from '../../../config/config.module.js';
 import { NotFoundError } from '../../../shared/domain-error.js';
 import type { SqlRunner } from '../../../shared/database/sql-runner.js';
@@ -21,6 +22,7 @@ export class AdminOwnershipService {
     private readonly accounts: AccountsService,
     private readonly events: EventLog,
     private readonly audit: AuditLog,
+    private readonly sharing: SharingService,
     private readonly clock: Clock,
   ) {}
 
@@ -42,6 +44,8 @@ export class AdminOwnershipService {
       if (previousOwnerId) await this.events.record(tx, { type: 'device.released', deviceId, ownerId: previousOwnerId, occurredAt: now, data: {} });
       await this.events.record(tx, { type: 'device.claimed', deviceId, ownerId, occurredAt: now, data: { ownerId } });
       await this.audit.record(tx, { by, action: 'device.transferred', target: `device:${deviceId}`, deviceId, ownerId, detail: { ownerId, previousOwnerId }, at: now });
+      // The previous owner's shares end with their ownership, as at a release.
+      await this.sharing.endAllOf(tx, deviceId);
     });
     if (!result) throw new NotFoundError('No device has this id.');
     return { deviceId, ownerId, claimedAt: result.claimedAt };
@@ -54,6 +58,7 @@ export class AdminOwnershipService {
       await this.events.record(tx, { type: 'device.decommissioned', deviceId, ownerId: previousOwnerId, occurredAt: now, data: {} });
       // The entry is the previous owner's ownership's last: a later owner's window starts at this instant without it.
       await this.audit.record(tx, { by, action: 'device.decommissioned', target: `device:${deviceId}`, deviceId, ownerId: previousOwnerId, detail: { previousOwnerId }, at: now });
+      await this.sharing.endAllOf(tx, deviceId);
     });
     if (!result) throw new NotFoundError('No device has this id.');
     return result.decommissionedAt;

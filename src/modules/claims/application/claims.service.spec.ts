@@ -17,6 +17,8 @@ import { RegistrationAllowlist } from '../../devices/domain/registration-allowli
 import { ClaimAudit, type ClaimAuditEntry } from '../domain/claim-audit.js';
 import { ClaimCodeMissingError, DeviceAlreadyClaimedError, DeviceSecretRequiredError, EmailNotVerifiedError, InvalidClaimError } from '../domain/claim.errors.js';
 import { RecordingEventLog } from '../../events/application/recording-event-log.fake.js';
+import { SharingService } from '../../sharing/index.js';
+import { InMemoryShareStore } from '../../sharing/application/in-memory-share.store.fake.js';
 import { ClaimsService, type ClaimCommand } from './claims.service.js';
 
 /** Open registration: the allowlist is never consulted. */
@@ -59,7 +61,7 @@ function setUp(envSource: Record<string, string> = {}) {
   const devices = new DevicesService(repository, new NoAllowlist(), tokens, hasher, limiter, clock, env, new DeviceSnapshots(new InMemoryDeviceSnapshotSource(repository), new ChangeFeed('postgres://unused')), new InMemoryFleetDefaultsStore(), new RecordingAuditLog());
   const audit = new RecordingClaimAudit();
   const events = new RecordingEventLog();
-  const service = new ClaimsService(devices, audit, events, hasher, limiter, clock, env, new RecordingAuditLog());
+  const service = new ClaimsService(devices, audit, events, hasher, limiter, clock, env, new RecordingAuditLog(), new SharingService(new InMemoryShareStore(), clock, new RecordingAuditLog()));
   const register = async (overrides: Partial<RegisterDeviceCommand> = {}) =>
     devices.register({ deviceId: 'gw-0001', hardwareId: 'esp32s3-7c:df:a1:0b:22:c4', firmwareVersion: '0.1.4', claimCode: CLAIM_CODE, ...overrides }, ADDRESS);
   /** A gateway from before claim codes: claimed with its device secret. */

@@ -12,6 +12,7 @@ import type { ErasedAccount } from '../../accounts/index.js';
 import { ClaimCode, type Device, DevicesService } from '../../devices/index.js';
 import { EventLog } from '../../events/index.js';
 import { actorOf, AuditLog, type AuditContext } from '../../audit/index.js';
+import { SharingService } from '../../sharing/index.js';
 import { ClaimAudit, type ClaimAuditEntry, type ClaimOutcome } from '../domain/claim-audit.js';
 import { ClaimCodeMissingError, DeviceAlreadyClaimedError, DeviceSecretRequiredError, EmailNotVerifiedError, InvalidClaimError } from '../domain/claim.errors.js';
 
@@ -50,6 +51,7 @@ export class ClaimsService {
     private readonly clock: Clock,
     private readonly env: Env,
     private readonly auditLog: AuditLog,
+    private readonly sharing: SharingService,
   ) {}
 
   /**
@@ -117,6 +119,8 @@ export class ClaimsService {
     await this.events.record(tx, { type: 'device.released', deviceId, ownerId, occurredAt: now, data: {} });
     // The entry is the releasing owner's: the next owner's window starts at this instant and must not show it.
     await this.auditLog.record(tx, { by, action: 'device.released', target: `device:${deviceId}`, deviceId, ownerId, at: now });
+    // Shares end with the ownership (they would stop counting anyway: granted_by is no longer the owner).
+    await this.sharing.endAllOf(tx, deviceId);
   }
 
   /** The customer's devices, most recently claimed first: a page of `limit` after `cursor` (a nextCursor this returned). */

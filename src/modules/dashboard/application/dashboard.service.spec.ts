@@ -4,6 +4,7 @@ import { NotFoundError, ValidationFailedError } from '../../../shared/domain-err
 import { encodeCursor, encodeTimeCursor } from '../../../shared/http/cursor.js';
 import { FleetDefaultsStore } from '../../devices/application/fleet-defaults.js';
 import { INITIAL_FLEET_DEFAULTS, type FleetDefaults } from '../../devices/domain/device-config.js';
+import { ShareRoleError } from '../../sharing/index.js';
 import type { Viewer } from '../domain/dashboard-queries.js';
 import { DashboardService, pointsOf, type History, type TelemetryExport } from './dashboard.service.js';
 import { ExportSlots, TooManyExportsError } from './export-slots.js';
@@ -77,7 +78,16 @@ describe('DashboardService', () => {
       await expect(service.device(BOB, 'gw-0001')).rejects.toThrow(NotFoundError);
       await expect(service.device(BOB, 'gw-9999')).rejects.toThrow(NotFoundError);
       await expect(service.visibility(BOB, 'gw-0001')).rejects.toThrow(NotFoundError);
-      expect(await service.visibility(ALICE, 'gw-0001')).toEqual({ visible_since: null });
+      expect(await service.visibility(ALICE, 'gw-0001')).toEqual({ visible_since: null, access: 'owner' });
+    });
+
+    it('manageable: the owner may change a device; one who sees it as a viewer gets SHARE_ROLE, anyone else NotFound', async () => {
+      const { queries, service } = setUp();
+      queries.add({ device_id: 'gw-0001', owner_id: ALICE.userId });
+      queries.add({ device_id: 'gw-0002', owner_id: ALICE.userId, access: 'viewer' });
+      expect(await service.manageable(ALICE, 'gw-0001')).toEqual({ owner_id: ALICE.userId, access: 'owner' });
+      await expect(service.manageable(ALICE, 'gw-0002')).rejects.toThrow(ShareRoleError);
+      await expect(service.manageable(BOB, 'gw-0001')).rejects.toThrow(NotFoundError);
     });
 
     it('an unclaimed device: only administrators see it', async () => {

@@ -8,6 +8,7 @@ import { type FleetDefaults, FleetDefaultsStore, MAX_TAGS, NAME_MAX_LENGTH, norm
 import { DEVICE_ID_PATTERN } from '../../../shared/kernel/device-id.js';
 import { FirmwareVersion } from '../../../shared/kernel/firmware-version.js';
 import { autoBucketSec, BATTERY_ID_PATTERN, MAX_POINTS_EXPLICIT, METRIC_NAME, parseBucket, type RawRecordRow, resolveRange, type SeriesRow, TelemetryHistory } from '../../telemetry/index.js';
+import { mayManage, ShareRoleError } from '../../sharing/index.js';
 import { DashboardQueries, type DeviceFilters, type DeviceManagerRow, type DeviceSummaryRow, type DeviceVisibilityRow, type Viewer } from '../domain/dashboard-queries.js';
 import { ExportSlots } from './export-slots.js';
 
@@ -115,9 +116,11 @@ export class DashboardService {
     return visibleOrNotFound(await this.queries.visibility(viewer, deviceId));
   }
 
-  /** Who may change the device (its name and tags); anyone else gets the 404 of a device they cannot see. */
+  /** Who may change the device (its name and tags, its configuration); a viewer gets 403 SHARE_ROLE, anyone else the 404 of a device they cannot see. */
   async manageable(viewer: Viewer, deviceId: string): Promise<DeviceManagerRow> {
-    return visibleOrNotFound(await this.queries.manageable(viewer, deviceId));
+    const row = visibleOrNotFound(await this.queries.manageable(viewer, deviceId));
+    if (!mayManage(row.access)) throw new ShareRoleError();
+    return row;
   }
 
   /**
@@ -142,7 +145,7 @@ export class DashboardService {
   }
 
   /** Where the viewer's view of a device's history starts: a later owner sees nothing from before the release that preceded their claim. */
-  visibleFrom(viewer: Viewer, device: DeviceVisibilityRow, from: Date | null): Date | null {
+  visibleFrom(viewer: Viewer, device: Pick<DeviceVisibilityRow, 'visible_since'>, from: Date | null): Date | null {
     return !viewer.isAdmin && device.visible_since && (!from || device.visible_since > from) ? device.visible_since : from;
   }
 

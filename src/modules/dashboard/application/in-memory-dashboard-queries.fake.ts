@@ -21,6 +21,7 @@ export class InMemoryDashboardQueries extends DashboardQueries {
       latest: null,
       name: null,
       tags: [],
+      access: 'owner',
       ...row,
     };
     this.rows.set(row.device_id, stored);
@@ -34,12 +35,12 @@ export class InMemoryDashboardQueries extends DashboardQueries {
 
   async visibility(viewer: Viewer, deviceId: string): Promise<DeviceVisibilityRow | null> {
     const row = await this.device(viewer, deviceId);
-    return row ? { visible_since: row.visible_since } : null;
+    return row ? { visible_since: row.visible_since, access: row.access } : null;
   }
 
   async manageable(viewer: Viewer, deviceId: string): Promise<DeviceManagerRow | null> {
     const row = await this.device(viewer, deviceId);
-    return row ? { owner_id: row.owner_id } : null;
+    return row ? { owner_id: row.owner_id, access: row.access } : null;
   }
 
   async devices(viewer: Viewer, filters: DeviceFilters, limit: number, after: string | undefined): Promise<DeviceSummaryRow[]> {

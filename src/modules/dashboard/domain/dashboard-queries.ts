@@ -1,4 +1,5 @@
 import type { ConfigOverrides } from '../../devices/index.js';
+import type { DeviceRole } from '../../sharing/index.js';
 
 export interface Viewer {
   userId: string;
@@ -8,6 +9,8 @@ export interface Viewer {
 /** Whether a viewer sees a device at all, and from when on its history (a later owner's view starts at their claim). */
 export interface DeviceVisibilityRow {
   visible_since: Date | null;
+  /** What the viewer is to the device: owner, admin, or the role of their share. */
+  access: DeviceRole;
 }
 
 export interface DeviceSummaryRow extends DeviceVisibilityRow {
@@ -30,6 +33,7 @@ export interface DeviceSummaryRow extends DeviceVisibilityRow {
 /** Who may change a device, and the owner the check saw (a change applies only while it still has that owner). */
 export interface DeviceManagerRow {
   owner_id: string | null;
+  access: DeviceRole;
 }
 
 /**
@@ -50,7 +54,7 @@ export interface DeviceFilters {
 
 /**
  * The dashboard's device screens, read as response-shaped rows. Every method answers only devices
- * the viewer sees (their own; every device for an administrator); a device they cannot see is null
+ * the viewer sees (their own and those shared with them; every device for an administrator); a device they cannot see is null
  * or absent, exactly like one that does not exist.
  */
 export abstract class DashboardQueries {
@@ -60,9 +64,9 @@ export abstract class DashboardQueries {
   abstract visibility(viewer: Viewer, deviceId: string): Promise<DeviceVisibilityRow | null>;
 
   /**
-   * Who may change the device (name and tags): today exactly who sees it, the owner or an
-   * administrator. The one place that rule lives: sharing adds installers here (and viewers, who
-   * see without changing). Null like visibility.
+   * Who may change the device (name and tags), by the sharing module's rule: the owner, an
+   * administrator or an installer; a viewer sees the device with `access: 'viewer'` and is refused
+   * by DashboardService. Null like visibility.
    */
   abstract manageable(viewer: Viewer, deviceId: string): Promise<DeviceManagerRow | null>;
 

@@ -47,7 +47,7 @@ export class DashboardConfigController {
   @CustomerAuth({ apiKey: 'write' })
   @ApiOperation({
     operationId: 'updateDashboardDeviceConfig',
-    summary: 'Set or clear a visible device\'s configuration overrides',
+    summary: 'Set or clear the configuration overrides of a device you own, install, or administer',
     description:
       'A value overrides the fleet default, null goes back to it; unknown keys and out-of-range values are a 400 and change nothing. The device\'s configuration version grows when something changed. Send If-Match with the ETag you read: a stale one is a 412.',
   })
@@ -55,7 +55,7 @@ export class DashboardConfigController {
   @ApiHeader({ name: 'If-Match', required: false, description: 'The ETag of the configuration you read; a stale one is a 412 and changes nothing.', schema: { type: 'string' } })
   @ApiBody({ type: ConfigOverridesPatchRequest })
   @ApiResponse({ status: 200, type: DashboardDeviceConfigResponse, description: 'The device\'s resulting configuration, with its new ETag.', headers: CONFIG_ETAG })
-  @ApiProblems(JSON_BODY_PROBLEMS, { 404: ['NOT_FOUND'], 412: ['PRECONDITION_FAILED'] })
+  @ApiProblems(JSON_BODY_PROBLEMS, { 403: ['SHARE_ROLE'], 404: ['NOT_FOUND'], 412: ['PRECONDITION_FAILED'] })
   async patch(
     @CurrentCustomer() customer: CustomerPrincipal,
     @Requester() by: AuditContext,
@@ -64,7 +64,7 @@ export class DashboardConfigController {
     @Headers('if-match') ifMatch: string | undefined,
     @Res({ passthrough: true }) reply: FastifyReply,
   ): Promise<DashboardDeviceConfigResponse> {
-    await this.dashboard.visibility({ userId: customer.userId, isAdmin: customer.isAdmin }, deviceId);
+    await this.dashboard.manageable({ userId: customer.userId, isAdmin: customer.isAdmin }, deviceId);
     const view = await this.configs.patchOverrides(deviceId, body, (etag) => ifMatchHolds(ifMatch, etag), by);
     reply.header('ETag', view.etag);
     return DashboardDeviceConfigResponse.from(view);

@@ -31,7 +31,7 @@ export class DashboardController {
   @CustomerAuth({ apiKey: 'read' })
   @ApiOperation({
     operationId: 'listDashboardDevices',
-    summary: 'Devices you can see (yours; every device for administrators), filtered',
+    summary: 'Devices you can see (yours and those shared with you; every device for administrators), filtered',
     description: 'Every filter given must hold. Pass nextCursor with the same filters for the next page: each matching device comes exactly once.',
   })
   @ApiResponse({ status: 200, type: DashboardDeviceListResponse, description: 'A page of devices, by deviceId.' })
@@ -59,13 +59,13 @@ export class DashboardController {
   @CustomerAuth({ apiKey: 'write' })
   @ApiOperation({
     operationId: 'updateDashboardDevice',
-    summary: 'Name or tag a device you own (administrators: any device)',
-    description: 'A key left out stays as it is. `tags` replaces the whole set. A bad value is a 400 and changes nothing; a device you cannot see is a 404.',
+    summary: 'Name or tag a device you own or install (administrators: any device)',
+    description: 'A key left out stays as it is. `tags` replaces the whole set. A bad value is a 400 and changes nothing; a device you cannot see is a 404, one shared with you as viewer a 403 SHARE_ROLE.',
   })
   @ApiParam({ name: 'deviceId', example: 'gw-0001' })
   @ApiBody({ type: DeviceLabelsPatchRequest })
   @ApiResponse({ status: 200, type: DashboardDeviceResponse, description: 'The device as GET answers it, with its new name and tags.' })
-  @ApiProblems(JSON_BODY_PROBLEMS, { 404: ['NOT_FOUND'] })
+  @ApiProblems(JSON_BODY_PROBLEMS, { 403: ['SHARE_ROLE'], 404: ['NOT_FOUND'] })
   async patch(
     @CurrentCustomer() customer: CustomerPrincipal,
     @Requester() by: AuditContext,

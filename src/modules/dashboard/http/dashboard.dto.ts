@@ -6,6 +6,7 @@ import type { DeviceSummaryRow } from '../domain/dashboard-queries.js';
 import { pointsOf, type History } from '../application/dashboard.service.js';
 import { type FleetDefaults, MAX_TAGS, NAME_MAX_LENGTH, TAG_MAX_LENGTH } from '../../devices/index.js';
 import { Optional } from '../../../shared/http/optional.decorator.js';
+import { DEVICE_ROLES, type DeviceRole } from '../../sharing/index.js';
 
 /** A query value as an array: a parameter given once arrives as a string, given twice as an array. */
 const asArray = Transform(({ value }: { value: unknown }) => (typeof value === 'string' ? [value] : value));
@@ -236,6 +237,13 @@ export class DashboardDeviceResponse {
   @ApiProperty({ example: '0.1.4' })
   firmwareVersion!: string;
 
+  @ApiProperty({
+    enum: DEVICE_ROLES,
+    example: 'owner',
+    description: 'What you are to the device: its `owner`; an `installer` or `viewer` it is shared with (viewers may not change it); `admin`: an administrator who neither owns it nor holds a share.',
+  })
+  access!: DeviceRole;
+
   @ApiPropertyOptional({
     type: DeviceOwnerResponse,
     nullable: true,
@@ -270,6 +278,7 @@ export class DashboardDeviceResponse {
       name: row.name,
       tags: row.tags,
       firmwareVersion: row.firmware_version,
+      access: row.access,
       ...(forAdmin ? { owner: row.owner_id && row.owner_email ? { userId: row.owner_id, email: row.owner_email } : null } : {}),
       claimedAt: row.claimed_at?.toISOString() ?? null,
       lastSeenAt: row.last_seen_at?.toISOString() ?? null,

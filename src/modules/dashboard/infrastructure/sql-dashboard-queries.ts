@@ -1,28 +1,28 @@
 import { Injectable } from '@nestjs/common';
 import { Sql } from '../../../shared/database/sql.js';
+import { customerDevices, DeviceAccess, roleOn, sees, withinWindow } from '../../sharing/index.js';
 import { DashboardQueries, type DeviceFilters, type DeviceManagerRow, type DeviceSummaryRow, type DeviceVisibilityRow, type Viewer } from '../domain/dashboard-queries.js';
 
 /**
- * Who sees a device: its owner, or any administrator. The one rule of the dashboard's reads, in
- * two spellings side by side ($2: the viewer is an administrator, $3: their id). VISIBLE serves
- * every viewer with one statement text (the named statements). visibleTo decides the viewer's
- * kind in JavaScript, for the list: under the generic plans of the service's sessions
+ * Who sees a device is the one rule of the sharing module (visibility-sql.ts): an administrator,
+ * its owner, or the holder of an active share ($2: the viewer is an administrator, $3: their id).
+ * VISIBLE serves every viewer with one statement text (the named statements). listedFrom decides the
+ * viewer's kind in JavaScript, for the list: under the generic plans of the service's sessions
  * (SESSION_OPTIONS) `$2 OR owner_id = $3` cannot use the owner index, and a customer's list walked
  * the whole fleet's primary key (5 ms on 20,000 devices of 2,000 owners, against 0.9 ms by the
- * owner index).
+ * owner index); a customer's devices are read from customerDevices (owner index, then the primary
+ * key for shared ones), an administrator's from the whole table.
  */
-const VISIBLE = '($2::boolean OR d.owner_id = $3::uuid)';
-const visibleTo = (viewer: Viewer) => (viewer.isAdmin ? VISIBLE : 'd.owner_id = $3::uuid');
-
-/** Who may change a device (DashboardQueries.manageable): today whoever sees it. */
-const MANAGES = VISIBLE;
+const VISIBLE = sees('d', '$2::boolean', '$3::uuid');
+const listedFrom = (viewer: Viewer) => (viewer.isAdmin ? { source: 'devices', visible: [VISIBLE] } : { source: customerDevices('$3::uuid'), visible: [] });
 
 /** Which latest metrics (l) of a device the viewer sees: a later owner none from before their claim. */
-const LATEST_VISIBLE = '($2::boolean OR d.visible_since IS NULL OR l.ts >= d.visible_since)';
+const LATEST_VISIBLE = withinWindow('d', '$2::boolean', 'l.ts');
 
 const SUMMARY_COLUMNS = `
   d.device_id, d.hardware_id, d.firmware_version, d.owner_id, u.email AS owner_email, d.claimed_at, d.last_seen_at, d.visible_since,
   d.config_overrides, d.config_revision, d.applied_config_version, d.config_applied_at, d.name, d.tags,
+  ${roleOn('d', '$2::boolean', '$3::uuid')} AS access,
   (SELECT json_agg(json_build_object('batteryId', l.battery_id, 'metric', l.metric, 'ts', l.ts, 'value', l.value) ORDER BY l.battery_id, l.metric)
      FROM device_latest_metrics l
     WHERE l.device_id = d.device_id AND ${LATEST_VISIBLE}) AS latest`;
@@ -37,7 +37,10 @@ const containing = (text: string) => `%${text.replace(/[\\%_]/g, (character) => 
  */
 @Injectable()
 export class SqlDashboardQueries extends DashboardQueries {
-  constructor(private readonly sql: Sql) {
+  constructor(
+    private readonly sql: Sql,
+    private readonly access: DeviceAccess,
+  ) {
     super();
   }
 
@@ -50,19 +53,15 @@ export class SqlDashboardQueries extends DashboardQueries {
     return rows[0] ?? null;
   }
 
-  /** The visibility check alone, for screens that show no summary (history, configuration): one primary-key read. */
+  /** The visibility check alone, for screens that show no summary (history, configuration): one primary-key read, by the one rule. */
   async visibility(viewer: Viewer, deviceId: string): Promise<DeviceVisibilityRow | null> {
-    const rows = await this.sql.rows<DeviceVisibilityRow>(
-      `SELECT d.visible_since FROM devices d WHERE d.device_id = $1 AND ${VISIBLE}`,
-      [deviceId, viewer.isAdmin, viewer.userId],
-      'dashboard_visibility',
-    );
-    return rows[0] ?? null;
+    const grant = await this.access.grantOf(viewer, deviceId);
+    return grant && { visible_since: grant.visibleSince, access: grant.role };
   }
 
   async manageable(viewer: Viewer, deviceId: string): Promise<DeviceManagerRow | null> {
-    const rows = await this.sql.rows<DeviceManagerRow>(`SELECT d.owner_id FROM devices d WHERE d.device_id = $1 AND ${MANAGES}`, [deviceId, viewer.isAdmin, viewer.userId]);
-    return rows[0] ?? null;
+    const grant = await this.access.grantOf(viewer, deviceId);
+    return grant && { owner_id: grant.ownerId, access: grant.role };
   }
 
   /**
@@ -79,7 +78,8 @@ export class SqlDashboardQueries extends DashboardQueries {
       values.push(value);
       return `$${values.length}::${type}`;
     };
-    const conditions = ['d.device_id > $1::text', visibleTo(viewer)];
+    const { source, visible } = listedFrom(viewer);
+    const conditions = ['d.device_id > $1::text', ...visible];
     if (filters.q !== undefined) {
       const pattern = param(containing(filters.q), 'text');
       conditions.push(`(d.name ILIKE ${pattern} OR d.device_id ILIKE ${pattern})`);
@@ -98,7 +98,7 @@ export class SqlDashboardQueries extends DashboardQueries {
       );
     }
     return this.sql.rows<DeviceSummaryRow>(
-      `SELECT ${SUMMARY_COLUMNS} FROM devices d LEFT JOIN users u ON u.id = d.owner_id
+      `SELECT ${SUMMARY_COLUMNS} FROM ${source} d LEFT JOIN users u ON u.id = d.owner_id
         WHERE ${conditions.join(' AND ')}
         ORDER BY d.device_id LIMIT $4`,
       values,

@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { Sql } from '../../../shared/database/sql.js';
+import { seesOwnedBy } from '../../sharing/index.js';
 import { eventIdOf, type DeviceEventType } from '../domain/device-event.js';
 import type { DispatchedEvent } from './event-dispatch.js';
 
@@ -17,7 +18,8 @@ const toEvent = (row: EventRow): DispatchedEvent => ({ id: eventIdOf(row.id), ty
 /**
  * Events of the log with the owner they happened to, as the channels (dispatch) and the live
  * stream read them. An owner's stream sees the events of devices that were theirs when they
- * happened (owner_id), live and on replay alike; an administrator sees all.
+ * happened (owner_id), live and on replay alike, and so do those who hold an active share granted by
+ * that owner (the sharing module's rule); an administrator sees all.
  */
 @Injectable()
 export class EventReader {
@@ -37,7 +39,7 @@ export class EventReader {
   async since(viewer: { userId: string; isAdmin: boolean }, deviceId: string | null, sequence: string, limit: number): Promise<DispatchedEvent[]> {
     const rows = await this.sql.rows<EventRow>(
       `SELECT id, type, device_id, owner_id, occurred_at, data FROM device_events
-        WHERE id > $1::bigint AND ($2::boolean OR owner_id = $3::uuid) AND ($4::text IS NULL OR device_id = $4)
+        WHERE id > $1::bigint AND ${seesOwnedBy('device_id', 'owner_id', '$2::boolean', '$3::uuid')} AND ($4::text IS NULL OR device_id = $4)
         ORDER BY id LIMIT $5`,
       [sequence, viewer.isAdmin, viewer.userId, deviceId, limit],
       'events_since',

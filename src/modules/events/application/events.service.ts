@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { Sql } from '../../../shared/database/sql.js';
+import { sees, withinWindow } from '../../sharing/index.js';
 import { eventIdOf, type DeviceEvent, type DeviceEventType } from '../domain/device-event.js';
 
 export interface EventsViewer {
@@ -24,9 +25,10 @@ interface EventRow {
 }
 
 /**
- * The event log as the dashboard reads it, newest first. Visibility is the history's: an owner sees
- * the events of their devices, a later owner only those from the release before their claim on
- * (devices.visible_since), an administrator all.
+ * The event log as the dashboard reads it, newest first. Visibility is the history's, by the sharing
+ * module's one rule: the owner and those the device is shared with see its events, a later owner
+ * (and their sharees) only those from the release before the claim on (devices.visible_since), an
+ * administrator all.
  */
 @Injectable()
 export class EventsService {
@@ -36,7 +38,7 @@ export class EventsService {
     const rows = await this.sql.rows<EventRow>(
       `SELECT e.id, e.type, e.device_id, e.occurred_at, e.data
          FROM device_events e JOIN devices d ON d.device_id = e.device_id
-        WHERE ($1::boolean OR (d.owner_id = $2::uuid AND (d.visible_since IS NULL OR e.occurred_at >= d.visible_since)))
+        WHERE ${sees('d', '$1::boolean', '$2::uuid')} AND ${withinWindow('d', '$1::boolean', 'e.occurred_at')}
           AND ($3::text IS NULL OR e.device_id = $3)
           AND ($4::text[] IS NULL OR e.type = ANY($4::text[]))
           AND ($5::bigint IS NULL OR e.id < $5::bigint)

@@ -1,6 +1,7 @@
 import { Injectable, Logger, type OnModuleDestroy } from '@nestjs/common';
 import { ChangeFeed } from '../../../shared/database/change-feed.js';
 import { EventReader } from '../../events/index.js';
+import { parseShareChanges, SHARES_TOPIC, SharingService } from '../../sharing/index.js';
 import { TelemetryFeed, type StoredTelemetry } from '../../telemetry/index.js';
 import { LiveBus, MAX_MESSAGE_LENGTH, WATCHING_RENEW_MS, type TelemetryMessage } from '../domain/live-bus.js';
 import { eventFrame, joinFrames, telemetryFrame } from '../domain/sse.js';
@@ -24,6 +25,8 @@ export const EVENTS_CHANNEL = 'device_cloud_events';
 export class LiveRelay implements OnModuleDestroy {
   private readonly logger = new Logger(LiveRelay.name);
   private pendingEvents = new Set<string>();
+  /** The latest share load started per account (loadShares). */
+  private readonly shareLoads = new Map<string, number>();
   private loading = false;
   private publishWarned = false;
   private announceWarned = false;
@@ -34,12 +37,14 @@ export class LiveRelay implements OnModuleDestroy {
     private readonly hub: StreamHub,
     private readonly bus: LiveBus,
     private readonly events: EventReader,
+    private readonly sharing: SharingService,
     telemetry: TelemetryFeed,
     feed: ChangeFeed,
   ) {
     telemetry.subscribe((stored) => this.stored(stored));
     bus.subscribe((message) => this.hub.deliver(message.ownerId, message.deviceId, message.frames));
     feed.listen(EVENTS_CHANNEL, (payload) => this.eventsCommitted(payload));
+    feed.subscribe(SHARES_TOPIC, (key) => this.sharesChanged(key));
     this.renewal = setInterval(() => {
       if (this.hub.size > 0) void this.announce();
     }, WATCHING_RENEW_MS).unref();
@@ -58,6 +63,37 @@ export class LiveRelay implements OnModuleDestroy {
 
   onModuleDestroy(): void {
     clearInterval(this.renewal);
+  }
+
+  /**
+   * A share changed: the device leaves the account's streams here at once (fail closed: a revoked
+   * share delivers nothing more), then the shares are read again (a new or rebound share arrives).
+   */
+  private sharesChanged(key: string): void {
+    const changes = parseShareChanges(key);
+    const users = changes === '*' ? this.hub.shareeAccounts() : new Set(changes.map((change) => change.userId));
+    if (changes !== '*') for (const change of changes) this.hub.dropShare(change.userId, change.deviceId);
+    for (const userId of users) if (this.hub.hasStreams(userId)) void this.loadShares(userId);
+  }
+
+  /**
+   * Reads what is shared with `userId` and gives it to their streams here: at a stream's opening,
+   * and whenever a share of theirs changes (SHARES_CHANNEL, sent at the commit of the change on
+   * any instance). Of two loads for the same account only the later one is applied.
+   */
+  async loadShares(userId: string): Promise<void> {
+    const load = (this.shareLoads.get(userId) ?? 0) + 1;
+    this.shareLoads.set(userId, load);
+    try {
+      const shares = await this.sharing.activeSharesOf(userId);
+      if (this.shareLoads.get(userId) === load) this.hub.setShares(userId, shares);
+    } catch (error) {
+      // Fail closed: a stream that cannot learn its shares sees none until the next change.
+      if (this.shareLoads.get(userId) === load) this.hub.setShares(userId, new Map());
+      this.logger.warn({ err: error }, 'Could not read the devices shared with a stream\'s account');
+    } finally {
+      if (this.shareLoads.get(userId) === load) this.shareLoads.delete(userId);
+    }
   }
 
   private async announce(): Promise<void> {

@@ -50,6 +50,26 @@ function setUp(shuttingDown = false, coalesceMs = 0) {
 describe('StreamHub', () => {
   afterEach(() => jest.useRealTimers());
 
+  it('hands a frame to the streams of a device’s sharees only while the frame’s owner granted the share, until the share is dropped', () => {
+    const { hub, open } = setUp();
+    const carol = open('carol');
+    const carolNarrowed = open('carol', false, 'gw-9');
+    const stranger = open('dave');
+    hub.setShares('carol', new Map([['gw-1', 'alice']]));
+    hub.deliver('alice', 'gw-1', 'f1\n');
+    hub.deliver('bob', 'gw-1', 'other-owner\n');
+    hub.deliver('alice', 'gw-2', 'not-shared\n');
+    expect([carol.text(), carolNarrowed.text(), stranger.text()]).toEqual(['f1\n', '', '']);
+
+    hub.dropShare('carol', 'gw-1');
+    hub.deliver('alice', 'gw-1', 'f2\n');
+    expect(carol.text()).toBe('');
+    hub.setShares('carol', new Map([['gw-1', 'alice']]));
+    carol.out.end();
+    hub.deliver('alice', 'gw-1', 'f3\n');
+    expect(carol.text()).toBe('');
+  });
+
   it('hands a frame to the owner’s streams and the administrators’, once each, narrowed by device', () => {
     const { hub, open } = setUp();
     const alice = open('alice');

@@ -74,8 +74,13 @@ export class Subscriber {
     this.held = resuming ? [] : null;
   }
 
+  /** Devices shared with the viewer, each with the owner who granted the share (it counts only while that owner has the device). */
+  shares: ReadonlyMap<string, string> = new Map();
+
+  /** The sharing module's rule for what happens live: the viewer owned the device then, holds an active share granted by that owner, or is an administrator. */
   sees(ownerId: string | null, deviceId: string): boolean {
-    return (this.deviceId === null || this.deviceId === deviceId) && (this.viewer.isAdmin || ownerId === this.viewer.userId);
+    if (this.deviceId !== null && this.deviceId !== deviceId) return false;
+    return this.viewer.isAdmin || ownerId === this.viewer.userId || (ownerId !== null && this.shares.get(deviceId) === ownerId);
   }
 
   send(frame: string, eventId: string | null = null): void {
@@ -162,7 +167,8 @@ export class Subscriber {
 
 /**
  * The dashboard streams open on this instance, by account, and what each may see: its owner's
- * devices (an administrator: every device), narrowed to one device on request. Bounded three ways:
+ * devices and those shared with them (an administrator: every device), narrowed to one device on
+ * request. Bounded three ways:
  * streams per account (STREAM_MAX_PER_USER, 429), streams in all (STREAM_MAX_CONNECTIONS, 503) and
  * bytes waiting for one slow client (STREAM_MAX_BUFFERED_BYTES, see Subscriber: it is dropped, and
  * no other stream waits for it). One timer sends every stream its heartbeat.
@@ -172,6 +178,8 @@ export class StreamHub implements OnModuleDestroy {
   private readonly logger = new Logger(StreamHub.name);
   private readonly byUser = new Map<string, Set<Subscriber>>();
   private readonly admins = new Set<Subscriber>();
+  /** Streams of viewers a device is shared with, by device id. */
+  private readonly sharees = new Map<string, Set<Subscriber>>();
   private count = 0;
   private heartbeat: NodeJS.Timeout | null = null;
   private closing = false;
@@ -212,6 +220,52 @@ export class StreamHub implements OnModuleDestroy {
     const targets = ownerId === null ? undefined : this.byUser.get(ownerId);
     if (targets) for (const subscriber of targets) if (subscriber.sees(ownerId, deviceId)) subscriber.send(frame, eventId);
     for (const admin of this.admins) if (admin.viewer.userId !== ownerId && admin.sees(ownerId, deviceId)) admin.send(frame, eventId);
+    const sharees = ownerId === null ? undefined : this.sharees.get(deviceId);
+    if (sharees) for (const sharee of sharees) if (sharee.viewer.userId !== ownerId && !sharee.viewer.isAdmin && sharee.sees(ownerId, deviceId)) sharee.send(frame, eventId);
+  }
+
+  /** Accounts with streams open here. */
+  hasStreams(userId: string): boolean {
+    return this.byUser.has(userId);
+  }
+
+  /** What is shared with `userId` now, for every stream of theirs here: a revocation ends delivery at once. */
+  setShares(userId: string, shares: ReadonlyMap<string, string>): void {
+    for (const subscriber of this.byUser.get(userId) ?? []) if (!subscriber.viewer.isAdmin) this.indexShares(subscriber, shares);
+  }
+
+  /** Stops delivering `deviceId` to `userId`'s streams here as a sharee, until setShares says otherwise. */
+  dropShare(userId: string, deviceId: string): void {
+    for (const subscriber of this.byUser.get(userId) ?? []) {
+      if (!subscriber.shares.has(deviceId)) continue;
+      const shares = new Map(subscriber.shares);
+      shares.delete(deviceId);
+      this.indexShares(subscriber, shares);
+    }
+  }
+
+  private indexShares(subscriber: Subscriber, shares: ReadonlyMap<string, string>): void {
+    this.unindexShares(subscriber);
+    subscriber.shares = shares;
+    for (const deviceId of shares.keys()) {
+      let set = this.sharees.get(deviceId);
+      if (!set) this.sharees.set(deviceId, (set = new Set()));
+      set.add(subscriber);
+    }
+  }
+
+  /** Accounts (not administrators) with streams open here: whose shares to read again after the feed was down. */
+  shareeAccounts(): Set<string> {
+    const users = new Set<string>();
+    for (const [userId, set] of this.byUser) for (const subscriber of set) if (!subscriber.viewer.isAdmin) users.add(userId);
+    return users;
+  }
+
+  private unindexShares(subscriber: Subscriber): void {
+    for (const deviceId of subscriber.shares.keys()) {
+      const set = this.sharees.get(deviceId);
+      if (set?.delete(subscriber) && set.size === 0) this.sharees.delete(deviceId);
+    }
   }
 
   /** Shutdown: every stream ends (EventSource reconnects, to another instance), none opens, so the server can close. */
@@ -246,6 +300,7 @@ export class StreamHub implements OnModuleDestroy {
     this.queued.delete(subscriber);
     if (own.size === 0) this.byUser.delete(subscriber.viewer.userId);
     this.admins.delete(subscriber);
+    this.unindexShares(subscriber);
     this.count--;
     if (this.count === 0 && this.heartbeat) {
       clearInterval(this.heartbeat);

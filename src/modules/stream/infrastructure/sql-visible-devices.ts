@@ -1,14 +1,15 @@
 import { Injectable } from '@nestjs/common';
 import { Sql } from '../../../shared/database/sql.js';
+import { sees } from '../../sharing/index.js';
 import type { StreamViewer } from '../application/stream-hub.js';
 
-/** Whether a stream may narrow to a device: the viewer's own, or any for an administrator. */
+/** Whether a stream may narrow to a device: one the viewer sees by the sharing module's rule (own, shared, or any for an administrator). */
 @Injectable()
 export class SqlVisibleDevices {
   constructor(private readonly sql: Sql) {}
 
   async visible(viewer: StreamViewer, deviceId: string): Promise<boolean> {
-    const rows = await this.sql.rows<{ found: number }>('SELECT 1 AS found FROM devices WHERE device_id = $1 AND ($2::boolean OR owner_id = $3::uuid)', [
+    const rows = await this.sql.rows<{ found: number }>(`SELECT 1 AS found FROM devices d WHERE d.device_id = $1 AND ${sees('d', '$2::boolean', '$3::uuid')}`, [
       deviceId,
       viewer.isAdmin,
       viewer.userId,

@@ -1,0 +1,16 @@
+import { Module } from '@nestjs/common';
+import { AuditModule } from '../audit/index.js';
+import { DeviceAccess } from './application/device-access.js';
+import { SharingService } from './application/sharing.service.js';
+import { ShareStore } from './domain/share.store.js';
+import { SharingController } from './http/sharing.controller.js';
+import { SqlShareStore } from './infrastructure/sql-share.store.js';
+
+/** Device sharing, and the one rule of who sees and changes a device (DeviceAccess, visibility-sql.ts). */
+@Module({
+  imports: [AuditModule],
+  controllers: [SharingController],
+  providers: [SharingService, DeviceAccess, { provide: ShareStore, useClass: SqlShareStore }],
+  exports: [SharingService, DeviceAccess],
+})
+export class SharingModule {}
