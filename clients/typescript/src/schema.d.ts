@@ -3027,7 +3027,16 @@ export interface components {
         BatteryResponse: {
             /** @example main */
             batteryId: string;
-            /** @description null until a profile is set. */
+            /**
+             * @description null until a profile is set.
+             * @example {
+             *       "name": "Garage bank",
+             *       "chemistry": "lfp",
+             *       "nominalVoltage": 12.8,
+             *       "capacityAh": 100,
+             *       "updatedAt": "2026-11-27T09:00:00.000Z"
+             *     }
+             */
             profile: components["schemas"]["BatteryProfileResponse"] | null;
             /**
              * @description The newest value of each metric the battery reported, by name.

@@ -70,7 +70,12 @@ export class BatteryResponse {
   @ApiProperty({ example: 'main' })
   batteryId!: string;
 
-  @ApiProperty({ type: BatteryProfileResponse, nullable: true, description: 'null until a profile is set.' })
+  @ApiProperty({
+    type: BatteryProfileResponse,
+    nullable: true,
+    description: 'null until a profile is set.',
+    example: { name: 'Garage bank', chemistry: 'lfp', nominalVoltage: 12.8, capacityAh: 100, updatedAt: '2026-11-27T09:00:00.000Z' },
+  })
   profile!: BatteryProfileResponse | null;
 
   @ApiProperty({ type: 'object', additionalProperties: { type: 'object', required: ['value', 'ts'], properties: { value: { type: 'number', example: 52.5 }, ts: { type: 'string', format: 'date-time', example: '2026-11-27T09:00:00.000Z' } } }, description: 'The newest value of each metric the battery reported, by name.', example: { soc: { value: 52.5, ts: '2026-11-27T09:00:00.000Z' } } })
