@@ -346,7 +346,7 @@ describe('account recovery, password change and account deletion', () => {
   });
 
   describe('DELETE /api/v1/users/me', () => {
-    it("releases the account's devices (claimable again, telemetry kept), erases the account and its sessions, webhooks and API keys", async () => {
+    it("releases the account's devices (claimable again, telemetry kept), erases the account and its sessions, webhooks, shares and API keys", async () => {
       const owner = await aVerifiedOwner();
       const other = await loginCustomer(t.api, owner.email, owner.password);
       const gateways = [await aClaimedDevice(t, owner), await aClaimedDevice(t, owner)];
@@ -355,6 +355,12 @@ describe('account recovery, password change and account deletion', () => {
       const telemetryBefore = await telemetryRows(t.db, gateways[0].body.deviceId);
       expect(telemetryBefore).toHaveLength(3);
       expect((await t.api.POST('/api/v1/user/webhooks', { body: { url: 'http://127.0.0.1:9/hook' }, headers: owner.headers })).response.status).toBe(201);
+      // A share the account granted, and one it holds on someone else's device.
+      const friend = await aVerifiedOwner();
+      const friendsGateway = await aClaimedDevice(t, friend);
+      expect((await t.api.POST('/api/v1/user/devices/{deviceId}/shares', { params: { path: { deviceId: gateways[0].body.deviceId } }, body: { email: friend.email, role: 'viewer' }, headers: owner.headers })).response.status).toBe(201);
+      expect((await t.api.POST('/api/v1/user/devices/{deviceId}/shares', { params: { path: { deviceId: friendsGateway.body.deviceId } }, body: { email: owner.email, role: 'installer' }, headers: friend.headers })).response.status).toBe(201);
+      expect((await t.api.GET('/api/v1/dashboard/devices/{deviceId}', { params: { path: { deviceId: friendsGateway.body.deviceId } }, headers: owner.headers })).response.status).toBe(200);
       const apiKey = await t.api.POST('/api/v1/user/api-keys', { body: { name: 'script', scope: 'read' }, headers: owner.headers });
       expect(apiKey.response.status).toBe(201);
       expect((await t.api.GET('/api/v1/dashboard/devices', { headers: bearer(apiKey.data!.key) })).response.status).toBe(200);
@@ -368,6 +374,8 @@ describe('account recovery, password change and account deletion', () => {
         expect({ table, rows: (await t.db.query(`SELECT count(*)::int AS n FROM ${table} WHERE user_id = $1`, [owner.userId])).rows[0].n }).toEqual({ table, rows: 0 });
       }
       expect((await t.db.query('SELECT count(*)::int AS n FROM users WHERE email = $1', [owner.email])).rows[0].n).toBe(0);
+      expect((await t.db.query('SELECT count(*)::int AS n FROM device_shares WHERE granted_by = $1 OR user_id = $1 OR email = $2', [owner.userId, owner.email])).rows[0].n).toBe(0);
+      expect((await t.api.GET('/api/v1/user/devices/{deviceId}/shares', { params: { path: { deviceId: friendsGateway.body.deviceId } }, headers: friend.headers })).data!.items).toEqual([]);
       for (const { body } of gateways) {
         expect(await ownedDeviceRow(t.db, body.deviceId)).toMatchObject({ owner_id: null, claimed_at: null, last_released_at: expect.any(Date) });
         const events = await t.db.query<{ type: string; owner_id: string; data: object }>('SELECT type, owner_id, data FROM device_events WHERE device_id = $1 ORDER BY id', [body.deviceId]);

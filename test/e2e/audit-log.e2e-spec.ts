@@ -82,6 +82,22 @@ describe('The audit log', () => {
     did('device.renamed', { kind: 'user', userId: owner.userId, apiKeyId: key.keyId }, `device:${deviceId}`, address, true, { name: 'Garage', tags: ['home'] });
 
     address = anAddress();
+    const sharee = `installer-${randomBytes(4).toString('hex')}@example.com`;
+    const shared = await t.api.POST('/api/v1/user/devices/{deviceId}/shares', { params: { path }, body: { email: sharee, role: 'viewer' }, headers: via(owner, address) });
+    expect(shared.response.status).toBe(201);
+    const shareId = shared.data!.shareId;
+    did('share.created', asOwner, `share:${shareId}`, address, true, { email: sharee, role: 'viewer' });
+
+    // A second share to the same address changes the role: recorded as the share it now is.
+    address = anAddress();
+    expect((await t.api.POST('/api/v1/user/devices/{deviceId}/shares', { params: { path }, body: { email: sharee, role: 'installer' }, headers: via(owner, address) })).response.status).toBe(200);
+    did('share.created', asOwner, `share:${shareId}`, address, true, { email: sharee, role: 'installer' });
+
+    address = anAddress();
+    expect((await t.api.DELETE('/api/v1/user/devices/{deviceId}/shares/{shareId}', { params: { path: { deviceId, shareId } }, headers: via(owner, address) })).response.status).toBe(204);
+    did('share.revoked', asOwner, `share:${shareId}`, address, true);
+
+    address = anAddress();
     expect((await t.api.PATCH('/api/v1/dashboard/devices/{deviceId}/config', { params: { path }, body: { telemetryIntervalSec: 30 }, headers: via(owner, address) })).response.status).toBe(200);
     did('device.config_changed', asOwner, `device:${deviceId}`, address, true, { patch: { telemetryIntervalSec: 30 } });
 
