@@ -495,8 +495,28 @@ app.get('/api/v1/ota/latest', async (request, reply) => {
   const device = await deviceOf(request);
   const config = effectiveConfig(await loadDefaults(), { overrides: device.config_overrides, revision: device.config_revision, updatedAt: device.config_updated_at }, device.registered_at);
   const firmwareVersion = FirmwareVersion.parse(device.firmware_version);
-  const release = selectRelease(await loadReleases(), { deviceId: device.device_id, hardwareId: device.hardware_id, firmwareVersion, channel: config.otaChannel });
-  const etag = `"ota-${createHash('sha256').update(`${firmwareVersion.value}|${release?.id ?? '-'}`).digest('base64url').slice(0, 22)}"`;
+  const candidate = selectRelease(await loadReleases(), {
+    deviceId: device.device_id,
+    hardwareId: device.hardware_id,
+    firmwareVersion,
+    channel: config.otaChannel,
+    minSoc: config.otaMinSoc,
+    temperatureRange: config.otaTemperatureRange,
+  });
+  let reason: string | null = null;
+  if (candidate) {
+    const { rows } = await pool.query<{ metric: string; value: number }>({
+      name: 'baseline_battery_readings',
+      text: "SELECT metric, value FROM device_latest_metrics WHERE device_id = $1 AND metric IN ('soc', 'temperature')",
+      values: [device.device_id],
+    });
+    const socs = rows.filter((row) => row.metric === 'soc').map((row) => row.value);
+    const temperatures = rows.filter((row) => row.metric === 'temperature').map((row) => row.value);
+    const range = config.otaTemperatureRange;
+    reason = socs.some((soc) => soc < config.otaMinSoc) ? 'LOW_SOC' : temperatures.some((t) => t < range.min || t > range.max) ? 'TEMPERATURE' : null;
+  }
+  const release = reason ? null : candidate;
+  const etag = `"ota-${createHash('sha256').update(`${firmwareVersion.value}|${candidate?.id ?? '-'}|${reason ?? '-'}`).digest('base64url').slice(0, 22)}"`;
   void reply.header('ETag', etag).header('Cache-Control', 'private, no-cache');
   if (noneMatch(request.headers['if-none-match'], etag)) return reply.status(304).send();
   if (release && !recordedOffers.has(`${release.id}:${device.device_id}`)) {
@@ -509,6 +529,7 @@ app.get('/api/v1/ota/latest', async (request, reply) => {
     firmware: release
       ? { version: release.version, url: release.url, sha256: release.sha256, size: release.size, releaseNotes: release.releaseNotes, publishedAt: release.publishedAt.toISOString() }
       : null,
+    ...(reason ? { heldBack: { reason } } : {}),
   };
 });
 

@@ -14,6 +14,13 @@ WITH input AS (
   SELECT device_id, battery_id, ts, metrics FROM input
   ON CONFLICT DO NOTHING
   RETURNING device_id, battery_id, ts, metrics
+), energy_stale AS (
+  INSERT INTO battery_energy_stale (device_id, battery_id, bucket)
+  SELECT DISTINCT i.device_id, i.battery_id, date_bin('1 hour', i.ts + o.shift, TIMESTAMPTZ '1970-01-01 00:00:00+00')
+  FROM inserted i CROSS JOIN (VALUES (interval '-15 minutes'), (interval '0'), (interval '15 minutes')) AS o (shift)
+  WHERE i.metrics ?| ARRAY['current', 'chargedAhTotal', 'dischargedAhTotal']
+  ORDER BY 1, 2, 3
+  ON CONFLICT (device_id, battery_id, bucket) DO UPDATE SET bucket = EXCLUDED.bucket
 ), metric_values AS (
   SELECT i.device_id, i.battery_id, m.key AS metric, i.ts, m.value::float8 AS value
   FROM inserted i CROSS JOIN LATERAL jsonb_each_text(i.metrics) AS m (key, value)
@@ -167,6 +174,7 @@ export const CONFIG_DEFAULTS_NAME = 'config_defaults';
 export const OFFERABLE_RELEASES_SQL =
   'SELECT id, version, hardware_id, channel, url, sha256, size, release_notes, rollout_percent, min_from_version, max_failure_percent, paused, auto_paused_at, revoked, published_at, updated_at FROM firmware_releases WHERE NOT revoked AND NOT paused';
 export const OFFERABLE_RELEASES_NAME = 'releases_offerable';
-export const RECORD_OFFER_SQL = `INSERT INTO device_release_states (device_id, release_id, state, offered_at, last_event_at) VALUES ($1, $2, 'offered', $3, NULL)
-       ON CONFLICT (release_id, device_id) DO UPDATE SET offered_at = COALESCE(device_release_states.offered_at, EXCLUDED.offered_at)`;
+export const RECORD_OFFER_SQL = `INSERT INTO device_release_states AS s (device_id, release_id, state, offered_at, last_event_at) VALUES ($1, $2, 'offered', $3, NULL)
+       ON CONFLICT (release_id, device_id) DO UPDATE SET offered_at = COALESCE(s.offered_at, EXCLUDED.offered_at),
+         state = CASE WHEN s.state = 'held_back' THEN 'offered' ELSE s.state END, held_back_reason = NULL, held_back_at = NULL`;
 export const RECORD_OFFER_NAME = 'release_offer';

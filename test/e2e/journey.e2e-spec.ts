@@ -142,6 +142,6 @@ describe('journey: a day of a gateway, its owner and an administrator', () => {
 
     // And the administrator sees the release installed on one device.
     const status = await api.GET('/api/v1/admin/firmware/{id}/status', { params: { path: { id: release.data!.id } }, headers: adminAuth });
-    expect(status.data!.devices).toEqual({ offered: 1, downloading: 0, installing: 0, installed: 1, failed: 0, rolledBack: 0, stalled: 0 });
+    expect(status.data!.devices).toEqual({ offered: 1, downloading: 0, installing: 0, installed: 1, failed: 0, rolledBack: 0, stalled: 0, heldBack: 0 });
   });
 });

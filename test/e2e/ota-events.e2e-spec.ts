@@ -34,7 +34,7 @@ interface EventRow {
   received_at: Date;
 }
 
-const NO_DEVICES: Counts = { offered: 0, downloading: 0, installing: 0, installed: 0, failed: 0, rolledBack: 0, stalled: 0 };
+const NO_DEVICES: Counts = { offered: 0, downloading: 0, installing: 0, installed: 0, failed: 0, rolledBack: 0, stalled: 0, heldBack: 0 };
 
 /** An event of an update from 0.1.3 (what legacy gateways run) to `toVersion`, at `atMs`. */
 function anEvent(type: EventType, atMs: number, overrides: Partial<EventBody> = {}): EventBody {
@@ -466,7 +466,7 @@ describe('OTA events', () => {
 
       const { devices, autoPaused } = await status(release.id);
 
-      expect(devices).toEqual({ offered: 10, downloading: 2, installing: 1, installed: 2, failed: 3, rolledBack: 1, stalled: 0 });
+      expect(devices).toEqual({ offered: 10, downloading: 2, installing: 1, installed: 2, failed: 3, rolledBack: 1, stalled: 0, heldBack: 0 });
       expect(autoPaused).toBe(false);
       const { rows } = await t.db.query<{ device_id: string; state: string }>('SELECT device_id, state FROM device_release_states WHERE release_id = $1', [release.id]);
       const stateOf = new Map(rows.map((row) => [row.device_id, row.state]));

@@ -441,7 +441,7 @@ describe('OTA releases', () => {
       expect(response.status).toBe(200);
       expect(data).toEqual({
         release,
-        devices: { offered: 0, downloading: 0, installing: 0, installed: 0, failed: 0, rolledBack: 0, stalled: 0 },
+        devices: { offered: 0, downloading: 0, installing: 0, installed: 0, failed: 0, rolledBack: 0, stalled: 0, heldBack: 0 },
         autoPaused: false,
       });
     });
@@ -453,7 +453,7 @@ describe('OTA releases', () => {
 
       for (const gateway of [...gateways, gateways[0], gateways[0]]) await latest(gateway);
 
-      expect((await status(release.id)).data!.devices).toEqual({ offered: 2, downloading: 0, installing: 0, installed: 0, failed: 0, rolledBack: 0, stalled: 0 });
+      expect((await status(release.id)).data!.devices).toEqual({ offered: 2, downloading: 0, installing: 0, installed: 0, failed: 0, rolledBack: 0, stalled: 0, heldBack: 0 });
       const { rows } = await t.db.query<{ device_id: string; state: string }>('SELECT device_id, state FROM device_release_states WHERE release_id = $1 ORDER BY device_id', [
         release.id,
       ]);

@@ -1585,6 +1585,24 @@ export interface components {
              */
             logLevel: "error" | "warn" | "info" | "debug";
             /**
+             * @description Updates are held back (GET /ota/latest) while the latest soc of a battery is below this (%).
+             * @example 40
+             */
+            otaMinSoc: number;
+            /**
+             * @description Updates are held back while the latest temperature of a battery is outside this range (°C).
+             * @example {
+             *       "min": 0,
+             *       "max": 45
+             *     }
+             */
+            otaTemperatureRange?: {
+                /** @example 0 */
+                min: number;
+                /** @example 45 */
+                max: number;
+            };
+            /**
              * Format: date-time
              * @description Last change of the fleet defaults or of this device's overrides.
              * @example 2026-11-21T16:00:00.000Z
@@ -1745,6 +1763,24 @@ export interface components {
              */
             logLevel: "error" | "warn" | "info" | "debug";
             /**
+             * @description GET /ota/latest holds an update back while the latest soc of any battery of the device is below this (%). A device that reports no soc is not held back.
+             * @example 40
+             */
+            otaMinSoc: number;
+            /**
+             * @description GET /ota/latest holds an update back while the latest temperature of any battery of the device lies outside this range (°C, ends included). A device that reports no temperature is not held back. min below max.
+             * @example {
+             *       "min": 0,
+             *       "max": 45
+             *     }
+             */
+            otaTemperatureRange?: {
+                /** @example 0 */
+                min: number;
+                /** @example 45 */
+                max: number;
+            };
+            /**
              * Format: date-time
              * @example 2026-11-21T12:00:00.000Z
              */
@@ -1776,6 +1812,24 @@ export interface components {
              * @enum {string}
              */
             logLevel?: "error" | "warn" | "info" | "debug";
+            /**
+             * @description GET /ota/latest holds an update back while the latest soc of any battery of the device is below this (%). A device that reports no soc is not held back.
+             * @example 40
+             */
+            otaMinSoc?: number;
+            /**
+             * @description GET /ota/latest holds an update back while the latest temperature of any battery of the device lies outside this range (°C, ends included). A device that reports no temperature is not held back. min below max.
+             * @example {
+             *       "min": 0,
+             *       "max": 45
+             *     }
+             */
+            otaTemperatureRange?: {
+                /** @example 0 */
+                min?: number;
+                /** @example 45 */
+                max?: number;
+            };
         };
         SignupRequest: {
             /**
@@ -2060,6 +2114,14 @@ export interface components {
              */
             publishedAt: string;
         };
+        HeldBackResponse: {
+            /**
+             * @description LOW_SOC: a battery’s latest soc is below otaMinSoc. TEMPERATURE: a battery’s latest temperature is outside otaTemperatureRange.
+             * @example LOW_SOC
+             * @enum {string}
+             */
+            reason: "LOW_SOC" | "TEMPERATURE";
+        };
         LatestFirmwareResponse: {
             /**
              * @description Whether `firmware` is newer than what the gateway runs.
@@ -2083,6 +2145,13 @@ export interface components {
              *     }
              */
             firmware: components["schemas"]["FirmwareOfferResponse"] | null;
+            /**
+             * @description Present when a release is there for the gateway but waits for its batteries (updateAvailable is then false): a battery’s latest soc below otaMinSoc, or its temperature outside otaTemperatureRange (device configuration). Poll again later.
+             * @example {
+             *       "reason": "LOW_SOC"
+             *     }
+             */
+            heldBack?: components["schemas"]["HeldBackResponse"];
         };
         OtaEventRequest: {
             /**
@@ -2292,6 +2361,11 @@ export interface components {
              * @example 0
              */
             stalled: number;
+            /**
+             * @description Not yet updating, whose latest poll held the release back for their batteries (low soc or temperature).
+             * @example 4
+             */
+            heldBack: number;
         };
         FirmwareReleaseStatusResponse: {
             release: components["schemas"]["FirmwareReleaseResponse"];
@@ -2668,6 +2742,24 @@ export interface components {
              * @enum {string}
              */
             logLevel?: "error" | "warn" | "info" | "debug";
+            /**
+             * @description GET /ota/latest holds an update back while the latest soc of any battery of the device is below this (%). A device that reports no soc is not held back.
+             * @example 60
+             */
+            otaMinSoc?: number;
+            /**
+             * @description GET /ota/latest holds an update back while the latest temperature of any battery of the device lies outside this range (°C, ends included). A device that reports no temperature is not held back. min below max.
+             * @example {
+             *       "min": 5,
+             *       "max": 40
+             *     }
+             */
+            otaTemperatureRange?: {
+                /** @example 5 */
+                min?: number;
+                /** @example 40 */
+                max?: number;
+            };
         };
         DashboardDeviceConfigResponse: {
             /** @example gw-0001 */
@@ -2681,6 +2773,11 @@ export interface components {
              *       "otaCheckIntervalSec": 3600,
              *       "otaChannel": "stable",
              *       "logLevel": "info",
+             *       "otaMinSoc": 40,
+             *       "otaTemperatureRange": {
+             *         "min": 0,
+             *         "max": 45
+             *       },
              *       "updatedAt": "2026-11-21T12:00:00.000Z"
              *     }
              */
@@ -2732,6 +2829,24 @@ export interface components {
              * @enum {string|null}
              */
             logLevel?: "error" | "warn" | "info" | "debug" | null;
+            /**
+             * @description GET /ota/latest holds an update back while the latest soc of any battery of the device is below this (%). A device that reports no soc is not held back.
+             * @example 60
+             */
+            otaMinSoc?: number | null;
+            /**
+             * @description GET /ota/latest holds an update back while the latest temperature of any battery of the device lies outside this range (°C, ends included). A device that reports no temperature is not held back. min below max.
+             * @example {
+             *       "min": 5,
+             *       "max": 40
+             *     }
+             */
+            otaTemperatureRange?: {
+                /** @example 5 */
+                min?: number;
+                /** @example 40 */
+                max?: number;
+            } | null;
         };
         OtaHistoryItemResponse: {
             /** @example 42 */

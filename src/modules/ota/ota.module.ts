@@ -7,6 +7,8 @@ import { OtaMaintenance } from './application/ota-maintenance.js';
 import { OtaService } from './application/ota.service.js';
 import { FirmwareReleaseRepository } from './domain/firmware-release.repository.js';
 import { OtaDevices } from './domain/ota-devices.js';
+import { BatteryReadingsSource } from './domain/battery-guard.js';
+import { SqlBatteryReadings } from './infrastructure/sql-battery-readings.js';
 import { OtaEventStore } from './domain/ota-event.store.js';
 import { ReleaseOffers } from './domain/release-offers.js';
 import { AdminFirmwareController } from './http/admin-firmware.controller.js';
@@ -27,6 +29,7 @@ import { TypeOrmFirmwareReleaseRepository } from './infrastructure/typeorm-firmw
     { provide: ReleaseOffers, useClass: SqlReleaseOffers },
     { provide: OtaEventStore, useClass: SqlOtaEvents },
     { provide: OtaDevices, useClass: SnapshotOtaDevices },
+    { provide: BatteryReadingsSource, useClass: SqlBatteryReadings },
   ],
   exports: [OtaService],
 })

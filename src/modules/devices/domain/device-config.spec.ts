@@ -35,6 +35,11 @@ const validValue: { [K in keyof ConfigSettings]: fc.Arbitrary<ConfigSettings[K]>
   otaCheckIntervalSec: fc.integer({ min: 60, max: 604_800 }),
   otaChannel: fc.constantFrom('stable' as const, 'beta' as const),
   logLevel: fc.constantFrom('error' as const, 'warn' as const, 'info' as const, 'debug' as const),
+  otaMinSoc: fc.integer({ min: 0, max: 100 }),
+  otaTemperatureRange: fc
+    .tuple(fc.integer({ min: -40, max: 85 }), fc.integer({ min: -40, max: 85 }))
+    .filter(([a, b]) => a !== b)
+    .map(([a, b]) => ({ min: Math.min(a, b), max: Math.max(a, b) })),
 };
 
 const anOverrides: fc.Arbitrary<ConfigOverrides> = fc.record(validValue, { requiredKeys: [] });
@@ -45,6 +50,8 @@ const aPatch: fc.Arbitrary<ConfigPatch> = fc.record(
     otaCheckIntervalSec: fc.option(validValue.otaCheckIntervalSec, { nil: null }),
     otaChannel: fc.option(validValue.otaChannel, { nil: null }),
     logLevel: fc.option(validValue.logLevel, { nil: null }),
+    otaMinSoc: fc.option(validValue.otaMinSoc, { nil: null }),
+    otaTemperatureRange: fc.option(validValue.otaTemperatureRange, { nil: null }),
   },
   { requiredKeys: [] },
 );
@@ -52,8 +59,8 @@ const aPatch: fc.Arbitrary<ConfigPatch> = fc.record(
 describe('device configuration', () => {
   describe('validateConfigPatch', () => {
     it.each([
-      ['every key at its lower bound', { telemetryIntervalSec: 5, uploadBatchSize: 1, otaCheckIntervalSec: 60, otaChannel: 'stable', logLevel: 'error' }],
-      ['every key at its upper bound', { telemetryIntervalSec: 86_400, uploadBatchSize: 500, otaCheckIntervalSec: 604_800, otaChannel: 'beta', logLevel: 'debug' }],
+      ['every key at its lower bound', { telemetryIntervalSec: 5, uploadBatchSize: 1, otaCheckIntervalSec: 60, otaChannel: 'stable', logLevel: 'error', otaMinSoc: 0, otaTemperatureRange: { min: -40, max: -39 } }],
+      ['every key at its upper bound', { telemetryIntervalSec: 86_400, uploadBatchSize: 500, otaCheckIntervalSec: 604_800, otaChannel: 'beta', logLevel: 'debug', otaMinSoc: 100, otaTemperatureRange: { min: 84, max: 85 } }],
       ['one key', { logLevel: 'info' }],
     ])('accepts %s and returns the patch as given', (_name, body) => {
       expect(validateConfigPatch(body, withNull)).toEqual(body);
@@ -84,6 +91,18 @@ describe('device configuration', () => {
       ['logLevel', 'trace'],
       ['logLevel', ['debug']],
       ['logLevel', {}],
+      ['otaMinSoc', -1],
+      ['otaMinSoc', 101],
+      ['otaMinSoc', 40.5],
+      ['otaTemperatureRange', { min: 45, max: 0 }],
+      ['otaTemperatureRange', { min: 10, max: 10 }],
+      ['otaTemperatureRange', { min: 0 }],
+      ['otaTemperatureRange', { min: 0, max: 45, unit: 'C' }],
+      ['otaTemperatureRange', { min: 0.5, max: 45 }],
+      ['otaTemperatureRange', { min: -41, max: 45 }],
+      ['otaTemperatureRange', { min: 0, max: 86 }],
+      ['otaTemperatureRange', '0-45'],
+      ['otaTemperatureRange', [0, 45]],
     ])('refuses %s = %p, naming the key', (key, value) => {
       expect(refusedFields(() => validateConfigPatch({ [key]: value }, withNull))).toEqual([key]);
       expect(refusedFields(() => validateConfigPatch({ [key]: value }, withoutNull))).toEqual([key]);
@@ -129,6 +148,7 @@ describe('device configuration', () => {
         ['telemetryIntervalSec', 5, 86_400],
         ['uploadBatchSize', 1, 500],
         ['otaCheckIntervalSec', 60, 604_800],
+        ['otaMinSoc', 0, 100],
       ] as const;
       for (const [key, min, max] of intKeys) {
         fc.assert(

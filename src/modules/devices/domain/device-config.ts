@@ -12,6 +12,15 @@ export interface ConfigSettings {
   otaCheckIntervalSec: number;
   otaChannel: OtaChannel;
   logLevel: LogLevel;
+  /** An update is offered only while the battery's latest SoC is at least this (%). */
+  otaMinSoc: number;
+  /** …and its latest temperature within this range (°C, both ends included). */
+  otaTemperatureRange: TemperatureRange;
+}
+
+export interface TemperatureRange {
+  min: number;
+  max: number;
 }
 
 export type ConfigKey = keyof ConfigSettings;
@@ -19,7 +28,11 @@ export type ConfigOverrides = Partial<ConfigSettings>;
 /** A change: a value sets the key, null goes back to the fleet default (or, for defaults, is refused). */
 export type ConfigPatch = { [K in ConfigKey]?: ConfigSettings[K] | null };
 
-type Rule = { kind: 'int'; min: number; max: number; description: string } | { kind: 'enum'; values: readonly string[]; description: string };
+type Rule =
+  | { kind: 'int'; min: number; max: number; description: string }
+  | { kind: 'enum'; values: readonly string[]; description: string }
+  /** `{min, max}`, integers within [min, max] of the rule, min below max. */
+  | { kind: 'range'; min: number; max: number; description: string };
 
 /** Every key with its bounds; the OpenAPI document and the validation both read this table. */
 export const CONFIG_RULES: Record<ConfigKey, Rule> = {
@@ -28,6 +41,13 @@ export const CONFIG_RULES: Record<ConfigKey, Rule> = {
   otaCheckIntervalSec: { kind: 'int', min: 60, max: 604_800, description: 'Seconds between OTA checks.' },
   otaChannel: { kind: 'enum', values: ['stable', 'beta'], description: 'Release channel: beta gateways also receive stable releases.' },
   logLevel: { kind: 'enum', values: ['error', 'warn', 'info', 'debug'], description: 'How much the gateway logs locally.' },
+  otaMinSoc: { kind: 'int', min: 0, max: 100, description: 'GET /ota/latest holds an update back while the latest soc of any battery of the device is below this (%). A device that reports no soc is not held back.' },
+  otaTemperatureRange: {
+    kind: 'range',
+    min: -40,
+    max: 85,
+    description: 'GET /ota/latest holds an update back while the latest temperature of any battery of the device lies outside this range (°C, ends included). A device that reports no temperature is not held back.',
+  },
 };
 
 export const CONFIG_KEYS = Object.keys(CONFIG_RULES) as ConfigKey[];
@@ -39,6 +59,8 @@ export const INITIAL_FLEET_DEFAULTS: ConfigSettings = {
   otaCheckIntervalSec: 3600,
   otaChannel: 'stable',
   logLevel: 'warn',
+  otaMinSoc: 40,
+  otaTemperatureRange: { min: 0, max: 45 },
 };
 
 export interface FleetDefaults {
@@ -95,6 +117,11 @@ export function validateConfigPatch(body: unknown, options: { allowNull: boolean
         errors.push({ field: key, message: `${key} must be an integer from ${rule.min} to ${rule.max}${options.allowNull ? ', or null to use the fleet default' : ''}` });
         continue;
       }
+    } else if (rule.kind === 'range') {
+      if (!isRange(value, rule.min, rule.max)) {
+        errors.push({ field: key, message: `${key} must be {min, max}: integers from ${rule.min} to ${rule.max}, min below max${options.allowNull ? ', or null to use the fleet default' : ''}` });
+        continue;
+      }
     } else if (typeof value !== 'string' || !rule.values.includes(value)) {
       errors.push({ field: key, message: `${key} must be one of ${rule.values.join(', ')}${options.allowNull ? ', or null to use the fleet default' : ''}` });
       continue;
@@ -106,6 +133,14 @@ export function validateConfigPatch(body: unknown, options: { allowNull: boolean
   return patch as ConfigPatch;
 }
 
+function isRange(value: unknown, lowest: number, highest: number): value is TemperatureRange {
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) return false;
+  const keys = Object.keys(value);
+  const { min, max } = value as Record<string, unknown>;
+  const bounded = (x: unknown) => typeof x === 'number' && Number.isInteger(x) && x >= lowest && x <= highest;
+  return keys.length === 2 && bounded(min) && bounded(max) && (min as number) < (max as number);
+}
+
 /** Overrides after a patch; `changed` is false when the patch restates what is there. */
 export function applyPatch(current: ConfigOverrides, patch: ConfigPatch): { overrides: ConfigOverrides; changed: boolean } {
   const next: Record<string, unknown> = { ...current };
@@ -113,6 +148,7 @@ export function applyPatch(current: ConfigOverrides, patch: ConfigPatch): { over
     if (value === null) delete next[key];
     else next[key] = value;
   }
-  const changed = CONFIG_KEYS.some((key) => next[key] !== (current as Record<string, unknown>)[key]);
+  // JSON text, not identity: a range is an object.
+  const changed = CONFIG_KEYS.some((key) => JSON.stringify(next[key]) !== JSON.stringify((current as Record<string, unknown>)[key]));
   return { overrides: next as ConfigOverrides, changed };
 }

@@ -1,14 +1,20 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Allow, IsInt, Max, Min } from 'class-validator';
 import type { DeviceConfigView } from '../application/device-config.service.js';
-import { CONFIG_RULES, type ConfigOverrides, type ConfigSettings, type FleetDefaults } from '../domain/device-config.js';
+import { CONFIG_RULES, type ConfigOverrides, type ConfigSettings, type FleetDefaults, type TemperatureRange } from '../domain/device-config.js';
 import { DeviceConfigResponse } from './device.response.js';
 
 const rule = CONFIG_RULES;
-type IntKey = 'telemetryIntervalSec' | 'uploadBatchSize' | 'otaCheckIntervalSec';
+type IntKey = 'telemetryIntervalSec' | 'uploadBatchSize' | 'otaCheckIntervalSec' | 'otaMinSoc';
 /** Documentation examples, within the rule bounds: the shipped fleet defaults, and a typical override. */
-const DEFAULT_EXAMPLES: Record<IntKey, number> = { telemetryIntervalSec: 60, uploadBatchSize: 50, otaCheckIntervalSec: 3600 };
-const OVERRIDE_EXAMPLES: Record<IntKey, number> = { telemetryIntervalSec: 300, uploadBatchSize: 100, otaCheckIntervalSec: 21_600 };
+const DEFAULT_EXAMPLES: Record<IntKey, number> = { telemetryIntervalSec: 60, uploadBatchSize: 50, otaCheckIntervalSec: 3600, otaMinSoc: 40 };
+const OVERRIDE_EXAMPLES: Record<IntKey, number> = { telemetryIntervalSec: 300, uploadBatchSize: 100, otaCheckIntervalSec: 21_600, otaMinSoc: 60 };
+/** The temperature range: an object of two integers. */
+const rangeDoc = (example: TemperatureRange = { min: 0, max: 45 }) => {
+  const r = rule.otaTemperatureRange as { min: number; max: number; description: string };
+  const end = (value: number) => ({ type: 'integer' as const, minimum: r.min, maximum: r.max, example: value });
+  return { type: 'object' as const, required: ['min', 'max'], properties: { min: end(example.min), max: end(example.max) }, description: `${r.description} min below max.`, example };
+};
 const intDoc = (key: IntKey, example: number = DEFAULT_EXAMPLES[key]) => {
   const r = rule[key] as { min: number; max: number; description: string };
   return { type: 'integer' as const, minimum: r.min, maximum: r.max, description: r.description, example };
@@ -47,6 +53,14 @@ export class ConfigOverridesPatchRequest {
   @ApiPropertyOptional({ ...enumDoc('logLevel'), nullable: true })
   @Allow()
   logLevel?: ConfigSettings['logLevel'] | null;
+
+  @ApiPropertyOptional({ ...intDoc('otaMinSoc', OVERRIDE_EXAMPLES.otaMinSoc), nullable: true })
+  @Allow()
+  otaMinSoc?: number | null;
+
+  @ApiPropertyOptional({ ...rangeDoc({ min: 5, max: 40 }), nullable: true })
+  @Allow()
+  otaTemperatureRange?: TemperatureRange | null;
 }
 
 export class ConfigDefaultsPatchRequest {
@@ -69,6 +83,14 @@ export class ConfigDefaultsPatchRequest {
   @ApiPropertyOptional(enumDoc('logLevel'))
   @Allow()
   logLevel?: ConfigSettings['logLevel'];
+
+  @ApiPropertyOptional(intDoc('otaMinSoc'))
+  @Allow()
+  otaMinSoc?: number;
+
+  @ApiPropertyOptional(rangeDoc())
+  @Allow()
+  otaTemperatureRange?: TemperatureRange;
 }
 
 export class ConfigOverridesResponse {
@@ -82,6 +104,10 @@ export class ConfigOverridesResponse {
   otaChannel?: ConfigSettings['otaChannel'];
   @ApiPropertyOptional(enumDoc('logLevel'))
   logLevel?: ConfigSettings['logLevel'];
+  @ApiPropertyOptional(intDoc('otaMinSoc', OVERRIDE_EXAMPLES.otaMinSoc))
+  otaMinSoc?: number;
+  @ApiPropertyOptional(rangeDoc({ min: 5, max: 40 }))
+  otaTemperatureRange?: TemperatureRange;
 }
 
 export class DashboardDeviceConfigResponse {
@@ -91,7 +117,7 @@ export class DashboardDeviceConfigResponse {
   @ApiProperty({
     type: DeviceConfigResponse,
     description: 'The configuration the device should run: fleet defaults merged with its overrides.',
-    example: { version: 3, telemetryIntervalSec: 300, uploadBatchSize: 50, otaCheckIntervalSec: 3600, otaChannel: 'stable', logLevel: 'info', updatedAt: '2026-11-21T12:00:00.000Z' },
+    example: { version: 3, telemetryIntervalSec: 300, uploadBatchSize: 50, otaCheckIntervalSec: 3600, otaChannel: 'stable', logLevel: 'info', otaMinSoc: 40, otaTemperatureRange: { min: 0, max: 45 }, updatedAt: '2026-11-21T12:00:00.000Z' },
   })
   config!: DeviceConfigResponse;
 
@@ -133,6 +159,10 @@ export class ConfigDefaultsResponse {
   otaChannel!: ConfigSettings['otaChannel'];
   @ApiProperty(enumDoc('logLevel'))
   logLevel!: ConfigSettings['logLevel'];
+  @ApiProperty(intDoc('otaMinSoc'))
+  otaMinSoc!: number;
+  @ApiProperty(rangeDoc())
+  otaTemperatureRange!: TemperatureRange;
 
   @ApiProperty({ format: 'date-time', example: '2026-11-21T12:00:00.000Z' })
   updatedAt!: string;

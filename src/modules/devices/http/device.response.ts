@@ -23,6 +23,18 @@ export class DeviceConfigResponse {
   @ApiProperty({ enum: ['error', 'warn', 'info', 'debug'], example: 'warn', description: 'How much the gateway logs locally.' })
   logLevel!: 'error' | 'warn' | 'info' | 'debug';
 
+  @ApiProperty({ description: 'Updates are held back (GET /ota/latest) while the latest soc of a battery is below this (%).', example: 40 })
+  otaMinSoc!: number;
+
+  @ApiProperty({
+    type: 'object',
+    required: ['min', 'max'],
+    properties: { min: { type: 'integer', example: 0 }, max: { type: 'integer', example: 45 } },
+    description: 'Updates are held back while the latest temperature of a battery is outside this range (°C).',
+    example: { min: 0, max: 45 },
+  })
+  otaTemperatureRange!: { min: number; max: number };
+
   @ApiProperty({ format: 'date-time', example: '2026-11-21T16:00:00.000Z', description: 'Last change of the fleet defaults or of this device\'s overrides.' })
   updatedAt!: string;
 
@@ -34,6 +46,8 @@ export class DeviceConfigResponse {
       otaCheckIntervalSec: config.otaCheckIntervalSec,
       otaChannel: config.otaChannel,
       logLevel: config.logLevel,
+      otaMinSoc: config.otaMinSoc,
+      otaTemperatureRange: { min: config.otaTemperatureRange.min, max: config.otaTemperatureRange.max },
       updatedAt: config.updatedAt.toISOString(),
     };
   }

@@ -42,7 +42,8 @@ export class TypeOrmFleetDefaultsStore extends FleetDefaultsStore {
       const current = fromRecord(record);
       precondition(current);
       const settings = { ...current.settings, ...patch } as ConfigSettings;
-      if (CONFIG_KEYS.every((key) => settings[key] === current.settings[key])) return current;
+      // JSON text, not identity: a range is an object.
+      if (CONFIG_KEYS.every((key) => JSON.stringify(settings[key]) === JSON.stringify(current.settings[key]))) return current;
       const result = await tx
         .createQueryBuilder()
         .update(ConfigDefaultsRecord)

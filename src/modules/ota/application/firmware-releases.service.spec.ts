@@ -123,7 +123,7 @@ describe('FirmwareReleasesService', () => {
 
       const { counts, autoPaused } = await service.status(release.id);
 
-      expect(counts).toEqual({ offered: 12, downloading: 1, installing: 1, stalled: 3, installed: 3, failed: 1, rolledBack: 1 });
+      expect(counts).toEqual({ offered: 12, downloading: 1, installing: 1, stalled: 3, installed: 3, failed: 1, rolledBack: 1, heldBack: 0 });
       expect(autoPaused).toBe(false);
     });
 

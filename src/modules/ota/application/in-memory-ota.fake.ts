@@ -7,6 +7,7 @@ import { OtaDevices } from '../domain/ota-devices.js';
 import type { OtaEvent } from '../domain/ota-event.js';
 import { OtaEventStore, type HistoryFilter, type OtaEventBatch, type ReleaseStateChange, type StoredOtaEvent } from '../domain/ota-event.store.js';
 import { ReleaseOffers } from '../domain/release-offers.js';
+import { BatteryReadingsSource, type BatteryReadings, type HeldBackReason } from '../domain/battery-guard.js';
 
 /*
  * In-memory fakes of the ota ports for unit tests (excluded from the build: *.fake.ts). They share
@@ -22,6 +23,11 @@ export interface FakeDevice {
   channel: OtaChannel;
   firmwareReportedAt: Date | null;
   lastSeenAt: Date | null;
+  /** The newest soc and temperature of each battery (device_latest_metrics). */
+  socs: number[];
+  temperatures: number[];
+  minSoc: number;
+  temperatureRange: { min: number; max: number };
 }
 
 export interface FakeReleaseState {
@@ -52,10 +58,23 @@ export class InMemoryOtaTables {
   readonly states = new Map<string, FakeReleaseState>();
   readonly events: FakeEvent[] = [];
   readonly devices = new Map<string, FakeDevice>();
+  /** device_release_states.held_back_reason, by `${releaseId}:${deviceId}`. */
+  readonly heldBack = new Map<string, HeldBackReason>();
   private nextEventId = 1;
 
   addDevice(device: Partial<FakeDevice> & { deviceId: string }): FakeDevice {
-    const stored: FakeDevice = { hardwareId: 'hw-a', firmwareVersion: '0.1.3', channel: 'stable', firmwareReportedAt: null, lastSeenAt: null, ...device };
+    const stored: FakeDevice = {
+      hardwareId: 'hw-a',
+      firmwareVersion: '0.1.3',
+      channel: 'stable',
+      firmwareReportedAt: null,
+      lastSeenAt: null,
+      socs: [],
+      temperatures: [],
+      minSoc: 40,
+      temperatureRange: { min: 0, max: 45 },
+      ...device,
+    };
     this.devices.set(stored.deviceId, stored);
     return stored;
   }
@@ -141,9 +160,13 @@ export class InMemoryFirmwareReleaseRepository extends FirmwareReleaseRepository
 
   /** The rule of TypeOrmFirmwareReleaseRepository.counts, over the in-memory rows. */
   async counts(id: string, stalledBefore: Date, onlySinceBudgetStart = false): Promise<ReleaseCounts> {
-    const counts: ReleaseCounts = { offered: 0, downloading: 0, installing: 0, installed: 0, failed: 0, rolledBack: 0, stalled: 0 };
+    const counts: ReleaseCounts = { offered: 0, downloading: 0, installing: 0, installed: 0, failed: 0, rolledBack: 0, stalled: 0, heldBack: 0 };
     const stored = this.tables.releases.get(id);
     if (!stored) return counts;
+    for (const key of this.tables.heldBack.keys()) {
+      const state = this.tables.states.get(key);
+      if (key.startsWith(`${id}:`) && (!state || state.state === 'offered')) counts.heldBack++;
+    }
     const releaseVersion = FirmwareVersion.parse(stored.release.version);
     for (const state of this.tables.states.values()) {
       const device = this.tables.devices.get(state.deviceId);
@@ -176,8 +199,12 @@ export class InMemoryFirmwareReleaseRepository extends FirmwareReleaseRepository
 }
 
 export class InMemoryReleaseOffers extends ReleaseOffers {
-  /** How many times an offer was written: the service remembers offers to save these writes. */
+  /** How many times an outcome (offer or hold-back) was written: the service remembers them to save these writes. */
   offerWrites = 0;
+  /** held_back_reason per release and device (the tables hold it). */
+  get heldBack(): Map<string, HeldBackReason> {
+    return this.tables.heldBack;
+  }
 
   constructor(private readonly tables: InMemoryOtaTables) {
     super();
@@ -189,8 +216,14 @@ export class InMemoryReleaseOffers extends ReleaseOffers {
 
   async recordOffer(deviceId: string, releaseId: string, now: Date): Promise<void> {
     this.offerWrites++;
+    this.heldBack.delete(stateKey(releaseId, deviceId));
     const current = this.tables.state(releaseId, deviceId);
     this.tables.setState(current ? { ...current, offeredAt: current.offeredAt ?? now } : { deviceId, releaseId, state: 'offered', offeredAt: now, lastEventTs: null, lastEventAt: null });
+  }
+
+  async recordHeldBack(deviceId: string, releaseId: string, reason: HeldBackReason): Promise<void> {
+    this.offerWrites++;
+    this.heldBack.set(stateKey(releaseId, deviceId), reason);
   }
 }
 
@@ -313,10 +346,24 @@ export class InMemoryOtaDevices extends OtaDevices {
 
   async target(deviceId: string): Promise<OtaTarget | null> {
     const device = this.tables.devices.get(deviceId);
-    return device ? { deviceId, hardwareId: device.hardwareId, firmwareVersion: FirmwareVersion.parse(device.firmwareVersion), channel: device.channel } : null;
+    return device
+      ? { deviceId, hardwareId: device.hardwareId, firmwareVersion: FirmwareVersion.parse(device.firmwareVersion), channel: device.channel, minSoc: device.minSoc, temperatureRange: device.temperatureRange }
+      : null;
   }
 
   firmwareChanged(deviceId: string): void {
     this.firmwareChanges.push(deviceId);
+  }
+}
+
+/** The newest soc and temperature of the fake devices' batteries. */
+export class InMemoryBatteryReadings extends BatteryReadingsSource {
+  constructor(private readonly tables: InMemoryOtaTables) {
+    super();
+  }
+
+  async of(deviceId: string): Promise<BatteryReadings> {
+    const device = this.tables.devices.get(deviceId);
+    return { socs: [...(device?.socs ?? [])], temperatures: [...(device?.temperatures ?? [])] };
   }
 }

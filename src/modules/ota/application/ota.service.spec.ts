@@ -7,7 +7,7 @@ import { loadEnv } from '../../../config/env.js';
 import { UnauthorizedError } from '../../../shared/domain-error.js';
 import type { OtaEvent, OtaEventType } from '../domain/ota-event.js';
 import { FirmwareReleasesService, type PublishRelease } from './firmware-releases.service.js';
-import { InMemoryFirmwareReleaseRepository, InMemoryOtaDevices, InMemoryOtaEventStore, InMemoryOtaTables, InMemoryReleaseOffers } from './in-memory-ota.fake.js';
+import { InMemoryBatteryReadings, InMemoryFirmwareReleaseRepository, InMemoryOtaDevices, InMemoryOtaEventStore, InMemoryOtaTables, InMemoryReleaseOffers } from './in-memory-ota.fake.js';
 import { RecordingEventLog } from '../../events/application/recording-event-log.fake.js';
 import { OtaService } from './ota.service.js';
 
@@ -36,7 +36,7 @@ function setUp(options: { deletedOnceRead?: boolean } = {}) {
   const devices = options.deletedOnceRead ? new DeletedOnceRead(tables) : new InMemoryOtaDevices(tables);
   const eventLog = new RecordingEventLog();
   const releasesService = new FirmwareReleasesService(releases, eventLog, clock, loadEnv({}), new RecordingAuditLog());
-  const service = new OtaService(devices, offers, releases, releasesService, new InMemoryOtaEventStore(tables), eventLog, clock);
+  const service = new OtaService(devices, offers, releases, releasesService, new InMemoryOtaEventStore(tables), eventLog, new InMemoryBatteryReadings(tables), clock);
   tables.addDevice({ deviceId: GATEWAY, hardwareId: 'hw-a', firmwareVersion: '0.1.3', channel: 'stable' });
   const publish = (overrides: Partial<PublishRelease> = {}) => {
     const version = overrides.version ?? '0.1.50';
@@ -108,17 +108,81 @@ describe('OtaService', () => {
     });
   });
 
-  describe('recordOffer', () => {
-    it('records the offer once per device and release; a repeated poll costs no write', async () => {
+  describe('recordOutcome', () => {
+    it('records the offer once per device and release; a repeated poll within a minute costs no write', async () => {
       const { service, publish, offers, tables, clock } = setUp();
       const release = await publish();
 
-      await service.recordOffer(GATEWAY, release);
-      clock.advanceSec(60);
-      await service.recordOffer(GATEWAY, release);
+      await service.recordOutcome(GATEWAY, await service.latest(GATEWAY));
+      clock.advanceSec(30);
+      await service.recordOutcome(GATEWAY, await service.latest(GATEWAY));
 
       expect(offers.offerWrites).toBe(1);
       expect(tables.state(release.id, GATEWAY)).toEqual({ deviceId: GATEWAY, releaseId: release.id, state: 'offered', offeredAt: START, lastEventTs: null, lastEventAt: null });
+    });
+
+    it('writes again when the outcome changes, and after a minute (another instance may have written since)', async () => {
+      const { service, publish, offers, tables, clock } = setUp();
+      const release = await publish();
+      const key = `${release.id}:${GATEWAY}`;
+
+      await service.recordOutcome(GATEWAY, await service.latest(GATEWAY));
+      tables.devices.get(GATEWAY)!.socs = [10];
+      await service.recordOutcome(GATEWAY, await service.latest(GATEWAY));
+      expect(offers.heldBack.get(key)).toBe('LOW_SOC');
+      tables.devices.get(GATEWAY)!.socs = [90];
+      await service.recordOutcome(GATEWAY, await service.latest(GATEWAY));
+      expect(offers.heldBack.has(key)).toBe(false);
+      clock.advanceSec(61);
+      await service.recordOutcome(GATEWAY, await service.latest(GATEWAY));
+
+      expect(offers.offerWrites).toBe(4);
+    });
+  });
+
+  describe('battery-aware offers', () => {
+    it('holds the release back while any battery is below otaMinSoc or outside the temperature range, with its own ETag', async () => {
+      const { service, publish, tables } = setUp();
+      const release = await publish();
+      const device = tables.devices.get(GATEWAY)!;
+      const offered = await service.latest(GATEWAY);
+      expect(offered).toMatchObject({ release: { id: release.id }, heldBack: null });
+
+      device.socs = [80, 39.9];
+      const lowSoc = await service.latest(GATEWAY);
+      expect(lowSoc).toMatchObject({ release: null, heldBack: { reason: 'LOW_SOC', release: { id: release.id } } });
+
+      device.socs = [40];
+      device.temperatures = [45.5];
+      const hot = await service.latest(GATEWAY);
+      expect(hot).toMatchObject({ release: null, heldBack: { reason: 'TEMPERATURE' } });
+      device.temperatures = [-0.1];
+      expect((await service.latest(GATEWAY)).heldBack?.reason).toBe('TEMPERATURE');
+
+      device.temperatures = [0, 45];
+      const recovered = await service.latest(GATEWAY);
+      expect(recovered).toMatchObject({ release: { id: release.id }, heldBack: null });
+      expect(new Set([offered.etag, lowSoc.etag, hot.etag]).size).toBe(3);
+      expect(recovered.etag).toBe(offered.etag);
+    });
+
+    it('never holds back a device that reports neither soc nor temperature, and follows the device’s own thresholds', async () => {
+      const { service, publish, tables } = setUp();
+      await publish();
+      const device = tables.devices.get(GATEWAY)!;
+      expect((await service.latest(GATEWAY)).heldBack).toBeNull();
+
+      device.socs = [30];
+      device.minSoc = 25;
+      expect((await service.latest(GATEWAY)).heldBack).toBeNull();
+      device.minSoc = 31;
+      expect((await service.latest(GATEWAY)).heldBack?.reason).toBe('LOW_SOC');
+    });
+
+    it('without a release to offer, nothing is held back', async () => {
+      const { service, tables } = setUp();
+      tables.devices.get(GATEWAY)!.socs = [1];
+      expect(await service.latest(GATEWAY)).toMatchObject({ release: null, heldBack: null });
     });
   });
 

@@ -7,6 +7,7 @@ import { FirmwareVersion } from '../../../shared/kernel/firmware-version.js';
 import { selectRelease, type FirmwareRelease, type OtaTarget } from '../domain/firmware-release.js';
 import { FirmwareReleaseRepository } from '../domain/firmware-release.repository.js';
 import { OtaDevices } from '../domain/ota-devices.js';
+import { BatteryReadingsSource, heldBackBy, type HeldBackReason } from '../domain/battery-guard.js';
 import { coalesceProgress, PROGRESS_COALESCE_SEC, releaseStateAfter, runningVersionAfter, type OtaEvent } from '../domain/ota-event.js';
 import { OtaEventStore, type HistoryFilter, type ReleaseStateChange, type StoredOtaEvent } from '../domain/ota-event.store.js';
 import { ReleaseOffers } from '../domain/release-offers.js';
@@ -16,6 +17,8 @@ import { FirmwareReleasesService } from './firmware-releases.service.js';
 /** How far ahead of the service's clock an event's ts may be (gateway clocks drift). */
 const MAX_FUTURE_SKEW_MS = 5 * 60 * 1000;
 const OFFERS_REMEMBERED = 100_000;
+/** An outcome this instance recorded is written again after this long: another instance may have recorded a different one since. */
+const OUTCOME_REWRITE_MS = 60_000;
 
 /**
  * The reports that end an update attempt, each told once as an event (ota.succeeded / ota.failed).
@@ -26,7 +29,10 @@ const isOutcome = (event: OtaEvent): boolean => OUTCOMES.has(event.type);
 
 export interface LatestFirmware {
   currentVersion: string;
+  /** The release to install now; null when there is none or it waits for the batteries. */
   release: FirmwareRelease | null;
+  /** The release that waits, and why; null when nothing is held back. */
+  heldBack: { reason: HeldBackReason; release: FirmwareRelease } | null;
   etag: string;
 }
 
@@ -40,8 +46,11 @@ export interface EventsOutcome {
 /** The gateway side of OTA: what to install next, and what happened while installing. */
 @Injectable()
 export class OtaService {
-  /** Offers already recorded by this instance: a device polling without If-None-Match costs no write. */
-  private readonly recordedOffers = new Set<string>();
+  /**
+   * What this instance last recorded per (release, device), offered or held back, and when: a
+   * device polling without If-None-Match costs no write while its outcome stays the same.
+   */
+  private readonly recordedOutcomes = new Map<string, { outcome: string; at: number }>();
 
   constructor(
     private readonly devices: OtaDevices,
@@ -50,24 +59,47 @@ export class OtaService {
     private readonly releasesService: FirmwareReleasesService,
     private readonly events: OtaEventStore,
     private readonly eventLog: EventLog,
+    private readonly batteries: BatteryReadingsSource,
     private readonly clock: Clock,
   ) {}
 
-  /** From memory while neither the device nor any release changed: no query for a poll. */
+  /**
+   * From memory while neither the device nor any release changed: no query for a poll that has no
+   * release to offer. A release to offer waits while the device's batteries say so (heldBackBy:
+   * their newest soc and temperature, one read), and the answer's ETag says which.
+   */
   async latest(deviceId: string): Promise<LatestFirmware> {
     const device = await this.requireDevice(deviceId);
-    const release = selectRelease(await this.offers.offerableReleases(), device);
-    const fingerprint = createHash('sha256').update(`${device.firmwareVersion.value}|${release?.id ?? '-'}`).digest('base64url').slice(0, 22);
-    return { currentVersion: device.firmwareVersion.value, release, etag: strongTag(`ota-${fingerprint}`) };
+    const candidate = selectRelease(await this.offers.offerableReleases(), device);
+    const reason = candidate ? heldBackBy(await this.batteries.of(deviceId), device.minSoc, device.temperatureRange) : null;
+    const fingerprint = createHash('sha256')
+      .update(`${device.firmwareVersion.value}|${candidate?.id ?? '-'}|${reason ?? '-'}`)
+      .digest('base64url')
+      .slice(0, 22);
+    return {
+      currentVersion: device.firmwareVersion.value,
+      release: reason ? null : candidate,
+      heldBack: reason && candidate ? { reason, release: candidate } : null,
+      etag: strongTag(`ota-${fingerprint}`),
+    };
   }
 
-  /** The release status counts devices offered; remembered once per device and release. */
-  async recordOffer(deviceId: string, release: FirmwareRelease): Promise<void> {
+  /**
+   * The release status counts devices offered and held back: the outcome of a poll is written when
+   * it differs from what this instance last wrote for the device and release, or that is a minute old.
+   */
+  async recordOutcome(deviceId: string, latest: LatestFirmware): Promise<void> {
+    const release = latest.release ?? latest.heldBack?.release;
+    if (!release) return;
+    const outcome = latest.heldBack?.reason ?? 'offered';
     const key = `${release.id}:${deviceId}`;
-    if (this.recordedOffers.has(key)) return;
-    await this.offers.recordOffer(deviceId, release.id, this.clock.now());
-    if (this.recordedOffers.size >= OFFERS_REMEMBERED) this.recordedOffers.clear();
-    this.recordedOffers.add(key);
+    const now = this.clock.now();
+    const recorded = this.recordedOutcomes.get(key);
+    if (recorded && recorded.outcome === outcome && now.getTime() - recorded.at < OUTCOME_REWRITE_MS) return;
+    if (latest.heldBack) await this.offers.recordHeldBack(deviceId, release.id, latest.heldBack.reason, now);
+    else await this.offers.recordOffer(deviceId, release.id, now);
+    if (this.recordedOutcomes.size >= OFFERS_REMEMBERED) this.recordedOutcomes.clear();
+    this.recordedOutcomes.set(key, { outcome, at: now.getTime() });
   }
 
   /**

@@ -20,6 +20,8 @@ export interface ReleaseCounts {
   failed: number;
   rolledBack: number;
   stalled: number;
+  /** Held back for their batteries at their latest poll, and not updating yet. */
+  heldBack: number;
 }
 
 /** Port for firmware releases as administrators publish and steer them. The abstract class doubles as the injection token. */

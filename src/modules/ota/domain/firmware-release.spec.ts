@@ -36,6 +36,8 @@ function aTarget(overrides: Partial<Omit<OtaTarget, 'firmwareVersion'>> & { firm
     hardwareId: overrides.hardwareId ?? 'hw-a',
     firmwareVersion: FirmwareVersion.parse(overrides.firmwareVersion ?? '0.1.9'),
     channel: overrides.channel ?? 'stable',
+    minSoc: 40,
+    temperatureRange: { min: 0, max: 45 },
   };
 }
 

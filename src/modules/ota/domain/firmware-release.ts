@@ -29,6 +29,9 @@ export interface OtaTarget {
   hardwareId: string;
   firmwareVersion: FirmwareVersion;
   channel: OtaChannel;
+  /** The battery conditions an update waits for (the device's configuration). */
+  minSoc: number;
+  temperatureRange: { min: number; max: number };
 }
 
 /**

@@ -44,7 +44,7 @@ export class OtaController implements OnModuleInit {
       reply.status(304);
       return undefined;
     }
-    if (latest.release) await this.ota.recordOffer(device.deviceId, latest.release);
+    await this.ota.recordOutcome(device.deviceId, latest);
     return LatestFirmwareResponse.from(latest);
   }
 

@@ -75,6 +75,11 @@ export class FirmwareOfferResponse {
   publishedAt!: string;
 }
 
+export class HeldBackResponse {
+  @ApiProperty({ enum: ['LOW_SOC', 'TEMPERATURE'], example: 'LOW_SOC', description: 'LOW_SOC: a battery’s latest soc is below otaMinSoc. TEMPERATURE: a battery’s latest temperature is outside otaTemperatureRange.' })
+  reason!: 'LOW_SOC' | 'TEMPERATURE';
+}
+
 export class LatestFirmwareResponse {
   @ApiProperty({ description: 'Whether `firmware` is newer than what the gateway runs.', example: true })
   updateAvailable!: boolean;
@@ -90,6 +95,13 @@ export class LatestFirmwareResponse {
   })
   firmware!: FirmwareOfferResponse | null;
 
+  @ApiPropertyOptional({
+    type: HeldBackResponse,
+    example: { reason: 'LOW_SOC' },
+    description: 'Present when a release is there for the gateway but waits for its batteries (updateAvailable is then false): a battery’s latest soc below otaMinSoc, or its temperature outside otaTemperatureRange (device configuration). Poll again later.',
+  })
+  heldBack?: HeldBackResponse;
+
   static from(latest: LatestFirmware): LatestFirmwareResponse {
     const release = latest.release;
     return {
@@ -98,6 +110,7 @@ export class LatestFirmwareResponse {
       firmware: release
         ? { version: release.version, url: release.url, sha256: release.sha256, size: release.size, releaseNotes: release.releaseNotes, publishedAt: release.publishedAt.toISOString() }
         : null,
+      ...(latest.heldBack ? { heldBack: { reason: latest.heldBack.reason } } : {}),
     };
   }
 }
@@ -457,6 +470,8 @@ export class ReleaseCountsResponse {
   rolledBack!: number;
   @ApiProperty({ description: 'Started a download or install and silent for OTA_STALL_TIMEOUT_SEC.', example: 0 })
   stalled!: number;
+  @ApiProperty({ description: 'Not yet updating, whose latest poll held the release back for their batteries (low soc or temperature).', example: 4 })
+  heldBack!: number;
 }
 
 export class FirmwareReleaseStatusResponse {

@@ -19,7 +19,14 @@ export class SnapshotOtaDevices extends OtaDevices {
     const device = await this.snapshots.get(deviceId);
     if (!device) return null;
     const config = await this.configs.of(device);
-    return { deviceId, hardwareId: device.hardwareId, firmwareVersion: device.firmwareVersion, channel: config.otaChannel };
+    return {
+      deviceId,
+      hardwareId: device.hardwareId,
+      firmwareVersion: device.firmwareVersion,
+      channel: config.otaChannel,
+      minSoc: config.otaMinSoc,
+      temperatureRange: config.otaTemperatureRange,
+    };
   }
 
   /** The trigger announces it to every instance at commit; this instance forgets at once. */

@@ -4,6 +4,7 @@ import { Mirror } from '../../../shared/database/mirror.js';
 import { Sql } from '../../../shared/database/sql.js';
 import type { OtaChannel } from '../../../shared/kernel/ota-channel.js';
 import type { FirmwareRelease } from '../domain/firmware-release.js';
+import type { HeldBackReason } from '../domain/battery-guard.js';
 import { ReleaseOffers } from '../domain/release-offers.js';
 
 interface ReleaseRow {
@@ -75,10 +76,20 @@ export class SqlReleaseOffers extends ReleaseOffers {
 
   async recordOffer(deviceId: string, releaseId: string, now: Date): Promise<void> {
     await this.sql.rows(
-      `INSERT INTO device_release_states (device_id, release_id, state, offered_at, last_event_at) VALUES ($1, $2, 'offered', $3, NULL)
-       ON CONFLICT (release_id, device_id) DO UPDATE SET offered_at = COALESCE(device_release_states.offered_at, EXCLUDED.offered_at)`,
+      `INSERT INTO device_release_states AS s (device_id, release_id, state, offered_at, last_event_at) VALUES ($1, $2, 'offered', $3, NULL)
+       ON CONFLICT (release_id, device_id) DO UPDATE SET offered_at = COALESCE(s.offered_at, EXCLUDED.offered_at),
+         state = CASE WHEN s.state = 'held_back' THEN 'offered' ELSE s.state END, held_back_reason = NULL, held_back_at = NULL`,
       [deviceId, releaseId, now],
       'release_offer',
+    );
+  }
+
+  async recordHeldBack(deviceId: string, releaseId: string, reason: HeldBackReason, now: Date): Promise<void> {
+    await this.sql.rows(
+      `INSERT INTO device_release_states AS s (device_id, release_id, state, held_back_reason, held_back_at) VALUES ($1, $2, 'held_back', $3, $4)
+       ON CONFLICT (release_id, device_id) DO UPDATE SET held_back_reason = EXCLUDED.held_back_reason, held_back_at = EXCLUDED.held_back_at`,
+      [deviceId, releaseId, reason, now],
+      'release_held_back',
     );
   }
 }

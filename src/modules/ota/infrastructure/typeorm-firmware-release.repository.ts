@@ -156,6 +156,7 @@ export class TypeOrmFirmwareReleaseRepository extends FirmwareReleaseRepository 
         .addSelect("count(*) FILTER (WHERE s.state IN ('downloading', 'installing') AND s.lastEventAt < :stalledBefore)", 'stalled')
         .addSelect("count(*) FILTER (WHERE s.state = 'installed' AND firmware_version_key(d.firmware_version) >= firmware_version_key(r.version))", 'installed')
         .addSelect("count(*) FILTER (WHERE s.state = 'failed')", 'failed')
+        .addSelect("count(*) FILTER (WHERE s.heldBackReason IS NOT NULL AND s.state IN ('held_back', 'offered'))", 'heldBack')
         .addSelect(
           "count(*) FILTER (WHERE s.state = 'rolled_back' OR (s.state = 'installed' AND firmware_version_key(d.firmware_version) < firmware_version_key(r.version)))",
           'rolledBack',
@@ -177,6 +178,7 @@ export class TypeOrmFirmwareReleaseRepository extends FirmwareReleaseRepository 
       failed: count('failed'),
       rolledBack: count('rolledBack'),
       stalled: count('stalled'),
+      heldBack: count('heldBack'),
     };
   }
 
