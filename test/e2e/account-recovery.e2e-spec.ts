@@ -17,7 +17,7 @@ const LOGIN_MAX_FAILURES_PER_EMAIL = 3;
 const LOGIN_MAX_FAILURES_PER_ADDRESS = 5;
 /** Timed rounds of reset requests, each of PER_ROUND requests for an account's address and as many for an unknown one. */
 const ROUNDS = 15;
-const PER_ROUND = 5;
+const PER_ROUND = 10;
 const RESETS_PER_EMAIL = PER_ROUND;
 const RESETS_PER_ADDRESS = 5;
 

@@ -23,7 +23,8 @@ const MAX_RUN_GAP_MS = 24 * HOUR_MS;
 @Injectable()
 export class BatteryEnergy implements OnApplicationBootstrap {
   private readonly logger = new Logger(BatteryEnergy.name);
-  private draining: Promise<number> | null = null;
+  private running: Promise<number> | null = null;
+  private queued: Promise<number> | null = null;
 
   constructor(
     private readonly store: BatteryEnergyStore,
@@ -34,12 +35,25 @@ export class BatteryEnergy implements OnApplicationBootstrap {
     this.scheduler.addInterval('battery-energy', setInterval(() => void this.drain(), RECOMPUTE_INTERVAL_MS));
   }
 
-  /** Recomputes every stale hour (one drain at a time per instance); the number of hours. */
+  /**
+   * Recomputes every hour marked stale before the call; the number of hours. One pass at a time per
+   * instance: a call during a pass waits for it and then for one more (shared by every such call),
+   * since the running pass may have missed marks made after it began.
+   */
   drain(): Promise<number> {
-    this.draining ??= this.drainAll().finally(() => {
-      this.draining = null;
+    if (!this.running) return this.startPass();
+    this.queued ??= this.running.then(() => {
+      this.queued = null;
+      return this.startPass();
     });
-    return this.draining;
+    return this.queued;
+  }
+
+  private startPass(): Promise<number> {
+    this.running = this.drainAll().finally(() => {
+      this.running = null;
+    });
+    return this.running;
   }
 
   /** The battery's energy in buckets of `bucketSec` over [from, to) (aligned to the buckets), fresh. */
