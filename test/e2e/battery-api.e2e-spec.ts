@@ -228,6 +228,78 @@ describe('batteries through the API', () => {
       expect(deviations).toEqual([...deviations].sort((a, b) => b - a));
     });
 
+    it('sohDecline: soh points lost per 30 days, the planted battery first', async () => {
+      const dayStart = Math.floor(Date.now() / DAY) * DAY;
+      const declines = [0.01, 0.012, 0.014, 0.016, 0.5];
+      const ids: string[] = [];
+      for (const [k, perDay] of declines.entries()) {
+        const gateway = await aClaimedDevice(t, owner);
+        // One soh a day at noon for the 10 days before today.
+        const records = Array.from({ length: 10 }, (_, i) => ({ ts: iso(dayStart - (10 - i) * DAY + 12 * HOUR), metrics: { soh: 99 - perDay * i } }));
+        await ingestAll(t.api, gateway.registered.accessToken, records);
+        expect((await putProfile(owner, gateway.body.deviceId, 'main', { ...PROFILE, name: `Soh ${k}`, chemistry: 'gel', capacityAh: 777 })).response.status).toBe(200);
+        ids.push(gateway.body.deviceId);
+      }
+      const stored = async (deviceId: string) => (await telemetryRows(t.db, deviceId)).map((row) => ({ ts: row.ts.getTime(), soh: row.metrics.soh })).sort((a, b) => a.ts - b.ts);
+      const expected = new Map<string, number>();
+      for (const deviceId of ids) {
+        const rows = (await stored(deviceId)).filter((row) => row.ts >= Date.now() - 30 * DAY);
+        const [first, last] = [rows[0], rows[rows.length - 1]];
+        const days = (Math.floor(last.ts / DAY) - Math.floor(first.ts / DAY));
+        expected.set(deviceId, ((first.soh - last.soh) / days) * 30);
+      }
+
+      const { data } = await outliers(admin, { metric: 'sohDecline', limit: 100 });
+
+      const ours = data!.items.filter((item) => item.capacityAh === 777);
+      expect(ours.map((item) => item.deviceId)[0]).toBe(ids[4]);
+      expect(ours).toHaveLength(5);
+      for (const item of ours) expect(item.value).toBeCloseTo(expected.get(item.deviceId)!, 9);
+      const middle = [...expected.values()].sort((a, b) => a - b)[2];
+      expect(ours.every((item) => Math.abs(item.fleetMedian - middle) < 1e-9)).toBe(true);
+    });
+
+    it('selfDischarge: SoC points lost per day between idle hours, the planted battery first', async () => {
+      const start = Math.floor(Date.now() / HOUR) * HOUR - 24 * HOUR;
+      const dropsPerHour = [0.01, 0.012, 0.015, 0.3];
+      const ids: string[] = [];
+      for (const [k, perHour] of dropsPerHour.entries()) {
+        const gateway = await aClaimedDevice(t, owner);
+        // Idle (0.05 A on a 200 Ah battery: below capacity ÷ 1000) for 12 hours, a record every 20 minutes; then 10 A for 3 hours, not idle.
+        const records = Array.from({ length: 36 }, (_, i) => ({ ts: iso(start + i * 20 * MINUTE + MINUTE), metrics: { current: 0.05, soc: 80 - perHour * (i / 3) } }));
+        records.push(...Array.from({ length: 9 }, (_, i) => ({ ts: iso(start + 12 * HOUR + i * 20 * MINUTE + MINUTE), metrics: { current: -10, soc: 70 - i } })));
+        await ingestAll(t.api, gateway.registered.accessToken, records);
+        expect((await putProfile(owner, gateway.body.deviceId, 'main', { ...PROFILE, name: `Idle ${k}`, chemistry: 'agm', capacityAh: 200 })).response.status).toBe(200);
+        ids.push(gateway.body.deviceId);
+      }
+      // Computed here: hourly means of soc over the hours whose current stayed within ±0.2 A, consecutive pairs.
+      const expectedOf = async (deviceId: string) => {
+        const hours = new Map<number, { socs: number[]; idle: boolean }>();
+        for (const row of await telemetryRows(t.db, deviceId)) {
+          const hour = Math.floor(row.ts.getTime() / HOUR) * HOUR;
+          const entry = hours.get(hour) ?? { socs: [], idle: true };
+          entry.socs.push(row.metrics.soc);
+          if (Math.abs(row.metrics.current) > 200 * 0.001) entry.idle = false;
+          hours.set(hour, entry);
+        }
+        const mean = (values: number[]) => values.reduce((a, b) => a + b) / values.length;
+        const drops: number[] = [];
+        for (const [hour, entry] of hours) {
+          const next = hours.get(hour + HOUR);
+          if (entry.idle && next?.idle) drops.push(mean(entry.socs) - mean(next.socs));
+        }
+        return (drops.reduce((a, b) => a + b) / drops.length) * 24;
+      };
+
+      const { data } = await outliers(admin, { metric: 'selfDischarge', limit: 100 });
+
+      const ours = data!.items.filter((item) => item.capacityAh === 200);
+      expect(ours).toHaveLength(4);
+      expect(ours[0].deviceId).toBe(ids[3]);
+      for (const item of ours) expect(item.value).toBeCloseTo(await expectedOf(item.deviceId), 9);
+      expect(ours[0].value).toBeCloseTo(0.3 * 24, 6);
+    });
+
     it('pages with limit and cursor, and is for administrators only', async () => {
       const first = await outliers(admin, { metric: 'cellImbalance', limit: 2 });
       expect(first.data!.items).toHaveLength(2);
