@@ -1,3 +1,4 @@
+import { SchedulerRegistry } from '@nestjs/schedule';
 import type pg from 'pg';
 import { TelemetryPartitions } from '../../src/modules/telemetry/domain/telemetry-partitions.js';
 import { aRegistration, registerDevice, type Registered } from '../support/builders.js';
@@ -111,6 +112,16 @@ describe('telemetry partitions and retention', () => {
           new Date(survivorTs),
         ]);
       }
+      // The background recomputation would take the planted marks (and drop the planted hours, which have no records): off here.
+      t.app.get(SchedulerRegistry).deleteInterval('battery-energy');
+      for (const [table, columns, values] of [
+        ['battery_energy_1h', 'charged_ah, discharged_ah, charged_wh, discharged_wh, covered_ms', ', 1, 1, 1, 1, 1'],
+        ['battery_energy_stale', '', ''],
+      ]) {
+        for (const bucket of [new Date(monthStart(now - 200 * DAY)), new Date(survivorTs)]) {
+          await t.db.query(`INSERT INTO ${table} (device_id, battery_id, bucket${columns ? `, ${columns}` : ''}) VALUES ($1, 'main', $2${values})`, [device.deviceId, bucket]);
+        }
+      }
       before = await partitions(t.db);
       expect(before).toContain(nameOf(monthStart(survivorTs)));
       for (const rows of Object.values(await rollupRows(t.db, device.deviceId))) expect(rows).toHaveLength(4);
@@ -149,6 +160,13 @@ describe('telemetry partitions and retention', () => {
       for (const { table } of Object.values(ROLLUP_LEVELS)) {
         const { rows } = await t.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${table} WHERE bucket < $1`, [monthStart(cutoff)]);
         expect(rows[0].n).toBe(0);
+      }
+    });
+
+    it("deletes the batteries' energy hours and marks of the dropped months, keeps the newer", async () => {
+      for (const table of ['battery_energy_1h', 'battery_energy_stale']) {
+        const { rows } = await t.db.query<{ bucket: Date }>(`SELECT bucket FROM ${table} WHERE device_id = $1`, [device.deviceId]);
+        expect({ table, buckets: rows.map((row) => row.bucket.getTime()) }).toEqual({ table, buckets: [survivorTs] });
       }
     });
 

@@ -1,4 +1,4 @@
-import { Check, Column, Entity, ForeignKey, PrimaryColumn } from 'typeorm';
+import { Check, Column, Entity, ForeignKey, Index, PrimaryColumn } from 'typeorm';
 
 /** What the owner (or an installer) says one battery of a device is (migration BatteryEnergy1764001100000). */
 @Entity({ name: 'battery_profiles' })
@@ -30,6 +30,7 @@ export class BatteryProfileRecord {
 
 /** Charge and energy of one battery in one UTC hour, recomputed from the hour's records (BatteryEnergyStore). */
 @Entity({ name: 'battery_energy_1h' })
+@Index('battery_energy_1h_bucket_idx', ['bucket'])
 export class BatteryEnergyHourRecord {
   @PrimaryColumn({ name: 'device_id', type: 'varchar', length: 64, primaryKeyConstraintName: 'battery_energy_1h_pkey' })
   deviceId!: string;

@@ -35,6 +35,8 @@ export class BatteryEnergy1764001100000 implements MigrationInterface {
         covered_ms integer NOT NULL,
         PRIMARY KEY (device_id, battery_id, bucket)
       )`);
+    // Retention deletes by bucket (TelemetryPartitions, with the rollups).
+    await queryRunner.query('CREATE INDEX battery_energy_1h_bucket_idx ON battery_energy_1h (bucket)');
     await queryRunner.query(`
       CREATE TABLE battery_energy_stale (
         device_id varchar(64) NOT NULL,
