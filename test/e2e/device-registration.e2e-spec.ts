@@ -47,6 +47,8 @@ describe('POST /api/v1/device/register', () => {
           telemetryIntervalSec: expect.any(Number),
           uploadBatchSize: expect.any(Number),
           otaCheckIntervalSec: expect.any(Number),
+          otaMinSoc: expect.any(Number),
+          otaTemperatureRange: { min: expect.any(Number), max: expect.any(Number) },
           otaChannel: expect.stringMatching(/^(stable|beta)$/),
           logLevel: expect.stringMatching(/^(error|warn|info|debug)$/),
           updatedAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$/),
