@@ -207,6 +207,19 @@ describeWithBrowser('the dashboard batteries browser test')('the reference dashb
     );
     expect(await card.locator('dd[data-health="minSoc"]').innerText()).toBe(`${figures.minSoc!.toFixed(1)} %`);
 
+    // Edited: the form holds the stored profile; a new capacity counts the cycles anew.
+    await card.locator('.profile-editor summary', { hasText: 'Edit profile' }).click();
+    expect(await form.locator('input[name=name]').inputValue()).toBe('Roof bank');
+    expect(await form.locator('input[name=nominalVoltage]').inputValue()).toBe('12.8');
+    await form.locator('input[name=capacityAh]').fill('200');
+    await form.locator('button[type=submit]').click();
+    await card.locator('dd[data-profile-field="capacityAh"][data-value="200"]').waitFor();
+    expect(await rows.evaluateAll((trs) => trs.map((tr) => Number(tr.getAttribute('data-cycles'))))).toEqual(days.map((day) => day.dischargedAh / 200));
+    const rehealth = await t.api.GET('/api/v1/dashboard/devices/{deviceId}/batteries/{batteryId}/health', { params: { path, query: range }, headers: owner.headers });
+    expect(rehealth.data!.equivalentFullCycles).toBe(figures.equivalentFullCycles! / 2);
+    expect(Number(await card.locator('dd[data-health="equivalentFullCycles"]').getAttribute('data-value'))).toBe(rehealth.data!.equivalentFullCycles);
+    expect((await t.db.query('SELECT name, capacity_ah FROM battery_profiles WHERE device_id = $1', [deviceId])).rows).toEqual([{ name: 'Roof bank', capacity_ah: 200 }]);
+
     expect(await page.locator('#notice').isHidden()).toBe(true);
     await screenshot(page, 'batteries');
     expect(errors).toEqual([]);
