@@ -1,13 +1,12 @@
-import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
-import { createServer } from 'node:http';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, extname, join, resolve } from 'node:path';
+import { dirname, join } from 'node:path';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import type { components } from '@device-cloud/client';
 import { bearer } from '../support/builders.js';
 import { aClaimedDevice, aRegisteredDevice, ownedDeviceRow, type SignedIn } from '../support/claim-fixtures.js';
 import { createTestApp, type TestApp } from '../support/create-test-app.js';
+import { buildDashboard, CHROMIUM, describeWithBrowser, serveFiles } from '../support/dashboard-browser.js';
 import { aVerifiedCustomer, customerAuth, type SignedInCustomer } from '../support/customers.js';
 import { eventually } from '../support/eventually.js';
 import { DAY, HOUR, MINUTE, ingest, ingestAll, iso, type TelemetryRecordBody } from '../support/telemetry.js';
@@ -20,13 +19,6 @@ type OtaEventBody = components['schemas']['OtaEventRequest'];
  * test: `.ci/run` sets REQUIRE_BROWSER=1, so there it runs or fails; without chromium it skips, and
  * says so.
  */
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const available = existsSync(CHROMIUM);
-if (!available && process.env.REQUIRE_BROWSER) throw new Error(`REQUIRE_BROWSER is set but there is no chromium at ${CHROMIUM}`);
-if (!available) {
-  process.stderr.write(`\nSKIPPING the dashboard browser test: no chromium at ${CHROMIUM} (apt-get install chromium chromium-driver, or set CHROMIUM_PATH).\n`);
-}
-const describeWithBrowser = available ? describe : describe.skip;
 
 /** The metrics the device page charts and shows the latest value of (in data-value). */
 const METRICS = ['soc', 'voltage', 'temperature'] as const;
@@ -71,39 +63,7 @@ function bucketsOf(records: TelemetryRecordBody[], widthMs: number): number {
   return new Set(records.map((record) => Math.floor(Date.parse(record.ts) / widthMs))).size;
 }
 
-/** Builds examples/dashboard into `outDir`, calling the API at `apiUrl` (VITE_API_URL). */
-function buildDashboard(outDir: string, apiUrl: string): Promise<void> {
-  return new Promise((done, fail) => {
-    const args = ['node_modules/vite/bin/vite.js', 'build', 'examples/dashboard', '--outDir', outDir, '--emptyOutDir', '--logLevel', 'warn'];
-    const child = spawn(process.execPath, args, { env: { ...process.env, VITE_API_URL: apiUrl }, stdio: ['ignore', 'pipe', 'pipe'] });
-    let output = '';
-    child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    child.on('error', fail);
-    child.on('exit', (code) => (code === 0 ? done() : fail(new Error(`vite build exited with ${code}:\n${output}`))));
-  });
-}
-
-const CONTENT_TYPES: Record<string, string> = { '.html': 'text/html; charset=utf-8', '.js': 'text/javascript', '.css': 'text/css' };
-
-/** The files under `root` on 127.0.0.1, at a port of its own: another origin than the API's. */
-async function serveFiles(root: string): Promise<{ origin: string; close: () => Promise<void> }> {
-  const server = createServer((request, response) => {
-    const path = new URL(request.url ?? '/', 'http://localhost').pathname;
-    const file = resolve(root, `.${path === '/' ? '/index.html' : path}`);
-    if (!file.startsWith(root) || !existsSync(file) || !statSync(file).isFile()) {
-      response.writeHead(404).end();
-      return;
-    }
-    response.writeHead(200, { 'content-type': CONTENT_TYPES[extname(file)] ?? 'application/octet-stream' }).end(readFileSync(file));
-  });
-  await new Promise<void>((listening) => server.listen(0, '127.0.0.1', listening));
-  const address = server.address();
-  const port = typeof address === 'object' && address ? address.port : 0;
-  return { origin: `http://127.0.0.1:${port}`, close: () => new Promise((closed) => server.close(() => closed())) };
-}
-
-describeWithBrowser('the reference dashboard (examples/dashboard) in headless Chromium', () => {
+describeWithBrowser('the dashboard browser test')('the reference dashboard (examples/dashboard) in headless Chromium', () => {
   let t: TestApp;
   let browser: Browser;
   let site: { origin: string; close: () => Promise<void> };

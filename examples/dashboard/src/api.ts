@@ -14,6 +14,10 @@ export type Alert = components['schemas']['AlertResponse'];
 export type Point = components['schemas']['SeriesPointResponse'];
 export type OtaEvent = components['schemas']['OtaHistoryItemResponse'];
 export type DeviceEvent = components['schemas']['DeviceEventResponse'];
+export type Battery = components['schemas']['BatteryResponse'];
+export type BatteryProfile = components['schemas']['BatteryProfileRequest'];
+export type EnergyPoint = components['schemas']['BatteryEnergyPointResponse'];
+export type BatteryHealth = components['schemas']['BatteryHealthResponse'];
 /** A record as the stream sends it: no id, records are not replayed after a break. */
 export type TelemetryMessage = StreamTelemetry;
 type Problem = components['schemas']['ProblemResponse'];

@@ -1,6 +1,6 @@
 import uPlot from 'uplot';
 import 'uplot/dist/uPlot.min.css';
-import type { Point } from './api';
+import type { EnergyPoint, Point } from './api';
 import { formatValue, h, type Metric } from './dom';
 
 interface Bucket {
@@ -99,6 +99,49 @@ export class MetricChart {
         // The whole chosen range, also where there is no data yet.
         x: { time: true, range: (_plot, min, max) => [Math.min(this.fromMs / 1000, min ?? Infinity), Math.max(this.toMs / 1000, max ?? -Infinity)] },
       },
+    };
+  }
+
+  private size(): { width: number; height: number } {
+    return { width: Math.max(this.element.clientWidth, 300), height: 200 };
+  }
+}
+
+/** Ah charged (up) and discharged (down) per day, and equivalent full cycles on the right-hand scale. */
+export class EnergyChart {
+  readonly element: HTMLElement;
+  private plot: uPlot | undefined;
+
+  constructor() {
+    this.element = h('figure', { class: 'chart energy-chart' }, h('figcaption', {}, 'Charge per day (Ah)'));
+    new ResizeObserver(() => this.plot?.setSize(this.size())).observe(this.element);
+  }
+
+  show(points: EnergyPoint[], bucketSec: number): void {
+    // Each bar centred on its day.
+    const data: uPlot.AlignedData = [
+      points.map((point) => Date.parse(point.ts) / 1000 + bucketSec / 2),
+      points.map((point) => point.chargedAh),
+      points.map((point) => -point.dischargedAh),
+      points.map((point) => point.equivalentFullCycles),
+    ];
+    if (this.plot) this.plot.setData(data);
+    else this.plot = new uPlot(this.options(), data, this.element);
+  }
+
+  private options(): uPlot.Options {
+    const bars = uPlot.paths.bars!({ size: [0.7, 24] });
+    const ah = (_plot: uPlot, raw: number | null) => (raw === null ? '–' : `${Math.abs(raw).toFixed(1)} Ah`);
+    return {
+      ...this.size(),
+      series: [
+        {},
+        { label: 'charged', stroke: '#2e7d32', fill: '#2e7d3299', paths: bars, points: { show: false }, value: ah },
+        { label: 'discharged', stroke: '#c62828', fill: '#c6282899', paths: bars, points: { show: false }, value: ah },
+        { label: 'full cycles', stroke: '#1565c0', width: 2, scale: 'cycles', value: (_plot, raw) => (raw === null ? '–' : raw.toFixed(2)) },
+      ],
+      axes: [{}, { values: (_plot, ticks) => ticks.map((tick) => `${Math.abs(tick)}`) }, { scale: 'cycles', side: 1, grid: { show: false } }],
+      scales: { cycles: { range: (_plot, _min, max) => [0, Math.max(1, max ?? 0)] } },
     };
   }
 

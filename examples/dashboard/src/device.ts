@@ -1,5 +1,6 @@
 import { api, failure, type Device, type DeviceEvent, type OtaEvent, type TelemetryMessage } from './api';
 import { alertsPanel } from './alerts';
+import { batteriesPanel } from './batteries';
 import { MetricChart } from './chart';
 import { formatTime, formatValue, h, latestOnly, load, METRICS, onlineBadge, type View } from './dom';
 
@@ -7,7 +8,7 @@ const HOUR = 3_600_000;
 const RANGES = { '24 h': 24 * HOUR, '7 d': 7 * 24 * HOUR, '30 d': 30 * 24 * HOUR };
 type Range = keyof typeof RANGES;
 
-/** One device: latest values, charts over 24 h / 7 d / 30 d, OTA history and its alerts. */
+/** One device: latest values, charts over 24 h / 7 d / 30 d, its batteries, OTA history and its alerts. */
 export function deviceView(deviceId: string): View {
   let range: Range = '24 h';
   /** The battery shown; the first one reported ('main' when there is one) until the user picks another. */
@@ -24,12 +25,14 @@ export function deviceView(deviceId: string): View {
   const otaTable = h('table', {}, h('thead', {}, h('tr', {}, h('th', {}, 'Time'), h('th', {}, 'Event'), h('th', {}, 'Versions'), h('th', {}, 'Progress'), h('th', {}, 'Error'))), otaRows);
   const otaEmpty = h('p', { class: 'empty', hidden: true }, 'No OTA events.');
   const alerts = alertsPanel(deviceId);
+  const batteryPanel = batteriesPanel(deviceId);
   const element = h(
     'div',
     { class: 'device-page', 'data-device-id': deviceId },
     h('p', {}, h('a', { href: '#/' }, '← All devices')),
     h('section', { class: 'summary' }, title, facts, batteryPicker, latestValues),
     h('section', { class: 'trends' }, h('div', { class: 'ranges' }, ...rangeButtons), ...charts.map((chart) => chart.element)),
+    batteryPanel.element,
     alerts.element,
     h(
       'section',
@@ -48,6 +51,8 @@ export function deviceView(deviceId: string): View {
     },
     (device: Device) => {
       facts.replaceChildren(onlineBadge(device.online), ` firmware ${device.firmwareVersion} · last seen ${formatTime(device.lastSeenAt)}`);
+      // Viewers may look, not change: the service answers their profile changes 403.
+      batteryPanel.editable(device.access !== 'viewer');
       const batteries = [...new Set(device.latestMetrics.map((metric) => metric.batteryId))].sort();
       batteryId ??= batteries.includes('main') ? 'main' : batteries[0];
       batteryPicker.replaceChildren(...batteries.map((battery) => h('option', { value: battery, selected: battery === batteryId }, battery)));
@@ -122,7 +127,7 @@ export function deviceView(deviceId: string): View {
 
   async function refresh(): Promise<void> {
     // The device names its batteries, which the history is asked for.
-    await Promise.all([loadDevice().then(loadHistory), loadOta(), alerts.refresh()]);
+    await Promise.all([loadDevice().then(loadHistory), loadOta(), alerts.refresh(), batteryPanel.refresh()]);
   }
 
   return {
@@ -130,6 +135,7 @@ export function deviceView(deviceId: string): View {
     refresh,
     telemetry(message: TelemetryMessage) {
       if (message.deviceId !== deviceId) return;
+      batteryPanel.recordArrived();
       batteryId ??= message.batteryId;
       if (message.batteryId !== batteryId) return;
       const atMs = Date.parse(message.ts);

@@ -80,3 +80,18 @@ export function onlineBadge(online: boolean): HTMLElement {
 export function deviceLink(deviceId: string): HTMLAnchorElement {
   return h('a', { href: `#/devices/${encodeURIComponent(deviceId)}` }, deviceId);
 }
+
+/** A duration for people: "2 d 3 h", "3 h 20 min", "45 min". */
+export function formatDuration(seconds: number | null | undefined): string {
+  if (seconds === null || seconds === undefined) return '–';
+  const minutes = Math.round(seconds / 60);
+  const [days, hours, rest] = [Math.floor(minutes / 1440), Math.floor((minutes % 1440) / 60), minutes % 60];
+  if (days > 0) return `${days} d ${hours} h`;
+  if (hours > 0) return `${hours} h ${rest} min`;
+  return `${rest} min`;
+}
+
+/** A number with a unit, or a dash for none. */
+export function formatNumber(value: number | null | undefined, digits: number, unit = ''): string {
+  return value === null || value === undefined ? '–' : `${value.toFixed(digits)}${unit ? ` ${unit}` : ''}`;
+}
