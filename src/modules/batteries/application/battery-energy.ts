@@ -9,8 +9,12 @@ export const HOUR_MS = 3_600_000;
 const RECOMPUTE_INTERVAL_MS = 2_000;
 /** Stale hours taken per transaction: short transactions, so ingest never waits long on a mark. */
 const TAKE_PER_TRANSACTION = 200;
-/** Stale hours of one battery further apart than this are read as separate ranges. */
-const MAX_RUN_GAP_MS = 24 * HOUR_MS;
+/**
+ * Stale hours of one battery are read in runs: one read for hours at most this far apart, and at
+ * most a run this long, so a backlog of a year is read a day at a time (8,640 records of a
+ * 10-second gateway) rather than all at once.
+ */
+const MAX_RUN_MS = 24 * HOUR_MS;
 
 /**
  * Keeps `battery_energy_1h` equal to what energyPerBucket computes from the stored records. The
@@ -108,12 +112,12 @@ export class BatteryEnergy implements OnApplicationBootstrap {
   }
 }
 
-/** Sorted hours split where two are more than MAX_RUN_GAP_MS apart. */
+/** Sorted hours in runs that span less than MAX_RUN_MS each. */
 function runsOf(hours: number[]): number[][] {
   const runs: number[][] = [];
   for (const hour of [...hours].sort((a, b) => a - b)) {
     const run = runs[runs.length - 1];
-    if (run && hour - run[run.length - 1] <= MAX_RUN_GAP_MS) run.push(hour);
+    if (run && hour - run[0] < MAX_RUN_MS) run.push(hour);
     else runs.push([hour]);
   }
   return runs;
