@@ -3,6 +3,7 @@ import { get, type ClientRequest, type IncomingMessage } from 'node:http';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { ADMIN_SETTINGS, aClaimedDevice, aCustomer, anAdmin, type SignedIn } from '../support/claim-fixtures.js';
+import { AlertMonitor } from '../../src/modules/alerts/index.js';
 import { BatteryEnergy } from '../../src/modules/batteries/index.js';
 import { createTestApp, type TestApp } from '../support/create-test-app.js';
 import { eventually } from '../support/eventually.js';
@@ -225,8 +226,10 @@ describe('telemetry export (CSV)', () => {
       const stored = await telemetryRows(t.db, deviceId);
       expect(stored).toHaveLength(RECORDS);
 
-      // The records carry current: the energy of their hours is recomputed in the background
-      // (BatteryEnergy). Done first, and the background stopped, so only the export's own memory is measured.
+      // What the upload set off in the background, done first, so only the export's own memory is
+      // measured: alert evaluation of the 100,000 records, and (they carry current) the energy of
+      // their hours (BatteryEnergy), whose schedule is then stopped.
+      await t.app.get(AlertMonitor).idle();
       t.app.get(SchedulerRegistry).deleteInterval('battery-energy');
       await t.app.get(BatteryEnergy).drain();
       expect((await t.db.query('SELECT count(*)::int AS n FROM battery_energy_stale')).rows[0].n).toBe(0);
