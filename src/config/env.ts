@@ -163,6 +163,14 @@ export class Env {
   ALERTS_ENABLED = true;
 
   /**
+   * The ingest statement marks the hours whose battery energy its records change, and they are
+   * recomputed; false turns that off (the benchmark's comparison): energy answers then hold what
+   * was computed while it was on.
+   */
+  @Transform(toBoolean) @IsBoolean({ message: 'BATTERY_ANALYTICS_ENABLED must be true or false' })
+  BATTERY_ANALYTICS_ENABLED = true;
+
+  /**
    * Development and tests only: webhooks may also use http:// and loopback, private or link-local
    * addresses. Refused when NODE_ENV=production.
    */

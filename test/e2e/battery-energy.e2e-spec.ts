@@ -1,3 +1,4 @@
+import { SchedulerRegistry } from '@nestjs/schedule';
 import { BatteryEnergy } from '../../src/modules/batteries/index.js';
 import { aRegisteredDevice } from '../support/claim-fixtures.js';
 import { createTestApp, type TestApp } from '../support/create-test-app.js';
@@ -132,5 +133,27 @@ describe('battery energy accounting', () => {
       stored.rows.map((row) => ({ start: row.bucket.getTime(), chargedAh: row.charged_ah, dischargedAh: row.discharged_ah, chargedWh: row.charged_wh, dischargedWh: row.discharged_wh, coveredMs: row.covered_ms })),
       new Map([...referenceEnergy(await rowsOf(device.body.deviceId), from, to, HOUR)].filter(([, totals]) => totals.coveredMs > 0)),
     );
+  });
+});
+
+describe('battery energy with BATTERY_ANALYTICS_ENABLED=false (the benchmark compares both)', () => {
+  let t: TestApp;
+
+  beforeAll(async () => {
+    t = await createTestApp({ BATTERY_ANALYTICS_ENABLED: 'false' });
+  });
+  afterAll(async () => {
+    await t?.close();
+  });
+
+  it('stores the records as always, marks no hour and schedules no recomputation', async () => {
+    const device = await aRegisteredDevice(t);
+    const records = aSolarTrace(Math.floor(Date.now() / HOUR) * HOUR - HOUR).slice(0, 100);
+
+    await ingestAll(t.api, device.registered.accessToken, records);
+
+    expect(await telemetryRows(t.db, device.body.deviceId)).toHaveLength(100);
+    expect((await t.db.query('SELECT count(*)::int AS n FROM battery_energy_stale')).rows[0].n).toBe(0);
+    expect(t.app.get(SchedulerRegistry).getIntervals()).not.toContain('battery-energy');
   });
 });

@@ -1,5 +1,6 @@
 import { Injectable, Logger, type OnApplicationBootstrap } from '@nestjs/common';
 import { SchedulerRegistry } from '@nestjs/schedule';
+import { Env } from '../../../config/env.js';
 import type { SqlRunner } from '../../../shared/database/sql-runner.js';
 import { BatteryEnergyStore, type BatteryKey, type EnergyBucket, type StaleHours } from '../domain/battery-energy.store.js';
 import { energyPerBucket, MAX_SEGMENT_MS } from '../domain/energy.js';
@@ -33,10 +34,12 @@ export class BatteryEnergy implements OnApplicationBootstrap {
   constructor(
     private readonly store: BatteryEnergyStore,
     private readonly scheduler: SchedulerRegistry,
+    private readonly env: Env,
   ) {}
 
+  /** Off with BATTERY_ANALYTICS_ENABLED=false (the benchmark's comparison): the ingest then marks nothing either. */
   onApplicationBootstrap(): void {
-    this.scheduler.addInterval('battery-energy', setInterval(() => void this.drain(), RECOMPUTE_INTERVAL_MS));
+    if (this.env.BATTERY_ANALYTICS_ENABLED) this.scheduler.addInterval('battery-energy', setInterval(() => void this.drain(), RECOMPUTE_INTERVAL_MS));
   }
 
   /**

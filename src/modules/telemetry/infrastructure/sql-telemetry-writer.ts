@@ -1,5 +1,6 @@
 import { performance } from 'node:perf_hooks';
-import { Injectable } from '@nestjs/common';
+import { Injectable, Optional } from '@nestjs/common';
+import { Env } from '../../../config/env.js';
 import { isDatabaseUnavailable } from '../../../shared/database/database-errors.js';
 import { Sql } from '../../../shared/database/sql.js';
 import { ROLLUP_LEVELS } from '../domain/rollup-levels.js';
@@ -22,6 +23,16 @@ function addToRollup(table: string, width: string): string {
 
 /** Each rollup level's CTE of the ingest statement, finest first. */
 const ADD_TO_ROLLUPS = ROLLUP_LEVELS.map((level) => `), rollup_${level.name} AS (\n  ${addToRollup(rollupTable(level), rollupInterval(level))}\n`).join('');
+
+/** The ingest statement's marks of the hours whose battery energy its records change (energy_stale, below). */
+const ENERGY_STALE = `), energy_stale AS (
+  INSERT INTO battery_energy_stale (device_id, battery_id, bucket)
+  SELECT DISTINCT i.device_id, i.battery_id, date_bin('1 hour', i.ts + o.shift, ${EPOCH})
+  FROM inserted i CROSS JOIN (VALUES (interval '-${CHARGE_SEGMENT_MINUTES} minutes'), (interval '0'), (interval '${CHARGE_SEGMENT_MINUTES} minutes')) AS o (shift)
+  WHERE i.metrics ?| ARRAY[${CHARGE_METRICS.map((metric) => `'${metric}'`).join(', ')}]
+  ORDER BY 1, 2, 3
+  ON CONFLICT (device_id, battery_id, bucket) DO UPDATE SET bucket = EXCLUDED.bucket
+`;
 
 /**
  * The ingest statement for records of any number of devices: unnest into the partitioned table
@@ -51,7 +62,8 @@ const ADD_TO_ROLLUPS = ROLLUP_LEVELS.map((level) => `), rollup_${level.name} AS 
  * deadlock on them. NO KEY: rows that reference the device (alert series, events) take KEY SHARE
  * locks on it, which must not make ingest wait for their transactions.
  */
-export const INGEST_SQL = `
+function ingestSql(batteryAnalytics: boolean): string {
+  return `
 WITH input AS (
   SELECT * FROM unnest($1::text[], $2::text[], $3::timestamptz[], $4::jsonb[]) AS r (device_id, battery_id, ts, metrics)
 ), inserted AS (
@@ -59,14 +71,7 @@ WITH input AS (
   SELECT device_id, battery_id, ts, metrics FROM input
   ON CONFLICT DO NOTHING
   RETURNING device_id, battery_id, ts, metrics
-), energy_stale AS (
-  INSERT INTO battery_energy_stale (device_id, battery_id, bucket)
-  SELECT DISTINCT i.device_id, i.battery_id, date_bin('1 hour', i.ts + o.shift, ${EPOCH})
-  FROM inserted i CROSS JOIN (VALUES (interval '-${CHARGE_SEGMENT_MINUTES} minutes'), (interval '0'), (interval '${CHARGE_SEGMENT_MINUTES} minutes')) AS o (shift)
-  WHERE i.metrics ?| ARRAY[${CHARGE_METRICS.map((metric) => `'${metric}'`).join(', ')}]
-  ORDER BY 1, 2, 3
-  ON CONFLICT (device_id, battery_id, bucket) DO UPDATE SET bucket = EXCLUDED.bucket
-), metric_values AS (
+${batteryAnalytics ? ENERGY_STALE : ''}), metric_values AS (
   SELECT i.device_id, i.battery_id, m.key AS metric, i.ts, m.value::float8 AS value
   FROM inserted i CROSS JOIN LATERAL jsonb_each_text(i.metrics) AS m (key, value)
 ), slots AS (
@@ -98,6 +103,11 @@ SELECT i.device_id, i.battery_id, i.ts, s.owner_id, p.ts AS previous_newest_ts, 
   FROM inserted i JOIN seen s ON s.device_id = i.device_id LEFT JOIN previous p ON p.device_id = i.device_id AND p.battery_id = i.battery_id
 UNION ALL
 SELECT s.device_id, NULL, NULL, s.owner_id, NULL, b.id FROM seen s JOIN back_online b ON b.device_id = s.device_id`;
+}
+
+export const INGEST_SQL = ingestSql(true);
+/** The ingest statement with BATTERY_ANALYTICS_ENABLED=false: no energy marks. */
+export const INGEST_SQL_WITHOUT_BATTERY_ANALYTICS = ingestSql(false);
 
 interface Pending {
   deviceId: string;
@@ -141,12 +151,19 @@ export class SqlTelemetryWriter extends TelemetryWriter {
   private queuedRecords = 0;
   private running = 0;
 
+  private readonly statement: { text: string; name: string };
+
   constructor(
     private readonly sql: Sql,
     private readonly feed: TelemetryFeed,
     private readonly metrics: IngestMetrics,
+    @Optional() env?: Env,
   ) {
     super();
+    this.statement =
+      env?.BATTERY_ANALYTICS_ENABLED === false
+        ? { text: INGEST_SQL_WITHOUT_BATTERY_ANALYTICS, name: 'telemetry_ingest_without_battery_analytics' }
+        : { text: INGEST_SQL, name: 'telemetry_ingest' };
   }
 
   write(deviceId: string, records: TelemetryRecord[], now: Date): Promise<number> {
@@ -235,7 +252,7 @@ export class SqlTelemetryWriter extends TelemetryWriter {
     }
     const now = batch[batch.length - 1].now;
     const started = performance.now();
-    const run = () => this.sql.rows<InsertedRow>(INGEST_SQL, [deviceIds, batteryIds, timestamps, metrics, now], 'telemetry_ingest');
+    const run = () => this.sql.rows<InsertedRow>(this.statement.text, [deviceIds, batteryIds, timestamps, metrics, now], this.statement.name);
     // Another flush (of this instance or another) writing the same rows may deadlock with this
     // one; PostgreSQL aborts one side, which then simply runs again.
     const rows = await run().catch((error: unknown) => {
