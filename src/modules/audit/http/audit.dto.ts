@@ -1,23 +1,10 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { IsString, IsUUID, Matches, MaxLength, registerDecorator } from 'class-validator';
+import { IsString, IsUUID, Matches, MaxLength } from 'class-validator';
+import { IsInstant } from '../../../shared/http/is-instant.decorator.js';
 import { Optional } from '../../../shared/http/optional.decorator.js';
 import { PageQuery } from '../../../shared/http/page-query.js';
 import { DEVICE_ID_PATTERN } from '../../../shared/kernel/device-id.js';
-import { parseIsoInstant } from '../../../shared/kernel/iso-instant.js';
 import { AUDIT_ACTIONS, AUDIT_ACTOR_KINDS, type AuditAction, type AuditActorKind, type AuditEntry } from '../domain/audit-entry.js';
-
-function IsInstant(): PropertyDecorator {
-  return (target, propertyName) =>
-    registerDecorator({
-      name: 'isInstant',
-      target: target.constructor,
-      propertyName: String(propertyName),
-      validator: {
-        validate: (value: unknown) => typeof value === 'string' && parseIsoInstant(value) !== null,
-        defaultMessage: () => `${String(propertyName)} must be a real ISO 8601 date-time with a time zone, e.g. 2026-11-21T12:00:00Z`,
-      },
-    });
-}
 
 export class DeviceAuditQuery extends PageQuery(200) {}
 

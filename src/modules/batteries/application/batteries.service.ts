@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { Clock } from '../../../config/config.module.js';
 import { ValidationFailedError } from '../../../shared/domain-error.js';
-import { parseIsoInstant } from '../../../shared/kernel/iso-instant.js';
+import { parseInstant } from '../../telemetry/index.js';
 import type { BatteryKey } from '../domain/battery-energy.store.js';
 import type { BatteryProfile, Chemistry } from '../domain/battery-profile.js';
 import { BatteryProfilesStore, type BatteryOverview, type OutlierMetric } from '../domain/battery-profiles.store.js';
@@ -45,12 +45,7 @@ export type BatteryHealth = HealthFigures & { equivalentFullCycles: number | nul
  */
 const windowStart = (visibleSince: Date | null) => (visibleSince ? Math.floor(visibleSince.getTime() / HOUR_MS) * HOUR_MS : 0);
 
-function instant(value: string | undefined, field: string, fallback: Date): Date {
-  if (value === undefined) return fallback;
-  const parsed = parseIsoInstant(value);
-  if (!parsed) throw new ValidationFailedError([{ field, message: `${field} must be an ISO 8601 date-time with a time zone, e.g. 2026-11-21T00:00:00Z` }]);
-  return parsed;
-}
+const instant = (value: string | undefined, field: string, fallback: Date): Date => (value === undefined ? fallback : parseInstant(value, field));
 
 /**
  * Battery profiles and the figures derived from a battery's records: energy per bucket, ageing

@@ -17,29 +17,15 @@ import {
   MaxLength,
   Min,
   ValidateNested,
-  registerDecorator,
 } from 'class-validator';
 import { FirmwareVersion } from '../../../shared/kernel/firmware-version.js';
-import { parseIsoInstant } from '../../../shared/kernel/iso-instant.js';
 import type { ReleaseStatus } from '../application/firmware-releases.service.js';
 import type { EventsOutcome, LatestFirmware } from '../application/ota.service.js';
 import type { FirmwareRelease } from '../domain/firmware-release.js';
 import { OTA_EVENT_TYPES, type OtaEventType } from '../domain/ota-event.js';
 import type { StoredOtaEvent } from '../domain/ota-event.store.js';
+import { IsInstant } from '../../../shared/http/is-instant.decorator.js';
 import { Optional } from '../../../shared/http/optional.decorator.js';
-
-function IsInstant(): PropertyDecorator {
-  return (target, propertyName) =>
-    registerDecorator({
-      name: 'isInstant',
-      target: target.constructor,
-      propertyName: String(propertyName),
-      validator: {
-        validate: (value: unknown) => typeof value === 'string' && parseIsoInstant(value) !== null,
-        defaultMessage: () => `${String(propertyName)} must be a real ISO 8601 date-time with a time zone, e.g. 2026-11-21T12:00:00Z`,
-      },
-    });
-}
 
 const VERSION_MESSAGE = 'must be a dotted numeric version such as 0.1.10';
 const versionDoc = (description: string) => ({ description, example: '0.1.10', pattern: FirmwareVersion.PATTERN.source, maxLength: 64 });
