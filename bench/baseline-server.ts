@@ -491,6 +491,8 @@ app.get('/api/v1/device/config', async (request, reply) => {
   return { ...config, updatedAt: config.updatedAt.toISOString() };
 });
 
+const batteryReadings = new Map<string, { rows: Array<{ metric: string; value: number }>; at: number }>();
+
 app.get('/api/v1/ota/latest', async (request, reply) => {
   const device = await deviceOf(request);
   const config = effectiveConfig(await loadDefaults(), { overrides: device.config_overrides, revision: device.config_revision, updatedAt: device.config_updated_at }, device.registered_at);
@@ -505,13 +507,19 @@ app.get('/api/v1/ota/latest', async (request, reply) => {
   });
   let reason: string | null = null;
   if (candidate) {
-    const { rows } = await pool.query<{ metric: string; value: number }>({
-      name: 'baseline_battery_readings',
-      text: "SELECT metric, value FROM device_latest_metrics WHERE device_id = $1 AND metric IN ('soc', 'temperature')",
-      values: [device.device_id],
-    });
-    const socs = rows.filter((row) => row.metric === 'soc').map((row) => row.value);
-    const temperatures = rows.filter((row) => row.metric === 'temperature').map((row) => row.value);
+    // Remembered a minute per device, as the service does (src/modules/ota/infrastructure/sql-battery-readings.ts).
+    let remembered = batteryReadings.get(device.device_id);
+    if (!remembered || Date.now() - remembered.at >= 60_000) {
+      const { rows } = await pool.query<{ metric: string; value: number }>({
+        name: 'baseline_battery_readings',
+        text: "SELECT metric, value FROM device_latest_metrics WHERE device_id = $1 AND metric IN ('soc', 'temperature')",
+        values: [device.device_id],
+      });
+      remembered = { rows, at: Date.now() };
+      batteryReadings.set(device.device_id, remembered);
+    }
+    const socs = remembered.rows.filter((row) => row.metric === 'soc').map((row) => row.value);
+    const temperatures = remembered.rows.filter((row) => row.metric === 'temperature').map((row) => row.value);
     const range = config.otaTemperatureRange;
     reason = socs.some((soc) => soc < config.otaMinSoc) ? 'LOW_SOC' : temperatures.some((t) => t < range.min || t > range.max) ? 'TEMPERATURE' : null;
   }

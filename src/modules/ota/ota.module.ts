@@ -2,6 +2,7 @@ import { Module } from '@nestjs/common';
 import { AuditModule } from '../audit/index.js';
 import { DevicesModule } from '../devices/index.js';
 import { EventsModule } from '../events/index.js';
+import { TelemetryModule } from '../telemetry/index.js';
 import { FirmwareReleasesService } from './application/firmware-releases.service.js';
 import { OtaMaintenance } from './application/ota-maintenance.js';
 import { OtaService } from './application/ota.service.js';
@@ -19,7 +20,7 @@ import { SqlReleaseOffers } from './infrastructure/sql-release-offers.js';
 import { TypeOrmFirmwareReleaseRepository } from './infrastructure/typeorm-firmware-release.repository.js';
 
 @Module({
-  imports: [AuditModule, DevicesModule, EventsModule],
+  imports: [AuditModule, DevicesModule, EventsModule, TelemetryModule],
   controllers: [OtaController, AdminFirmwareController],
   providers: [
     OtaService,
