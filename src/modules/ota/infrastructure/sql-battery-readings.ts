@@ -1,15 +1,62 @@
-import { Injectable } from '@nestjs/common';
+import { Injectable, type OnModuleDestroy } from '@nestjs/common';
 import { Sql } from '../../../shared/database/sql.js';
+import { TelemetryFeed, type StoredTelemetry } from '../../telemetry/index.js';
 import { BatteryReadingsSource, type BatteryReadings } from '../domain/battery-guard.js';
 
-/** The newest values the ingest statement keeps per battery (device_latest_metrics): one primary-key range read. */
+/** How long a device's readings are remembered when no record of it is stored on this instance. */
+export const BATTERY_READINGS_TTL_MS = 60_000;
+/** Above this many remembered devices, expired and invalidated entries are swept before another is added. */
+const SWEEP_ABOVE = 10_000;
+
+interface Remembered {
+  readings?: BatteryReadings;
+  at: number;
+  /** Bumped by each invalidation, so a read that began before it does not store what it found. */
+  generation: number;
+}
+
+/**
+ * The newest values the ingest statement keeps per battery (device_latest_metrics): one
+ * primary-key range read, remembered a minute per device so that a poll the ETag answers costs
+ * no query. Records this instance stores drop the device's entry at once; records stored by
+ * another instance are seen within the minute.
+ */
 @Injectable()
-export class SqlBatteryReadings extends BatteryReadingsSource {
-  constructor(private readonly sql: Sql) {
+export class SqlBatteryReadings extends BatteryReadingsSource implements OnModuleDestroy {
+  private readonly remembered = new Map<string, Remembered>();
+  private readonly unsubscribe: () => void;
+
+  constructor(
+    private readonly sql: Sql,
+    feed: TelemetryFeed,
+  ) {
     super();
+    this.unsubscribe = feed.subscribe((stored) => this.forget(stored));
+  }
+
+  onModuleDestroy(): void {
+    this.unsubscribe();
   }
 
   async of(deviceId: string): Promise<BatteryReadings> {
+    const now = Date.now();
+    let entry = this.remembered.get(deviceId);
+    if (entry?.readings && now - entry.at < BATTERY_READINGS_TTL_MS) return entry.readings;
+    if (!entry) {
+      if (this.remembered.size >= SWEEP_ABOVE) this.sweep(now);
+      entry = { at: 0, generation: 0 };
+      this.remembered.set(deviceId, entry);
+    }
+    const generation = entry.generation;
+    const readings = await this.read(deviceId);
+    if (this.remembered.get(deviceId) === entry && entry.generation === generation) {
+      entry.readings = readings;
+      entry.at = now;
+    }
+    return readings;
+  }
+
+  private async read(deviceId: string): Promise<BatteryReadings> {
     const rows = await this.sql.rows<{ metric: string; value: number }>(
       "SELECT metric, value FROM device_latest_metrics WHERE device_id = $1 AND metric IN ('soc', 'temperature')",
       [deviceId],
@@ -19,5 +66,20 @@ export class SqlBatteryReadings extends BatteryReadingsSource {
       socs: rows.filter((row) => row.metric === 'soc').map((row) => row.value),
       temperatures: rows.filter((row) => row.metric === 'temperature').map((row) => row.value),
     };
+  }
+
+  private forget(stored: StoredTelemetry[]): void {
+    for (const { deviceId } of stored) {
+      const entry = this.remembered.get(deviceId);
+      if (!entry) continue;
+      entry.readings = undefined;
+      entry.generation += 1;
+    }
+  }
+
+  private sweep(now: number): void {
+    for (const [deviceId, entry] of this.remembered) {
+      if (!entry.readings || now - entry.at >= BATTERY_READINGS_TTL_MS) this.remembered.delete(deviceId);
+    }
   }
 }
