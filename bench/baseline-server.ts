@@ -6,7 +6,8 @@
  * else: no Nest, no class-validator, no request logging, no request ids.
  *
  * Routes: POST /api/v1/telemetry, GET /api/v1/dashboard/devices/:deviceId/telemetry/history
- * (buckets; raw mode is not benchmarked and answers 400 here), POST /api/v1/device/login,
+ * (buckets; raw mode is not benchmarked and answers 400 here),
+ * GET /api/v1/dashboard/devices/:deviceId/batteries/:batteryId/energy, POST /api/v1/device/login,
  * POST /api/v1/auth/login, GET /health.
  */
 import { createHash, createHmac, createSecretKey, randomBytes, randomUUID, timingSafeEqual, type KeyObject } from 'node:crypto';
@@ -22,6 +23,10 @@ import { selectRelease, type FirmwareRelease } from '../src/modules/ota/domain/f
 import { DomainError } from '../src/shared/domain-error.js';
 import { SESSION_OPTIONS } from '../src/shared/database/data-source-options.js';
 import * as SQL from './baseline-sql.js';
+import { energyPerBucket, MAX_SEGMENT_MS } from '../src/modules/batteries/domain/energy.js';
+import { SqlBatteryEnergyStore } from '../src/modules/batteries/infrastructure/sql-battery-energy.store.js';
+import type { Sql, SqlRunner } from '../src/shared/database/sql.js';
+import { parseInstant } from '../src/modules/telemetry/domain/history-query.js';
 import { ARGON2_OPTIONS } from '../src/shared/crypto/secret-hasher.js';
 
 const env = (name: string, fallback?: string): string => {
@@ -540,6 +545,112 @@ app.get('/api/v1/ota/latest', async (request, reply) => {
     ...(reason ? { heldBack: { reason } } : {}),
   };
 });
+
+const ENERGY_BUCKETS: Record<string, number> = { '1h': 3_600, '1d': 86_400, '7d': 604_800, '30d': 2_592_000 };
+const HOUR_MS = 3_600_000;
+/** Only for hours marked stale by ingest (none once the service's background pass drained them): the service's own statements for the records and the stored hours. */
+const energyStore = new SqlBatteryEnergyStore(undefined as unknown as Sql);
+
+interface EnergySumRow {
+  start: Date;
+  charged_ah: number;
+  discharged_ah: number;
+  charged_wh: number;
+  discharged_wh: number;
+  covered_ms: string;
+}
+
+/** As BatteryEnergy.buckets(): recompute the range's stale hours, if any, in a transaction (here with one read per battery: S7 finds none or few), then sum the stored hours. */
+async function energySums(deviceId: string, batteryId: string, from: Date, to: Date, bucketSec: number): Promise<EnergySumRow[]> {
+  const { rows: marks } = await pool.query<{ stale: boolean }>({ name: SQL.ENERGY_HAS_STALE_NAME, text: SQL.ENERGY_HAS_STALE_SQL, values: [deviceId, batteryId, from, to] });
+  if (marks[0].stale) await recomputeStale(deviceId, batteryId, from, to);
+  const { rows } = await pool.query<EnergySumRow>({ name: SQL.ENERGY_SUMS_NAME, text: SQL.ENERGY_SUMS_SQL, values: [deviceId, batteryId, from, to, bucketSec] });
+  return rows;
+}
+
+async function recomputeStale(deviceId: string, batteryId: string, from: Date, to: Date): Promise<void> {
+  const client = await pool.connect();
+  try {
+    await client.query('BEGIN');
+    try {
+      const { rows: stale } = await client.query<{ buckets: Date[] }>({ text: SQL.ENERGY_TAKE_STALE_SQL, values: [200, deviceId, batteryId, from, to] });
+      const hours = stale.flatMap((row) => row.buckets.map((bucket) => bucket.getTime()));
+      if (hours.length > 0) {
+        const tx: SqlRunner = { rows: async <R>(text: string, values: unknown[] = []) => (await client.query(text, values)).rows as R[] };
+        const first = Math.min(...hours);
+        const end = Math.max(...hours) + HOUR_MS;
+        const samples = await energyStore.samples(tx, { deviceId, batteryId }, new Date(first - MAX_SEGMENT_MS), new Date(end + MAX_SEGMENT_MS));
+        const computed = energyPerBucket(samples, first, end, HOUR_MS);
+        await energyStore.storeHours(tx, { deviceId, batteryId }, hours.map((start) => ({ start, ...computed.get(start)! })));
+      }
+      await client.query('COMMIT');
+    } catch (error) {
+      await client.query('ROLLBACK');
+      throw error;
+    }
+  } finally {
+    client.release();
+  }
+}
+
+app.get<{ Params: { deviceId: string; batteryId: string }; Querystring: { from?: string; to?: string; bucket?: string } }>(
+  '/api/v1/dashboard/devices/:deviceId/batteries/:batteryId/energy',
+  {
+    preValidation: async (request) => {
+      (request as FastifyRequest & { viewer?: unknown }).viewer = await authenticateCustomer(request);
+    },
+    schema: {
+      params: { type: 'object', properties: { deviceId: { type: 'string', pattern: DEVICE_ID }, batteryId: { type: 'string', pattern: BATTERY_ID_PATTERN.source } } },
+      querystring: {
+        type: 'object',
+        additionalProperties: false,
+        properties: {
+          from: { type: 'string', maxLength: 40, pattern: NO_NUL },
+          to: { type: 'string', maxLength: 40, pattern: NO_NUL },
+          bucket: { type: 'string', maxLength: 12, pattern: NO_NUL },
+        },
+      },
+    },
+  },
+  async (request) => {
+    const viewer = (request as FastifyRequest & { viewer: { userId: string; isAdmin: boolean } }).viewer;
+    const { deviceId, batteryId } = request.params;
+    const bucketSeconds = ENERGY_BUCKETS[request.query.bucket ?? '1d'];
+    if (bucketSeconds === undefined) throw new HttpError(400, 'VALIDATION_FAILED');
+    const bucketMs = bucketSeconds * 1000;
+    const to = request.query.to === undefined ? new Date() : parseInstant(request.query.to, 'to');
+    const from = request.query.from === undefined ? new Date(to.getTime() - 30 * 86_400_000) : parseInstant(request.query.from, 'from');
+    if (from >= to) throw new HttpError(400, 'VALIDATION_FAILED');
+    const start = Math.floor(from.getTime() / bucketMs) * bucketMs;
+    const end = Math.ceil(to.getTime() / bucketMs) * bucketMs;
+    if ((end - start) / bucketMs > 9_000) throw new HttpError(400, 'VALIDATION_FAILED');
+    const { rows: devices } = await pool.query<VisibilityRow>({ name: SQL.DEVICE_VISIBILITY_NAME, text: SQL.DEVICE_VISIBILITY_SQL, values: [deviceId, viewer.isAdmin, viewer.userId] });
+    const device = devices[0];
+    if (!device?.role) throw new HttpError(404, 'NOT_FOUND');
+    const visibleFrom = device.role !== 'admin' && device.visible_since ? Math.floor(device.visible_since.getTime() / HOUR_MS) * HOUR_MS : 0;
+    const [sums, profiles] = await Promise.all([
+      energySums(deviceId, batteryId, new Date(Math.max(start, visibleFrom)), new Date(end), bucketSeconds),
+      pool.query<{ capacity_ah: number }>({ name: SQL.BATTERY_PROFILE_NAME, text: SQL.BATTERY_PROFILE_SQL, values: [deviceId, batteryId] }),
+    ]);
+    const capacityAh = profiles.rows[0]?.capacity_ah;
+    const byStart = new Map(sums.map((sum) => [sum.start.getTime(), sum]));
+    const points = [];
+    for (let at = start; at < end; at += bucketMs) {
+      const sum = byStart.get(at);
+      const dischargedAh = sum?.discharged_ah ?? 0;
+      points.push({
+        ts: new Date(at).toISOString(),
+        chargedAh: sum?.charged_ah ?? 0,
+        dischargedAh,
+        chargedWh: sum?.charged_wh ?? 0,
+        dischargedWh: sum?.discharged_wh ?? 0,
+        equivalentFullCycles: capacityAh === undefined ? null : dischargedAh / capacityAh,
+        coverage: Number(sum?.covered_ms ?? 0) / bucketMs,
+      });
+    }
+    return { batteryId, bucketSeconds, points };
+  },
+);
 
 app.get('/health', async () => ({ status: 'ok' }));
 

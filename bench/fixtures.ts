@@ -17,6 +17,8 @@ export const SERVICE_PORT = 3190;
 export const BASELINE_PORT = 3191;
 /** The second service process of S1 and S2, with ALERTS_ENABLED=false (3192 is the floor server's, bench/floor.ts). */
 export const SERVICE_ALERTS_OFF_PORT = 3193;
+/** The third service process of S1 and S2, with BATTERY_ANALYTICS_ENABLED=false. */
+export const SERVICE_BATTERIES_OFF_PORT = 3194;
 export const DATABASE = 'device_cloud_bench';
 /** The service's default DB_POOL_SIZE; the baseline opens the same number of connections. */
 export const POOL_SIZE = 10;

@@ -10,11 +10,12 @@ import { liveFleetOf, type Fleet, type IngestClock, type Integrity, type SentRec
 
 /**
  * The servers a variant runs against: the hand-written baseline, the service as configured for
- * production (alerting on, the fleet default rules on every device) and, for S1 and S2 only, a
- * second service process that differs by ALERTS_ENABLED=false. 'service-streams' (S6) is the
+ * production (alerting on, the fleet default rules on every device, battery analytics on) and, for
+ * S1 and S2 only, a second service process that differs by ALERTS_ENABLED=false and a third that
+ * differs by BATTERY_ANALYTICS_ENABLED=false. 'service-streams' (S6) is the
  * first service with the variant's stream subscribers connected.
  */
-export type Target = 'baseline' | 'service' | 'service-alerts-off' | 'service-streams';
+export type Target = 'baseline' | 'service' | 'service-alerts-off' | 'service-batteries-off' | 'service-streams';
 
 /** What alert evaluation did during an ingest run against a service (both services report it; alerting off must show none). */
 export interface AlertingActivity {

@@ -3,7 +3,8 @@
  * the service and the hand-written baseline (bench/baseline-server.ts) side by side, rounds that
  * alternate baseline and service per scenario, and a report of medians and service ÷ baseline
  * ratios on stdout and in test-output/bench/last-run.md. S1 and S2 also run against a second
- * service process with ALERTS_ENABLED=false, for the report's alerting on ÷ off. With --soak, the
+ * service process with ALERTS_ENABLED=false and a third with BATTERY_ANALYTICS_ENABLED=false, for
+ * the report's alerting and battery analytics on ÷ off. With --soak, the
  * service alone under mixed traffic for a long time instead (bench/soak.ts,
  * test-output/bench/soak-last-run.md). See bench/README.md.
  */
@@ -14,7 +15,7 @@ import { fileURLToPath } from 'node:url';
 import { Logger } from '@nestjs/common';
 import pg from 'pg';
 import { startEmbeddedPostgres, type EmbeddedPostgresHandle } from '../src/shared/database/embedded-postgres.js';
-import { BASELINE_PORT, BENCH_SECRETS, customersOf, DATABASE, devicesOf, HOST, liveDevicesOf, PG_PORT, POOL_SIZE, SERVICE_ALERTS_OFF_PORT, SERVICE_PORT, viewersOf } from './fixtures.js';
+import { BASELINE_PORT, BENCH_SECRETS, customersOf, DATABASE, devicesOf, HOST, liveDevicesOf, PG_PORT, POOL_SIZE, SERVICE_ALERTS_OFF_PORT, SERVICE_BATTERIES_OFF_PORT, SERVICE_PORT, viewersOf } from './fixtures.js';
 import { runVariant, type AlertLogCounts, type RunResult, type Target } from './measure.js';
 import { parseOptions, USAGE } from './options.js';
 import { machineInfo, resetPeakRss } from './proc-stats.js';
@@ -33,14 +34,16 @@ const outputDir = join(root, 'test-output', 'bench');
 const log = (message: string) => process.stdout.write(`${message}\n`);
 
 /**
- * The targets of a variant, in the order of the round: the baseline, then the service with and
- * without alerting (S1, S2), that pair swapped every other round; S6: the service alone without
- * and with its stream subscribers, swapped likewise.
+ * The targets of a variant, in the order of the round: the baseline, then the service as in
+ * production and (S1, S2) with alerting off and with battery analytics off, those reversed every
+ * other round; S6: the service alone without and with its stream subscribers, swapped likewise.
  */
 function targetsOf(variant: Variant, round: number): Target[] {
   if (variant.streams) return round % 2 === 1 ? ['service', 'service-streams'] : ['service-streams', 'service'];
-  if (!variant.compareAlerting) return ['baseline', 'service'];
-  return round % 2 === 1 ? ['baseline', 'service', 'service-alerts-off'] : ['baseline', 'service-alerts-off', 'service'];
+  const services: Target[] = ['service'];
+  if (variant.compareAlerting) services.push('service-alerts-off');
+  if (variant.compareBatteries) services.push('service-batteries-off');
+  return ['baseline', ...(round % 2 === 1 ? services : services.reverse())];
 }
 
 /** Counts the service's log lines that say a flush's alerts were not evaluated (src/modules/alerts/application/alert-monitor.ts). */
@@ -80,6 +83,7 @@ async function main(): Promise<void> {
   const startedAt = new Date();
   const variants = options.scenarios.flatMap((scenario) => VARIANTS[scenario]);
   const compareAlerting = variants.some((variant) => variant.compareAlerting);
+  const compareBatteries = variants.some((variant) => variant.compareBatteries);
   const needsBaseline = variants.some((variant) => targetsOf(variant, 1).includes('baseline'));
   const runsPerRound = variants.reduce((sum, variant) => sum + targetsOf(variant, 1).length, 0);
   const soakSec = options.soakSec;
@@ -92,6 +96,8 @@ async function main(): Promise<void> {
     log(
       `Benchmark: ${options.devices} devices x ${options.days} days, ${variants.length} variants x ${options.rounds} rounds, ${runsPerRound} runs per round ` +
         `(${needsBaseline ? 'baseline and service' : 'the service'}${compareAlerting ? '; S1 and S2 also the service with ALERTS_ENABLED=false' : ''}${
+          compareBatteries ? ' and with BATTERY_ANALYTICS_ENABLED=false' : ''
+        }${
           options.scenarios.includes('S6') ? '; S6 the service alone, with 1,000 stream subscribers and with none' : ''
         }): about ${estimateMin} min of load after seeding.`,
     );
@@ -165,8 +171,9 @@ async function main(): Promise<void> {
       DATA_DIR: join(outputDir, 'service-data'),
       // S1, S2 and S5 drive each simulated gateway hundreds of times faster than a real one (bench/README.md).
       TELEMETRY_MAX_REQUESTS_PER_DEVICE: '1000000',
-      // The production default, said here because the second service of S1 and S2 differs by this alone (and its port).
+      // The production defaults, said here because the second and third services of S1 and S2 each differ by one of them alone (and their ports).
       ALERTS_ENABLED: 'true',
+      BATTERY_ANALYTICS_ENABLED: 'true',
       // Twice the 5 streams per account S6 opens (the production default too): a run's streams whose close the service has not seen yet never make the next run's answer 429.
       STREAM_MAX_PER_USER: '10',
     };
@@ -234,9 +241,22 @@ async function main(): Promise<void> {
         })
       : undefined;
     if (serviceAlertsOff) servers.push(serviceAlertsOff);
+    // S1 and S2: the same service with battery analytics off (no energy marks at ingest, no recomputation; bench/README.md).
+    const batteriesOffLog = new AlertLog();
+    const serviceBatteriesOff = compareBatteries
+      ? await startServer({
+          ...serviceServer,
+          name: 'service-batteries-off',
+          url: `http://${HOST}:${SERVICE_BATTERIES_OFF_PORT}`,
+          env: { ...serviceEnv, PORT: String(SERVICE_BATTERIES_OFF_PORT), BATTERY_ANALYTICS_ENABLED: 'false' },
+          onStdoutLine: (line) => batteriesOffLog.take(line),
+        })
+      : undefined;
+    if (serviceBatteriesOff) servers.push(serviceBatteriesOff);
     log(
       `Servers up: ${baseline ? `baseline pid ${baseline.pid} on ${baseline.url}, ` : ''}service pid ${service.pid} on ${service.url}` +
-        `${serviceAlertsOff ? `, service with ALERTS_ENABLED=false pid ${serviceAlertsOff.pid} on ${serviceAlertsOff.url}` : ''}; PostgreSQL postmaster pid ${postmasterPid}.`,
+        `${serviceAlertsOff ? `, service with ALERTS_ENABLED=false pid ${serviceAlertsOff.pid} on ${serviceAlertsOff.url}` : ''}` +
+        `${serviceBatteriesOff ? `, service with BATTERY_ANALYTICS_ENABLED=false pid ${serviceBatteriesOff.pid} on ${serviceBatteriesOff.url}` : ''}; PostgreSQL postmaster pid ${postmasterPid}.`,
     );
 
     const peakRssExact = resetPeakRss(service.pid);
@@ -257,8 +277,20 @@ async function main(): Promise<void> {
       writeFileSync(join(outputDir, 'last-run.md'), report);
       log(`Partial report of ${runs.length} runs written to ${join(outputDir, 'last-run.md')}`);
     };
-    const serverOf: Record<Target, ServerProcess | undefined> = { baseline, service, 'service-alerts-off': serviceAlertsOff, 'service-streams': service };
-    const alertLogOf: Record<Target, AlertLog | undefined> = { baseline: undefined, service: alertLog, 'service-alerts-off': alertsOffLog, 'service-streams': alertLog };
+    const serverOf: Record<Target, ServerProcess | undefined> = {
+      baseline,
+      service,
+      'service-alerts-off': serviceAlertsOff,
+      'service-batteries-off': serviceBatteriesOff,
+      'service-streams': service,
+    };
+    const alertLogOf: Record<Target, AlertLog | undefined> = {
+      baseline: undefined,
+      service: alertLog,
+      'service-alerts-off': alertsOffLog,
+      'service-batteries-off': batteriesOffLog,
+      'service-streams': alertLog,
+    };
     for (let round = 1; round <= options.rounds; round++) {
       for (const variant of variants) {
         for (const target of targetsOf(variant, round)) {

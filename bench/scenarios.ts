@@ -1,6 +1,6 @@
 import type { ScenarioId } from './options.js';
 import type { StreamSpec } from './stream-load.js';
-import { customerLoginWorkload, deviceLoginWorkload, historyWorkload, ingestWorkload, liveFleetOf, pollWorkload, type Fleet, type IngestClock, type Workload } from './workloads.js';
+import { customerLoginWorkload, deviceLoginWorkload, energyWorkload, historyWorkload, ingestWorkload, liveFleetOf, pollWorkload, type Fleet, type IngestClock, type Workload } from './workloads.js';
 
 /** One stream of requests inside a variant; several run at once in S5. */
 export interface LoadSpec {
@@ -27,6 +27,11 @@ export interface Variant {
    */
   compareAlerting?: boolean;
   /**
+   * Also run against a third service process started with BATTERY_ANALYTICS_ENABLED=false (target
+   * 'service-batteries-off'): battery analytics on ÷ off (issue 22: ≥ 0.95 × for S1 and S2).
+   */
+  compareBatteries?: boolean;
+  /**
    * S6: run against the service alone, once with these streams open (target 'service-streams')
    * and once without (target 'service'), in the same rounds; probes in both (bench/stream-load.ts).
    */
@@ -42,6 +47,7 @@ const S1: Variant[] = [
     scenario: 'S1',
     title: 'S1 ingest, 1 record per request, 50 connections',
     compareAlerting: true,
+    compareBatteries: true,
     loads: [{ name: 'ingest', connections: 50, ingest: true, workload: ingest(1) }],
   },
   {
@@ -49,12 +55,20 @@ const S1: Variant[] = [
     scenario: 'S1',
     title: 'S1 ingest, 1 record per request, fixed 1,000 req/s (50 connections)',
     compareAlerting: true,
+    compareBatteries: true,
     loads: [{ name: 'ingest', connections: 50, overallRate: 1000, ingest: true, workload: ingest(1) }],
   },
 ];
 
 const S2: Variant[] = [
-  { id: 'S2-c50', scenario: 'S2', title: 'S2 ingest, 50-record batches, 50 connections', compareAlerting: true, loads: [{ name: 'ingest', connections: 50, ingest: true, workload: ingest(50) }] },
+  {
+    id: 'S2-c50',
+    scenario: 'S2',
+    title: 'S2 ingest, 50-record batches, 50 connections',
+    compareAlerting: true,
+    compareBatteries: true,
+    loads: [{ name: 'ingest', connections: 50, ingest: true, workload: ingest(50) }],
+  },
 ];
 
 const S3: Variant[] = [
@@ -122,4 +136,14 @@ const S6: Variant[] = [
   },
 ];
 
-export const VARIANTS: Record<ScenarioId, Variant[]> = { S1, S2, S3, S4, S5, S6 };
+/** Battery energy over 30 days in daily buckets, random devices: the stored hours summed per day (issue 22: p99 ≤ 20 ms). */
+const S7: Variant[] = [
+  {
+    id: 'S7-energy-30d-c4',
+    scenario: 'S7',
+    title: 'S7 battery energy, 30 days in daily buckets, random devices, 4 connections',
+    loads: [{ name: 'energy', connections: 4, workload: (fleet) => energyWorkload(fleet) }],
+  },
+];
+
+export const VARIANTS: Record<ScenarioId, Variant[]> = { S1, S2, S3, S4, S5, S6, S7 };

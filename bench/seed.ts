@@ -4,6 +4,10 @@ import { join } from 'node:path';
 import * as argon2 from 'argon2';
 import pg from 'pg';
 import { DataSource } from 'typeorm';
+import type { SchedulerRegistry } from '@nestjs/schedule';
+import type { Env } from '../src/config/env.js';
+import { BatteryEnergy } from '../src/modules/batteries/application/battery-energy.js';
+import { SqlBatteryEnergyStore } from '../src/modules/batteries/infrastructure/sql-battery-energy.store.js';
 import { SqlTelemetryPartitions } from '../src/modules/telemetry/infrastructure/sql-telemetry-partitions.js';
 import { dataSourceOptions, MIGRATIONS } from '../src/shared/database/data-source-options.js';
 import { runMigrations } from '../src/shared/database/migrate.js';
@@ -22,7 +26,9 @@ export interface SeedInfo extends SeedPlan {
   records: number;
   rollupRows: number;
   migrations: string[];
-  seconds: { telemetryAndRollup: number; indexes: number; vacuumAnalyze: number; total: number };
+  seconds: { telemetryAndRollup: number; indexes: number; vacuumAnalyze: number; batteryEnergy?: number; total: number };
+  /** battery_energy_1h holds the history's hours (databases seeded before issue 22 get them at their next reuse). */
+  batteryEnergy?: boolean;
   bytes: { telemetryHeap: number; telemetryIndexes: number; rollupTotal: number };
   /** This run reused a database seeded earlier (rows ingested by earlier runs were deleted). */
   reused?: boolean;
@@ -58,6 +64,60 @@ async function createPartitions(url: string, now: Date): Promise<void> {
   } finally {
     await dataSource.destroy();
   }
+}
+
+/** Every fleet battery's profile (S7's equivalent full cycles): a 48 V LFP pack of 100 Ah. */
+async function insertBatteryProfiles(client: pg.Client, devices: DeviceFixture[], at: Date): Promise<void> {
+  await client.query(
+    `INSERT INTO battery_profiles (device_id, battery_id, name, chemistry, nominal_voltage, capacity_ah, updated_at)
+     SELECT device_id, '${BATTERY_ID}', 'Bank', 'lfp', 51.2, 100, $2 FROM unnest($1::text[]) AS d (device_id)
+     ON CONFLICT DO NOTHING`,
+    [devices.map((device) => device.deviceId), at],
+  );
+}
+
+const HOUR_MS = 3_600_000;
+
+/**
+ * battery_energy_1h for the fleet's hours in [from, to), computed by the service's own code: the
+ * hours are marked stale as the ingest statement marks them, then BatteryEnergy recomputes them as
+ * a read of each battery's energy would (two batteries at a time). The hours of earlier ingest
+ * runs, from the first hour on, are dropped first.
+ */
+async function seedBatteryEnergy(url: string, from: Date, to: Date, log: Log): Promise<number> {
+  const began = Date.now();
+  const client = await connect(url);
+  const dataSource = new DataSource(dataSourceOptions({ url, poolSize: WORKERS }));
+  try {
+    const first = new Date(Math.floor(from.getTime() / HOUR_MS) * HOUR_MS);
+    await client.query('DELETE FROM battery_energy_stale');
+    await client.query('DELETE FROM battery_energy_1h WHERE bucket >= $1', [first]);
+    const { rowCount } = await client.query(
+      `INSERT INTO battery_energy_stale (device_id, battery_id, bucket)
+       SELECT d.device_id, '${BATTERY_ID}', h FROM devices d CROSS JOIN generate_series($1::timestamptz, $2::timestamptz, interval '1 hour') AS h
+        WHERE EXISTS (SELECT 1 FROM telemetry t WHERE t.device_id = d.device_id AND t.ts >= $1 AND t.ts < $2)`,
+      [first, new Date(to.getTime() - 1)],
+    );
+    log(`Battery energy: recomputing ${(rowCount ?? 0).toLocaleString('en-US')} battery-hours with the service's BatteryEnergy…`);
+    await dataSource.initialize();
+    const energy = new BatteryEnergy(new SqlBatteryEnergyStore(new Sql(dataSource)), undefined as unknown as SchedulerRegistry, { BATTERY_ANALYTICS_ENABLED: true } as Env);
+    const { rows: batteries } = await client.query<{ device_id: string; battery_id: string }>('SELECT DISTINCT device_id, battery_id FROM battery_energy_stale');
+    let next = 0;
+    const worker = async () => {
+      while (next < batteries.length) {
+        const battery = batteries[next++];
+        await energy.buckets({ deviceId: battery.device_id, batteryId: battery.battery_id }, first, to, 3600);
+      }
+    };
+    await Promise.all(Array.from({ length: WORKERS }, worker));
+    const { rows } = await client.query<{ left: string }>('SELECT count(*) AS left FROM battery_energy_stale');
+    if (Number(rows[0].left) > 0) throw new Error(`battery energy seeding left ${rows[0].left} hours stale (a recomputation failed)`);
+    await client.query('VACUUM (ANALYZE) battery_energy_1h, battery_energy_stale, battery_profiles');
+  } finally {
+    await client.end();
+    if (dataSource.isInitialized) await dataSource.destroy();
+  }
+  return seconds(began);
 }
 
 /**
@@ -98,6 +158,7 @@ async function insertIdentities(client: pg.Client, plan: SeedPlan, start: Date):
   const customers = customersOf(plan.devices);
   await insertAccountsAndDevices(client, customers, devicesOf(plan.devices), start);
   await insertSessions(client, customers, start);
+  await insertBatteryProfiles(client, devicesOf(plan.devices), start);
 }
 
 /**
@@ -279,6 +340,7 @@ async function seedFresh(serverUrl: string, database: string, plan: SeedPlan, lo
     await client.query('VACUUM (ANALYZE) telemetry, telemetry_rollup_5m, telemetry_rollup_1h, telemetry_rollup_6h, telemetry_rollup_1d, device_latest_metrics, devices, users');
     await client.query('CHECKPOINT');
     const vacuumAnalyze = seconds(vacuumBegan);
+    const batteryEnergy = await seedBatteryEnergy(url, start, t0, log);
 
     const counts = await client.query<{ records: string; rollup: string }>(
       'SELECT (SELECT count(*) FROM telemetry) AS records, (SELECT count(*) FROM telemetry_rollup_5m) AS rollup',
@@ -289,7 +351,8 @@ async function seedFresh(serverUrl: string, database: string, plan: SeedPlan, lo
       records: Number(counts.rows[0].records),
       rollupRows: Number(counts.rows[0].rollup),
       migrations: MIGRATIONS.map((migration) => migration.name),
-      seconds: { telemetryAndRollup, indexes, vacuumAnalyze, total: seconds(began) },
+      seconds: { telemetryAndRollup, indexes, vacuumAnalyze, batteryEnergy, total: seconds(began) },
+      batteryEnergy: true,
       bytes: await sizes(client),
     };
   } finally {
@@ -319,11 +382,15 @@ async function resetReused(url: string, info: SeedInfo, log: Log): Promise<numbe
     // Alert evaluation of earlier runs (S1, S2 and S5 breach the soc-low default): no series in progress, no alerts.
     await client.query('DELETE FROM alert_series');
     await client.query('DELETE FROM alerts');
+    await insertBatteryProfiles(client, devicesOf(info.devices), t0);
     await client.query('VACUUM (ANALYZE) telemetry, telemetry_rollup_5m, telemetry_rollup_1h, telemetry_rollup_6h, telemetry_rollup_1d, device_latest_metrics, devices, device_refresh_tokens, user_refresh_tokens, alert_series, alerts');
     await client.query('CHECKPOINT');
   } finally {
     await client.end();
   }
+  // The hours ingest runs wrote into (from 15 minutes before t0: a record's segment reaches back that far), or, for a database seeded before battery energy existed, every hour.
+  const energyFrom = info.batteryEnergy ? new Date(new Date(info.t0).getTime() - 15 * 60_000) : new Date(new Date(info.t0).getTime() - info.days * 86_400_000);
+  await seedBatteryEnergy(url, energyFrom, new Date(info.t0), log);
   return seconds(began);
 }
 
@@ -347,8 +414,9 @@ export async function prepareData(serverUrl: string, database: string, dataDir: 
     const sameMigrations = JSON.stringify(info.migrations) === JSON.stringify(current);
     if (info.devices === plan.devices && info.days === plan.days && sameMigrations) {
       const cleanupSeconds = await resetReused(`${serverUrl}/${database}`, info, log);
+      if (!info.batteryEnergy) writeFileSync(marker, JSON.stringify({ ...info, batteryEnergy: true }, null, 2));
       await ensureLiveViewers(`${serverUrl}/${database}`, new Date(info.t0));
-      return { ...info, reused: true, cleanupSeconds };
+      return { ...info, batteryEnergy: true, reused: true, cleanupSeconds };
     }
     log('The seeded database does not match this plan or the migrations changed: seeding again.');
   }

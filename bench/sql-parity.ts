@@ -3,6 +3,9 @@ import { ChangeFeed } from '../src/shared/database/change-feed.js';
 import { SqlDashboardQueries } from '../src/modules/dashboard/infrastructure/sql-dashboard-queries.js';
 import { DeviceAccess } from '../src/modules/sharing/index.js';
 import { SqlSessionUsers } from '../src/modules/accounts/infrastructure/sql-session-users.js';
+import { SqlBatteryEnergyStore } from '../src/modules/batteries/infrastructure/sql-battery-energy.store.js';
+import { SqlBatteryProfilesStore } from '../src/modules/batteries/infrastructure/sql-battery-profiles.store.js';
+import type { Orm } from '../src/shared/database/orm.js';
 import { SqlReleaseOffers } from '../src/modules/ota/infrastructure/sql-release-offers.js';
 import { SqlTelemetryHistory } from '../src/modules/telemetry/infrastructure/sql-telemetry-history.js';
 import { TelemetryFeed } from '../src/modules/telemetry/application/telemetry-feed.js';
@@ -53,6 +56,20 @@ export async function checkSqlParity(): Promise<void> {
       baseline.SERIES_SQL,
       baseline.SERIES_NAME,
     ],
+    [
+      'battery energy: any stale hours',
+      await capture((sql) => new SqlBatteryEnergyStore(asSql(sql)).hasStale({ deviceId: 'd', batteryId: 'main' }, now, now).catch(() => false)),
+      baseline.ENERGY_HAS_STALE_SQL,
+      baseline.ENERGY_HAS_STALE_NAME,
+    ],
+    [
+      'battery energy: stale hours taken',
+      await capture((sql) => new SqlBatteryEnergyStore(asSql(sql)).takeStale(sql, 200, { deviceId: 'd', batteryId: 'main', from: now, to: now })),
+      baseline.ENERGY_TAKE_STALE_SQL,
+      undefined,
+    ],
+    ['battery profile', await capture((sql) => new SqlBatteryProfilesStore(undefined as unknown as Orm, asSql(sql)).get({ deviceId: 'd', batteryId: 'main' })), baseline.BATTERY_PROFILE_SQL, baseline.BATTERY_PROFILE_NAME],
+    ['battery energy sums', await capture((sql) => new SqlBatteryEnergyStore(asSql(sql)).sums({ deviceId: 'd', batteryId: 'main' }, now, now, 86_400)), baseline.ENERGY_SUMS_SQL, baseline.ENERGY_SUMS_NAME],
   ];
   const problems = expectations
     .filter(([, captured, text, name]) => captured.text !== text || captured.name !== name)

@@ -301,3 +301,26 @@ export function pollWorkload(fleet: Fleet): Workload {
   };
   return { request, unexpectedBodies: () => unexpected, notModified: () => notModified };
 }
+
+/** S7: GET a random device's battery energy over the 30 days before the seeded history's end, in daily buckets (the dashboard's default). */
+export function energyWorkload(fleet: Fleet): Workload {
+  let unexpected = 0;
+  const request: autocannon.Request = {
+    method: 'GET',
+    setupRequest: (req) => {
+      const device = fleet.devices[pick(fleet.devices.length)];
+      const to = fleet.t0 - pick(3_600_000);
+      const from = to - 30 * 86_400_000;
+      return {
+        ...req,
+        path: `/api/v1/dashboard/devices/${device.deviceId}/batteries/${BATTERY_ID}/energy?from=${new Date(from).toISOString()}&to=${new Date(to).toISOString()}&bucket=1d`,
+        headers: { authorization: `Bearer ${fleet.customerTokens[device.ownerIndex]}` },
+      };
+    },
+    // The seeded history charges and discharges all day: every answer must carry energy, not only empty buckets.
+    onResponse: (status, body) => {
+      if (status >= 200 && status < 300 && !/"dischargedAh":[1-9]/.test(body)) unexpected += 1;
+    },
+  };
+  return { request, unexpectedBodies: () => unexpected };
+}

@@ -6,8 +6,16 @@ import { BatteryEnergyStore, type BatteryKey, type EnergyBucket, type StaleHours
 import { energyPerBucket, MAX_SEGMENT_MS } from '../domain/energy.js';
 
 export const HOUR_MS = 3_600_000;
+
 /** How often the background recomputation looks for stale hours. */
-const RECOMPUTE_INTERVAL_MS = 2_000;
+const RECOMPUTE_INTERVAL_MS = 10_000;
+/**
+ * The background recomputes an hour only once no record of the current time can reach it: it ended
+ * more than 15 minutes (a segment's reach) ago. An hour still filling would otherwise be read whole
+ * again on every pass, for as long as it fills (a fleet's work growing with its hours' records,
+ * not with what arrives); a read recomputes such an hour itself.
+ */
+const SETTLED_AFTER_MS = HOUR_MS + 15 * 60_000;
 /** Stale hours taken per transaction: short transactions, so ingest never waits long on a mark. */
 const TAKE_PER_TRANSACTION = 200;
 /**
@@ -21,9 +29,9 @@ const MAX_RUN_MS = 24 * HOUR_MS;
  * Keeps `battery_energy_1h` equal to what energyPerBucket computes from the stored records. The
  * ingest statement marks the hours a record can change; this recomputes each marked hour from all
  * its records (never by adding differences, so late and out-of-order batches give exactly the
- * figures in-order ones give): in the background every 2 s, on any instance (marks are taken with
- * SKIP LOCKED), and before every read of a battery's energy for the hours it reads, so an answer
- * never misses a stored record.
+ * figures in-order ones give): before every read of a battery's energy for the hours it reads, so
+ * an answer never misses a stored record, and in the background every 10 s for settled hours (late
+ * uploads, and each hour once it has ended), on any instance (marks are taken with SKIP LOCKED).
  */
 @Injectable()
 export class BatteryEnergy implements OnApplicationBootstrap {
@@ -43,7 +51,7 @@ export class BatteryEnergy implements OnApplicationBootstrap {
   }
 
   /**
-   * Recomputes every hour marked stale before the call; the number of hours. One pass at a time per
+   * Recomputes every settled hour marked stale before the call; the number of hours. One pass at a time per
    * instance: a call during a pass waits for it and then for one more (shared by every such call),
    * since the running pass may have missed marks made after it began.
    */
@@ -63,9 +71,14 @@ export class BatteryEnergy implements OnApplicationBootstrap {
     return this.running;
   }
 
-  /** The battery's energy in buckets of `bucketSec` over [from, to) (aligned to the buckets), fresh. */
+  /**
+   * The battery's energy in buckets of `bucketSec` over [from, to) (aligned to the buckets), fresh:
+   * the range's marked hours are recomputed first. Without marks (the common case) that is one
+   * read, without a transaction; a mark being taken by the background is still seen (its deletion
+   * is not committed), and taking it then waits for that pass.
+   */
   async buckets(battery: BatteryKey, from: Date, to: Date, bucketSec: number): Promise<EnergyBucket[]> {
-    for (;;) {
+    while (await this.store.hasStale(battery, from, to)) {
       const taken = await this.store.transaction(async (tx) => {
         const stale = await this.store.takeStale(tx, TAKE_PER_TRANSACTION, { ...battery, from, to });
         await this.recompute(tx, stale);
@@ -78,10 +91,11 @@ export class BatteryEnergy implements OnApplicationBootstrap {
 
   private async drainAll(): Promise<number> {
     let total = 0;
+    const before = new Date(Date.now() - SETTLED_AFTER_MS);
     try {
       for (;;) {
         const taken = await this.store.transaction(async (tx) => {
-          const stale = await this.store.takeStale(tx, TAKE_PER_TRANSACTION);
+          const stale = await this.store.takeStale(tx, TAKE_PER_TRANSACTION, { before });
           await this.recompute(tx, stale);
           return stale.reduce((sum, entry) => sum + entry.hours.length, 0);
         });

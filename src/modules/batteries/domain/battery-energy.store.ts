@@ -12,6 +12,9 @@ export interface StaleHours extends BatteryKey {
   hours: number[];
 }
 
+/** Which stale hours a recomputation takes: one battery's in a range, or every battery's before an instant. */
+export type StaleScope = (BatteryKey & { from: Date; to: Date }) | { before: Date };
+
 /** An energy bucket as stored or summed: its start (ms) and its totals. */
 export interface EnergyBucket extends EnergyTotals {
   start: number;
@@ -22,11 +25,14 @@ export abstract class BatteryEnergyStore {
   /** Runs `work` in one transaction. */
   abstract transaction<T>(work: (tx: SqlRunner) => Promise<T>): Promise<T>;
   /**
-   * Within `tx`: takes (deletes, locked until `tx` ends) up to `limit` stale hours, of one battery
-   * when `only` is given (waiting for hours another transaction has taken, so the caller then reads
-   * them recomputed), else of any batteries (skipping hours another transaction has taken).
+   * Within `tx`: takes (deletes, locked until `tx` ends) up to `limit` stale hours: of one battery
+   * in [from, to) (waiting for hours another transaction has taken, so the caller then reads them
+   * recomputed), or of any batteries among the hours that start before `before` (skipping hours
+   * another transaction has taken).
    */
-  abstract takeStale(tx: SqlRunner, limit: number, only?: BatteryKey & { from: Date; to: Date }): Promise<StaleHours[]>;
+  abstract takeStale(tx: SqlRunner, limit: number, scope: StaleScope): Promise<StaleHours[]>;
+  /** Whether any hour of the battery in [from, to) is marked stale (committed marks; no lock). */
+  abstract hasStale(battery: BatteryKey, from: Date, to: Date): Promise<boolean>;
   /** Within `tx`: the records of the battery in [from, to) that carry charge, oldest first. */
   abstract samples(tx: SqlRunner, battery: BatteryKey, from: Date, to: Date): Promise<EnergySample[]>;
   /** Within `tx`: stores the hours' energy; an hour without any (no segment at all) is removed. */

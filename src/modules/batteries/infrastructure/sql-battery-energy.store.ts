@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { Sql } from '../../../shared/database/sql.js';
 import type { SqlRunner } from '../../../shared/database/sql-runner.js';
-import { BatteryEnergyStore, type BatteryKey, type EnergyBucket, type StaleHours } from '../domain/battery-energy.store.js';
+import { BatteryEnergyStore, type BatteryKey, type EnergyBucket, type StaleHours, type StaleScope } from '../domain/battery-energy.store.js';
 import { CHARGE_METRICS } from '../../../shared/kernel/charge-metrics.js';
 import type { EnergySample } from '../domain/energy.js';
 
@@ -45,8 +45,9 @@ export class SqlBatteryEnergyStore extends BatteryEnergyStore {
     return this.sql.transaction(work);
   }
 
-  async takeStale(tx: SqlRunner, limit: number, only?: BatteryKey & { from: Date; to: Date }): Promise<StaleHours[]> {
-    const rows = only
+  async takeStale(tx: SqlRunner, limit: number, scope: StaleScope): Promise<StaleHours[]> {
+    const rows =
+      'deviceId' in scope
       ? await tx.rows<StaleRow>(
           `WITH taken AS (
              DELETE FROM battery_energy_stale WHERE (device_id, battery_id, bucket) IN (
@@ -55,18 +56,27 @@ export class SqlBatteryEnergyStore extends BatteryEnergyStore {
                 ORDER BY bucket LIMIT $1 FOR UPDATE)
              RETURNING device_id, battery_id, bucket)
            SELECT device_id, battery_id, array_agg(bucket ORDER BY bucket) AS buckets FROM taken GROUP BY device_id, battery_id`,
-          [limit, only.deviceId, only.batteryId, only.from, only.to],
+          [limit, scope.deviceId, scope.batteryId, scope.from, scope.to],
         )
       : await tx.rows<StaleRow>(
           `WITH taken AS (
              DELETE FROM battery_energy_stale WHERE (device_id, battery_id, bucket) IN (
-               SELECT device_id, battery_id, bucket FROM battery_energy_stale
+               SELECT device_id, battery_id, bucket FROM battery_energy_stale WHERE bucket < $2
                 ORDER BY device_id, battery_id, bucket LIMIT $1 FOR UPDATE SKIP LOCKED)
              RETURNING device_id, battery_id, bucket)
            SELECT device_id, battery_id, array_agg(bucket ORDER BY bucket) AS buckets FROM taken GROUP BY device_id, battery_id`,
-          [limit],
+          [limit, scope.before],
         );
     return rows.map((row) => ({ deviceId: row.device_id, batteryId: row.battery_id, hours: row.buckets.map((bucket) => bucket.getTime()) }));
+  }
+
+  async hasStale(battery: BatteryKey, from: Date, to: Date): Promise<boolean> {
+    const [row] = await this.sql.rows<{ stale: boolean }>(
+      'SELECT EXISTS (SELECT 1 FROM battery_energy_stale WHERE device_id = $1 AND battery_id = $2 AND bucket >= $3 AND bucket < $4) AS stale',
+      [battery.deviceId, battery.batteryId, from, to],
+      'battery_energy_has_stale',
+    );
+    return row.stale;
   }
 
   async samples(tx: SqlRunner, battery: BatteryKey, from: Date, to: Date): Promise<EnergySample[]> {

@@ -63,7 +63,7 @@ const FIGURES: Record<OutlierMetric, string> = {
      GROUP BY a.device_id, a.battery_id, a.chemistry, a.capacity_ah`,
 };
 
-/** Profiles on TypeORM (a cold path); the reads of telemetry in hand-written SQL, like the rest of the telemetry reads. */
+/** Profiles written on TypeORM (a cold path) and read in hand-written SQL, like the reads of telemetry. */
 @Injectable()
 export class SqlBatteryProfilesStore extends BatteryProfilesStore {
   constructor(
@@ -81,9 +81,14 @@ export class SqlBatteryProfilesStore extends BatteryProfilesStore {
     return toProfile(record);
   }
 
+  /** Read by every energy and health answer: one named statement instead of TypeORM's query building. */
   async get(battery: BatteryKey): Promise<BatteryProfile | null> {
-    const record = await this.orm.run((manager) => manager.findOneBy(BatteryProfileRecord, battery));
-    return record ? toProfile(record) : null;
+    const [row] = await this.sql.rows<{ name: string; chemistry: string; nominal_voltage: number; capacity_ah: number; updated_at: Date }>(
+      'SELECT name, chemistry, nominal_voltage, capacity_ah, updated_at FROM battery_profiles WHERE device_id = $1 AND battery_id = $2',
+      [battery.deviceId, battery.batteryId],
+      'battery_profile',
+    );
+    return row ? { name: row.name, chemistry: row.chemistry as Chemistry, nominalVoltage: row.nominal_voltage, capacityAh: row.capacity_ah, updatedAt: row.updated_at } : null;
   }
 
   async overview(deviceId: string): Promise<BatteryOverview[]> {
