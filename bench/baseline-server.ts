@@ -23,9 +23,6 @@ import { selectRelease, type FirmwareRelease } from '../src/modules/ota/domain/f
 import { DomainError } from '../src/shared/domain-error.js';
 import { SESSION_OPTIONS } from '../src/shared/database/data-source-options.js';
 import * as SQL from './baseline-sql.js';
-import { energyPerBucket, MAX_SEGMENT_MS } from '../src/modules/batteries/domain/energy.js';
-import { SqlBatteryEnergyStore } from '../src/modules/batteries/infrastructure/sql-battery-energy.store.js';
-import type { Sql, SqlRunner } from '../src/shared/database/sql.js';
 import { parseInstant } from '../src/modules/telemetry/domain/history-query.js';
 import { ARGON2_OPTIONS } from '../src/shared/crypto/secret-hasher.js';
 
@@ -548,9 +545,6 @@ app.get('/api/v1/ota/latest', async (request, reply) => {
 
 const ENERGY_BUCKETS: Record<string, number> = { '1h': 3_600, '1d': 86_400, '7d': 604_800, '30d': 2_592_000 };
 const HOUR_MS = 3_600_000;
-/** Only for hours marked stale by ingest (none once the service's background pass drained them): the service's own statements for the records and the stored hours. */
-const energyStore = new SqlBatteryEnergyStore(undefined as unknown as Sql);
-
 interface EnergySumRow {
   start: Date;
   charged_ah: number;
@@ -560,37 +554,16 @@ interface EnergySumRow {
   covered_ms: string;
 }
 
-/** As BatteryEnergy.buckets(): recompute the range's stale hours, if any, in a transaction (here with one read per battery: S7 finds none or few), then sum the stored hours. */
+/**
+ * As BatteryEnergy.buckets() when the range has no marked hours, the case S7 is made of (its range
+ * ends before the hours S1 and S2 ingest into). A range with marks is answered 503 here, not
+ * recomputed: the report would count it as non-2xx.
+ */
 async function energySums(deviceId: string, batteryId: string, from: Date, to: Date, bucketSec: number): Promise<EnergySumRow[]> {
   const { rows: marks } = await pool.query<{ stale: boolean }>({ name: SQL.ENERGY_HAS_STALE_NAME, text: SQL.ENERGY_HAS_STALE_SQL, values: [deviceId, batteryId, from, to] });
-  if (marks[0].stale) await recomputeStale(deviceId, batteryId, from, to);
+  if (marks[0].stale) throw new HttpError(503, 'STALE_NOT_IN_BASELINE');
   const { rows } = await pool.query<EnergySumRow>({ name: SQL.ENERGY_SUMS_NAME, text: SQL.ENERGY_SUMS_SQL, values: [deviceId, batteryId, from, to, bucketSec] });
   return rows;
-}
-
-async function recomputeStale(deviceId: string, batteryId: string, from: Date, to: Date): Promise<void> {
-  const client = await pool.connect();
-  try {
-    await client.query('BEGIN');
-    try {
-      const { rows: stale } = await client.query<{ buckets: Date[] }>({ text: SQL.ENERGY_TAKE_STALE_SQL, values: [200, deviceId, batteryId, from, to] });
-      const hours = stale.flatMap((row) => row.buckets.map((bucket) => bucket.getTime()));
-      if (hours.length > 0) {
-        const tx: SqlRunner = { rows: async <R>(text: string, values: unknown[] = []) => (await client.query(text, values)).rows as R[] };
-        const first = Math.min(...hours);
-        const end = Math.max(...hours) + HOUR_MS;
-        const samples = await energyStore.samples(tx, { deviceId, batteryId }, new Date(first - MAX_SEGMENT_MS), new Date(end + MAX_SEGMENT_MS));
-        const computed = energyPerBucket(samples, first, end, HOUR_MS);
-        await energyStore.storeHours(tx, { deviceId, batteryId }, hours.map((start) => ({ start, ...computed.get(start)! })));
-      }
-      await client.query('COMMIT');
-    } catch (error) {
-      await client.query('ROLLBACK');
-      throw error;
-    }
-  } finally {
-    client.release();
-  }
 }
 
 app.get<{ Params: { deviceId: string; batteryId: string }; Querystring: { from?: string; to?: string; bucket?: string } }>(

@@ -184,18 +184,6 @@ export const ENERGY_HAS_STALE_SQL =
   'SELECT EXISTS (SELECT 1 FROM battery_energy_stale WHERE device_id = $1 AND battery_id = $2 AND bucket >= $3 AND bucket < $4) AS stale';
 export const ENERGY_HAS_STALE_NAME = 'battery_energy_has_stale';
 
-/**
- * src/modules/batteries/infrastructure/sql-battery-energy.store.ts: takeStale() for one battery's
- * range (unnamed, in its own transaction), when hasStale() found marks.
- */
-export const ENERGY_TAKE_STALE_SQL = `WITH taken AS (
-             DELETE FROM battery_energy_stale WHERE (device_id, battery_id, bucket) IN (
-               SELECT device_id, battery_id, bucket FROM battery_energy_stale
-                WHERE device_id = $2 AND battery_id = $3 AND bucket >= $4 AND bucket < $5
-                ORDER BY bucket LIMIT $1 FOR UPDATE)
-             RETURNING device_id, battery_id, bucket)
-           SELECT device_id, battery_id, array_agg(bucket ORDER BY bucket) AS buckets FROM taken GROUP BY device_id, battery_id`;
-
 /** src/modules/batteries/infrastructure/sql-battery-energy.store.ts: sums(), the stored hours summed per bucket. */
 export const ENERGY_SUMS_SQL = `SELECT date_bin(make_interval(secs => $5), bucket, TIMESTAMPTZ '1970-01-01 00:00:00+00') AS start, sum(charged_ah) AS charged_ah, sum(discharged_ah) AS discharged_ah,
               sum(charged_wh) AS charged_wh, sum(discharged_wh) AS discharged_wh, sum(covered_ms) AS covered_ms

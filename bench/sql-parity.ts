@@ -62,12 +62,6 @@ export async function checkSqlParity(): Promise<void> {
       baseline.ENERGY_HAS_STALE_SQL,
       baseline.ENERGY_HAS_STALE_NAME,
     ],
-    [
-      'battery energy: stale hours taken',
-      await capture((sql) => new SqlBatteryEnergyStore(asSql(sql)).takeStale(sql, 200, { deviceId: 'd', batteryId: 'main', from: now, to: now })),
-      baseline.ENERGY_TAKE_STALE_SQL,
-      undefined,
-    ],
     ['battery profile', await capture((sql) => new SqlBatteryProfilesStore(undefined as unknown as Orm, asSql(sql)).get({ deviceId: 'd', batteryId: 'main' })), baseline.BATTERY_PROFILE_SQL, baseline.BATTERY_PROFILE_NAME],
     ['battery energy sums', await capture((sql) => new SqlBatteryEnergyStore(asSql(sql)).sums({ deviceId: 'd', batteryId: 'main' }, now, now, 86_400)), baseline.ENERGY_SUMS_SQL, baseline.ENERGY_SUMS_NAME],
   ];

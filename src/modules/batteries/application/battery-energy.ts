@@ -3,7 +3,7 @@ import { SchedulerRegistry } from '@nestjs/schedule';
 import { Env } from '../../../config/env.js';
 import type { SqlRunner } from '../../../shared/database/sql-runner.js';
 import { BatteryEnergyStore, type BatteryKey, type EnergyBucket, type StaleHours } from '../domain/battery-energy.store.js';
-import { energyPerBucket, MAX_SEGMENT_MS } from '../domain/energy.js';
+import { energyPerBucket, MAX_SEGMENT_MS, type EnergyTotals } from '../domain/energy.js';
 
 export const HOUR_MS = 3_600_000;
 
@@ -24,6 +24,29 @@ const TAKE_PER_TRANSACTION = 200;
  * 10-second gateway) rather than all at once.
  */
 const MAX_RUN_MS = 24 * HOUR_MS;
+/**
+ * Records read per page while recomputing: memory stays bounded (a few MB) however densely a
+ * gateway filled its hours (the rate limit allows 500-record uploads, two a second).
+ */
+export const SAMPLES_PER_READ = 10_000;
+
+/**
+ * The energy per hour of [first, end) (hour edges) from the battery's records, read in pages of
+ * `pageSize`: each page after the first starts with the last record of the one before, so every
+ * segment between consecutive records is counted once, in time order, as from one read.
+ */
+export async function hourlyEnergy(store: BatteryEnergyStore, tx: SqlRunner, battery: BatteryKey, first: number, end: number, pageSize = SAMPLES_PER_READ): Promise<Map<number, EnergyTotals>> {
+  const hours = new Map<number, EnergyTotals>();
+  // Segments reach at most MAX_SEGMENT_MS beyond the hours they cross.
+  const to = new Date(end + MAX_SEGMENT_MS);
+  let from = new Date(first - MAX_SEGMENT_MS);
+  for (;;) {
+    const page = await store.samples(tx, battery, from, to, pageSize);
+    energyPerBucket(page, first, end, HOUR_MS, hours);
+    if (page.length < pageSize) return hours;
+    from = new Date(page[page.length - 1].ts);
+  }
+}
 
 /**
  * Keeps `battery_energy_1h` equal to what energyPerBucket computes from the stored records. The
@@ -114,11 +137,7 @@ export class BatteryEnergy implements OnApplicationBootstrap {
     for (const { deviceId, batteryId, hours } of stale) {
       const battery = { deviceId, batteryId };
       for (const run of runsOf(hours)) {
-        const first = run[0];
-        const end = run[run.length - 1] + HOUR_MS;
-        // Segments reach at most MAX_SEGMENT_MS beyond the hours they cross.
-        const samples = await this.store.samples(tx, battery, new Date(first - MAX_SEGMENT_MS), new Date(end + MAX_SEGMENT_MS));
-        const computed = energyPerBucket(samples, first, end, HOUR_MS);
+        const computed = await hourlyEnergy(this.store, tx, battery, run[0], run[run.length - 1] + HOUR_MS);
         await this.store.storeHours(
           tx,
           battery,

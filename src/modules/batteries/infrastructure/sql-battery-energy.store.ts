@@ -79,13 +79,13 @@ export class SqlBatteryEnergyStore extends BatteryEnergyStore {
     return row.stale;
   }
 
-  async samples(tx: SqlRunner, battery: BatteryKey, from: Date, to: Date): Promise<EnergySample[]> {
+  async samples(tx: SqlRunner, battery: BatteryKey, from: Date, to: Date, limit: number): Promise<EnergySample[]> {
     const rows = await tx.rows<SampleRow>(
       `SELECT ts, (metrics->>'current')::float8 AS current, (metrics->>'voltage')::float8 AS voltage,
               (metrics->>'chargedAhTotal')::float8 AS charged, (metrics->>'dischargedAhTotal')::float8 AS discharged
          FROM telemetry WHERE device_id = $1 AND ts >= $3 AND ts < $4 AND battery_id = $2 AND ${HAS_CHARGE}
-        ORDER BY ts`,
-      [battery.deviceId, battery.batteryId, from, to],
+        ORDER BY ts LIMIT $5`,
+      [battery.deviceId, battery.batteryId, from, to, limit],
     );
     return rows.map((row) => {
       const sample: EnergySample = { ts: row.ts.getTime() };
