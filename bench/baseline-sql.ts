@@ -20,7 +20,7 @@ WITH input AS (
   FROM inserted i CROSS JOIN (VALUES (interval '-15 minutes'), (interval '0'), (interval '15 minutes')) AS o (shift)
   WHERE i.metrics ?| ARRAY['current', 'chargedAhTotal', 'dischargedAhTotal']
   ORDER BY 1, 2, 3
-  ON CONFLICT (device_id, battery_id, bucket) DO UPDATE SET bucket = EXCLUDED.bucket
+  ON CONFLICT (device_id, battery_id, bucket) DO UPDATE SET bucket = EXCLUDED.bucket WHERE false
 ), metric_values AS (
   SELECT i.device_id, i.battery_id, m.key AS metric, i.ts, m.value::float8 AS value
   FROM inserted i CROSS JOIN LATERAL jsonb_each_text(i.metrics) AS m (key, value)

@@ -1,5 +1,6 @@
 import { SchedulerRegistry } from '@nestjs/schedule';
 import { BatteryEnergy } from '../../src/modules/batteries/index.js';
+import { INGEST_SQL } from '../../src/modules/telemetry/infrastructure/sql-telemetry-writer.js';
 import { aRegisteredDevice } from '../support/claim-fixtures.js';
 import { createTestApp, type TestApp } from '../support/create-test-app.js';
 import { aSolarTrace, expectBuckets, referenceEnergy, shuffled } from '../support/battery-reference.js';
@@ -134,6 +135,33 @@ describe('battery energy accounting', () => {
       stored.rows.map((row) => ({ start: row.bucket.getTime(), chargedAh: row.charged_ah, dischargedAh: row.discharged_ah, chargedWh: row.charged_wh, dischargedWh: row.discharged_wh, coveredMs: row.covered_ms })),
       new Map([...referenceEnergy(await rowsOf(device.body.deviceId), from, to, HOUR)].filter(([, totals]) => totals.coveredMs > 0)),
     );
+  });
+
+  it('a read while an upload into its hours is not yet committed waits for it, and counts its records', async () => {
+    const device = await aRegisteredDevice(t);
+    const battery = { deviceId: device.body.deviceId, batteryId: 'main' };
+    // Recent hours: the background leaves them to the reads, so only the read below takes the marks.
+    const at = Date.now() - 30 * MINUTE;
+    await ingestAll(t.api, device.registered.accessToken, [{ ts: iso(at), metrics: { current: 10, voltage: 12 } }]);
+    const hour = Math.floor(at / HOUR) * HOUR;
+
+    // The ingest statement itself, in a transaction left open: its records stored, their marks locked.
+    const upload = await t.db.connect();
+    try {
+      await upload.query('BEGIN');
+      await upload.query(INGEST_SQL, [[battery.deviceId], ['main'], [new Date(at + 10 * MINUTE)], [JSON.stringify({ current: 10, voltage: 12 })], new Date()]);
+      let answered = false;
+      const read = energy.buckets(battery, new Date(hour - HOUR), new Date(hour + 2 * HOUR), 3600).finally(() => (answered = true));
+      await new Promise((resume) => setTimeout(resume, 500));
+      // Taking the mark waits for the upload: answered now, the hour would lack its record for good.
+      expect(answered).toBe(false);
+      await upload.query('COMMIT');
+
+      const hours = await read;
+      expect(hours.reduce((sum, bucket) => sum + bucket.chargedAh, 0)).toBeCloseTo(10 * (10 / 60), 12);
+    } finally {
+      upload.release();
+    }
   });
 
   it('leaves an hour still filling to the reads, which recompute it', async () => {

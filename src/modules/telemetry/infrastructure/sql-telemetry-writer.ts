@@ -31,7 +31,7 @@ const ENERGY_STALE = `), energy_stale AS (
   FROM inserted i CROSS JOIN (VALUES (interval '-${CHARGE_SEGMENT_MINUTES} minutes'), (interval '0'), (interval '${CHARGE_SEGMENT_MINUTES} minutes')) AS o (shift)
   WHERE i.metrics ?| ARRAY[${CHARGE_METRICS.map((metric) => `'${metric}'`).join(', ')}]
   ORDER BY 1, 2, 3
-  ON CONFLICT (device_id, battery_id, bucket) DO UPDATE SET bucket = EXCLUDED.bucket
+  ON CONFLICT (device_id, battery_id, bucket) DO UPDATE SET bucket = EXCLUDED.bucket WHERE false
 `;
 
 /**
@@ -46,8 +46,10 @@ const ENERGY_STALE = `), energy_stale AS (
  * whose energy they can change: a record changes the segments to its neighbours up to 15 minutes
  * either side, so the hours of ts − 15 min, ts and ts + 15 min. BatteryEnergy recomputes them later
  * from their records; marked in this statement, the mark commits with the records or not at all.
- * An existing mark is updated, not skipped: the row lock keeps a recomputation from taking it (and
- * reading the hour without these records) until they are committed. Marks are locked in the
+ * An existing mark is locked, not skipped: the row lock keeps a recomputation from taking it (and
+ * reading the hour without these records) until they are committed. `DO UPDATE … WHERE false`
+ * takes that lock without writing a new version of the row (PostgreSQL locks every conflicting row
+ * of ON CONFLICT DO UPDATE, also those its WHERE leaves unchanged). Marks are locked in the
  * order the recomputation takes them (device, battery, hour), so the two cannot deadlock.
  * `seen` is a write to devices outside the devices module, on purpose: a second round trip per
  * flush is what group commit exists to avoid. It follows the rule of every last_seen_at writer,
