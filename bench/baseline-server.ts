@@ -23,6 +23,8 @@ import { selectRelease, type FirmwareRelease } from '../src/modules/ota/domain/f
 import { DomainError } from '../src/shared/domain-error.js';
 import { SESSION_OPTIONS } from '../src/shared/database/data-source-options.js';
 import * as SQL from './baseline-sql.js';
+import { ENERGY_BUCKETS, MAX_ENERGY_POINTS, type EnergyBucketName } from '../src/modules/batteries/domain/energy.js';
+import type { EnergySumRow } from '../src/modules/batteries/infrastructure/sql-battery-energy.store.js';
 import { parseInstant } from '../src/modules/telemetry/domain/history-query.js';
 import { ARGON2_OPTIONS } from '../src/shared/crypto/secret-hasher.js';
 
@@ -305,6 +307,18 @@ app.post<{ Body: IngestBody }>(
   },
 );
 
+type Viewer = { userId: string; isAdmin: boolean };
+
+/** The dashboard routes' hook: the customer guard's work, its viewer kept on the request. */
+async function withViewer(request: FastifyRequest): Promise<void> {
+  (request as FastifyRequest & { viewer?: Viewer }).viewer = await authenticateCustomer(request);
+}
+
+const viewerOf = (request: FastifyRequest): Viewer => (request as FastifyRequest & { viewer: Viewer }).viewer;
+
+/** The range every dashboard read takes. */
+const RANGE_QUERY = { from: { type: 'string', maxLength: 40, pattern: NO_NUL }, to: { type: 'string', maxLength: 40, pattern: NO_NUL } } as const;
+
 interface HistoryQuery {
   from?: string;
   to?: string;
@@ -324,17 +338,14 @@ function parseMetrics(raw: string): string[] {
 app.get<{ Params: { deviceId: string }; Querystring: HistoryQuery }>(
   '/api/v1/dashboard/devices/:deviceId/telemetry/history',
   {
-    preValidation: async (request) => {
-      (request as FastifyRequest & { viewer?: unknown }).viewer = await authenticateCustomer(request);
-    },
+    preValidation: withViewer,
     schema: {
       params: { type: 'object', properties: { deviceId: { type: 'string', pattern: DEVICE_ID } } },
       querystring: {
         type: 'object',
         additionalProperties: false,
         properties: {
-          from: { type: 'string', maxLength: 40, pattern: NO_NUL },
-          to: { type: 'string', maxLength: 40, pattern: NO_NUL },
+          ...RANGE_QUERY,
           metrics: { type: 'string', maxLength: 2700, pattern: NO_NUL },
           batteryId: { type: 'string', maxLength: 64, pattern: NO_NUL },
           bucket: { type: 'string', maxLength: 12, pattern: NO_NUL },
@@ -345,7 +356,7 @@ app.get<{ Params: { deviceId: string }; Querystring: HistoryQuery }>(
     },
   },
   async (request) => {
-    const viewer = (request as FastifyRequest & { viewer: { userId: string; isAdmin: boolean } }).viewer;
+    const viewer = viewerOf(request);
     const { deviceId } = request.params;
     const query = request.query;
     const range = resolveRange(query.from, query.to, new Date());
@@ -543,16 +554,7 @@ app.get('/api/v1/ota/latest', async (request, reply) => {
   };
 });
 
-const ENERGY_BUCKETS: Record<string, number> = { '1h': 3_600, '1d': 86_400, '7d': 604_800, '30d': 2_592_000 };
 const HOUR_MS = 3_600_000;
-interface EnergySumRow {
-  start: Date;
-  charged_ah: number;
-  discharged_ah: number;
-  charged_wh: number;
-  discharged_wh: number;
-  covered_ms: string;
-}
 
 /**
  * As BatteryEnergy.buckets() when the range has no marked hours, the case S7 is made of (its range
@@ -569,26 +571,23 @@ async function energySums(deviceId: string, batteryId: string, from: Date, to: D
 app.get<{ Params: { deviceId: string; batteryId: string }; Querystring: { from?: string; to?: string; bucket?: string } }>(
   '/api/v1/dashboard/devices/:deviceId/batteries/:batteryId/energy',
   {
-    preValidation: async (request) => {
-      (request as FastifyRequest & { viewer?: unknown }).viewer = await authenticateCustomer(request);
-    },
+    preValidation: withViewer,
     schema: {
       params: { type: 'object', properties: { deviceId: { type: 'string', pattern: DEVICE_ID }, batteryId: { type: 'string', pattern: BATTERY_ID_PATTERN.source } } },
       querystring: {
         type: 'object',
         additionalProperties: false,
         properties: {
-          from: { type: 'string', maxLength: 40, pattern: NO_NUL },
-          to: { type: 'string', maxLength: 40, pattern: NO_NUL },
+          ...RANGE_QUERY,
           bucket: { type: 'string', maxLength: 12, pattern: NO_NUL },
         },
       },
     },
   },
   async (request) => {
-    const viewer = (request as FastifyRequest & { viewer: { userId: string; isAdmin: boolean } }).viewer;
+    const viewer = viewerOf(request);
     const { deviceId, batteryId } = request.params;
-    const bucketSeconds = ENERGY_BUCKETS[request.query.bucket ?? '1d'];
+    const bucketSeconds: number | undefined = ENERGY_BUCKETS[(request.query.bucket ?? '1d') as EnergyBucketName];
     if (bucketSeconds === undefined) throw new HttpError(400, 'VALIDATION_FAILED');
     const bucketMs = bucketSeconds * 1000;
     const to = request.query.to === undefined ? new Date() : parseInstant(request.query.to, 'to');
@@ -596,7 +595,7 @@ app.get<{ Params: { deviceId: string; batteryId: string }; Querystring: { from?:
     if (from >= to) throw new HttpError(400, 'VALIDATION_FAILED');
     const start = Math.floor(from.getTime() / bucketMs) * bucketMs;
     const end = Math.ceil(to.getTime() / bucketMs) * bucketMs;
-    if ((end - start) / bucketMs > 9_000) throw new HttpError(400, 'VALIDATION_FAILED');
+    if ((end - start) / bucketMs > MAX_ENERGY_POINTS) throw new HttpError(400, 'VALIDATION_FAILED');
     const { rows: devices } = await pool.query<VisibilityRow>({ name: SQL.DEVICE_VISIBILITY_NAME, text: SQL.DEVICE_VISIBILITY_SQL, values: [deviceId, viewer.isAdmin, viewer.userId] });
     const device = devices[0];
     if (!device?.role) throw new HttpError(404, 'NOT_FOUND');

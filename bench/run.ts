@@ -229,30 +229,24 @@ async function main(): Promise<void> {
     const alertLog = new AlertLog();
     const service = await startServer({ ...serviceServer, env: serviceEnv, onStdoutLine: (line) => alertLog.take(line) });
     servers.push(service);
-    // S1 and S2: the same service with alerting off, idle while the others are measured (bench/README.md, "Alerting on and off").
+    // S1 and S2: the same service with one feature off, idle while the others are measured (bench/README.md, "Alerting on and off", "Battery analytics on and off").
     const alertsOffLog = new AlertLog();
-    const serviceAlertsOff = compareAlerting
-      ? await startServer({
-          ...serviceServer,
-          name: 'service-alerts-off',
-          url: `http://${HOST}:${SERVICE_ALERTS_OFF_PORT}`,
-          env: { ...serviceEnv, PORT: String(SERVICE_ALERTS_OFF_PORT), ALERTS_ENABLED: 'false' },
-          onStdoutLine: (line) => alertsOffLog.take(line),
-        })
-      : undefined;
-    if (serviceAlertsOff) servers.push(serviceAlertsOff);
-    // S1 and S2: the same service with battery analytics off (no energy marks at ingest, no recomputation; bench/README.md).
     const batteriesOffLog = new AlertLog();
+    const startSwitchedOff = async (name: Target, port: number, switchOff: Record<string, string>, alertLogOfIt: AlertLog) => {
+      const server = await startServer({
+        ...serviceServer,
+        name,
+        url: `http://${HOST}:${port}`,
+        env: { ...serviceEnv, PORT: String(port), ...switchOff },
+        onStdoutLine: (line) => alertLogOfIt.take(line),
+      });
+      servers.push(server);
+      return server;
+    };
+    const serviceAlertsOff = compareAlerting ? await startSwitchedOff('service-alerts-off', SERVICE_ALERTS_OFF_PORT, { ALERTS_ENABLED: 'false' }, alertsOffLog) : undefined;
     const serviceBatteriesOff = compareBatteries
-      ? await startServer({
-          ...serviceServer,
-          name: 'service-batteries-off',
-          url: `http://${HOST}:${SERVICE_BATTERIES_OFF_PORT}`,
-          env: { ...serviceEnv, PORT: String(SERVICE_BATTERIES_OFF_PORT), BATTERY_ANALYTICS_ENABLED: 'false' },
-          onStdoutLine: (line) => batteriesOffLog.take(line),
-        })
+      ? await startSwitchedOff('service-batteries-off', SERVICE_BATTERIES_OFF_PORT, { BATTERY_ANALYTICS_ENABLED: 'false' }, batteriesOffLog)
       : undefined;
-    if (serviceBatteriesOff) servers.push(serviceBatteriesOff);
     log(
       `Servers up: ${baseline ? `baseline pid ${baseline.pid} on ${baseline.url}, ` : ''}service pid ${service.pid} on ${service.url}` +
         `${serviceAlertsOff ? `, service with ALERTS_ENABLED=false pid ${serviceAlertsOff.pid} on ${serviceAlertsOff.url}` : ''}` +

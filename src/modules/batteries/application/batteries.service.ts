@@ -5,16 +5,12 @@ import { parseInstant } from '../../telemetry/index.js';
 import type { BatteryKey } from '../domain/battery-energy.store.js';
 import type { BatteryProfile, Chemistry } from '../domain/battery-profile.js';
 import { BatteryProfilesStore, type BatteryOverview, type OutlierMetric } from '../domain/battery-profiles.store.js';
+import { ENERGY_BUCKETS, MAX_ENERGY_POINTS, type EnergyBucketName } from '../domain/energy.js';
 import { healthOf, type HealthFigures } from '../domain/health.js';
 import { rankOutliers, type RankedBattery } from '../domain/outliers.js';
 import { AVERAGE_WINDOW_MS, averageCurrent, timeToEmptyOrFull } from '../domain/time-to-empty.js';
 import { BatteryEnergy, HOUR_MS } from './battery-energy.js';
 
-/** Energy buckets an answer may use, seconds: 1 h, 1 d, 7 d, 30 d (UTC, aligned to the Unix epoch). */
-export const ENERGY_BUCKETS = { '1h': 3_600, '1d': 86_400, '7d': 604_800, '30d': 2_592_000 } as const;
-export type EnergyBucketName = keyof typeof ENERGY_BUCKETS;
-/** At most this many points per energy answer (1 h buckets over 366 days fit). */
-export const MAX_ENERGY_POINTS = 9_000;
 /** The health figures read every record of the range: at most 92 days. */
 export const MAX_HEALTH_RANGE_DAYS = 92;
 const DAY_MS = 86_400_000;

@@ -10,6 +10,12 @@ import { CHARGE_SEGMENT_MINUTES } from '../../../shared/kernel/charge-metrics.js
  * batches (a bucket is recomputed from its records, never adjusted by differences).
  */
 
+/** Energy buckets an answer may use, seconds: 1 h, 1 d, 7 d, 30 d (UTC, aligned to the Unix epoch). */
+export const ENERGY_BUCKETS = { '1h': 3_600, '1d': 86_400, '7d': 604_800, '30d': 2_592_000 } as const;
+export type EnergyBucketName = keyof typeof ENERGY_BUCKETS;
+/** At most this many points per energy answer (1 h buckets over 366 days fit). */
+export const MAX_ENERGY_POINTS = 9_000;
+
 /** Consecutive records further apart than this contribute nothing: the time between is a gap. */
 export const MAX_SEGMENT_MS = CHARGE_SEGMENT_MINUTES * 60_000;
 

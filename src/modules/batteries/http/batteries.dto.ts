@@ -4,7 +4,8 @@ import { IsIn, IsNumber, IsString, Length, Matches, Max, Min } from 'class-valid
 import { PageQuery } from '../../../shared/http/page-query.js';
 import { Optional } from '../../../shared/http/optional.decorator.js';
 import type { BatteryHealth, BatteryListing, EnergyPoint } from '../application/batteries.service.js';
-import { ENERGY_BUCKETS, MAX_HEALTH_RANGE_DAYS } from '../application/batteries.service.js';
+import { MAX_HEALTH_RANGE_DAYS } from '../application/batteries.service.js';
+import { ENERGY_BUCKETS } from '../domain/energy.js';
 import { CAPACITY_AH_RANGE, CHEMISTRIES, NOMINAL_VOLTAGE_RANGE, PROFILE_NAME_MAX_LENGTH, type BatteryProfile, type Chemistry } from '../domain/battery-profile.js';
 import type { RankedBattery } from '../domain/outliers.js';
 

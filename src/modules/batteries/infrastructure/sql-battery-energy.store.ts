@@ -22,7 +22,8 @@ interface SampleRow {
   discharged: number | null;
 }
 
-interface SumRow {
+/** A row of sums(), as PostgreSQL answers it (the benchmark's baseline reads the same). */
+export interface EnergySumRow {
   start: Date;
   charged_ah: number;
   discharged_ah: number;
@@ -127,7 +128,7 @@ export class SqlBatteryEnergyStore extends BatteryEnergyStore {
   }
 
   async sums(battery: BatteryKey, from: Date, to: Date, bucketSec: number): Promise<EnergyBucket[]> {
-    const rows = await this.sql.rows<SumRow>(
+    const rows = await this.sql.rows<EnergySumRow>(
       `SELECT date_bin(make_interval(secs => $5), bucket, ${EPOCH}) AS start, sum(charged_ah) AS charged_ah, sum(discharged_ah) AS discharged_ah,
               sum(charged_wh) AS charged_wh, sum(discharged_wh) AS discharged_wh, sum(covered_ms) AS covered_ms
          FROM battery_energy_1h WHERE device_id = $1 AND battery_id = $2 AND bucket >= $3 AND bucket < $4
