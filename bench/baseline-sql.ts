@@ -14,11 +14,19 @@ WITH input AS (
   SELECT device_id, battery_id, ts, metrics FROM input
   ON CONFLICT DO NOTHING
   RETURNING device_id, battery_id, ts, metrics
+), charged_hours AS (
+  SELECT device_id, battery_id, date_bin('1 hour', ts, TIMESTAMPTZ '1970-01-01 00:00:00+00') AS hour, min(ts) AS first, max(ts) AS last
+  FROM inserted WHERE metrics ?| ARRAY['current', 'chargedAhTotal', 'dischargedAhTotal']
+  GROUP BY 1, 2, 3
 ), energy_stale AS (
   INSERT INTO battery_energy_stale (device_id, battery_id, bucket)
-  SELECT DISTINCT i.device_id, i.battery_id, date_bin('1 hour', i.ts + o.shift, TIMESTAMPTZ '1970-01-01 00:00:00+00')
-  FROM inserted i CROSS JOIN (VALUES (interval '-15 minutes'), (interval '0'), (interval '15 minutes')) AS o (shift)
-  WHERE i.metrics ?| ARRAY['current', 'chargedAhTotal', 'dischargedAhTotal']
+  SELECT DISTINCT device_id, battery_id, bucket FROM (
+    SELECT device_id, battery_id, hour AS bucket FROM charged_hours
+    UNION ALL
+    SELECT device_id, battery_id, hour - interval '1 hour' FROM charged_hours WHERE first < hour + interval '15 minutes'
+    UNION ALL
+    SELECT device_id, battery_id, hour + interval '1 hour' FROM charged_hours WHERE last >= hour + interval '45 minutes'
+  ) AS marks
   ORDER BY 1, 2, 3
   ON CONFLICT (device_id, battery_id, bucket) DO UPDATE SET bucket = EXCLUDED.bucket WHERE false
 ), metric_values AS (

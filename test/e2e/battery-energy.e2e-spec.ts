@@ -137,6 +137,39 @@ describe('battery energy accounting', () => {
     );
   });
 
+  it('marks the hours a record can change: its own, the one before from its first 15 minutes, the one after from its last 15', async () => {
+    const device = await aRegisteredDevice(t);
+    const h = end - 30 * HOUR;
+    const charge = { current: 10, voltage: 12 };
+    const records: Array<[number, Record<string, number>]> = [
+      [h + 15 * MINUTE - 1, charge], // h − 1 and h
+      [h + 2 * HOUR + 15 * MINUTE, charge], // h + 2 alone
+      [h + 4 * HOUR + 45 * MINUTE - 1, charge], // h + 4 alone
+      [h + 6 * HOUR + 45 * MINUTE, charge], // h + 6 and h + 7
+      [h + 10 * HOUR + 5 * MINUTE, { voltage: 12, soc: 50 }], // no charge: nothing
+      [h + 12 * HOUR + 50 * MINUTE, { chargedAhTotal: 3 }], // h + 12 and h + 13
+      [h + 20 * HOUR + MINUTE, charge], // with the next: h + 19, h + 20 and h + 21
+      [h + 20 * HOUR + 59 * MINUTE, charge],
+    ];
+    // The statement itself in a transaction rolled back: the marks are seen before any recomputation can take them.
+    const upload = await t.db.connect();
+    try {
+      await upload.query('BEGIN');
+      await upload.query(INGEST_SQL, [
+        records.map(() => device.body.deviceId),
+        records.map(() => 'main'),
+        records.map(([ts]) => new Date(ts)),
+        records.map(([, metrics]) => JSON.stringify(metrics)),
+        new Date(),
+      ]);
+      const marks = await upload.query<{ bucket: Date }>('SELECT bucket FROM battery_energy_stale WHERE device_id = $1 ORDER BY bucket', [device.body.deviceId]);
+      expect(marks.rows.map((row) => (row.bucket.getTime() - h) / HOUR)).toEqual([-1, 0, 2, 4, 6, 7, 12, 13, 19, 20, 21]);
+    } finally {
+      await upload.query('ROLLBACK');
+      upload.release();
+    }
+  });
+
   it('a read while an upload into its hours is not yet committed waits for it, and counts its records', async () => {
     const device = await aRegisteredDevice(t);
     const battery = { deviceId: device.body.deviceId, batteryId: 'main' };

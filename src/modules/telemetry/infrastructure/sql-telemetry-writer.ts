@@ -24,12 +24,25 @@ function addToRollup(table: string, width: string): string {
 /** Each rollup level's CTE of the ingest statement, finest first. */
 const ADD_TO_ROLLUPS = ROLLUP_LEVELS.map((level) => `), rollup_${level.name} AS (\n  ${addToRollup(rollupTable(level), rollupInterval(level))}\n`).join('');
 
-/** The ingest statement's marks of the hours whose battery energy its records change (energy_stale, below). */
-const ENERGY_STALE = `), energy_stale AS (
+/**
+ * The ingest statement's marks of the hours whose battery energy its records change (energy_stale,
+ * below): each hour with records that carry charge, the hour before when one of them lies in its
+ * first 15 minutes, the hour after when one lies in its last 15. Grouped by hour first, so a batch
+ * costs a row per hour it touches rather than three per record.
+ */
+const ENERGY_STALE = `), charged_hours AS (
+  SELECT device_id, battery_id, date_bin('1 hour', ts, ${EPOCH}) AS hour, min(ts) AS first, max(ts) AS last
+  FROM inserted WHERE metrics ?| ARRAY[${CHARGE_METRICS.map((metric) => `'${metric}'`).join(', ')}]
+  GROUP BY 1, 2, 3
+), energy_stale AS (
   INSERT INTO battery_energy_stale (device_id, battery_id, bucket)
-  SELECT DISTINCT i.device_id, i.battery_id, date_bin('1 hour', i.ts + o.shift, ${EPOCH})
-  FROM inserted i CROSS JOIN (VALUES (interval '-${CHARGE_SEGMENT_MINUTES} minutes'), (interval '0'), (interval '${CHARGE_SEGMENT_MINUTES} minutes')) AS o (shift)
-  WHERE i.metrics ?| ARRAY[${CHARGE_METRICS.map((metric) => `'${metric}'`).join(', ')}]
+  SELECT DISTINCT device_id, battery_id, bucket FROM (
+    SELECT device_id, battery_id, hour AS bucket FROM charged_hours
+    UNION ALL
+    SELECT device_id, battery_id, hour - interval '1 hour' FROM charged_hours WHERE first < hour + interval '${CHARGE_SEGMENT_MINUTES} minutes'
+    UNION ALL
+    SELECT device_id, battery_id, hour + interval '1 hour' FROM charged_hours WHERE last >= hour + interval '${60 - CHARGE_SEGMENT_MINUTES} minutes'
+  ) AS marks
   ORDER BY 1, 2, 3
   ON CONFLICT (device_id, battery_id, bucket) DO UPDATE SET bucket = EXCLUDED.bucket WHERE false
 `;
@@ -44,7 +57,7 @@ const ENERGY_STALE = `), energy_stale AS (
  *
  * `energy_stale` marks, for records that carry charge (CHARGE_METRICS, shared kernel), the UTC hours
  * whose energy they can change: a record changes the segments to its neighbours up to 15 minutes
- * either side, so the hours of ts − 15 min, ts and ts + 15 min. BatteryEnergy recomputes them later
+ * either side, so the hours of ts − 15 min, ts and ts + 15 min (found per hour, ENERGY_STALE). BatteryEnergy recomputes them later
  * from their records; marked in this statement, the mark commits with the records or not at all.
  * An existing mark is locked, not skipped: the row lock keeps a recomputation from taking it (and
  * reading the hour without these records) until they are committed. `DO UPDATE … WHERE false`
