@@ -7,17 +7,17 @@
  * alternating blocks of 100 statements in both orders; each backend's own CPU time (from
  * /proc/<pid>/stat) is divided by the statements it ran. The first block of each is warm-up.
  */
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import pg from 'pg';
 import { startEmbeddedPostgres } from '../src/shared/database/embedded-postgres.js';
 import { INGEST_SQL, INGEST_SQL_WITHOUT_BATTERY_ANALYTICS } from '../src/modules/telemetry/infrastructure/sql-telemetry-writer.js';
 import { BATTERY_ID, DATABASE, devicesOf, PG_PORT } from './fixtures.js';
+import { processCpuUs } from './proc-stats.js';
 
 const RECORDS_PER_REQUEST = 50;
 const BLOCKS = 21;
 const STATEMENTS_PER_BLOCK = 100;
-const CLOCK_TICKS_PER_SECOND = 100;
 
 interface Side {
   name: string;
@@ -26,12 +26,6 @@ interface Side {
   pid: number;
   cpuUs: number;
   statements: number;
-}
-
-/** User plus system CPU time of a process, in µs (fields 14 and 15 of /proc/<pid>/stat, in clock ticks). */
-function cpuUsOf(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-  return ((Number(fields[11]) + Number(fields[12])) * 1_000_000) / CLOCK_TICKS_PER_SECOND;
 }
 
 async function main(): Promise<void> {
@@ -70,10 +64,10 @@ async function main(): Promise<void> {
     }
     for (let block = 0; block < BLOCKS; block++) {
       for (const side of block % 2 === 0 ? sides : [...sides].reverse()) {
-        const before = cpuUsOf(side.pid);
+        const before = processCpuUs(side.pid);
         for (let k = 0; k < STATEMENTS_PER_BLOCK; k++) await side.client.query({ name: `marks_${side.name}`, text: side.text, values: argumentsOfOneStatement() });
         if (block === 0) continue;
-        side.cpuUs += cpuUsOf(side.pid) - before;
+        side.cpuUs += processCpuUs(side.pid) - before;
         side.statements += STATEMENTS_PER_BLOCK;
       }
     }
