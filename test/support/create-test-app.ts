@@ -93,6 +93,10 @@ export async function startTestApp(databaseUrl: string, overrides: Record<string
         // A test that left its database unreachable still gets the scan, without the stored hashes.
         await fileScanner.harvest(db).catch(() => undefined);
       } finally {
+        // pg-pool's end() resolves once it has asked its idle clients to end, before their sessions
+        // are gone; the database's DROP … WITH (FORCE) that follows (createTestApp) can then still
+        // terminate one, whose error the pool would emit with no one listening.
+        db.on('error', () => undefined);
         await db.end();
         rmSync(dataDir, { recursive: true, force: true });
       }
