@@ -41,7 +41,7 @@ describe('POST /api/v1/telemetry with Content-Encoding', () => {
     const records = batch(Date.now() - 2 * 60 * MINUTE);
     const plain = JSON.stringify({ records });
     const compressed = gzipSync(plain);
-    // The figure the README gives: what gzip saves a gateway per 50-record batch.
+    // The figure docs/api.md gives: what gzip saves a gateway per 50-record batch.
     process.stdout.write(`50-record batch: ${Buffer.byteLength(plain)} bytes plain, ${compressed.length} gzip (${Math.round((100 * compressed.length) / Buffer.byteLength(plain))} %)\n`);
     expect(compressed.length).toBeLessThan(Buffer.byteLength(plain) / 3);
 

@@ -4,8 +4,8 @@ import { aClaimedDevice, aCustomer, CUSTOMER_PASSWORD } from '../support/claim-f
 import { createTestApp, type TestApp } from '../support/create-test-app.js';
 import { ingestAll, iso, MINUTE } from '../support/telemetry.js';
 
-/** The README's client example is examples/dashboard-client.ts verbatim, and it works. */
-describe('README: the frontend client example', () => {
+/** The client example of docs/api.md is examples/dashboard-client.ts verbatim, and it works. */
+describe('docs/api.md: the frontend client example', () => {
   let t: TestApp;
   beforeAll(async () => {
     t = await createTestApp();
@@ -17,7 +17,7 @@ describe('README: the frontend client example', () => {
   it('is the file examples/dashboard-client.ts, word for word', () => {
     const example = readFileSync('examples/dashboard-client.ts', 'utf8').trim();
 
-    expect(readFileSync('README.md', 'utf8')).toContain(example);
+    expect(readFileSync('docs/api.md', 'utf8')).toContain(example);
   });
 
   it("returns the state-of-charge trend of the customer's first device", async () => {
