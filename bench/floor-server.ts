@@ -6,8 +6,8 @@
  */
 import { createServer } from 'node:http';
 import type { SeriesRow } from '../src/modules/telemetry/domain/telemetry-history.js';
-import { toSeries } from '../src/modules/dashboard/application/dashboard.service.js';
-import { historyJson } from '../src/modules/dashboard/http/history-json.js';
+import { toSeries } from '../src/modules/telemetry/application/telemetry-history.service.js';
+import { historyJson } from '../src/modules/telemetry/http/history-json.js';
 
 const METRICS = [
   { name: 'current', base: 0, swing: 12, noise: 0.3, decimals: 2 },
@@ -37,7 +37,7 @@ function columnsOf(points: number, bucketSec: number, end: number): SeriesRow[] 
   });
 }
 
-/** The service's last step, per request: DashboardService's toSeries, then the answer's text (historyJson). */
+/** The service's last step, per request: TelemetryHistoryService's toSeries, then the answer's text (historyJson). */
 function answer(rows: SeriesRow[], bucketSec: number): string {
   const first = rows[0].ts[0];
   const last = rows[0].ts[rows[0].ts.length - 1] + bucketSec;

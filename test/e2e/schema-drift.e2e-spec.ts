@@ -1,6 +1,7 @@
 import { Column, DataSource, Entity, PrimaryColumn } from 'typeorm';
 import { ENTITIES, serviceDataSourceOptions } from '../../src/schema.js';
 import { runMigrations } from '../../src/shared/database/migrate.js';
+import { INITIAL_FLEET_DEFAULTS } from '../../src/modules/devices/domain/device-config.js';
 import { RegistrationAllowlistRecord } from '../../src/modules/devices/infrastructure/device.record.js';
 import { createTestDatabase } from '../support/postgres.js';
 
@@ -49,7 +50,9 @@ class WiderAllowlistRecord {
 /**
  * One source of truth for the schema: the migrations build it, the records describe it, and
  * TypeORM's schema diff between the two is empty. CI runs this file on the embedded server and on
- * PostgreSQL 15. The planted mismatches show that the check sees each kind of drift.
+ * PostgreSQL 15. The planted mismatches show that the check sees each kind of drift. Likewise the
+ * one row the migrations seed, the fleet defaults: a migration is frozen and cannot import the
+ * constant the code ships with, so this file ties the two.
  */
 describe('schema drift: the records describe exactly what the migrations build', () => {
   let database: { url: string; drop: () => Promise<void> };
@@ -80,6 +83,11 @@ describe('schema drift: the records describe exactly what the migrations build',
     const recorded = dataSource.entityMetadatas.map((metadata) => metadata.tableName);
     expect(rows.map((row) => row.name).sort()).toEqual([...recorded].sort());
     expect(recorded).toHaveLength(ENTITIES.length);
+  });
+
+  it('the fleet defaults the migrations seed are the ones the code ships with (INITIAL_FLEET_DEFAULTS), revision 1', async () => {
+    const rows = await dataSource.query<{ settings: unknown; revision: number }[]>('SELECT settings, revision FROM config_defaults');
+    expect(rows).toEqual([{ settings: INITIAL_FLEET_DEFAULTS, revision: 1 }]);
   });
 
   describe.each([

@@ -9,7 +9,7 @@ import { createTestApp, type TestApp } from '../support/create-test-app.js';
 import { eventually } from '../support/eventually.js';
 import { expectProblem, fieldsOf } from '../support/problems.js';
 import { ingestAll, iso, telemetryRows, type TelemetryRecordBody, type TelemetryRow } from '../support/telemetry.js';
-import { ExportSlots } from '../../src/modules/dashboard/application/export-slots.js';
+import { ExportSlots } from '../../src/modules/telemetry/application/export-slots.js';
 import { DatabaseConnection } from '../../src/shared/database/database-connection.js';
 
 /*

@@ -1,6 +1,5 @@
 import { Module } from '@nestjs/common';
 import { DashboardService } from './application/dashboard.service.js';
-import { ExportSlots } from './application/export-slots.js';
 import { DevicesModule } from '../devices/index.js';
 import { OtaModule } from '../ota/index.js';
 import { SharingModule } from '../sharing/index.js';
@@ -8,12 +7,13 @@ import { TelemetryModule } from '../telemetry/index.js';
 import { DashboardQueries } from './domain/dashboard-queries.js';
 import { DashboardConfigController } from './http/dashboard-config.controller.js';
 import { DashboardOtaController } from './http/dashboard-ota.controller.js';
+import { DashboardTelemetryController } from './http/dashboard-telemetry.controller.js';
 import { DashboardController } from './http/dashboard.controller.js';
 import { SqlDashboardQueries } from './infrastructure/sql-dashboard-queries.js';
 
 @Module({
   imports: [DevicesModule, OtaModule, TelemetryModule, SharingModule],
-  controllers: [DashboardController, DashboardConfigController, DashboardOtaController],
-  providers: [DashboardService, ExportSlots, { provide: DashboardQueries, useClass: SqlDashboardQueries }],
+  controllers: [DashboardController, DashboardTelemetryController, DashboardConfigController, DashboardOtaController],
+  providers: [DashboardService, { provide: DashboardQueries, useClass: SqlDashboardQueries }],
 })
 export class DashboardModule {}

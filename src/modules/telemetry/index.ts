@@ -1,7 +1,12 @@
 /** The telemetry module's public surface: what other modules and the composition root may import. */
 export { TelemetryModule } from './telemetry.module.js';
 export { TelemetryHistory, type RawRecordRow, type RawRecordsQuery, type RecordExport, type RecordExportQuery, type SeriesQuery, type SeriesRow } from './domain/telemetry-history.js';
-export { autoBucketSec, MAX_POINTS_EXPLICIT, parseBucket, parseInstant, resolveRange, type BucketChoice, type HistoryRange } from './domain/history-query.js';
+export { parseInstant, type HistoryRange } from './domain/history-query.js';
+export { pointsOf, type Point, type Series } from './domain/history-series.js';
+export { TelemetryHistoryService, type ExportParams, type History, type HistoryParams, type TelemetryExport } from './application/telemetry-history.service.js';
+export { historyJson } from './http/history-json.js';
+export { csvStream } from './http/telemetry-csv.js';
+export { TelemetryExportQuery, TelemetryHistoryQuery, TelemetryHistoryResponse } from './http/telemetry-history.dto.js';
 export { BATTERY_ID_PATTERN, METRIC_NAME, type TelemetryRecord } from './domain/telemetry-record.js';
 export { TelemetryFeed, type StoredTelemetry } from './application/telemetry-feed.js';
 export { IngestMetrics, UnmeasuredIngest } from './application/ingest-metrics.js';

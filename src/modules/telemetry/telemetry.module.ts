@@ -1,5 +1,7 @@
 import { Module } from '@nestjs/common';
+import { ExportSlots } from './application/export-slots.js';
 import { TelemetryFeed } from './application/telemetry-feed.js';
+import { TelemetryHistoryService } from './application/telemetry-history.service.js';
 import { TelemetryMaintenance } from './application/telemetry-maintenance.js';
 import { TelemetryService } from './application/telemetry.service.js';
 import { TelemetryHistory } from './domain/telemetry-history.js';
@@ -16,10 +18,12 @@ import { SqlTelemetryWriter } from './infrastructure/sql-telemetry-writer.js';
     TelemetryService,
     TelemetryFeed,
     TelemetryMaintenance,
+    TelemetryHistoryService,
+    ExportSlots,
     { provide: TelemetryWriter, useClass: SqlTelemetryWriter },
     { provide: TelemetryPartitions, useClass: SqlTelemetryPartitions },
     { provide: TelemetryHistory, useClass: SqlTelemetryHistory },
   ],
-  exports: [TelemetryHistory, TelemetryFeed],
+  exports: [TelemetryHistoryService, TelemetryFeed],
 })
 export class TelemetryModule {}

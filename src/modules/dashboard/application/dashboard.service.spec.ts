@@ -6,8 +6,10 @@ import { FleetDefaultsStore } from '../../devices/application/fleet-defaults.js'
 import { INITIAL_FLEET_DEFAULTS, type FleetDefaults } from '../../devices/domain/device-config.js';
 import { ShareRoleError } from '../../sharing/index.js';
 import type { Viewer } from '../domain/dashboard-queries.js';
-import { DashboardService, pointsOf, type History, type TelemetryExport } from './dashboard.service.js';
-import { ExportSlots, TooManyExportsError } from './export-slots.js';
+import { ExportSlots } from '../../telemetry/application/export-slots.js';
+import { TelemetryHistoryService } from '../../telemetry/application/telemetry-history.service.js';
+import { pointsOf, type History } from '../../telemetry/index.js';
+import { DashboardService } from './dashboard.service.js';
 import { InMemoryDashboardQueries } from './in-memory-dashboard-queries.fake.js';
 import { InMemoryTelemetryHistory } from './in-memory-telemetry-history.fake.js';
 
@@ -35,7 +37,8 @@ function setUp() {
   const queries = new InMemoryDashboardQueries();
   const telemetry = new InMemoryTelemetryHistory();
   const clock = new FixedClock(NOW);
-  const service = new DashboardService(queries, telemetry, clock, new StoredFleetDefaults(), new ExportSlots(loadEnv({ NODE_ENV: 'test', DB_POOL_SIZE: '10', EXPORT_MAX_PER_USER: '2', EXPORT_MAX_CONCURRENT: '3' })));
+  const slots = new ExportSlots(loadEnv({ NODE_ENV: 'test', DB_POOL_SIZE: '10', EXPORT_MAX_PER_USER: '2', EXPORT_MAX_CONCURRENT: '3' }));
+  const service = new DashboardService(queries, new TelemetryHistoryService(telemetry, clock, slots), clock, new StoredFleetDefaults());
   return { queries, telemetry, clock, service };
 }
 
@@ -220,68 +223,6 @@ describe('DashboardService', () => {
       return context;
     }
 
-    it('no range: the last 24 hours in 5-minute buckets, every metric and battery; points ascending whatever order the query gives', async () => {
-      const { telemetry, service } = withReadings();
-      telemetry.add(
-        'gw-0001',
-        { ts: at(-2 * HOUR), batteryId: 'main', metrics: { soc: 80, voltage: 52 } },
-        { ts: at(-2 * HOUR + MINUTE), batteryId: 'main', metrics: { soc: 82 } },
-        { ts: at(-HOUR), batteryId: 'main', metrics: { soc: 70 } },
-        { ts: at(-25 * HOUR), batteryId: 'main', metrics: { soc: 1 } },
-      );
-
-      const history = buckets(await service.history(ALICE, 'gw-0001', {}));
-
-      expect(telemetry.seriesQueries).toEqual([{ deviceId: 'gw-0001', from: at(-DAY), to: NOW, bucketSec: 300, metrics: null, batteryId: null }]);
-      expect(withPoints(history)).toEqual({
-        kind: 'buckets',
-        deviceId: 'gw-0001',
-        from: at(-DAY),
-        to: NOW,
-        bucketSec: 300,
-        // No `to`: the range runs to now, a new question every time, so no tag.
-        etag: null,
-        series: [
-          {
-            metric: 'soc',
-            batteryId: 'main',
-            points: [
-              { ts: iso(-2 * HOUR), avg: 81, min: 80, max: 82, count: 2 },
-              { ts: iso(-HOUR), avg: 70, min: 70, max: 70, count: 1 },
-            ],
-          },
-          { metric: 'voltage', batteryId: 'main', points: [{ ts: iso(-2 * HOUR), avg: 52, min: 52, max: 52, count: 1 }] },
-        ],
-      });
-    });
-
-    it.each([
-      ['7 days, auto: 1 hour', { from: iso(-7 * DAY) }, 3600],
-      ['30 days, auto: 6 hours', { from: iso(-30 * DAY) }, 21_600],
-      ['a day, explicit 900 s', { bucket: '900' }, 900],
-      ['an hour, explicit 7 s', { from: iso(-HOUR), bucket: '7' }, 7],
-    ])('bucket: %s', async (_name, params, bucketSec) => {
-      const { telemetry, service } = withReadings();
-
-      expect(buckets(await service.history(ALICE, 'gw-0001', params)).bucketSec).toBe(bucketSec);
-      expect(telemetry.seriesQueries.map((query) => query.bucketSec)).toEqual([bucketSec]);
-    });
-
-    it('an explicit bucket may give up to 5000 points per series, not one more', async () => {
-      const { service } = withReadings();
-
-      expect(buckets(await service.history(ALICE, 'gw-0001', { from: iso(-5000 * MINUTE), bucket: '60' })).bucketSec).toBe(60);
-      expect(await refusedFields(service.history(ALICE, 'gw-0001', { from: iso(-5000 * MINUTE - 1000), bucket: '60' }))).toEqual(['bucket']);
-    });
-
-    it('metrics and batteryId filter the query', async () => {
-      const { telemetry, service } = withReadings();
-
-      await service.history(ALICE, 'gw-0001', { metrics: ' soc ,voltage,', batteryId: 'pack-2' });
-
-      expect(telemetry.seriesQueries[0]).toMatchObject({ metrics: ['soc', 'voltage'], batteryId: 'pack-2' });
-    });
-
     it.each([
       ['metrics empty', { metrics: ' , ' }, 'metrics'],
       ['metrics with a bad name', { metrics: 'soc,bad name' }, 'metrics'],
@@ -345,38 +286,6 @@ describe('DashboardService', () => {
         return context;
       }
 
-      it('up to 1000 records by default; the query asks for one more to know whether a page follows', async () => {
-        const { telemetry, service } = withRecords(600, 5000);
-
-        const page = raw(await service.history(ALICE, 'gw-0001', { bucket: 'raw', from: iso(-DAY) }));
-
-        expect(page.records).toHaveLength(1000);
-        expect(telemetry.rawQueries[0]).toEqual({ deviceId: 'gw-0001', from: at(-DAY), to: NOW, batteryId: null, limit: 1001, after: null });
-        expect(page.nextCursor).toBe(encodeTimeCursor(page.records[999].ts, page.records[999].battery_id));
-      });
-
-      it('following the cursors returns every record once, in order; the last page has no cursor', async () => {
-        const { service } = withRecords(5);
-        const seen: string[] = [];
-        let cursor: string | undefined;
-        let pages = 0;
-        do {
-          const page = raw(await service.history(ALICE, 'gw-0001', { bucket: 'raw', limit: 3, cursor }));
-          seen.push(...page.records.map((record) => `${record.ts.toISOString()} ${record.battery_id}`));
-          cursor = page.nextCursor ?? undefined;
-          pages += 1;
-        } while (cursor !== undefined && pages < 10);
-
-        expect(pages).toBe(4);
-        expect(seen).toEqual(Array.from({ length: 5 }, (_, i) => ['main', 'pack-2'].map((batteryId) => `${iso(-HOUR + i * MINUTE)} ${batteryId}`)).flat());
-      });
-
-      it('exactly `limit` records: no cursor', async () => {
-        const { service } = withRecords(2);
-
-        expect(raw(await service.history(ALICE, 'gw-0001', { bucket: 'raw', limit: 4 })).nextCursor).toBeNull();
-      });
-
       it('a later owner: records from visible_since on', async () => {
         const { queries, telemetry, service } = withRecords(3);
         queries.add({ device_id: 'gw-0001', owner_id: ALICE.userId, visible_since: at(-HOUR + 90_000) });
@@ -390,31 +299,6 @@ describe('DashboardService', () => {
   });
 
   describe('export: every record of the range, in batches, holding a slot until closed', () => {
-    async function read(exported: TelemetryExport): Promise<string[]> {
-      const seen: string[] = [];
-      for await (const batch of exported.batches()) seen.push(...batch.map((record) => `${record.ts.toISOString()} ${record.battery_id}`));
-      return seen;
-    }
-
-    it('the last 24 hours by default, the metrics of the range sorted, records ascending by (ts, batteryId)', async () => {
-      const { queries, telemetry, service } = setUp();
-      queries.add({ device_id: 'gw-0001', owner_id: ALICE.userId });
-      telemetry.add(
-        'gw-0001',
-        { ts: at(-2 * DAY), batteryId: 'main', metrics: { old: 1 } },
-        { ts: at(-HOUR), batteryId: 'pack-2', metrics: { voltage: 13.1 } },
-        { ts: at(-HOUR), batteryId: 'main', metrics: { soc: 50, voltage: 13 } },
-      );
-
-      const exported = await service.export(ALICE, 'gw-0001', {});
-
-      expect([exported.from, exported.to]).toEqual([at(-DAY), NOW]);
-      expect(exported.metrics).toEqual(['soc', 'voltage']);
-      expect(await read(exported)).toEqual([`${iso(-HOUR)} main`, `${iso(-HOUR)} pack-2`]);
-      await exported.close();
-      expect(telemetry.openExports).toBe(0);
-    });
-
     it('a device the viewer cannot see: NotFound, nothing opened, no slot taken', async () => {
       const { queries, telemetry, service } = setUp();
       queries.add({ device_id: 'gw-0001', owner_id: ALICE.userId });
@@ -423,17 +307,6 @@ describe('DashboardService', () => {
       expect(telemetry.exportQueries).toEqual([]);
       const mine = await service.export(ALICE, 'gw-0001', {});
       await mine.close();
-    });
-
-    it('bad ranges and battery ids: refused before anything is read', async () => {
-      const { queries, telemetry, service } = setUp();
-      queries.add({ device_id: 'gw-0001', owner_id: ALICE.userId });
-
-      expect(await refusedFields(service.export(ALICE, 'gw-0001', { from: iso(-HOUR), to: iso(-2 * HOUR) }))).toEqual(['from']);
-      expect(await refusedFields(service.export(ALICE, 'gw-0001', { from: iso(-367 * DAY) }))).toEqual(['to']);
-      expect(await refusedFields(service.export(ALICE, 'gw-0001', { from: 'yesterday' }))).toEqual(['from']);
-      expect(await refusedFields(service.export(ALICE, 'gw-0001', { batteryId: 'a,b' }))).toEqual(['batteryId']);
-      expect(telemetry.exportQueries).toEqual([]);
     });
 
     it('a later owner exports from visible_since on; an administrator the whole range', async () => {
@@ -449,28 +322,6 @@ describe('DashboardService', () => {
       expect(all.metrics).toEqual(['soc', 'temperature']);
       await Promise.all([mine.close(), all.close()]);
     });
-
-    it('two at once per account and three per instance; closing one (twice changes nothing) frees its slot', async () => {
-      const { queries, telemetry, service } = setUp();
-      const carol: Viewer = { userId: 'd4d4d4d4-0000-4000-8000-000000000004', isAdmin: false };
-      queries.add({ device_id: 'gw-0001', owner_id: ALICE.userId });
-      queries.add({ device_id: 'gw-0002', owner_id: carol.userId });
-
-      const first = await service.export(ALICE, 'gw-0001', {});
-      const second = await service.export(ALICE, 'gw-0001', {});
-      await expect(service.export(ALICE, 'gw-0001', {})).rejects.toThrow(TooManyExportsError);
-      const third = await service.export(carol, 'gw-0002', {});
-      const refused = await service.export(carol, 'gw-0002', {}).catch((error: unknown) => error);
-      expect(refused).toBeInstanceOf(TooManyExportsError);
-      expect((refused as TooManyExportsError).details).toMatchObject({ retryAfterSec: 10, limiter: 'exports-per-instance' });
-      expect(telemetry.openExports).toBe(3);
-
-      await first.close();
-      await first.close();
-      const again = await service.export(ALICE, 'gw-0001', {});
-      await expect(service.export(ALICE, 'gw-0001', {})).rejects.toThrow(TooManyExportsError);
-      await Promise.all([second.close(), third.close(), again.close()]);
-      expect(telemetry.openExports).toBe(0);
-    });
   });
 });
+

@@ -52,7 +52,12 @@ export const CONFIG_RULES: Record<ConfigKey, Rule> = {
 
 export const CONFIG_KEYS = Object.keys(CONFIG_RULES) as ConfigKey[];
 
-/** What the service ships with; the migration seeds the same values as fleet defaults, revision 1. */
+/**
+ * The fleet defaults a new installation starts with; administrators change them at runtime (the
+ * config_defaults row). Migrations cannot import this, so they repeat it as the row they seed
+ * (revision 1), and schema-drift.e2e-spec.ts fails unless a freshly migrated database holds
+ * exactly these: a new key needs a migration that adds its default to the stored row.
+ */
 export const INITIAL_FLEET_DEFAULTS: ConfigSettings = {
   telemetryIntervalSec: 60,
   uploadBatchSize: 50,

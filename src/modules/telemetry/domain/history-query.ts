@@ -1,6 +1,6 @@
 import { ValidationFailedError } from '../../../shared/domain-error.js';
 import { ROLLUP_LEVELS } from './rollup-levels.js';
-import { parseIsoInstant } from './telemetry-record.js';
+import { BATTERY_ID_PATTERN, METRIC_NAME, parseIsoInstant } from './telemetry-record.js';
 
 export const AUTO_BUCKETS_SEC = [60, 300, 900, 3600, 21_600, 86_400];
 export const MAX_POINTS_AUTO = 500;
@@ -21,6 +21,23 @@ export function parseBucket(raw: string | undefined): BucketChoice {
   if (raw === 'raw') return { kind: 'raw' };
   if (/^\d{1,9}$/.test(raw) && Number(raw) >= 1) return { kind: 'seconds', seconds: Number(raw) };
   throw new ValidationFailedError([{ field: 'bucket', message: 'bucket must be a number of seconds (≥ 1), auto or raw' }]);
+}
+
+/** One battery, or null for all. */
+export function parseBatteryId(raw: string | undefined): string | null {
+  if (raw !== undefined && !BATTERY_ID_PATTERN.test(raw)) {
+    throw new ValidationFailedError([{ field: 'batteryId', message: 'batteryId must be 1–64 characters of A–Z a–z 0–9 . _ : -' }]);
+  }
+  return raw ?? null;
+}
+
+/** Comma-separated metric names, surrounding spaces and empty items ignored: 1–64 names. */
+export function parseMetrics(raw: string): string[] {
+  const names = raw.split(',').map((name) => name.trim()).filter(Boolean);
+  if (names.length === 0 || names.length > 64 || names.some((name) => !METRIC_NAME.test(name))) {
+    throw new ValidationFailedError([{ field: 'metrics', message: 'metrics must be 1–64 comma-separated metric names' }]);
+  }
+  return names;
 }
 
 export interface HistoryRange {

@@ -1,5 +1,5 @@
 import { Writable } from 'node:stream';
-import type { TelemetryExport } from '../application/dashboard.service.js';
+import type { TelemetryExport } from '../application/telemetry-history.service.js';
 import { csvField, csvHeader, csvLines, csvStream } from './telemetry-csv.js';
 
 describe('telemetry CSV (RFC 4180)', () => {

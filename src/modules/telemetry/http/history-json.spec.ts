@@ -1,7 +1,8 @@
 import fc from 'fast-check';
-import type { SeriesRow } from '../../telemetry/index.js';
-import { ascendingByTs, toSeries, type History } from '../application/dashboard.service.js';
-import { TelemetryHistoryResponse } from './dashboard.dto.js';
+import { toSeries, type History } from '../application/telemetry-history.service.js';
+import { ascendingByTs } from '../domain/history-series.js';
+import type { SeriesRow } from '../domain/telemetry-history.js';
+import { TelemetryHistoryResponse } from './telemetry-history.dto.js';
 import { historyJson, SecondsFormatter } from './history-json.js';
 
 const BUCKETS = [1, 60, 300, 900, 3600, 21_600, 86_400, 7 * 86_400];

@@ -1,5 +1,5 @@
-import type { History } from '../application/dashboard.service.js';
-import { TelemetryHistoryResponse } from './dashboard.dto.js';
+import type { History } from '../application/telemetry-history.service.js';
+import { TelemetryHistoryResponse } from './telemetry-history.dto.js';
 
 const TWO_DIGITS = Array.from({ length: 60 }, (_, n) => String(n).padStart(2, '0'));
 
