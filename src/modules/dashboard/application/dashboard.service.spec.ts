@@ -8,8 +8,8 @@ import { ShareRoleError } from '../../sharing/index.js';
 import type { Viewer } from '../domain/dashboard-queries.js';
 import { DashboardService, pointsOf, type History, type TelemetryExport } from './dashboard.service.js';
 import { ExportSlots, TooManyExportsError } from './export-slots.js';
-import { InMemoryDashboardQueries } from './in-memory-dashboard-queries.fake.js';
-import { InMemoryTelemetryHistory } from './in-memory-telemetry-history.fake.js';
+import { InMemoryDashboardQueries } from '../../../../test/fakes/dashboard/in-memory-dashboard-queries.js';
+import { InMemoryTelemetryHistory } from '../../../../test/fakes/telemetry/in-memory-telemetry-history.js';
 
 const NOW = new Date('2026-11-21T12:00:00.000Z');
 const MINUTE = 60_000;
