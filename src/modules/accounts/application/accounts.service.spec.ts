@@ -3,7 +3,7 @@ import { SharingService } from '../../sharing/index.js';
 import { InMemoryShareStore } from '../../../../test/fakes/sharing/in-memory-share-store.js';
 import { ChangeFeed } from '../../../shared/database/change-feed.js';
 import { CustomerSessions } from './customer-sessions.js';
-import { FixedClock } from '../../../config/fixed-clock.js';
+import { FixedClock } from '../../../../test/fakes/config/fixed-clock.js';
 import { Logger } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
 import { JwtService } from '@nestjs/jwt';

@@ -3,7 +3,7 @@ import type { AuditContext } from '../../audit/index.js';
 
 const BY: AuditContext = { actor: { kind: 'user', userId: 'user-ada', apiKeyId: null }, clientAddress: '203.0.113.7' };
 import { loadEnv } from '../../../config/env.js';
-import { FixedClock } from '../../../config/fixed-clock.js';
+import { FixedClock } from '../../../../test/fakes/config/fixed-clock.js';
 import { SecretHasher } from '../../../shared/crypto/secret-hasher.js';
 import { InvalidBearerTokenError, NotFoundError, RateLimitedError } from '../../../shared/domain-error.js';
 import { InMemoryFailureLimiter } from '../../../shared/rate-limit/failure-limiter.js';

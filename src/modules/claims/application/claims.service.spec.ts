@@ -2,7 +2,7 @@ import { RecordingAuditLog } from '../../../../test/fakes/audit/recording-audit-
 import { ChangeFeed } from '../../../shared/database/change-feed.js';
 import { DeviceSnapshots } from '../../devices/application/device-snapshots.js';
 import { InMemoryFleetDefaultsStore } from '../../../../test/fakes/devices/in-memory-fleet-defaults-store.js';
-import { FixedClock } from '../../../config/fixed-clock.js';
+import { FixedClock } from '../../../../test/fakes/config/fixed-clock.js';
 import { JwtService } from '@nestjs/jwt';
 import { loadEnv } from '../../../config/env.js';
 import { InMemoryRefreshTokenStore } from '../../../../test/fakes/shared/in-memory-refresh-token-store.js';

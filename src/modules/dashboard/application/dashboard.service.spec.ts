@@ -1,4 +1,4 @@
-import { FixedClock } from '../../../config/fixed-clock.js';
+import { FixedClock } from '../../../../test/fakes/config/fixed-clock.js';
 import { loadEnv } from '../../../config/env.js';
 import { NotFoundError, ValidationFailedError } from '../../../shared/domain-error.js';
 import { encodeCursor, encodeTimeCursor } from '../../../shared/http/cursor.js';

@@ -2,7 +2,7 @@ import { RecordingAuditLog } from '../../../../test/fakes/audit/recording-audit-
 import type { AuditContext } from '../../audit/index.js';
 
 const ADMIN_BY: AuditContext = { actor: { kind: 'admin', userId: 'admin-1', apiKeyId: null }, clientAddress: '203.0.113.1' };
-import { FixedClock } from '../../../config/fixed-clock.js';
+import { FixedClock } from '../../../../test/fakes/config/fixed-clock.js';
 import { loadEnv } from '../../../config/env.js';
 import { NotFoundError } from '../../../shared/domain-error.js';
 import type { ReleaseState } from '../domain/firmware-release.js';

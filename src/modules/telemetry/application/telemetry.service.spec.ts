@@ -1,4 +1,4 @@
-import { FixedClock } from '../../../config/fixed-clock.js';
+import { FixedClock } from '../../../../test/fakes/config/fixed-clock.js';
 import { loadEnv } from '../../../config/env.js';
 import type { TelemetryRecord } from '../domain/telemetry-record.js';
 import { UnmeasuredIngest } from './ingest-metrics.js';
