@@ -12,6 +12,9 @@ import { join } from 'node:path';
  *   auth defines the ports it needs (src/auth/principals.ts) and the modules implement them.
  * - The composition root (src/*.ts, ormconfig.ts) and the metrics (src/metrics) reach modules
  *   through their surfaces only.
+ * - Production code never imports test code: the fakes (test/fakes) and helpers stay out of the build.
+ * - A fake in test/fakes/<name> stands in for module <name>'s ports: like that module's own code, it
+ *   reaches another module only through that module's surface.
  */
 export const MODULES_DIR = join(import.meta.dirname, '..', 'src', 'modules');
 
@@ -34,14 +37,28 @@ export function boundaryConfigs(modules = moduleNames(), alsoRestricted = []) {
     regex: `^(?:\\.\\./)+(?:modules/)?(?:${names.map(escape).join('|')})/(?!index\\.js$)`,
     message: "Import another module only from its public surface, src/modules/<name>/index.ts (issue 16; README, Layout).",
   });
+  const noTestCode = { regex: '^(?:\\.\\./)+test/', message: 'Production code never imports test code (test/fakes, test/support); a spec may.' };
   return [
     ...modules.map((name) => ({
       files: [`src/modules/${name}/**/*.ts`],
       ignores: ['**/*.spec.ts'],
       rules: {
-        'no-restricted-imports': ['error', { paths: alsoRestricted, patterns: [surfaceOnly(modules.filter((other) => other !== name))] }],
+        'no-restricted-imports': ['error', { paths: alsoRestricted, patterns: [surfaceOnly(modules.filter((other) => other !== name)), noTestCode] }],
       },
     })),
+    ...modules.map((name) => {
+      const others = modules.filter((other) => other !== name);
+      return {
+        files: [`test/fakes/${name}/**/*.ts`],
+        rules: {
+          'no-restricted-imports': ['error', { patterns: [{ ...surfaceOnly(others), regex: `(?:^|/)src/modules/(?:${others.map(escape).join('|')})/(?!index\\.js$)` }] }],
+        },
+      };
+    }),
+    {
+      files: ['test/fakes/shared/**/*.ts'],
+      rules: { 'no-restricted-imports': ['error', { patterns: [{ regex: '(?:^|/)src/modules/', message: 'Fakes of src/shared sit below the modules, as src/shared does.' }] }] },
+    },
     ...[
       { files: ['src/shared/**/*.ts'], paths: alsoRestricted },
       { files: ['src/auth/**/*.ts', 'src/config/**/*.ts', 'src/health/**/*.ts'], paths: [] },
@@ -51,13 +68,13 @@ export function boundaryConfigs(modules = moduleNames(), alsoRestricted = []) {
       rules: {
         'no-restricted-imports': [
           'error',
-          { paths, patterns: [{ regex: '(?:^|/)modules/', message: 'shared, auth, config and health sit below the modules and import none of them; define a port here and implement it in the module.' }] },
+          { paths, patterns: [{ regex: '(?:^|/)modules/', message: 'shared, auth, config and health sit below the modules and import none of them; define a port here and implement it in the module.' }, noTestCode] },
         ],
       },
     })),
     {
       files: ['src/*.ts', 'ormconfig.ts', 'src/metrics/**/*.ts'],
-      rules: { 'no-restricted-imports': ['error', { paths: alsoRestricted, patterns: [{ ...surfaceOnly(modules), regex: `(?:^|/)modules/(?:${modules.map(escape).join('|')})/(?!index\\.js$)` }] }] },
+      rules: { 'no-restricted-imports': ['error', { paths: alsoRestricted, patterns: [{ ...surfaceOnly(modules), regex: `(?:^|/)modules/(?:${modules.map(escape).join('|')})/(?!index\\.js$)` }, noTestCode] }] },
     },
   ];
 }

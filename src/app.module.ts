@@ -3,7 +3,7 @@ import { ScheduleModule } from '@nestjs/schedule';
 import { LoggerModule } from 'nestjs-pino';
 import type { DestinationStream } from 'pino';
 import { AuthModule } from './auth/auth.module.js';
-import { ConfigModule } from './config/config.module.js';
+import { ConfigModule, type Clock } from './config/config.module.js';
 import type { Env } from './config/env.js';
 import type { Secrets } from './config/secrets.js';
 import { HealthModule } from './health/health.module.js';
@@ -36,15 +36,17 @@ export interface AppSettings {
   databaseUrl: string;
   /** Where log lines go instead of stdout (the e2e tests capture them). */
   logDestination?: DestinationStream;
+  /** The time every rule of the service reads; the system's by default (the e2e tests pass one they move). */
+  clock?: Clock;
 }
 
 @Module({})
 export class AppModule {
-  static register({ env, secrets, databaseUrl, logDestination }: AppSettings): DynamicModule {
+  static register({ env, secrets, databaseUrl, logDestination, clock }: AppSettings): DynamicModule {
     return {
       module: AppModule,
       imports: [
-        ConfigModule.register(env, secrets),
+        ConfigModule.register(env, secrets, clock),
         ScheduleModule.forRoot(),
         LoggerModule.forRoot(loggerOptions(env, logDestination)),
         DatabaseModule.register({

@@ -17,14 +17,14 @@ export class SystemClock extends Clock {
 @Global()
 @Module({})
 export class ConfigModule {
-  static register(env: Env, secrets: Secrets): DynamicModule {
+  static register(env: Env, secrets: Secrets, clock: Clock = new SystemClock()): DynamicModule {
     return {
       module: ConfigModule,
       providers: [
         { provide: Env, useValue: env },
         { provide: Secrets, useValue: secrets },
         { provide: SecretHasher, useValue: new SecretHasher(secrets.pepper) },
-        { provide: Clock, useClass: SystemClock },
+        { provide: Clock, useValue: clock },
       ],
       exports: [Env, Secrets, SecretHasher, Clock],
     };

@@ -19,7 +19,7 @@ describe('migration AuditLog: the ownership history of claim_audit becomes audit
   const at = (minute: number) => new Date(Date.UTC(2026, 10, 20, 12, minute));
 
   beforeAll(async () => {
-    database = await createTestDatabase();
+    database = await createTestDatabase({ empty: true });
     const before = new DataSource({ ...dataSourceOptions({ url: database.url, poolSize: 1 }), migrations: MIGRATIONS.slice(0, MIGRATIONS.indexOf(AuditLog1764001000000)) });
     await before.initialize();
     await before.runMigrations();

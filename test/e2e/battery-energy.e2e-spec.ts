@@ -3,6 +3,7 @@ import { BatteryEnergy } from '../../src/modules/batteries/index.js';
 import { INGEST_SQL } from '../../src/modules/telemetry/infrastructure/sql-telemetry-writer.js';
 import { aRegisteredDevice } from '../support/claim-fixtures.js';
 import { createTestApp, type TestApp } from '../support/create-test-app.js';
+import { eventually } from '../support/eventually.js';
 import { aSolarTrace, expectBuckets, referenceEnergy, shuffled } from '../support/battery-reference.js';
 import { DAY, HOUR, MINUTE, ingestAll, iso, telemetryRows, type TelemetryRecordBody } from '../support/telemetry.js';
 
@@ -185,7 +186,11 @@ describe('battery energy accounting', () => {
       await upload.query(INGEST_SQL, [[battery.deviceId], ['main'], [new Date(at + 10 * MINUTE)], [JSON.stringify({ current: 10, voltage: 12 })], new Date()]);
       let answered = false;
       const read = energy.buckets(battery, new Date(hour - HOUR), new Date(hour + 2 * HOUR), 3600).finally(() => (answered = true));
-      await new Promise((resume) => setTimeout(resume, 500));
+      // Blocked on the upload's lock, as PostgreSQL reports it.
+      await eventually(async () => {
+        const { rows } = await t.db.query<{ n: number }>("SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'");
+        expect(rows[0].n).toBeGreaterThan(0);
+      });
       // Taking the mark waits for the upload: answered now, the hour would lack its record for good.
       expect(answered).toBe(false);
       await upload.query('COMMIT');

@@ -937,7 +937,7 @@ describe('claim failure window (CLAIM_FAILURE_WINDOW_SEC=1)', () => {
     expectProblem(blocked, 429, 'RATE_LIMITED');
     expect(blocked.response.headers.get('retry-after')).toBe('1');
 
-    await new Promise((resolve) => setTimeout(resolve, 1200));
+    t.clock.advanceMs(1200);
 
     const { data, response } = await claim(t, rightful, { deviceId: body.deviceId, claimCode: body.claimCode });
     expect(response.status).toBe(200);

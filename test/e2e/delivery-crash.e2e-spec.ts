@@ -1,4 +1,7 @@
 import { randomBytes } from 'node:crypto';
+import pg from 'pg';
+import { eventually } from '../support/eventually.js';
+import { jobsSettled } from '../support/jobs.js';
 import { createTestDatabase } from '../support/postgres.js';
 import { startSmtpSink, type SmtpSink } from '../support/smtp-sink.js';
 import { buildService, freePort, killService, scratchDir, startService, waitUntilReady, type Running } from '../support/service-process.js';
@@ -12,15 +15,18 @@ describe('SIGKILL while mails are queued', () => {
   let database: Awaited<ReturnType<typeof createTestDatabase>>;
   let sink: SmtpSink | undefined;
   let service: Running | undefined;
+  let db: pg.Pool;
 
   beforeAll(async () => {
     main = buildService('delivery-crash-dist');
     database = await createTestDatabase();
+    db = new pg.Pool({ connectionString: database.url, max: 1 });
   }, 120_000);
 
   afterAll(async () => {
     await killService(service);
     await sink?.close();
+    await db?.end();
     await database?.drop();
   });
 
@@ -50,8 +56,11 @@ describe('SIGKILL while mails are queued', () => {
       });
       expect(answer.status).toBe(201);
     }
-    // Let the worker fail a few attempts against the closed SMTP port, then kill it mid-work.
-    await new Promise((done) => setTimeout(done, 2_000));
+    // Let the worker fail attempts against the closed SMTP port, then kill it mid-work.
+    await eventually(async () => {
+      const { rows } = await db.query<{ n: number }>("SELECT count(*)::int AS n FROM pgboss.job WHERE name = 'mail.verification' AND retry_count > 0");
+      expect(rows[0].n).toBeGreaterThan(1);
+    });
     service.child.kill('SIGKILL');
     await service.exited;
 
@@ -62,7 +71,7 @@ describe('SIGKILL while mails are queued', () => {
     // A job that was mid-attempt at the kill counts as failed once its expiry (120 s) has passed,
     // found by pg-boss's supervisor (every 60 s); every other one goes out at once.
     for (const email of emails) await sink.waitForMessage(email, 200_000);
-    await new Promise((done) => setTimeout(done, 2_000));
+    await jobsSettled(db);
     for (const email of emails) expect(sink.messagesTo(email)).toHaveLength(1);
   }, 300_000);
 });

@@ -72,8 +72,6 @@ async function eventually<T>(read: () => Promise<T>, done: (value: T) => boolean
   }
 }
 
-const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
 function gatewayConfig(api: ApiClient, accessToken: string | undefined, ifNoneMatch?: string) {
   return api.GET('/api/v1/device/config', {
     headers: { ...(accessToken === undefined ? {} : bearer(accessToken)), ...(ifNoneMatch === undefined ? {} : { 'if-none-match': ifNoneMatch }) },
@@ -261,7 +259,7 @@ describe('device configuration', () => {
         expect(stored.config_applied_at!.getTime()).toBeGreaterThanOrEqual(before);
         expect(stored.config_applied_at!.getTime()).toBeLessThanOrEqual(Date.now());
 
-        await pause(20);
+        t.clock.advanceMs(20);
         expect((await confirmApplied(t.api, gateway.accessToken, 1)).response.status).toBe(204);
         expect(await configColumns(t.db, gateway.deviceId)).toEqual(stored);
       });
@@ -271,14 +269,14 @@ describe('device configuration', () => {
         expect((await confirmApplied(t.api, gateway.accessToken, 1)).response.status).toBe(204);
         const firstAt = (await configColumns(t.db, gateway.deviceId)).config_applied_at!;
         await override(t.api, owner.headers, gateway.deviceId, { uploadBatchSize: 100 });
-        await pause(20);
+        t.clock.advanceMs(20);
 
         expect((await confirmApplied(t.api, gateway.accessToken, 2)).response.status).toBe(204);
         const second = await configColumns(t.db, gateway.deviceId);
         expect(second.applied_config_version).toBe(2);
         expect(second.config_applied_at!.getTime()).toBeGreaterThan(firstAt.getTime());
 
-        await pause(20);
+        t.clock.advanceMs(20);
         expect((await confirmApplied(t.api, gateway.accessToken, 1)).response.status).toBe(204);
         expect((await confirmApplied(t.api, gateway.accessToken, 2)).response.status).toBe(204);
         expect(await configColumns(t.db, gateway.deviceId)).toEqual(second);

@@ -6,6 +6,7 @@ import { aSignup, userIdOf } from '../support/customers.js';
 import { eventually } from '../support/eventually.js';
 import { createTestDatabase } from '../support/postgres.js';
 import { expectProblem } from '../support/problems.js';
+import { jobsSettled } from '../support/jobs.js';
 import { freePort } from '../support/service-process.js';
 import { startSmtpSink, type SmtpSink } from '../support/smtp-sink.js';
 
@@ -247,8 +248,8 @@ describe('two instances on one PostgreSQL', () => {
         emails.push(signup.email);
       }
       for (const email of emails) await sink.waitForMessage(email, 15_000);
-      // Both instances worked the queue, and a little later still no address has a second mail.
-      await new Promise((done) => setTimeout(done, 1_500));
+      // Both instances worked the queue, and once no mail job is left no address has a second mail.
+      await jobsSettled(a.db);
       for (const email of emails) expect(sink.messagesTo(email)).toHaveLength(1);
     } finally {
       await a.close();

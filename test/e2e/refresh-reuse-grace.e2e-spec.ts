@@ -138,7 +138,7 @@ describe.each(KINDS)('refresh repeated with the same token: %s', (_name, kind) =
       const first = await refreshed(t, kind, refreshToken);
       expect(first.status).toBe(200);
       const versionBefore = (await kind.state(t.db, subjectId)).tokenVersion;
-      await new Promise((resolve) => setTimeout(resolve, 2100));
+      t.clock.advanceMs(2100);
 
       expectProblem(await kind.refresh(t, refreshToken), 401, 'INVALID_TOKEN');
 

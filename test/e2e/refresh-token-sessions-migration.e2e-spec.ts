@@ -22,7 +22,7 @@ describe('migration RefreshTokenSessions: refresh tokens issued before it keep w
   const deviceToken = `dcr_${randomBytes(32).toString('base64url')}`;
 
   beforeAll(async () => {
-    database = await createTestDatabase();
+    database = await createTestDatabase({ empty: true });
     const before = new DataSource({ ...dataSourceOptions({ url: database.url, poolSize: 1 }), migrations: MIGRATIONS.slice(0, MIGRATIONS.indexOf(RefreshTokenSessions1763800300000)) });
     await before.initialize();
     await before.runMigrations();

@@ -1,5 +1,6 @@
 import { Sql } from '../../src/shared/database/sql.js';
 import { startTestApp, type TestApp } from '../support/create-test-app.js';
+import { eventually } from '../support/eventually.js';
 import { createTestDatabase } from '../support/postgres.js';
 
 /** Scheduled jobs run on every instance's schedule; an advisory lock lets one of them do the work. */
@@ -30,7 +31,7 @@ describe('Sql.exclusively (advisory lock for scheduled jobs)', () => {
       await held;
       return 'done';
     });
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    await eventually(() => expect(runs).toEqual(['one']));
     const second = await two.app.get(Sql).exclusively(KEY, async () => {
       runs.push('two');
       return 'done';

@@ -59,7 +59,7 @@ describe('schema drift: the records describe exactly what the migrations build',
   let dataSource: DataSource;
 
   beforeAll(async () => {
-    database = await createTestDatabase();
+    database = await createTestDatabase({ empty: true });
     await runMigrations(database.url);
     dataSource = new DataSource(serviceDataSourceOptions({ url: database.url, poolSize: 2 }));
     await dataSource.initialize();
@@ -171,7 +171,7 @@ describe('schema drift: the records alone build what the migrations build', () =
   let fromRecords: string[];
 
   beforeAll(async () => {
-    [migrated, synchronized] = await Promise.all([createTestDatabase(), createTestDatabase()]);
+    [migrated, synchronized] = await Promise.all([createTestDatabase({ empty: true }), createTestDatabase({ empty: true })]);
     await runMigrations(migrated.url);
     const migratedSource = new DataSource(serviceDataSourceOptions({ url: migrated.url, poolSize: 1 }));
     const recordsSource = new DataSource(serviceDataSourceOptions({ url: synchronized.url, poolSize: 1 }));

@@ -14,7 +14,7 @@ describe('migrations TelemetryRollupLevels and TelemetryRollup6h: existing 5-min
   let db: pg.Pool;
 
   beforeAll(async () => {
-    database = await createTestDatabase();
+    database = await createTestDatabase({ empty: true });
     const before = new DataSource({ ...dataSourceOptions({ url: database.url, poolSize: 1 }), migrations: MIGRATIONS.slice(0, MIGRATIONS.indexOf(TelemetryRollupLevels1763780000000)) });
     await before.initialize();
     await before.runMigrations();

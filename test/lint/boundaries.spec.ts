@@ -25,6 +25,12 @@ describe('module boundary lint', () => {
     ['src/shared/database/planted.ts', "import { DeviceRecord } from '../../modules/devices/infrastructure/device.record.js';"],
     ['src/app-planted.ts', "import { DevicesService } from './modules/devices/application/devices.service.js';"],
     ['src/metrics/planted.ts', "import { StreamHub } from '../modules/stream/application/stream-hub.js';"],
+    ['src/modules/devices/application/planted.ts', "import { InMemoryDeviceRepository } from '../../../../test/fakes/devices/in-memory-device-repository.js';"],
+    ['src/modules/devices/planted.ts', "import { aDevice } from '../../../test/support/builders.js';"],
+    ['src/shared/auth-tokens/planted.ts', "import { InMemoryRefreshTokenStore } from '../../../test/fakes/shared/in-memory-refresh-token-store.js';"],
+    ['src/app-planted.ts', "import { InMemoryDeviceRepository } from '../test/fakes/devices/in-memory-device-repository.js';"],
+    ['test/fakes/claims/planted.ts', "import { Device } from '../../../src/modules/devices/domain/device.js';"],
+    ['test/fakes/shared/planted.ts', "import { DevicesService } from '../../../src/modules/devices/index.js';"],
   ])('refuses %s: %s', (filename, source) => {
     expect(violations(filename, source)).toEqual([expect.stringMatching(/^no-restricted-imports: /)]);
   });
@@ -33,7 +39,10 @@ describe('module boundary lint', () => {
     ['src/modules/claims/application/planted.ts', "import { DevicesService } from '../../devices/index.js';"],
     ['src/modules/claims/application/planted.ts', "import { ClaimAudit } from '../domain/claim-audit.js';"],
     ['src/modules/claims/application/planted.ts', "import { Sql } from '../../../shared/database/sql.js';"],
-    ['src/modules/claims/application/planted.spec.ts', "import { InMemoryDeviceRepository } from '../../devices/application/in-memory-device.repository.js';"],
+    ['src/modules/claims/application/planted.spec.ts', "import { InMemoryDeviceRepository } from '../../../../test/fakes/devices/in-memory-device-repository.js';"],
+    ['test/fakes/claims/planted.ts', "import { ClaimAudit } from '../../../src/modules/claims/domain/claim-audit.js';"],
+    ['test/fakes/claims/planted.ts', "import { DevicesService } from '../../../src/modules/devices/index.js';"],
+    ['test/fakes/claims/planted.ts', "import { InMemoryDeviceRepository } from '../devices/in-memory-device-repository.js';"],
     ['src/app-planted.ts', "import { DevicesModule } from './modules/devices/index.js';"],
     ['src/metrics/planted.ts', "import { StreamsService } from '../modules/stream/index.js';"],
     ['src/auth/planted.ts', "import { Env } from '../config/env.js';"],

@@ -10,6 +10,7 @@ import { loadEnv } from '../../src/config/env.js';
 import { resolveSecrets, type Secrets } from '../../src/config/secrets.js';
 import { runMigrations } from '../../src/shared/database/migrate.js';
 import type { paths } from '@device-cloud/client';
+import { OffsetClock } from '../fakes/config/offset-clock.js';
 import { contractCheck } from './contract.js';
 import { assertNoLeaks, fileScanner } from './leak-scan.js';
 import { createTestDatabase } from './postgres.js';
@@ -24,6 +25,8 @@ export interface TestApp {
   /** Direct access to the test database, for asserting what changed. */
   db: pg.Pool;
   secrets: Secrets;
+  /** The service's Clock: move it past a window or a grace instead of waiting for it. */
+  clock: OffsetClock;
   close(): Promise<void>;
 }
 
@@ -73,7 +76,8 @@ export async function startTestApp(databaseUrl: string, overrides: Record<string
   });
   const secrets = resolveSecrets(env);
   for (const [name, value] of Object.entries(secrets)) if (typeof value === 'string') fileScanner.secret(value, `the ${name} key`);
-  const app = await createApp({ env, secrets, databaseUrl, logDestination: fileScanner.logDestination });
+  const clock = new OffsetClock();
+  const app = await createApp({ env, secrets, databaseUrl, logDestination: fileScanner.logDestination, clock });
   await app.listen({ port: 0, host: '127.0.0.1' });
   const address = app.getHttpServer().address();
   const baseUrl = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
@@ -87,6 +91,7 @@ export async function startTestApp(databaseUrl: string, overrides: Record<string
     api,
     db,
     secrets,
+    clock,
     close: async () => {
       try {
         await app.close();

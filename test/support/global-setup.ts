@@ -1,8 +1,10 @@
+import { randomBytes } from 'node:crypto';
 import { mkdtempSync } from 'node:fs';
 import Module from 'node:module';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import pg from 'pg';
 import type { EmbeddedPostgresHandle } from '../../src/shared/database/embedded-postgres.js';
 
 /**
@@ -34,16 +36,41 @@ async function freePort(): Promise<number> {
 }
 
 /**
+ * Creates the run's template database on the server and migrates it with the service's own
+ * migrations; every test file's database is then a copy of it (test/support/postgres.ts). The name
+ * is unique per run, so two runs against one TEST_DATABASE_URL do not clash.
+ */
+async function createMigratedTemplate(serverUrl: string): Promise<string> {
+  const name = `dcs_template_${randomBytes(6).toString('hex')}`;
+  const admin = new pg.Client({ connectionString: serverUrl });
+  await admin.connect();
+  try {
+    await admin.query(`CREATE DATABASE ${name}`);
+  } finally {
+    await admin.end();
+  }
+  const { runMigrations } = await import('../../src/shared/database/migrate.js');
+  const url = new URL(serverUrl);
+  url.pathname = `/${name}`;
+  // runMigrations closes its own connections: PostgreSQL copies a template only while no one is connected to it.
+  await runMigrations(url.toString());
+  return name;
+}
+
+/**
  * One real PostgreSQL for the whole run: TEST_DATABASE_URL when set, else an embedded server in a
- * temporary directory. Each test file then creates its own database on it.
+ * temporary directory. On it one migrated template, which each test file copies into its own database.
  */
 export default async function globalSetup(): Promise<void> {
-  if (process.env.TEST_DATABASE_URL) return;
   resolveTsSources();
-  const { startEmbeddedPostgres } = await import('../../src/shared/database/embedded-postgres.js');
-  const dataDir = mkdtempSync(join(tmpdir(), 'dcs-test-pg-'));
-  const handle: EmbeddedPostgresHandle = await startEmbeddedPostgres({ dataDir, port: await freePort(), persistent: false });
-  process.env.TEST_DATABASE_URL = handle.url('postgres');
-  (globalThis as { __embeddedPostgres?: EmbeddedPostgresHandle; __embeddedPostgresDir?: string }).__embeddedPostgres = handle;
-  (globalThis as { __embeddedPostgresDir?: string }).__embeddedPostgresDir = dataDir;
+  if (!process.env.TEST_DATABASE_URL) {
+    const { startEmbeddedPostgres } = await import('../../src/shared/database/embedded-postgres.js');
+    const dataDir = mkdtempSync(join(tmpdir(), 'dcs-test-pg-'));
+    const handle: EmbeddedPostgresHandle = await startEmbeddedPostgres({ dataDir, port: await freePort(), persistent: false });
+    process.env.TEST_DATABASE_URL = handle.url('postgres');
+    (globalThis as { __embeddedPostgres?: EmbeddedPostgresHandle; __embeddedPostgresDir?: string }).__embeddedPostgres = handle;
+    (globalThis as { __embeddedPostgresDir?: string }).__embeddedPostgresDir = dataDir;
+  }
+  // Global setup runs in Jest's parent process; the workers inherit its environment.
+  process.env.TEST_TEMPLATE_DATABASE = await createMigratedTemplate(process.env.TEST_DATABASE_URL);
 }

@@ -7,13 +7,27 @@ function adminUrl(): string {
   return url;
 }
 
-/** A fresh, empty database on the test server; each test file gets its own so files run in parallel. */
-export async function createTestDatabase(): Promise<{ url: string; drop: () => Promise<void> }> {
+function migratedTemplate(): string {
+  const name = process.env.TEST_TEMPLATE_DATABASE;
+  if (!name) throw new Error('TEST_TEMPLATE_DATABASE is not set: the Jest global setup should have created the migrated template');
+  return name;
+}
+
+export interface TestDatabaseOptions {
+  /** No schema at all, for tests of the migrations themselves; by default a copy of the run's migrated template. */
+  empty?: boolean;
+}
+
+/**
+ * A database of its own on the test server, so files run in parallel: a copy of the template the
+ * global setup migrated (copying is far cheaper than migrating), or an empty one when asked.
+ */
+export async function createTestDatabase(options: TestDatabaseOptions = {}): Promise<{ url: string; drop: () => Promise<void> }> {
   const name = `dcs_test_${randomBytes(6).toString('hex')}`;
   const admin = new pg.Client({ connectionString: adminUrl() });
   await admin.connect();
   try {
-    await admin.query(`CREATE DATABASE ${name}`);
+    await admin.query(options.empty ? `CREATE DATABASE ${name}` : `CREATE DATABASE ${name} TEMPLATE ${migratedTemplate()}`);
   } finally {
     await admin.end();
   }

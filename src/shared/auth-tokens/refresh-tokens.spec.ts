@@ -1,5 +1,5 @@
 import { SecretHasher } from '../crypto/secret-hasher.js';
-import { InMemoryRefreshTokenStore } from './in-memory-refresh-token.store.js';
+import { InMemoryRefreshTokenStore } from '../../../test/fakes/shared/in-memory-refresh-token-store.js';
 import { InvalidRefreshTokenError, RefreshTokens, type TokenSubject } from './refresh-tokens.js';
 
 /** Subjects with a token version each; counts how often every token of a subject was voided. */

@@ -1,4 +1,5 @@
 import { Global, Module } from '@nestjs/common';
+import { Clock } from '../../config/config.module.js';
 import { Env } from '../../config/env.js';
 import { Secrets } from '../../config/secrets.js';
 import { FailureLimiter, InMemoryFailureLimiter } from './failure-limiter.js';
@@ -10,9 +11,11 @@ import { RedisFailureLimiter } from './redis-failure-limiter.js';
   providers: [
     {
       provide: FailureLimiter,
-      inject: [Env, Secrets],
-      useFactory: (env: Env, secrets: Secrets): FailureLimiter =>
-        env.REDIS_URL ? RedisFailureLimiter.connect(env.REDIS_URL, { keyPrefix: env.REDIS_KEY_PREFIX, keySecret: secrets.pepper }) : new InMemoryFailureLimiter(),
+      inject: [Env, Secrets, Clock],
+      useFactory: (env: Env, secrets: Secrets, clock: Clock): FailureLimiter =>
+        env.REDIS_URL
+          ? RedisFailureLimiter.connect(env.REDIS_URL, { keyPrefix: env.REDIS_KEY_PREFIX, keySecret: secrets.pepper })
+          : new InMemoryFailureLimiter(() => clock.now().getTime()),
     },
   ],
   exports: [FailureLimiter],

@@ -1,9 +1,9 @@
-import { RecordingAuditLog } from '../../audit/application/recording-audit-log.fake.js';
+import { RecordingAuditLog } from '../../../../test/fakes/audit/recording-audit-log.js';
 import type { AuditContext } from '../../audit/index.js';
 
 const BY: AuditContext = { actor: { kind: 'user', userId: 'user-ada', apiKeyId: null }, clientAddress: '203.0.113.7' };
 import { loadEnv } from '../../../config/env.js';
-import { FixedClock } from '../../../config/fixed-clock.js';
+import { FixedClock } from '../../../../test/fakes/config/fixed-clock.js';
 import { SecretHasher } from '../../../shared/crypto/secret-hasher.js';
 import { InvalidBearerTokenError, NotFoundError, RateLimitedError } from '../../../shared/domain-error.js';
 import { InMemoryFailureLimiter } from '../../../shared/rate-limit/failure-limiter.js';
@@ -11,7 +11,7 @@ import { CustomerPrincipal } from '../../../auth/principals.js';
 import { MAX_API_KEYS_PER_USER } from '../domain/api-key.js';
 import { TooManyApiKeysError } from '../domain/api-keys.errors.js';
 import { ApiKeysService } from './api-keys.service.js';
-import { InMemoryApiKeyStore } from './in-memory-api-key.store.js';
+import { InMemoryApiKeyStore } from '../../../../test/fakes/api-keys/in-memory-api-key-store.js';
 
 const START = new Date('2026-11-27T09:00:00.000Z');
 const ADDRESS = '198.51.100.7';

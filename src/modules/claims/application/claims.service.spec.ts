@@ -1,24 +1,24 @@
-import { RecordingAuditLog } from '../../audit/application/recording-audit-log.fake.js';
+import { RecordingAuditLog } from '../../../../test/fakes/audit/recording-audit-log.js';
 import { ChangeFeed } from '../../../shared/database/change-feed.js';
 import { DeviceSnapshots } from '../../devices/application/device-snapshots.js';
-import { InMemoryFleetDefaultsStore } from '../../devices/application/in-memory-fleet-defaults.store.js';
-import { FixedClock } from '../../../config/fixed-clock.js';
+import { InMemoryFleetDefaultsStore } from '../../../../test/fakes/devices/in-memory-fleet-defaults-store.js';
+import { FixedClock } from '../../../../test/fakes/config/fixed-clock.js';
 import { JwtService } from '@nestjs/jwt';
 import { loadEnv } from '../../../config/env.js';
-import { InMemoryRefreshTokenStore } from '../../../shared/auth-tokens/in-memory-refresh-token.store.js';
+import { InMemoryRefreshTokenStore } from '../../../../test/fakes/shared/in-memory-refresh-token-store.js';
 import { SecretHasher } from '../../../shared/crypto/secret-hasher.js';
 import { NotFoundError, RateLimitedError } from '../../../shared/domain-error.js';
 import { InMemoryFailureLimiter } from '../../../shared/rate-limit/failure-limiter.js';
 import { CustomerPrincipal } from '../../../auth/principals.js';
 import { DeviceTokens } from '../../devices/application/device-tokens.js';
 import { DevicesService, type RegisterDeviceCommand } from '../../devices/application/devices.service.js';
-import { InMemoryDeviceRepository, InMemoryDeviceSnapshotSource } from '../../devices/application/in-memory-device.repository.js';
+import { InMemoryDeviceRepository, InMemoryDeviceSnapshotSource } from '../../../../test/fakes/devices/in-memory-device-repository.js';
 import { RegistrationAllowlist } from '../../devices/domain/registration-allowlist.js';
 import { ClaimAudit, type ClaimAuditEntry } from '../domain/claim-audit.js';
 import { ClaimCodeMissingError, DeviceAlreadyClaimedError, DeviceSecretRequiredError, EmailNotVerifiedError, InvalidClaimError } from '../domain/claim.errors.js';
-import { RecordingEventLog } from '../../events/application/recording-event-log.fake.js';
+import { RecordingEventLog } from '../../../../test/fakes/events/recording-event-log.js';
 import { SharingService } from '../../sharing/index.js';
-import { InMemoryShareStore } from '../../sharing/application/in-memory-share.store.fake.js';
+import { InMemoryShareStore } from '../../../../test/fakes/sharing/in-memory-share-store.js';
 import { ClaimsService, type ClaimCommand } from './claims.service.js';
 
 /** Open registration: the allowlist is never consulted. */

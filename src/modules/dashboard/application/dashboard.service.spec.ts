@@ -1,4 +1,4 @@
-import { FixedClock } from '../../../config/fixed-clock.js';
+import { FixedClock } from '../../../../test/fakes/config/fixed-clock.js';
 import { loadEnv } from '../../../config/env.js';
 import { NotFoundError, ValidationFailedError } from '../../../shared/domain-error.js';
 import { encodeCursor, encodeTimeCursor } from '../../../shared/http/cursor.js';
@@ -10,8 +10,8 @@ import { ExportSlots } from '../../telemetry/application/export-slots.js';
 import { TelemetryHistoryService } from '../../telemetry/application/telemetry-history.service.js';
 import { pointsOf, type History } from '../../telemetry/index.js';
 import { DashboardService } from './dashboard.service.js';
-import { InMemoryDashboardQueries } from './in-memory-dashboard-queries.fake.js';
-import { InMemoryTelemetryHistory } from './in-memory-telemetry-history.fake.js';
+import { InMemoryDashboardQueries } from '../../../../test/fakes/dashboard/in-memory-dashboard-queries.js';
+import { InMemoryTelemetryHistory } from '../../../../test/fakes/telemetry/in-memory-telemetry-history.js';
 
 const NOW = new Date('2026-11-21T12:00:00.000Z');
 const MINUTE = 60_000;

@@ -1,8 +1,8 @@
-import { RecordingAuditLog } from '../../audit/application/recording-audit-log.fake.js';
+import { RecordingAuditLog } from '../../../../test/fakes/audit/recording-audit-log.js';
 import { ChangeFeed } from '../../../shared/database/change-feed.js';
 import { DeviceSnapshots } from './device-snapshots.js';
-import { InMemoryFleetDefaultsStore } from './in-memory-fleet-defaults.store.js';
-import { FixedClock } from '../../../config/fixed-clock.js';
+import { InMemoryFleetDefaultsStore } from '../../../../test/fakes/devices/in-memory-fleet-defaults-store.js';
+import { FixedClock } from '../../../../test/fakes/config/fixed-clock.js';
 import { JwtService } from '@nestjs/jwt';
 import { loadEnv } from '../../../config/env.js';
 import { SecretHasher } from '../../../shared/crypto/secret-hasher.js';
@@ -13,8 +13,8 @@ import { ClaimCodeRequiredError, DeviceAlreadyRegisteredError, InvalidCredential
 import { ACCESS_TOKEN_TYPE, DEVICE_TOKEN_AUDIENCE, DeviceTokens, TOKEN_ISSUER, type DeviceTokenClaims } from './device-tokens.js';
 import { DevicesService, type RegisterDeviceCommand } from './devices.service.js';
 import { DevicePrincipal } from '../../../auth/principals.js';
-import { InMemoryDeviceRepository, InMemoryDeviceSnapshotSource } from './in-memory-device.repository.js';
-import { InMemoryRefreshTokenStore } from '../../../shared/auth-tokens/in-memory-refresh-token.store.js';
+import { InMemoryDeviceRepository, InMemoryDeviceSnapshotSource } from '../../../../test/fakes/devices/in-memory-device-repository.js';
+import { InMemoryRefreshTokenStore } from '../../../../test/fakes/shared/in-memory-refresh-token-store.js';
 import { RegistrationAllowlist } from '../domain/registration-allowlist.js';
 
 /** Open registration: the allowlist is never consulted. */

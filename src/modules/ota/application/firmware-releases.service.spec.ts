@@ -1,14 +1,14 @@
-import { RecordingAuditLog } from '../../audit/application/recording-audit-log.fake.js';
+import { RecordingAuditLog } from '../../../../test/fakes/audit/recording-audit-log.js';
 import type { AuditContext } from '../../audit/index.js';
 
 const ADMIN_BY: AuditContext = { actor: { kind: 'admin', userId: 'admin-1', apiKeyId: null }, clientAddress: '203.0.113.1' };
-import { FixedClock } from '../../../config/fixed-clock.js';
+import { FixedClock } from '../../../../test/fakes/config/fixed-clock.js';
 import { loadEnv } from '../../../config/env.js';
 import { NotFoundError } from '../../../shared/domain-error.js';
 import type { ReleaseState } from '../domain/firmware-release.js';
-import { RecordingEventLog } from '../../events/application/recording-event-log.fake.js';
+import { RecordingEventLog } from '../../../../test/fakes/events/recording-event-log.js';
 import { FirmwareReleaseExistsError, FirmwareReleasesService, type PublishRelease } from './firmware-releases.service.js';
-import { InMemoryFirmwareReleaseRepository, InMemoryOtaTables } from './in-memory-ota.fake.js';
+import { InMemoryFirmwareReleaseRepository, InMemoryOtaTables } from '../../../../test/fakes/ota/in-memory-ota.js';
 
 const START = new Date('2026-11-21T12:00:00.000Z');
 const STALL_TIMEOUT_SEC = 600;

@@ -1,8 +1,8 @@
-import { FixedClock } from '../../../config/fixed-clock.js';
+import { FixedClock } from '../../../../test/fakes/config/fixed-clock.js';
 import { loadEnv } from '../../../config/env.js';
 import { ValidationFailedError } from '../../../shared/domain-error.js';
 import { encodeTimeCursor } from '../../../shared/http/cursor.js';
-import { InMemoryTelemetryHistory } from '../../dashboard/application/in-memory-telemetry-history.fake.js';
+import { InMemoryTelemetryHistory } from '../../../../test/fakes/telemetry/in-memory-telemetry-history.js';
 import { pointsOf } from '../domain/history-series.js';
 import { ExportSlots, TooManyExportsError } from './export-slots.js';
 import { TelemetryHistoryService, type ExportParams, type History, type HistoryParams, type TelemetryExport } from './telemetry-history.service.js';

@@ -1,8 +1,8 @@
-import { FixedClock } from '../../../config/fixed-clock.js';
+import { FixedClock } from '../../../../test/fakes/config/fixed-clock.js';
 import { loadEnv } from '../../../config/env.js';
 import type { TelemetryRecord } from '../domain/telemetry-record.js';
 import { UnmeasuredIngest } from './ingest-metrics.js';
-import { InMemoryTelemetryWriter } from './in-memory-telemetry-writer.fake.js';
+import { InMemoryTelemetryWriter } from '../../../../test/fakes/telemetry/in-memory-telemetry-writer.js';
 import { TelemetryService } from './telemetry.service.js';
 
 const NOW = new Date('2026-11-21T12:00:00.000Z');

@@ -1,22 +1,22 @@
-import type { OtaChannel } from '../../../shared/kernel/ota-channel.js';
-import { FirmwareVersion } from '../../../shared/kernel/firmware-version.js';
-import type { FirmwareRelease, OtaTarget, ReleaseState } from '../domain/firmware-release.js';
-import type { SqlRunner } from '../../../shared/database/sql-runner.js';
-import { FirmwareReleaseRepository, type ReleaseCounts, type ReleaseFilter, type RolloutDevice } from '../domain/firmware-release.repository.js';
-import { OtaDevices } from '../domain/ota-devices.js';
-import type { OtaEvent } from '../domain/ota-event.js';
-import { OtaEventStore, type HistoryFilter, type OtaEventBatch, type ReleaseStateChange, type StoredOtaEvent } from '../domain/ota-event.store.js';
-import { ReleaseOffers } from '../domain/release-offers.js';
-import { BatteryReadingsSource, type BatteryReadings, type HeldBackReason } from '../domain/battery-guard.js';
+import type { OtaChannel } from '../../../src/shared/kernel/ota-channel.js';
+import { FirmwareVersion } from '../../../src/shared/kernel/firmware-version.js';
+import type { FirmwareRelease, OtaTarget, ReleaseState } from '../../../src/modules/ota/domain/firmware-release.js';
+import type { SqlRunner } from '../../../src/shared/database/sql-runner.js';
+import { FirmwareReleaseRepository, type ReleaseCounts, type ReleaseFilter, type RolloutDevice } from '../../../src/modules/ota/domain/firmware-release.repository.js';
+import { OtaDevices } from '../../../src/modules/ota/domain/ota-devices.js';
+import type { OtaEvent } from '../../../src/modules/ota/domain/ota-event.js';
+import { OtaEventStore, type HistoryFilter, type OtaEventBatch, type ReleaseStateChange, type StoredOtaEvent } from '../../../src/modules/ota/domain/ota-event.store.js';
+import { ReleaseOffers } from '../../../src/modules/ota/domain/release-offers.js';
+import { BatteryReadingsSource, type BatteryReadings, type HeldBackReason } from '../../../src/modules/ota/domain/battery-guard.js';
 
 /*
- * In-memory fakes of the ota ports for unit tests (excluded from the build: *.fake.ts). They share
+ * In-memory fakes of the ota ports for unit tests. They share
  * one InMemoryOtaTables as the Sql and TypeORM adapters share the database, and store copies, so a
  * test sees only what a service saved. The SQL they stand for is tested end to end
  * (test/e2e/ota-events.e2e-spec.ts, ota-releases.e2e-spec.ts).
  */
 
-export interface FakeDevice {
+export interface OtaDeviceRow {
   deviceId: string;
   hardwareId: string;
   firmwareVersion: string;
@@ -30,7 +30,7 @@ export interface FakeDevice {
   temperatureRange: { min: number; max: number };
 }
 
-export interface FakeReleaseState {
+export interface ReleaseStateRow {
   deviceId: string;
   releaseId: string;
   state: ReleaseState;
@@ -55,15 +55,15 @@ const NO_SQL = { rows: () => Promise.reject(new Error('the in-memory OTA store h
 /** The rows of firmware_releases, device_release_states, ota_events and the devices columns OTA reads. */
 export class InMemoryOtaTables {
   readonly releases = new Map<string, StoredRelease>();
-  readonly states = new Map<string, FakeReleaseState>();
+  readonly states = new Map<string, ReleaseStateRow>();
   readonly events: FakeEvent[] = [];
-  readonly devices = new Map<string, FakeDevice>();
+  readonly devices = new Map<string, OtaDeviceRow>();
   /** device_release_states.held_back_reason, by `${releaseId}:${deviceId}`. */
   readonly heldBack = new Map<string, HeldBackReason>();
   private nextEventId = 1;
 
-  addDevice(device: Partial<FakeDevice> & { deviceId: string }): FakeDevice {
-    const stored: FakeDevice = {
+  addDevice(device: Partial<OtaDeviceRow> & { deviceId: string }): OtaDeviceRow {
+    const stored: OtaDeviceRow = {
       hardwareId: 'hw-a',
       firmwareVersion: '0.1.3',
       channel: 'stable',
@@ -79,19 +79,19 @@ export class InMemoryOtaTables {
     return stored;
   }
 
-  device(deviceId: string): FakeDevice {
+  device(deviceId: string): OtaDeviceRow {
     const device = this.devices.get(deviceId);
     if (!device) throw new Error(`no device ${deviceId}`);
     return { ...device };
   }
 
-  state(releaseId: string, deviceId: string): FakeReleaseState | undefined {
+  state(releaseId: string, deviceId: string): ReleaseStateRow | undefined {
     const state = this.states.get(stateKey(releaseId, deviceId));
     return state && { ...state };
   }
 
   /** Puts a device in a state directly, as earlier batches would have. */
-  setState(state: FakeReleaseState): void {
+  setState(state: ReleaseStateRow): void {
     this.states.set(stateKey(state.releaseId, state.deviceId), { ...state });
   }
 
@@ -277,7 +277,7 @@ class InMemoryOtaEventBatch implements OtaEventBatch {
 
   constructor(
     private readonly tables: InMemoryOtaTables,
-    private readonly device: FakeDevice,
+    private readonly device: OtaDeviceRow,
   ) {
     this.firmwareReportedAt = device.firmwareReportedAt;
   }

@@ -1,4 +1,4 @@
-import { Clock } from './config.module.js';
+import { Clock } from '../../../src/config/config.module.js';
 
 /** A clock that stands still until a test moves it: time-dependent rules without waiting. */
 export class FixedClock extends Clock {

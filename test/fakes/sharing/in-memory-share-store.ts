@@ -1,6 +1,6 @@
-import type { SqlRunner } from '../../../shared/database/sql.js';
-import type { DeviceShare } from '../domain/device-share.js';
-import { ShareStore, type UpsertResult } from '../domain/share.store.js';
+import type { SqlRunner } from '../../../src/shared/database/sql.js';
+import type { DeviceShare } from '../../../src/modules/sharing/domain/device-share.js';
+import { ShareStore, type UpsertResult } from '../../../src/modules/sharing/domain/share.store.js';
 
 /**
  * Shares in memory, for unit tests of the modules that end or bind them (claims, accounts). It knows

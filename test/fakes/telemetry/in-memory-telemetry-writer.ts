@@ -1,5 +1,5 @@
-import type { TelemetryRecord } from '../domain/telemetry-record.js';
-import { TelemetryWriter } from '../domain/telemetry-writer.js';
+import type { TelemetryRecord } from '../../../src/modules/telemetry/domain/telemetry-record.js';
+import { TelemetryWriter } from '../../../src/modules/telemetry/domain/telemetry-writer.js';
 
 /** The ingest statement's rules in memory: a (device, batteryId, ts) is stored once, the first value wins; last seen only moves forward. */
 export class InMemoryTelemetryWriter extends TelemetryWriter {

@@ -1,4 +1,4 @@
-import { TelemetryHistory, type RawRecordRow, type RawRecordsQuery, type RecordExport, type RecordExportQuery, type SeriesQuery, type SeriesRow } from '../../telemetry/index.js';
+import { TelemetryHistory, type RawRecordRow, type RawRecordsQuery, type RecordExport, type RecordExportQuery, type SeriesQuery, type SeriesRow } from '../../../src/modules/telemetry/index.js';
 
 interface StoredRecord extends RawRecordRow {
   device_id: string;

@@ -1,7 +1,7 @@
-import { Device, type DeviceState } from '../domain/device.js';
-import { DeviceSnapshotSource, type DeviceSnapshot } from '../domain/device-snapshot.js';
-import type { DeviceLabels, DeviceLabelsPatch } from '../domain/device-labels.js';
-import { DeviceRepository, type AdminChange, type AdminChanged, type OwnedDevicesPage, type OwnershipChanged } from '../domain/device.repository.js';
+import { Device, type DeviceState } from '../../../src/modules/devices/domain/device.js';
+import { DeviceSnapshotSource, type DeviceSnapshot } from '../../../src/modules/devices/domain/device-snapshot.js';
+import type { DeviceLabels, DeviceLabelsPatch } from '../../../src/modules/devices/domain/device-labels.js';
+import { DeviceRepository, type AdminChange, type AdminChanged, type OwnedDevicesPage, type OwnershipChanged } from '../../../src/modules/devices/domain/device.repository.js';
 
 /** There is no SQL here: an event log given this transaction must not use it. */
 const NO_SQL = { rows: () => Promise.reject(new Error('the in-memory repository has no SQL transaction')) };

@@ -1,4 +1,4 @@
-import { DashboardQueries, type DeviceFilters, type DeviceManagerRow, type DeviceSummaryRow, type DeviceVisibilityRow, type Viewer } from '../domain/dashboard-queries.js';
+import { DashboardQueries, type DeviceFilters, type DeviceManagerRow, type DeviceSummaryRow, type DeviceVisibilityRow, type Viewer } from '../../../src/modules/dashboard/domain/dashboard-queries.js';
 
 /** The dashboard's device reads in memory, with the SQL's visibility rule: the owner, or any administrator. */
 export class InMemoryDashboardQueries extends DashboardQueries {

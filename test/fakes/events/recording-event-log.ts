@@ -1,6 +1,6 @@
-import type { NewDeviceEvent } from '../domain/device-event.js';
-import type { JobQueue } from '../../../shared/jobs/job-queue.js';
-import { EventLog } from './event-log.js';
+import type { NewDeviceEvent } from '../../../src/modules/events/domain/device-event.js';
+import type { JobQueue } from '../../../src/shared/jobs/job-queue.js';
+import { EventLog } from '../../../src/modules/events/application/event-log.js';
 
 /** The event log for unit tests: keeps what would be recorded, in order, without a database. */
 export class RecordingEventLog extends EventLog {

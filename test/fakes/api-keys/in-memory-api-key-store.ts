@@ -1,6 +1,6 @@
-import { ApiKey } from '../domain/api-key.js';
-import { ApiKeyStore } from '../domain/api-key.store.js';
-import type { SqlRunner } from '../../../shared/database/sql-runner.js';
+import { ApiKey } from '../../../src/modules/api-keys/domain/api-key.js';
+import { ApiKeyStore } from '../../../src/modules/api-keys/domain/api-key.store.js';
+import type { SqlRunner } from '../../../src/shared/database/sql-runner.js';
 
 const NO_SQL: SqlRunner = { rows: () => Promise.reject(new Error('the in-memory key store has no SQL transaction')) };
 

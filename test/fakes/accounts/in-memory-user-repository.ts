@@ -1,6 +1,6 @@
-import type { InMemoryRefreshTokenStore } from '../../../shared/auth-tokens/in-memory-refresh-token.store.js';
-import { User, type UserState } from '../domain/user.js';
-import { UserRepository, type TransactionRunner } from '../domain/user.repository.js';
+import type { InMemoryRefreshTokenStore } from '../shared/in-memory-refresh-token-store.js';
+import { User, type UserState } from '../../../src/modules/accounts/domain/user.js';
+import { UserRepository, type TransactionRunner } from '../../../src/modules/accounts/domain/user.repository.js';
 
 /** There is no SQL here: a fake outbox given this transaction must not use it. */
 const NO_SQL: TransactionRunner = {

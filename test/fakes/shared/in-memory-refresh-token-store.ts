@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { RefreshTokenStore, type NewRefreshToken, type StoredRefreshToken, type Successor } from './refresh-token-store.js';
+import { RefreshTokenStore, type NewRefreshToken, type StoredRefreshToken, type Successor } from '../../../src/shared/auth-tokens/refresh-token-store.js';
 
 /** Fake for unit tests: the same contract as the SQL store, in a Map. */
 export class InMemoryRefreshTokenStore extends RefreshTokenStore {

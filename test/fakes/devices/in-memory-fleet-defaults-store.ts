@@ -1,5 +1,5 @@
-import { INITIAL_FLEET_DEFAULTS, type ConfigPatch, type ConfigSettings, type FleetDefaults } from '../domain/device-config.js';
-import { FleetDefaultsStore } from './fleet-defaults.js';
+import { INITIAL_FLEET_DEFAULTS, type ConfigPatch, type ConfigSettings, type FleetDefaults } from '../../../src/modules/devices/domain/device-config.js';
+import { FleetDefaultsStore } from '../../../src/modules/devices/application/fleet-defaults.js';
 
 /** For unit tests of services that only read the defaults. */
 export class InMemoryFleetDefaultsStore extends FleetDefaultsStore {
