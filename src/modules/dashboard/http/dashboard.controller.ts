@@ -8,7 +8,7 @@ import { noneMatchHolds } from '../../../shared/http/etag.js';
 import type { CustomerPrincipal } from '../../../auth/principals.js';
 import { DeviceIdParam } from '../../../shared/http/device-id.param.js';
 import type { Viewer } from '../domain/dashboard-queries.js';
-import { DevicesService } from '../../devices/index.js';
+import { DeviceLabelsService } from '../../devices/index.js';
 import { DashboardService } from '../application/dashboard.service.js';
 import { historyJson } from './history-json.js';
 import { DashboardDeviceListResponse, DashboardDeviceResponse, DeviceLabelsPatchRequest, ListDevicesQuery, TelemetryExportQuery, TelemetryHistoryQuery, TelemetryHistoryResponse } from './dashboard.dto.js';
@@ -24,7 +24,7 @@ const fileInstant = (instant: Date): string => instant.toISOString().replace(/[-
 export class DashboardController {
   constructor(
     private readonly dashboard: DashboardService,
-    private readonly devices: DevicesService,
+    private readonly labels: DeviceLabelsService,
   ) {}
 
   @Get()
@@ -73,7 +73,7 @@ export class DashboardController {
     @Body() body: DeviceLabelsPatchRequest,
   ): Promise<DashboardDeviceResponse> {
     const { owner_id } = await this.dashboard.manageable(viewerOf(customer), deviceId);
-    await this.devices.relabel(deviceId, owner_id, body, by);
+    await this.labels.relabel(deviceId, owner_id, body, by);
     return this.get(customer, deviceId);
   }
 
