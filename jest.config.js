@@ -9,6 +9,8 @@ const swc = [
       transform: { legacyDecorator: true, decoratorMetadata: true, useDefineForClassFields: false },
       target: 'es2022',
       keepClassNames: true,
+      // `with { type: 'json' }` reaches Jest's loader, which requires it of a JSON import (as Node does).
+      experimental: { keepImportAttributes: true },
     },
     module: { type: 'es6' },
     sourceMaps: 'inline',

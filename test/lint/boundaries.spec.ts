@@ -18,12 +18,12 @@ describe('module boundary lint', () => {
 
   it.each([
     ['src/modules/claims/application/planted.ts', "import { Device } from '../../devices/domain/device.js';"],
-    ['src/modules/claims/application/planted.ts', "import { DevicesService } from '../../devices/application/devices.service.js';"],
+    ['src/modules/claims/application/planted.ts', "import { DeviceOwnershipService } from '../../devices/application/device-ownership.service.js';"],
     ['src/modules/dashboard/planted.ts', "import { DeviceRecord } from '../devices/infrastructure/device.record.js';"],
     ['src/modules/ota/http/planted.ts', "export { DeviceIdParam } from '../../devices/http/device-id.param.js';"],
     ['src/auth/planted.ts', "import { DevicesModule } from '../modules/devices/index.js';"],
     ['src/shared/database/planted.ts', "import { DeviceRecord } from '../../modules/devices/infrastructure/device.record.js';"],
-    ['src/app-planted.ts', "import { DevicesService } from './modules/devices/application/devices.service.js';"],
+    ['src/app-planted.ts', "import { DeviceRegistrationService } from './modules/devices/application/device-registration.service.js';"],
     ['src/metrics/planted.ts', "import { StreamHub } from '../modules/stream/application/stream-hub.js';"],
     ['src/modules/devices/application/planted.ts', "import { InMemoryDeviceRepository } from '../../../../test/fakes/devices/in-memory-device-repository.js';"],
     ['src/modules/devices/planted.ts', "import { aDevice } from '../../../test/support/builders.js';"],
@@ -36,7 +36,7 @@ describe('module boundary lint', () => {
   });
 
   it.each([
-    ['src/modules/claims/application/planted.ts', "import { DevicesService } from '../../devices/index.js';"],
+    ['src/modules/claims/application/planted.ts', "import { DeviceOwnershipService } from '../../devices/index.js';"],
     ['src/modules/claims/application/planted.ts', "import { ClaimAudit } from '../domain/claim-audit.js';"],
     ['src/modules/claims/application/planted.ts', "import { Sql } from '../../../shared/database/sql.js';"],
     ['src/modules/claims/application/planted.spec.ts', "import { InMemoryDeviceRepository } from '../../../../test/fakes/devices/in-memory-device-repository.js';"],

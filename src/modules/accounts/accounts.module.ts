@@ -10,6 +10,10 @@ import { DatabaseConnection } from '../../shared/database/database-connection.js
 import { Orm } from '../../shared/database/orm.js';
 import { SharingModule, SharingService } from '../sharing/index.js';
 import { AccountsService } from './application/accounts.service.js';
+import { AccountPasswordService } from './application/account-password.service.js';
+import { AccountSessionsService } from './application/account-sessions.service.js';
+import { AccountSignupService } from './application/account-signup.service.js';
+import { PasswordCheck } from './application/password-check.js';
 import { AccountErasure } from './application/account-erasure.js';
 import { AccountMailOutbox, SendPasswordResetMail, SendSignupNotice, SendVerificationMail } from './application/account-mails.js';
 import { UserTokens } from './application/user-tokens.js';
@@ -34,6 +38,10 @@ import { UserRefreshTokenRecord } from './infrastructure/user.record.js';
   controllers: [AuthController, VerifyEmailPageController, ResetPasswordPageController],
   providers: [
     AccountsService,
+    AccountSignupService,
+    AccountSessionsService,
+    AccountPasswordService,
+    PasswordCheck,
     UserTokens,
     CustomerSessions,
     {
@@ -49,7 +57,7 @@ import { UserRefreshTokenRecord } from './infrastructure/user.record.js';
     AccountErasure,
     { provide: AccountMailOutbox, useClass: QueuedAccountMails },
     // The port the customer guard looks customers up through (src/auth/principals.ts).
-    { provide: CustomerAuthenticator, useExisting: AccountsService },
+    { provide: CustomerAuthenticator, useExisting: AccountSessionsService },
   ],
   exports: [AccountsService, AccountErasure, CustomerAuthenticator],
 })

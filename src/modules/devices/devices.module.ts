@@ -15,7 +15,9 @@ import { DeviceTokens } from './application/device-tokens.js';
 import { OfflineCheck } from './application/offline-check.js';
 import { OnlineTransitions } from './application/online-transitions.js';
 import { FleetDefaultsStore } from './application/fleet-defaults.js';
-import { DevicesService } from './application/devices.service.js';
+import { DeviceLabelsService } from './application/device-labels.service.js';
+import { DeviceOwnershipService } from './application/device-ownership.service.js';
+import { DeviceRegistrationService } from './application/device-registration.service.js';
 import { DeviceConfigRepository } from './domain/device-config.repository.js';
 import { DeviceRepository } from './domain/device.repository.js';
 import { DeviceSnapshotSource } from './domain/device-snapshot.js';
@@ -45,7 +47,9 @@ import { TypeOrmRegistrationAllowlist } from './infrastructure/typeorm-registrat
   providers: [
     OfflineCheck,
     OnlineTransitions,
-    DevicesService,
+    DeviceRegistrationService,
+    DeviceOwnershipService,
+    DeviceLabelsService,
     DeviceTokens,
     DeviceSnapshots,
     DeviceConfigService,
@@ -56,8 +60,8 @@ import { TypeOrmRegistrationAllowlist } from './infrastructure/typeorm-registrat
     { provide: RegistrationAllowlist, useClass: TypeOrmRegistrationAllowlist },
     { provide: RefreshTokenStore, inject: [Orm], useFactory: (orm: Orm) => new TypeOrmRefreshTokenStore(orm, DeviceRefreshTokenRecord) },
     // The port the device guard looks devices up through (src/auth/principals.ts).
-    { provide: DeviceAuthenticator, useExisting: DevicesService },
+    { provide: DeviceAuthenticator, useExisting: DeviceRegistrationService },
   ],
-  exports: [DevicesService, DeviceSnapshots, DeviceConfigService, FleetDefaultsStore, DeviceAuthenticator],
+  exports: [DeviceOwnershipService, DeviceLabelsService, DeviceSnapshots, DeviceConfigService, FleetDefaultsStore, DeviceAuthenticator],
 })
 export class DevicesModule {}

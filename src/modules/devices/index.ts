@@ -1,6 +1,7 @@
 /** The devices module's public surface: what other modules and the composition root may import. */
 export { DevicesModule } from './devices.module.js';
-export { DevicesService, type Registration } from './application/devices.service.js';
+export { DeviceOwnershipService } from './application/device-ownership.service.js';
+export { DeviceLabelsService } from './application/device-labels.service.js';
 export { DeviceConfigService, type DeviceConfigView } from './application/device-config.service.js';
 export { DeviceSnapshots } from './application/device-snapshots.js';
 export { FleetDefaultsStore } from './application/fleet-defaults.js';

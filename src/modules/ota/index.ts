@@ -2,7 +2,7 @@
 export { OtaModule } from './ota.module.js';
 export { OtaService } from './application/ota.service.js';
 export { OTA_EVENT_TYPES, type OtaEventType } from './domain/ota-event.js';
-export { OtaHistoryItemResponse, OtaHistoryQuery, OtaHistoryResponse } from './http/ota.dto.js';
+export { OtaHistoryItemResponse, OtaHistoryQuery, OtaHistoryResponse } from './http/ota-history.dto.js';
 import { DeviceReleaseStateRecord } from './infrastructure/device-release-state.record.js';
 import { FirmwareReleaseRecord } from './infrastructure/firmware-release.record.js';
 import { OtaEventRecord } from './infrastructure/ota-event.record.js';

@@ -31,7 +31,7 @@ export interface PasswordResetMailJob {
 }
 
 /**
- * Where AccountsService leaves the mails it owes. In the service they are jobs on the durable queue
+ * Where the account services leave the mails they owe. In the service they are jobs on the durable queue
  * (infrastructure/queued-account-mails.ts), sent by the handlers below, retried while SMTP is down:
  * no request waits for a mail server.
  */

@@ -6,7 +6,7 @@ export const PASSWORD_MAX_LENGTH = 128;
 
 /**
  * Of the ~49,000 most used passwords of zxcvbn-ts's common list (lower-cased there), those a signup
- * could choose: the length rule refuses the rest. Copied at build time (common-passwords.ts) rather
+ * could choose: the length rule refuses the rest. Copied at build time (common-passwords.json) rather
  * than read from the package at start, which kept all 49,000 in memory for good (3 MB of heap).
  */
 const COMMON_PASSWORDS = new Set(COMMON_PASSWORDS_OF_ALLOWED_LENGTH);

@@ -7,6 +7,9 @@ import { ClientAddress } from '../../../shared/http/client-address.decorator.js'
 import { NoStore } from '../../../shared/http/no-store.decorator.js';
 import { TokenResponse } from '../../../shared/http/token.response.js';
 import { AccountsService } from '../application/accounts.service.js';
+import { AccountPasswordService } from '../application/account-password.service.js';
+import { AccountSessionsService } from '../application/account-sessions.service.js';
+import { AccountSignupService } from '../application/account-signup.service.js';
 import { CustomerPrincipal } from '../../../auth/principals.js';
 import {
   ChangePasswordRequest,
@@ -24,7 +27,12 @@ import { EmailVerifiedResponse, PasswordResetResponse, SignupResponse, UserMeRes
 @ApiTags('accounts')
 @Controller()
 export class AuthController {
-  constructor(private readonly accounts: AccountsService) {}
+  constructor(
+    private readonly signups: AccountSignupService,
+    private readonly sessions: AccountSessionsService,
+    private readonly passwords: AccountPasswordService,
+    private readonly accounts: AccountsService,
+  ) {}
 
   @Post('auth/signup')
   @AuthBodyLimit()
@@ -39,7 +47,7 @@ export class AuthController {
   @ApiResponse({ status: 201, type: SignupResponse, description: 'Account created, or the address already had one (its owner is told by mail).' })
   @ApiProblems(JSON_BODY_PROBLEMS, { 400: ['PASSWORD_TOO_COMMON'], 429: ['RATE_LIMITED'] })
   async signup(@Body() body: SignupRequest, @ClientAddress() address: string): Promise<SignupResponse> {
-    return SignupResponse.of((await this.accounts.signup(body.email, body.password, address)).email);
+    return SignupResponse.of((await this.signups.signup(body.email, body.password, address)).email);
   }
 
   @Post('auth/verify-email')
@@ -52,7 +60,7 @@ export class AuthController {
   @ApiResponse({ status: 200, type: EmailVerifiedResponse, description: 'Verified.' })
   @ApiProblems(JSON_BODY_PROBLEMS, { 400: ['INVALID_TOKEN'] })
   async verifyEmail(@Body() body: VerifyEmailRequest): Promise<EmailVerifiedResponse> {
-    await this.accounts.verifyEmail(body.token);
+    await this.signups.verifyEmail(body.token);
     return { emailVerified: true };
   }
 
@@ -65,7 +73,7 @@ export class AuthController {
   @ApiProblems({ 413: ['PAYLOAD_TOO_LARGE'], 429: ['RATE_LIMITED'] })
   @ApiCredentialCheckUnavailable()
   async resendVerification(@CurrentCustomer() customer: CustomerPrincipal): Promise<void> {
-    await this.accounts.resendVerification(customer.userId);
+    await this.signups.resendVerification(customer.userId);
   }
 
   @Post('auth/login')
@@ -79,7 +87,7 @@ export class AuthController {
   @ApiProblems(JSON_BODY_PROBLEMS, { 401: ['INVALID_CREDENTIALS'], 429: ['RATE_LIMITED'] })
   @ApiCredentialCheckUnavailable()
   async login(@Body() body: LoginRequest, @ClientAddress() address: string): Promise<TokenResponse> {
-    return TokenResponse.from(await this.accounts.login(body.email, body.password, address));
+    return TokenResponse.from(await this.sessions.login(body.email, body.password, address));
   }
 
   @Post('auth/refresh')
@@ -98,7 +106,7 @@ export class AuthController {
   @ApiProblems(JSON_BODY_PROBLEMS, { 401: ['INVALID_TOKEN', 'UNAUTHORIZED'], 429: ['RATE_LIMITED'] })
   @ApiCredentialCheckUnavailable()
   async refresh(@Body() body: UserRefreshRequest, @ClientAddress() address: string): Promise<TokenResponse> {
-    return TokenResponse.from(await this.accounts.refresh(body.refreshToken, address));
+    return TokenResponse.from(await this.sessions.refresh(body.refreshToken, address));
   }
 
   @Post('auth/logout')
@@ -114,7 +122,7 @@ export class AuthController {
   @ApiResponse({ status: 204, description: 'Ended (also when the token was unknown or already revoked).' })
   @ApiProblems(JSON_BODY_PROBLEMS)
   async logout(@Body() body: UserRefreshRequest): Promise<void> {
-    await this.accounts.logout(body.refreshToken);
+    await this.sessions.logout(body.refreshToken);
   }
 
   @Post('auth/password-reset')
@@ -132,7 +140,7 @@ export class AuthController {
   @ApiProblems(JSON_BODY_PROBLEMS, { 429: ['RATE_LIMITED'] })
   @ApiCredentialCheckUnavailable()
   async requestPasswordReset(@Body() body: PasswordResetRequest, @ClientAddress() address: string): Promise<void> {
-    await this.accounts.requestPasswordReset(body.email, address);
+    await this.passwords.requestPasswordReset(body.email, address);
   }
 
   @Post('auth/password-reset/confirm')
@@ -151,7 +159,7 @@ export class AuthController {
   @ApiProblems(JSON_BODY_PROBLEMS, { 400: ['INVALID_TOKEN', 'PASSWORD_TOO_COMMON'], 429: ['RATE_LIMITED'] })
   @ApiCredentialCheckUnavailable()
   async confirmPasswordReset(@Body() body: PasswordResetConfirmRequest, @ClientAddress() address: string): Promise<PasswordResetResponse> {
-    await this.accounts.resetPassword(body.token, body.password, address);
+    await this.passwords.resetPassword(body.token, body.password, address);
     return { passwordChanged: true };
   }
 
@@ -169,7 +177,7 @@ export class AuthController {
   @ApiProblems(JSON_BODY_PROBLEMS, { 400: ['PASSWORD_TOO_COMMON'], 403: ['INVALID_CREDENTIALS'], 429: ['RATE_LIMITED'] })
   @ApiCredentialCheckUnavailable()
   async changePassword(@CurrentCustomer() customer: CustomerPrincipal, @Body() body: ChangePasswordRequest, @ClientAddress() address: string): Promise<void> {
-    await this.accounts.changePassword(customer, body.currentPassword, body.newPassword, address);
+    await this.passwords.changePassword(customer, body.currentPassword, body.newPassword, address);
   }
 
   @Delete('users/me')

@@ -3,7 +3,7 @@ import { ApiExcludeController } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
 import { Public } from '../../../auth/auth.decorators.js';
 import { NoStore } from '../../../shared/http/no-store.decorator.js';
-import { AccountsService } from '../application/accounts.service.js';
+import { AccountSignupService } from '../application/account-signup.service.js';
 import { InvalidVerificationTokenError } from '../domain/accounts.errors.js';
 
 /** A page with fixed text only: nothing from the request is echoed, so nothing needs escaping. */
@@ -33,7 +33,7 @@ const NOT_CONFIRMED = page(
 @ApiExcludeController()
 @Controller('verify-email')
 export class VerifyEmailPageController {
-  constructor(private readonly accounts: AccountsService) {}
+  constructor(private readonly signups: AccountSignupService) {}
 
   @Get()
   @Public()
@@ -42,7 +42,7 @@ export class VerifyEmailPageController {
   async confirm(@Query('token') token: unknown, @Res({ passthrough: true }) reply: FastifyReply): Promise<string> {
     if (typeof token !== 'string' || token.length === 0 || token.length > 256) return this.notConfirmed(reply);
     try {
-      await this.accounts.verifyEmail(token);
+      await this.signups.verifyEmail(token);
     } catch (error) {
       if (error instanceof InvalidVerificationTokenError) return this.notConfirmed(reply);
       // The database unreachable and the like: a problem document, like every other answer.

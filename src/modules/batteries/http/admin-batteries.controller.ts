@@ -4,7 +4,7 @@ import { AdminAuth } from '../../../auth/auth.decorators.js';
 import { ApiProblems } from '../../../shared/http/api-problems.decorator.js';
 import { decodeCursor, encodeCursor } from '../../../shared/http/cursor.js';
 import { BatteriesService } from '../application/batteries.service.js';
-import { BatteryOutlierResponse, BatteryOutliersQuery, BatteryOutliersResponse } from './batteries.dto.js';
+import { BatteryOutlierResponse, BatteryOutliersQuery, BatteryOutliersResponse } from './admin-batteries.dto.js';
 
 @ApiTags('admin')
 @Controller('admin/batteries')

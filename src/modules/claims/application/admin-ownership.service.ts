@@ -5,7 +5,7 @@ import { NotFoundError } from '../../../shared/domain-error.js';
 import type { SqlRunner } from '../../../shared/database/sql-runner.js';
 import { AccountsService } from '../../accounts/index.js';
 import { AuditLog, type AuditContext } from '../../audit/index.js';
-import { DeviceDecommissionedError, DevicesService } from '../../devices/index.js';
+import { DeviceDecommissionedError, DeviceOwnershipService } from '../../devices/index.js';
 import { EventLog } from '../../events/index.js';
 import { TransferRecipientInvalidError } from '../domain/claim.errors.js';
 import type { Ownership } from './claims.service.js';
@@ -18,7 +18,7 @@ import type { Ownership } from './claims.service.js';
 @Injectable()
 export class AdminOwnershipService {
   constructor(
-    private readonly devices: DevicesService,
+    private readonly devices: DeviceOwnershipService,
     private readonly accounts: AccountsService,
     private readonly events: EventLog,
     private readonly audit: AuditLog,

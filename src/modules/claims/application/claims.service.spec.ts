@@ -11,7 +11,8 @@ import { NotFoundError, RateLimitedError } from '../../../shared/domain-error.js
 import { InMemoryFailureLimiter } from '../../../shared/rate-limit/failure-limiter.js';
 import { CustomerPrincipal } from '../../../auth/principals.js';
 import { DeviceTokens } from '../../devices/application/device-tokens.js';
-import { DevicesService, type RegisterDeviceCommand } from '../../devices/application/devices.service.js';
+import { DeviceOwnershipService } from '../../devices/application/device-ownership.service.js';
+import { DeviceRegistrationService, type RegisterDeviceCommand } from '../../devices/application/device-registration.service.js';
 import { InMemoryDeviceRepository, InMemoryDeviceSnapshotSource } from '../../../../test/fakes/devices/in-memory-device-repository.js';
 import { RegistrationAllowlist } from '../../devices/domain/registration-allowlist.js';
 import { ClaimAudit, type ClaimAuditEntry } from '../domain/claim-audit.js';
@@ -58,12 +59,13 @@ function setUp(envSource: Record<string, string> = {}) {
   const hasher = new SecretHasher('x'.repeat(32));
   const limiter = new InMemoryFailureLimiter(() => clock.now().getTime());
   const tokens = new DeviceTokens(new JwtService({ secret: 'y'.repeat(32) }), new InMemoryRefreshTokenStore(), hasher, env);
-  const devices = new DevicesService(repository, new NoAllowlist(), tokens, hasher, limiter, clock, env, new DeviceSnapshots(new InMemoryDeviceSnapshotSource(repository), new ChangeFeed('postgres://unused')), new InMemoryFleetDefaultsStore(), new RecordingAuditLog());
+  const registration = new DeviceRegistrationService(repository, new NoAllowlist(), tokens, hasher, limiter, clock, env, new DeviceSnapshots(new InMemoryDeviceSnapshotSource(repository), new ChangeFeed('postgres://unused')), new InMemoryFleetDefaultsStore());
+  const devices = new DeviceOwnershipService(repository, tokens, hasher, env);
   const audit = new RecordingClaimAudit();
   const events = new RecordingEventLog();
   const service = new ClaimsService(devices, audit, events, hasher, limiter, clock, env, new RecordingAuditLog(), new SharingService(new InMemoryShareStore(), clock, new RecordingAuditLog()));
   const register = async (overrides: Partial<RegisterDeviceCommand> = {}) =>
-    devices.register({ deviceId: 'gw-0001', hardwareId: 'esp32s3-7c:df:a1:0b:22:c4', firmwareVersion: '0.1.4', claimCode: CLAIM_CODE, ...overrides }, ADDRESS);
+    registration.register({ deviceId: 'gw-0001', hardwareId: 'esp32s3-7c:df:a1:0b:22:c4', firmwareVersion: '0.1.4', claimCode: CLAIM_CODE, ...overrides }, ADDRESS);
   /** A gateway from before claim codes: claimed with its device secret. */
   const registerLegacy = async (deviceId = 'gw-0001') => (await register({ deviceId, firmwareVersion: '0.1.3', claimCode: undefined })).deviceSecret;
   const stored = async (deviceId: string) => {

@@ -9,7 +9,7 @@ import { FailureLimiter, type FailureBucket } from '../../../shared/rate-limit/f
 import type { CustomerPrincipal } from '../../../auth/principals.js';
 import type { SqlRunner } from '../../../shared/database/sql-runner.js';
 import type { ErasedAccount } from '../../accounts/index.js';
-import { ClaimCode, type Device, DevicesService } from '../../devices/index.js';
+import { ClaimCode, type Device, DeviceOwnershipService } from '../../devices/index.js';
 import { EventLog } from '../../events/index.js';
 import { actorOf, AuditLog, type AuditContext } from '../../audit/index.js';
 import { SharingService } from '../../sharing/index.js';
@@ -43,7 +43,7 @@ export class ClaimsService {
   private readonly logger = new Logger(ClaimsService.name);
 
   constructor(
-    private readonly devices: DevicesService,
+    private readonly devices: DeviceOwnershipService,
     private readonly audit: ClaimAudit,
     private readonly events: EventLog,
     private readonly hasher: SecretHasher,

@@ -5,7 +5,7 @@ import { CurrentCustomer, CustomerAuth } from '../../../auth/auth.decorators.js'
 import { ApiProblems, JSON_BODY_PROBLEMS } from '../../../shared/http/api-problems.decorator.js';
 import { ifMatchHolds } from '../../../shared/http/etag.js';
 import type { CustomerPrincipal } from '../../../auth/principals.js';
-import { ConfigOverridesPatchRequest, DashboardDeviceConfigResponse, DeviceConfigService, DevicesService } from '../../devices/index.js';
+import { ConfigOverridesPatchRequest, DashboardDeviceConfigResponse, DeviceConfigService, DeviceOwnershipService } from '../../devices/index.js';
 import { DeviceIdParam } from '../../../shared/http/device-id.param.js';
 import { NotFoundError } from '../../../shared/domain-error.js';
 import { DashboardService } from '../application/dashboard.service.js';
@@ -19,7 +19,7 @@ export class DashboardConfigController {
   constructor(
     private readonly dashboard: DashboardService,
     private readonly configs: DeviceConfigService,
-    private readonly devices: DevicesService,
+    private readonly devices: DeviceOwnershipService,
   ) {}
 
   @Get()

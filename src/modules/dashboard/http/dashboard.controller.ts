@@ -6,7 +6,7 @@ import { ApiProblems, JSON_BODY_PROBLEMS } from '../../../shared/http/api-proble
 import type { CustomerPrincipal } from '../../../auth/principals.js';
 import { DeviceIdParam } from '../../../shared/http/device-id.param.js';
 import type { Viewer } from '../domain/dashboard-queries.js';
-import { DevicesService } from '../../devices/index.js';
+import { DeviceLabelsService } from '../../devices/index.js';
 import { DashboardService } from '../application/dashboard.service.js';
 import { DashboardDeviceListResponse, DashboardDeviceResponse, DeviceLabelsPatchRequest, ListDevicesQuery } from './dashboard.dto.js';
 
@@ -17,7 +17,7 @@ export const viewerOf = (customer: CustomerPrincipal): Viewer => ({ userId: cust
 export class DashboardController {
   constructor(
     private readonly dashboard: DashboardService,
-    private readonly devices: DevicesService,
+    private readonly labels: DeviceLabelsService,
   ) {}
 
   @Get()
@@ -66,7 +66,7 @@ export class DashboardController {
     @Body() body: DeviceLabelsPatchRequest,
   ): Promise<DashboardDeviceResponse> {
     const { owner_id } = await this.dashboard.manageable(viewerOf(customer), deviceId);
-    await this.devices.relabel(deviceId, owner_id, body, by);
+    await this.labels.relabel(deviceId, owner_id, body, by);
     return this.get(customer, deviceId);
   }
 }

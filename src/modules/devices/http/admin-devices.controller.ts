@@ -3,14 +3,14 @@ import { ApiBody, ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
 import { AdminAuth, CurrentCustomer } from '../../../auth/auth.decorators.js';
 import { ApiProblems, JSON_BODY_PROBLEMS } from '../../../shared/http/api-problems.decorator.js';
 import type { CustomerPrincipal } from '../../../auth/principals.js';
-import { DevicesService } from '../application/devices.service.js';
+import { DeviceRegistrationService } from '../application/device-registration.service.js';
 import { combineImport } from '../domain/registration-allowlist.js';
 import { ImportAllowlistRequest, ImportAllowlistResponse } from './allowlist.request.js';
 
 @ApiTags('admin')
 @Controller('admin/devices')
 export class AdminDevicesController {
-  constructor(private readonly devices: DevicesService) {}
+  constructor(private readonly registration: DeviceRegistrationService) {}
 
   @Post('allowlist')
   @HttpCode(200)
@@ -24,6 +24,6 @@ export class AdminDevicesController {
   @ApiResponse({ status: 200, type: ImportAllowlistResponse, description: 'Stored.' })
   @ApiProblems(JSON_BODY_PROBLEMS)
   async importAllowlist(@CurrentCustomer() admin: CustomerPrincipal, @Body() body: ImportAllowlistRequest): Promise<ImportAllowlistResponse> {
-    return { imported: await this.devices.importAllowlist(combineImport(body.entries ?? [], body.csv), admin.userId) };
+    return { imported: await this.registration.importAllowlist(combineImport(body.entries ?? [], body.csv), admin.userId) };
   }
 }

@@ -1,6 +1,6 @@
 import { ApiProperty } from '@nestjs/swagger';
 import { TokenResponse } from '../../../shared/http/token.response.js';
-import type { Registration } from '../application/devices.service.js';
+import type { Registration } from '../application/device-registration.service.js';
 import type { Device } from '../domain/device.js';
 import type { DeviceConfig } from '../domain/device-config.js';
 

@@ -5,7 +5,7 @@ import { ApiCredentialCheckUnavailable, ApiProblems, JSON_BODY_PROBLEMS } from '
 import { AuthBodyLimit } from '../../../shared/http/auth-body-limit.decorator.js';
 import { ClientAddress } from '../../../shared/http/client-address.decorator.js';
 import { NoStore } from '../../../shared/http/no-store.decorator.js';
-import { DevicesService } from '../application/devices.service.js';
+import { DeviceRegistrationService } from '../application/device-registration.service.js';
 import { DevicePrincipal } from '../../../auth/principals.js';
 import { DeviceLoginRequest, RefreshTokenRequest } from './device-credentials.request.js';
 import { DeviceMeResponse, RegisterDeviceResponse, TokenResponse } from './device.response.js';
@@ -15,7 +15,7 @@ import { SetClaimCodeRequest } from './claim-code.request.js';
 @ApiTags('devices')
 @Controller('device')
 export class DevicesController {
-  constructor(private readonly devices: DevicesService) {}
+  constructor(private readonly registration: DeviceRegistrationService) {}
 
   @Post('register')
   @NoStore()
@@ -32,7 +32,7 @@ export class DevicesController {
   @ApiProblems(JSON_BODY_PROBLEMS, { 400: ['CLAIM_CODE_REQUIRED'], 403: ['REGISTRATION_NOT_ALLOWED'], 409: ['DEVICE_ALREADY_REGISTERED', 'DEVICE_DECOMMISSIONED'], 429: ['RATE_LIMITED'] })
   @ApiCredentialCheckUnavailable()
   async register(@Body() body: RegisterDeviceRequest, @ClientAddress() address: string): Promise<RegisterDeviceResponse> {
-    return RegisterDeviceResponse.fromRegistration(await this.devices.register(body, address));
+    return RegisterDeviceResponse.fromRegistration(await this.registration.register(body, address));
   }
 
   @Post('login')
@@ -46,7 +46,7 @@ export class DevicesController {
   @ApiProblems(JSON_BODY_PROBLEMS, { 401: ['INVALID_CREDENTIALS'], 429: ['RATE_LIMITED'] })
   @ApiCredentialCheckUnavailable()
   async login(@Body() body: DeviceLoginRequest, @ClientAddress() address: string): Promise<TokenResponse> {
-    return TokenResponse.from(await this.devices.login(body.deviceId, body.deviceSecret, address));
+    return TokenResponse.from(await this.registration.login(body.deviceId, body.deviceSecret, address));
   }
 
   @Post('token/refresh')
@@ -65,7 +65,7 @@ export class DevicesController {
   @ApiProblems(JSON_BODY_PROBLEMS, { 401: ['INVALID_TOKEN', 'UNAUTHORIZED'], 429: ['RATE_LIMITED'] })
   @ApiCredentialCheckUnavailable()
   async refresh(@Body() body: RefreshTokenRequest, @ClientAddress() address: string): Promise<TokenResponse> {
-    return TokenResponse.from(await this.devices.refresh(body.refreshToken, address));
+    return TokenResponse.from(await this.registration.refresh(body.refreshToken, address));
   }
 
   @Get('me')
@@ -73,7 +73,7 @@ export class DevicesController {
   @ApiOperation({ operationId: 'getCurrentDevice', summary: 'The calling gateway as the service knows it' })
   @ApiResponse({ status: 200, type: DeviceMeResponse, description: 'The device.' })
   async me(@CurrentDevice() principal: DevicePrincipal): Promise<DeviceMeResponse> {
-    return DeviceMeResponse.from(await this.devices.getDevice(principal.deviceId));
+    return DeviceMeResponse.from(await this.registration.getDevice(principal.deviceId));
   }
 
   @Put('claim-code')
@@ -88,6 +88,6 @@ export class DevicesController {
   @ApiResponse({ status: 204, description: 'Stored (as an argon2id hash).' })
   @ApiProblems(JSON_BODY_PROBLEMS, { 409: ['CLAIM_CODE_ALREADY_SET'] })
   async setClaimCode(@CurrentDevice() principal: DevicePrincipal, @Body() body: SetClaimCodeRequest): Promise<void> {
-    await this.devices.setClaimCode(principal.deviceId, body.claimCode);
+    await this.registration.setClaimCode(principal.deviceId, body.claimCode);
   }
 }

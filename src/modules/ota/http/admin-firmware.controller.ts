@@ -13,7 +13,7 @@ import {
   FirmwareReleaseStatusResponse,
   ListFirmwareQuery,
   PublishFirmwareRequest,
-} from './ota.dto.js';
+} from './admin-firmware.dto.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const ReleaseIdParam = () =>

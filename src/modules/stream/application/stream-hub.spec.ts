@@ -2,7 +2,8 @@ import { jest } from '@jest/globals';
 import { loadEnv } from '../../../config/env.js';
 import type { ShutdownState } from '../../../health/shutdown-state.js';
 import { HEARTBEAT, OPENING } from '../domain/sse.js';
-import { StreamHub, type StreamSink, TooManyStreamsError } from './stream-hub.js';
+import { StreamHub, TooManyStreamsError } from './stream-hub.js';
+import type { StreamSink } from './stream-subscriber.js';
 
 const settings = { NODE_ENV: 'test', STREAM_MAX_PER_USER: '2', STREAM_MAX_BUFFERED_BYTES: '4096', STREAM_HEARTBEAT_MS: '300000', STREAM_COALESCE_MS: '0' };
 const env = loadEnv(settings);

@@ -4,7 +4,8 @@ import { eventFrame } from '../domain/sse.js';
 import { EventReader } from '../../events/index.js';
 import { SqlVisibleDevices } from '../infrastructure/sql-visible-devices.js';
 import { LiveRelay } from './live-relay.js';
-import { StreamHub, type StreamSink, type StreamViewer } from './stream-hub.js';
+import { StreamHub } from './stream-hub.js';
+import type { StreamSink, StreamViewer } from './stream-subscriber.js';
 
 /** Events a resumed stream gets back at most; older ones are in GET /dashboard/events. */
 export const MAX_REPLAYED_EVENTS = 1000;

@@ -1,5 +1,5 @@
 import type { FastifyReply } from 'fastify';
-import type { StreamSink } from '../application/stream-hub.js';
+import type { StreamSink } from '../application/stream-subscriber.js';
 
 const STREAM_HEADERS = { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-store', 'x-accel-buffering': 'no' };
 

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { Sql } from '../../../shared/database/sql.js';
 import { sees } from '../../sharing/index.js';
-import type { StreamViewer } from '../application/stream-hub.js';
+import type { StreamViewer } from '../application/stream-subscriber.js';
 
 /** Whether a stream may narrow to a device: one the viewer sees by the sharing module's rule (own, shared, or any for an administrator). */
 @Injectable()

@@ -4,11 +4,10 @@ import { InvalidRefreshTokenError } from '../../../shared/auth-tokens/refresh-to
 import { Clock } from '../../../config/config.module.js';
 import { Env } from '../../../config/env.js';
 import { SecretHasher } from '../../../shared/crypto/secret-hasher.js';
-import { NotFoundError, RateLimitedError, UnauthorizedError } from '../../../shared/domain-error.js';
+import { RateLimitedError, UnauthorizedError } from '../../../shared/domain-error.js';
 import { FailureLimiter, limiterOf, type FailureBucket } from '../../../shared/rate-limit/failure-limiter.js';
 import { ClaimCode } from '../domain/claim-code.js';
 import { Device } from '../domain/device.js';
-import { parseLabelsPatch } from '../domain/device-labels.js';
 import { effectiveConfig, type DeviceConfig } from '../domain/device-config.js';
 import {
   ClaimCodeAlreadySetError,
@@ -18,9 +17,7 @@ import {
   InvalidCredentialsError,
   RegistrationNotAllowedError,
 } from '../domain/device.errors.js';
-import type { SqlRunner } from '../../../shared/database/sql-runner.js';
-import { DeviceRepository, type AdminChange, type AdminChanged, type OwnedDevicesPage, type OwnershipChanged } from '../domain/device.repository.js';
-import { AuditLog, type AuditContext } from '../../audit/index.js';
+import { DeviceRepository } from '../domain/device.repository.js';
 import { FirmwareVersion } from '../../../shared/kernel/firmware-version.js';
 import { RegistrationAllowlist, type AllowlistEntry } from '../domain/registration-allowlist.js';
 import { DeviceSnapshots } from './device-snapshots.js';
@@ -41,8 +38,13 @@ export interface Registration {
   config: DeviceConfig;
 }
 
+/**
+ * A gateway's registration and credentials: registering (with the allowlist that may restrict it),
+ * logging in with its secret, refreshing its tokens, the guard's check of an access token, and the
+ * claim code a legacy gateway sets once.
+ */
 @Injectable()
-export class DevicesService implements DeviceAuthenticator {
+export class DeviceRegistrationService implements DeviceAuthenticator {
   constructor(
     private readonly devices: DeviceRepository,
     private readonly allowlist: RegistrationAllowlist,
@@ -53,7 +55,6 @@ export class DevicesService implements DeviceAuthenticator {
     private readonly env: Env,
     private readonly snapshots: DeviceSnapshots,
     private readonly defaults: FleetDefaultsStore,
-    private readonly audit: AuditLog,
   ) {}
 
   async register(command: RegisterDeviceCommand, clientAddress: string): Promise<Registration> {
@@ -195,85 +196,7 @@ export class DevicesService implements DeviceAuthenticator {
     return effectiveConfig(await this.defaults.current(), device.config, device.registeredAt);
   }
 
-  // Ownership, for the claims module: the devices table is this module's.
-
-  findDevice(deviceId: string): Promise<Device | null> {
-    return this.devices.findById(deviceId);
-  }
-
-  secretMatches(device: Device, deviceSecret: string): boolean {
-    return this.hasher.hmacMatches(deviceSecret, device.secretHash);
-  }
-
-  /** `onClaimed` runs in the claim's transaction when the device changed hands. */
-  claimFor(deviceId: string, ownerId: string, now: Date, onClaimed?: OwnershipChanged): Promise<{ ownerId: string; claimedAt: Date } | null> {
-    return this.devices.claimIfUnowned(deviceId, ownerId, now, onClaimed);
-  }
-
-  /** `onReleased` runs in the release's transaction: its own, or `within` when given. */
-  releaseFrom(deviceId: string, ownerId: string, now: Date, onReleased?: OwnershipChanged, within?: SqlRunner): Promise<boolean> {
-    return this.devices.releaseIfOwnedBy(deviceId, ownerId, now, onReleased, within);
-  }
-
-  /** Within `tx`: the ids of the devices `ownerId` holds, locked until `tx` ends (an account being deleted). */
-  lockOwnedBy(ownerId: string, tx: SqlRunner): Promise<string[]> {
-    return this.devices.lockOwnedBy(ownerId, tx);
-  }
-
-  /**
-   * Sets the device's name and tags (parseLabelsPatch: a 400 changes nothing), provided it still
-   * has the owner the caller's permission check saw: a device that changed hands since is a 404.
-   */
-  async relabel(deviceId: string, expectedOwnerId: string | null, body: unknown, by: AuditContext): Promise<void> {
-    const patch = parseLabelsPatch(body);
-    const relabeled = await this.devices.relabelIfOwnedBy(deviceId, expectedOwnerId, patch, (tx) =>
-      this.audit.record(tx, { by, action: 'device.renamed', target: `device:${deviceId}`, deviceId, detail: { ...patch }, at: this.clock.now() }),
-    );
-    if (!relabeled) throw new NotFoundError('No visible device has this id.');
-  }
-
-  listOwnedBy(ownerId: string, page: OwnedDevicesPage): Promise<Device[]> {
-    return this.devices.listOwnedBy(ownerId, page);
-  }
-
-  /** `onOpened` runs in the transaction that opens the window. */
-  async openReRegistration(deviceId: string, now: Date, onOpened?: OwnershipChanged): Promise<Date> {
-    const until = this.reRegistrationWindowFrom(now);
-    await this.devices.updateLocked(
-      deviceId,
-      (device) => {
-        device.openReRegistration(until);
-        return true;
-      },
-      onOpened,
-    );
-    return until;
-  }
-
-  // An administrator's ownership changes, for the claims module.
-
-  /** Null when the device does not exist; `onTransferred` runs in the transaction when it changed hands. */
-  transferTo(deviceId: string, ownerId: string, now: Date, onTransferred?: AdminChanged): Promise<(AdminChange & { claimedAt: Date }) | null> {
-    return this.devices.transferTo(deviceId, ownerId, now, onTransferred);
-  }
-
-  /** Null when the device does not exist; a second call changes nothing. Every credential is void at once. */
-  async decommission(deviceId: string, now: Date, onDecommissioned?: AdminChanged): Promise<(AdminChange & { decommissionedAt: Date }) | null> {
-    // A fresh secret nobody is told: logins fail as for a wrong one.
-    const result = await this.devices.decommission(deviceId, now, this.hasher.hmac(SecretHasher.randomToken()), onDecommissioned);
-    if (result?.changed) await this.tokens.revokeAllOf(deviceId, now);
-    return result;
-  }
-
-  /** Null when the device does not exist; else the re-registration window (null: it was not decommissioned). */
-  reopen(deviceId: string, now: Date, onReopened?: OwnershipChanged): Promise<{ changed: boolean; openUntil: Date | null } | null> {
-    return this.devices.reopen(deviceId, this.reRegistrationWindowFrom(now), onReopened);
-  }
-
-  private reRegistrationWindowFrom(now: Date): Date {
-    return new Date(now.getTime() + this.env.RE_REGISTRATION_WINDOW_SEC * 1000);
-  }
-
+  /** An administrator's import of the gateways that may register while REGISTRATION_MODE is allowlist. */
   importAllowlist(entries: AllowlistEntry[], importedBy: string): Promise<number> {
     return this.allowlist.importEntries(entries, importedBy, this.clock.now());
   }

@@ -1,4 +1,3 @@
-import { RecordingAuditLog } from '../../../../test/fakes/audit/recording-audit-log.js';
 import { ChangeFeed } from '../../../shared/database/change-feed.js';
 import { DeviceSnapshots } from './device-snapshots.js';
 import { InMemoryFleetDefaultsStore } from '../../../../test/fakes/devices/in-memory-fleet-defaults-store.js';
@@ -11,7 +10,7 @@ import { InMemoryFailureLimiter } from '../../../shared/rate-limit/failure-limit
 import { INITIAL_FLEET_DEFAULTS } from '../domain/device-config.js';
 import { ClaimCodeRequiredError, DeviceAlreadyRegisteredError, InvalidCredentialsError } from '../domain/device.errors.js';
 import { ACCESS_TOKEN_TYPE, DEVICE_TOKEN_AUDIENCE, DeviceTokens, TOKEN_ISSUER, type DeviceTokenClaims } from './device-tokens.js';
-import { DevicesService, type RegisterDeviceCommand } from './devices.service.js';
+import { DeviceRegistrationService, type RegisterDeviceCommand } from './device-registration.service.js';
 import { DevicePrincipal } from '../../../auth/principals.js';
 import { InMemoryDeviceRepository, InMemoryDeviceSnapshotSource } from '../../../../test/fakes/devices/in-memory-device-repository.js';
 import { InMemoryRefreshTokenStore } from '../../../../test/fakes/shared/in-memory-refresh-token-store.js';
@@ -40,7 +39,7 @@ function setUp(overrides: Record<string, string> = {}) {
   const jwt = new JwtService({ secret: 'y'.repeat(32) });
   const refreshTokens = new InMemoryRefreshTokenStore();
   const tokens = new DeviceTokens(jwt, refreshTokens, hasher, env);
-  const service = new DevicesService(repository, new NoAllowlist(), tokens, hasher, limiter, clock, env, new DeviceSnapshots(new InMemoryDeviceSnapshotSource(repository), new ChangeFeed('postgres://unused')), new InMemoryFleetDefaultsStore(), new RecordingAuditLog());
+  const service = new DeviceRegistrationService(repository, new NoAllowlist(), tokens, hasher, limiter, clock, env, new DeviceSnapshots(new InMemoryDeviceSnapshotSource(repository), new ChangeFeed('postgres://unused')), new InMemoryFleetDefaultsStore());
   const stored = async (deviceId: string) => {
     const device = await repository.findById(deviceId);
     if (!device) throw new Error(`${deviceId} is not stored`);
@@ -63,7 +62,7 @@ function aRegistration(overrides: Partial<RegisterDeviceCommand> = {}): Register
 
 const aLegacyRegistration = (overrides: Partial<RegisterDeviceCommand> = {}) => aRegistration({ firmwareVersion: '0.1.3', claimCode: undefined, ...overrides });
 
-describe('DevicesService', () => {
+describe('DeviceRegistrationService', () => {
   describe('register', () => {
     it('stores a new device with an HMAC of its secret and an argon2id hash of its claim code', async () => {
       const { service, hasher, stored, verifyAccessToken } = setUp();
@@ -209,7 +208,7 @@ describe('DevicesService', () => {
         expect((await stored('gw-0001')).tokenVersion).toBe(1);
       });
 
-      it.each<[string, (service: DevicesService, deviceSecret: string, refreshToken: string) => Promise<unknown>]>([
+      it.each<[string, (service: DeviceRegistrationService, deviceSecret: string, refreshToken: string) => Promise<unknown>]>([
         ['login', (service, deviceSecret) => service.login('gw-0001', deviceSecret, ADDRESS)],
         ['refresh', (service, _secret, refreshToken) => service.refresh(refreshToken, ADDRESS)],
         ['an authenticated request', (service) => service.authenticate({ sub: 'gw-0001', tv: 1 })],

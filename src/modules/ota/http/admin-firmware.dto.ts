@@ -1,0 +1,229 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { PageQuery } from '../../../shared/http/page-query.js';
+import { IsBoolean, IsIn, IsInt, IsString, IsUrl, Length, Matches, Max, MaxLength, Min } from 'class-validator';
+import { FirmwareVersion } from '../../../shared/kernel/firmware-version.js';
+import type { ReleaseStatus } from '../application/firmware-releases.service.js';
+import type { FirmwareRelease } from '../domain/firmware-release.js';
+import { Optional } from '../../../shared/http/optional.decorator.js';
+import {
+  EXAMPLE_HARDWARE_ID,
+  EXAMPLE_PUBLISHED_AT,
+  EXAMPLE_RELEASE_ID,
+  EXAMPLE_RELEASE_NOTES,
+  EXAMPLE_SHA256,
+  EXAMPLE_SIZE,
+  EXAMPLE_URL,
+  VERSION_MESSAGE,
+  versionDoc,
+} from './firmware-fields.js';
+
+export class PublishFirmwareRequest {
+  @ApiProperty(versionDoc('Dotted numeric version.'))
+  @IsString()
+  @MaxLength(64)
+  @Matches(FirmwareVersion.PATTERN, { message: `version ${VERSION_MESSAGE}` })
+  version!: string;
+
+  @ApiPropertyOptional({ description: 'Only for this hardware; absent: for every hardware.', minLength: 1, maxLength: 128, example: EXAMPLE_HARDWARE_ID })
+  @Optional()
+  @IsString()
+  @Length(1, 128)
+  hardwareId?: string;
+
+  @ApiPropertyOptional({ enum: ['stable', 'beta'], default: 'stable' })
+  @Optional()
+  @IsIn(['stable', 'beta'])
+  channel?: 'stable' | 'beta';
+
+  @ApiProperty({ description: 'https only; the service never fetches it.', example: EXAMPLE_URL, maxLength: 2048 })
+  @IsString()
+  @MaxLength(2048)
+  @IsUrl({ protocols: ['https'], require_protocol: true, require_tld: false }, { message: 'url must be an https URL' })
+  url!: string;
+
+  @ApiProperty({ description: 'SHA-256 of the image, 64 hex digits.', pattern: '^[0-9a-fA-F]{64}$', example: EXAMPLE_SHA256 })
+  @IsString()
+  @Matches(/^[0-9a-fA-F]{64}$/, { message: 'sha256 must be 64 hex digits' })
+  sha256!: string;
+
+  @ApiProperty({ type: 'integer', minimum: 1, maximum: 2147483647, description: 'Bytes.', example: EXAMPLE_SIZE })
+  @IsInt()
+  @Min(1)
+  @Max(2_147_483_647)
+  size!: number;
+
+  @ApiPropertyOptional({ maxLength: 10000, example: EXAMPLE_RELEASE_NOTES })
+  @Optional()
+  @IsString()
+  @MaxLength(10_000)
+  releaseNotes?: string;
+
+  @ApiPropertyOptional({ type: 'integer', minimum: 0, maximum: 100, default: 100, description: 'Share of devices offered the release (staged rollout).' })
+  @Optional()
+  @IsInt()
+  @Min(0)
+  @Max(100)
+  rolloutPercent?: number;
+
+  @ApiPropertyOptional(versionDoc('Only devices running at least this version are offered the release.'))
+  @Optional()
+  @IsString()
+  @MaxLength(64)
+  @Matches(FirmwareVersion.PATTERN, { message: `minFromVersion ${VERSION_MESSAGE}` })
+  minFromVersion?: string;
+
+  @ApiPropertyOptional({
+    type: 'integer',
+    minimum: 0,
+    maximum: 100,
+    description: 'Pause the release by itself when more than this share of the devices that finished it (at least 10) failed or rolled back.',
+    example: 20,
+  })
+  @Optional()
+  @IsInt()
+  @Min(0)
+  @Max(100)
+  maxFailurePercent?: number;
+}
+
+export class ChangeFirmwareRequest {
+  @ApiPropertyOptional({ type: 'integer', minimum: 0, maximum: 100, example: 50 })
+  @Optional()
+  @IsInt()
+  @Min(0)
+  @Max(100)
+  rolloutPercent?: number;
+
+  @ApiPropertyOptional({ description: 'A paused release is offered to nobody; false resumes it (also after an automatic pause).', example: false })
+  @Optional()
+  @IsBoolean()
+  paused?: boolean;
+
+  @ApiPropertyOptional({ description: 'A revoked release is never offered again unless un-revoked.', example: false })
+  @Optional()
+  @IsBoolean()
+  revoked?: boolean;
+}
+
+export class ListFirmwareQuery extends PageQuery(100) {
+  @ApiPropertyOptional({ enum: ['stable', 'beta'] })
+  @Optional()
+  @IsIn(['stable', 'beta'])
+  channel?: 'stable' | 'beta';
+
+  @ApiPropertyOptional({ maxLength: 128 })
+  @Optional()
+  @IsString()
+  @Length(1, 128)
+  hardwareId?: string;
+
+  @ApiPropertyOptional(versionDoc('Only this version.'))
+  @Optional()
+  @IsString()
+  @MaxLength(64)
+  @Matches(FirmwareVersion.PATTERN, { message: `version ${VERSION_MESSAGE}` })
+  version?: string;
+
+  @ApiPropertyOptional({ enum: ['true', 'false'], default: 'false', description: 'Include revoked releases.' })
+  @Optional()
+  @IsIn(['true', 'false'])
+  includeRevoked?: 'true' | 'false';
+}
+
+export class FirmwareReleaseResponse {
+  @ApiProperty({ format: 'uuid', example: EXAMPLE_RELEASE_ID })
+  id!: string;
+  @ApiProperty({ example: '0.1.10' })
+  version!: string;
+  @ApiProperty({ type: 'string', nullable: true, example: EXAMPLE_HARDWARE_ID })
+  hardwareId!: string | null;
+  @ApiProperty({ enum: ['stable', 'beta'] })
+  channel!: 'stable' | 'beta';
+  @ApiProperty({ example: EXAMPLE_URL })
+  url!: string;
+  @ApiProperty({ example: EXAMPLE_SHA256 })
+  sha256!: string;
+  @ApiProperty({ example: EXAMPLE_SIZE })
+  size!: number;
+  @ApiProperty({ type: 'string', nullable: true, example: EXAMPLE_RELEASE_NOTES })
+  releaseNotes!: string | null;
+  @ApiProperty({ type: 'integer', example: 50 })
+  rolloutPercent!: number;
+  @ApiProperty({ type: 'string', nullable: true, example: '0.1.4' })
+  minFromVersion!: string | null;
+  @ApiProperty({ type: 'integer', nullable: true, example: 20 })
+  maxFailurePercent!: number | null;
+  @ApiProperty({ example: false })
+  paused!: boolean;
+  @ApiProperty({ description: 'Paused by itself because too many devices failed it.', example: false })
+  autoPaused!: boolean;
+  @ApiProperty({ example: false })
+  revoked!: boolean;
+  @ApiProperty({ format: 'date-time', example: EXAMPLE_PUBLISHED_AT })
+  publishedAt!: string;
+  @ApiProperty({ format: 'date-time', example: '2026-11-21T12:00:00.000Z' })
+  updatedAt!: string;
+
+  static from(release: FirmwareRelease): FirmwareReleaseResponse {
+    return {
+      id: release.id,
+      version: release.version,
+      hardwareId: release.hardwareId,
+      channel: release.channel,
+      url: release.url,
+      sha256: release.sha256,
+      size: release.size,
+      releaseNotes: release.releaseNotes,
+      rolloutPercent: release.rolloutPercent,
+      minFromVersion: release.minFromVersion,
+      maxFailurePercent: release.maxFailurePercent,
+      paused: release.paused,
+      autoPaused: release.autoPausedAt !== null,
+      revoked: release.revoked,
+      publishedAt: release.publishedAt.toISOString(),
+      updatedAt: release.updatedAt.toISOString(),
+    };
+  }
+}
+
+export class FirmwareReleaseListResponse {
+  @ApiProperty({ type: [FirmwareReleaseResponse], description: 'Newest first.' })
+  items!: FirmwareReleaseResponse[];
+
+  @ApiProperty({ type: 'string', nullable: true, example: 'MjAyNi0xMS0yMFQwOTowMDowMC4wMDBafDdkOWYyYzFlLTRiNmEtNGUwZi04YTNkLTJjNWI5ZTFmNmE3MA' })
+  nextCursor!: string | null;
+}
+
+export class ReleaseCountsResponse {
+  @ApiProperty({ description: 'Devices offered the release by GET /ota/latest.', example: 120 })
+  offered!: number;
+  @ApiProperty({ description: 'Downloading (and not stalled).', example: 8 })
+  downloading!: number;
+  @ApiProperty({ description: 'Installing (and not stalled).', example: 3 })
+  installing!: number;
+  @ApiProperty({ description: 'Installed and still running it (or newer).', example: 96 })
+  installed!: number;
+  @ApiProperty({ description: 'Download, verification or install failed.', example: 2 })
+  failed!: number;
+  @ApiProperty({ description: 'Rolled back, reported or seen (it now runs an older version).', example: 1 })
+  rolledBack!: number;
+  @ApiProperty({ description: 'Started a download or install and silent for OTA_STALL_TIMEOUT_SEC.', example: 0 })
+  stalled!: number;
+  @ApiProperty({ description: 'Not yet updating, whose latest poll held the release back for their batteries (low soc or temperature).', example: 4 })
+  heldBack!: number;
+}
+
+export class FirmwareReleaseStatusResponse {
+  @ApiProperty({ type: FirmwareReleaseResponse })
+  release!: FirmwareReleaseResponse;
+
+  @ApiProperty({ type: ReleaseCountsResponse })
+  devices!: ReleaseCountsResponse;
+
+  @ApiProperty({ description: 'The release paused itself: the failure share exceeded maxFailurePercent.', example: false })
+  autoPaused!: boolean;
+
+  static from(status: ReleaseStatus): FirmwareReleaseStatusResponse {
+    return { release: FirmwareReleaseResponse.from(status.release), devices: status.counts, autoPaused: status.autoPaused };
+  }
+}
