@@ -2,7 +2,9 @@
 export { TelemetryModule } from './telemetry.module.js';
 export { TelemetryHistory, type RawRecordRow, type RawRecordsQuery, type RecordExport, type RecordExportQuery, type SeriesQuery, type SeriesRow } from './domain/telemetry-history.js';
 export { autoBucketSec, MAX_POINTS_EXPLICIT, parseBucket, parseInstant, resolveRange, type BucketChoice, type HistoryRange } from './domain/history-query.js';
+export { TELEMETRY_VIEWS } from './infrastructure/telemetry-views.sql.js';
 export { BATTERY_ID_PATTERN, METRIC_NAME, type TelemetryRecord } from './domain/telemetry-record.js';
+export { DeviceReturns } from './domain/device-returns.js';
 export { TelemetryFeed, type StoredTelemetry } from './application/telemetry-feed.js';
 export { IngestMetrics, UnmeasuredIngest } from './application/ingest-metrics.js';
 import {
