@@ -296,12 +296,15 @@ app.post<{ Body: IngestBody }>(
     const { accepted, rejected } = admit(records, now, config.retentionDays);
     let inserted = 0;
     if (accepted.length > 0) {
-      const { rows } = await pool.query<{ device_id: string }>({
+      const { rows } = await pool.query<{ device_id: string; battery_id: string | null }>({
         name: SQL.INGEST_NAME,
         text: SQL.INGEST_SQL,
         values: [accepted.map(() => deviceId), accepted.map((r) => r.batteryId), accepted.map((r) => r.ts), accepted.map((r) => JSON.stringify(r.metrics)), now],
       });
-      inserted = rows.length;
+      // A row without a battery: the device is still marked offline.
+      const offline = rows.filter((row) => row.battery_id === null).map((row) => row.device_id);
+      if (offline.length > 0) await pool.query(SQL.BACK_ONLINE_SQL, [offline, now]);
+      inserted = rows.length - offline.length;
     }
     return { accepted: inserted, duplicates: accepted.length - inserted, rejected };
   },

@@ -5,7 +5,7 @@
  * make the comparison silently unfair.
  */
 
-/** src/modules/telemetry/infrastructure/sql-telemetry-writer.ts (prepared as telemetry_ingest); the baseline sends one request's records per statement. */
+/** src/modules/telemetry/infrastructure/ingest.sql.ts (prepared as telemetry_ingest by SqlTelemetryWriter); the baseline sends one request's records per statement. */
 export const INGEST_SQL = `
 WITH input AS (
   SELECT * FROM unnest($1::text[], $2::text[], $3::timestamptz[], $4::jsonb[]) AS r (device_id, battery_id, ts, metrics)
@@ -14,21 +14,10 @@ WITH input AS (
   SELECT device_id, battery_id, ts, metrics FROM input
   ON CONFLICT DO NOTHING
   RETURNING device_id, battery_id, ts, metrics
-), charged_hours AS (
-  SELECT device_id, battery_id, date_bin('1 hour', ts, TIMESTAMPTZ '1970-01-01 00:00:00+00') AS hour, min(ts) AS first, max(ts) AS last
-  FROM inserted WHERE metrics ?| ARRAY['current', 'chargedAhTotal', 'dischargedAhTotal']
-  GROUP BY 1, 2, 3
 ), energy_stale AS (
-  INSERT INTO battery_energy_stale (device_id, battery_id, bucket)
-  SELECT DISTINCT device_id, battery_id, bucket FROM (
-    SELECT device_id, battery_id, hour AS bucket FROM charged_hours
-    UNION ALL
-    SELECT device_id, battery_id, hour - interval '1 hour' FROM charged_hours WHERE first < hour + interval '15 minutes'
-    UNION ALL
-    SELECT device_id, battery_id, hour + interval '1 hour' FROM charged_hours WHERE last >= hour + interval '45 minutes'
-  ) AS marks
-  ORDER BY 1, 2, 3
-  ON CONFLICT (device_id, battery_id, bucket) DO UPDATE SET bucket = EXCLUDED.bucket WHERE false
+  SELECT battery_energy_mark_stale(array_agg(device_id), array_agg(battery_id), array_agg(ts)) AS marked
+  FROM inserted WHERE metrics ?| ARRAY['current', 'chargedAhTotal', 'dischargedAhTotal']
+  HAVING count(*) > 0
 ), metric_values AS (
   SELECT i.device_id, i.battery_id, m.key AS metric, i.ts, m.value::float8 AS value
   FROM inserted i CROSS JOIN LATERAL jsonb_each_text(i.metrics) AS m (key, value)
@@ -74,23 +63,31 @@ WITH input AS (
   WHERE (l.device_id, l.battery_id) IN (SELECT DISTINCT device_id, battery_id FROM inserted)
   GROUP BY l.device_id, l.battery_id
 ), seen AS (
-  UPDATE devices d SET last_seen_at = GREATEST(d.last_seen_at, $5), last_telemetry_at = GREATEST(d.last_telemetry_at, $5), offline_since = NULL
-  FROM (SELECT device_id, offline_since FROM devices WHERE device_id = ANY($1::text[]) ORDER BY device_id FOR NO KEY UPDATE) AS before
-  WHERE d.device_id = before.device_id
-  RETURNING d.device_id, d.owner_id, before.offline_since
-), back_online AS (
-  INSERT INTO device_events (type, device_id, owner_id, occurred_at, data)
-  SELECT 'device.online', device_id, owner_id, $5,
-         jsonb_build_object('offlineSince', to_char(offline_since AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'))
-  FROM seen WHERE offline_since IS NOT NULL
-  RETURNING id, device_id
+  SELECT device_id, owner_id, offline_since FROM devices_seen($1::text[], $5)
 )
-SELECT i.device_id, i.battery_id, i.ts, s.owner_id, p.ts AS previous_newest_ts, NULL::bigint AS online_event_id
+SELECT i.device_id, i.battery_id, i.ts, s.owner_id, p.ts AS previous_newest_ts, NULL::timestamptz AS offline_since
   FROM inserted i JOIN seen s ON s.device_id = i.device_id LEFT JOIN previous p ON p.device_id = i.device_id AND p.battery_id = i.battery_id
 UNION ALL
-SELECT s.device_id, NULL, NULL, s.owner_id, NULL, b.id FROM seen s JOIN back_online b ON b.device_id = s.device_id`;
+SELECT device_id, NULL, NULL, owner_id, NULL, offline_since FROM seen WHERE offline_since IS NOT NULL
+UNION ALL
+SELECT NULL, NULL, NULL, NULL, NULL, NULL FROM energy_stale WHERE marked < 0`;
 
 export const INGEST_NAME = 'telemetry_ingest';
+
+/**
+ * The baseline's own counterpart of what the service does when the ingest statement answers a
+ * device still marked offline (the devices module clears the mark and records device.online):
+ * rare, so no parity check.
+ */
+export const BACK_ONLINE_SQL = `
+WITH back AS (
+  UPDATE devices d SET offline_since = NULL
+    FROM (SELECT device_id, offline_since FROM devices WHERE device_id = ANY($1::text[]) AND offline_since IS NOT NULL ORDER BY device_id FOR NO KEY UPDATE) AS marked
+   WHERE d.device_id = marked.device_id
+  RETURNING d.device_id, d.owner_id, marked.offline_since
+)
+INSERT INTO device_events (type, device_id, owner_id, occurred_at, data)
+SELECT 'device.online', device_id, owner_id, $2, jsonb_build_object('offlineSince', to_char(offline_since AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')) FROM back`;
 
 const DEVICE_COLUMNS =
   'device_id, hardware_id, firmware_version, claim_code_hash, secret_hash, token_version, registered_at, credentials_issued_at, credentials_used_at, last_seen_at, owner_id, claimed_at, re_registration_until, visible_since, config_overrides, config_revision, config_updated_at, applied_config_version, config_applied_at';

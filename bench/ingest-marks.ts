@@ -11,7 +11,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import pg from 'pg';
 import { startEmbeddedPostgres } from '../src/shared/database/embedded-postgres.js';
-import { INGEST_SQL, INGEST_SQL_WITHOUT_BATTERY_ANALYTICS } from '../src/modules/telemetry/infrastructure/sql-telemetry-writer.js';
+import { INGEST_SQL, INGEST_SQL_WITHOUT_BATTERY_ANALYTICS } from '../src/modules/telemetry/infrastructure/ingest.sql.js';
 import { BATTERY_ID, DATABASE, devicesOf, PG_PORT } from './fixtures.js';
 import { processCpuUs } from './proc-stats.js';
 

@@ -15,7 +15,7 @@ import { BatteriesModule } from './modules/batteries/index.js';
 import { AuditModule } from './modules/audit/index.js';
 import { ClaimsModule } from './modules/claims/index.js';
 import { DashboardModule } from './modules/dashboard/index.js';
-import { DevicesModule } from './modules/devices/index.js';
+import { DeviceReturnsModule, DevicesModule } from './modules/devices/index.js';
 import { EventsModule } from './modules/events/index.js';
 import { NotificationsModule } from './modules/notifications/index.js';
 import { OtaModule } from './modules/ota/index.js';
@@ -63,6 +63,7 @@ export class AppModule {
         HealthModule,
         AuthModule.register([DevicesModule, AccountsModule, StreamModule, ApiKeysModule]),
         DevicesModule,
+        DeviceReturnsModule,
         AccountsModule,
         ClaimsModule,
         TelemetryModule,

@@ -1,6 +1,6 @@
 import { SchedulerRegistry } from '@nestjs/schedule';
 import { BatteryEnergy } from '../../src/modules/batteries/index.js';
-import { INGEST_SQL } from '../../src/modules/telemetry/infrastructure/sql-telemetry-writer.js';
+import { INGEST_SQL } from '../../src/modules/telemetry/infrastructure/ingest.sql.js';
 import { aRegisteredDevice } from '../support/claim-fixtures.js';
 import { createTestApp, type TestApp } from '../support/create-test-app.js';
 import { eventually } from '../support/eventually.js';

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { components, paths } from '@device-cloud/client';
+import { TelemetryWriter } from '../../src/modules/telemetry/domain/telemetry-writer.js';
 import { bearer } from '../support/builders.js';
 import { ADMIN_SETTINGS, aClaimedDevice, aCustomer, anAdmin, aRegisteredDevice, claim, type SignedIn } from '../support/claim-fixtures.js';
 import { createTestApp, type TestApp } from '../support/create-test-app.js';
@@ -578,4 +579,75 @@ describe('device.offline and device.online', () => {
     // The instant in the form of every other instant the API writes (occurredAt, lastTelemetryAt).
     expect(online.data).toEqual({ offlineSince: offline.occurredAt });
   }, 90_000);
+
+  /** Marks the device offline as the offline check does, as of `at`. */
+  async function markedOffline(deviceId: string, at: Date): Promise<void> {
+    await t.db.query('UPDATE devices SET offline_since = $2 WHERE device_id = $1', [deviceId, at]);
+  }
+
+  const onlineEvents = (deviceId: string) => storedEvents(t, [deviceId]).then((rows) => rows.filter((row) => row.type === 'device.online'));
+
+  async function dispatchJobs(eventId: string): Promise<number> {
+    const { rows } = await t.db.query<{ n: number }>("SELECT count(*)::int AS n FROM pgboss.job WHERE name = 'events.dispatch' AND data->>'eventId' = $1", [eventId]);
+    return rows[0].n;
+  }
+
+  it('device.online commits with its dispatch job, in one transaction, before the upload is answered', async () => {
+    const owner = await aCustomer(t);
+    const gateway = await aGateway(t, owner);
+    await telemetrySent(t, gateway);
+    const offlineSince = new Date(Date.now() - 10 * MINUTE);
+    await markedOffline(gateway.deviceId, offlineSince);
+
+    // Jobs cannot be written meanwhile: the transaction that records the event waits at its job.
+    const jobsLocked = await t.db.connect();
+    let answered = false;
+    let upload: Promise<void> | undefined;
+    try {
+      await jobsLocked.query('BEGIN');
+      await jobsLocked.query('LOCK TABLE pgboss.job IN SHARE MODE');
+      upload = telemetrySent(t, gateway).finally(() => (answered = true));
+      await eventually(async () => {
+        const { rows } = await t.db.query<{ n: number }>(
+          `SELECT count(*)::int AS n FROM pg_locks held JOIN pg_locks waiting ON waiting.pid = held.pid AND NOT waiting.granted
+            WHERE held.relation = 'device_events'::regclass AND held.granted`,
+        );
+        expect(rows[0].n).toBe(1);
+      });
+      // The event is not there without its job, and the upload waits for both.
+      expect(await onlineEvents(gateway.deviceId)).toEqual([]);
+      expect(answered).toBe(false);
+    } finally {
+      await jobsLocked.query('ROLLBACK');
+      jobsLocked.release();
+    }
+    await upload;
+
+    const [online, ...more] = await onlineEvents(gateway.deviceId);
+    expect(more).toEqual([]);
+    expect({ ownerId: online.owner_id, data: online.data }).toEqual({ ownerId: owner.userId, data: { offlineSince: offlineSince.toISOString() } });
+    expect(await dispatchJobs(online.id)).toBe(1);
+    expect((await offlineColumns(gateway.deviceId)).offline_since).toBeNull();
+  });
+
+  it('an upload whose statement fails records no device.online and leaves the device marked offline', async () => {
+    const owner = await aCustomer(t);
+    const gateway = await aGateway(t, owner);
+    await telemetrySent(t, gateway);
+    const offlineSince = new Date(Date.now() - 10 * MINUTE);
+    await markedOffline(gateway.deviceId, offlineSince);
+    const writer = t.app.get(TelemetryWriter);
+    // Two values whose sum overflows float8 in one rollup slot: the ingest statement fails (admit would have refused them).
+    const slot = Math.floor((Date.now() - 20 * MINUTE) / 300_000) * 300_000;
+    const poison = [0, 1000].map((offset) => ({ ts: new Date(slot + offset), batteryId: 'main', metrics: { voltage: 1.7e308 } }));
+
+    await expect(writer.write(gateway.deviceId, poison, new Date())).rejects.toMatchObject({ code: '22003' });
+
+    expect(await onlineEvents(gateway.deviceId)).toEqual([]);
+    expect((await offlineColumns(gateway.deviceId)).offline_since).toEqual(offlineSince);
+    // The next upload that is stored brings it back.
+    await telemetrySent(t, gateway);
+    const [online] = await onlineEvents(gateway.deviceId);
+    expect(await dispatchJobs(online.id)).toBe(1);
+  });
 });

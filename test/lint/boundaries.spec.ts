@@ -30,7 +30,7 @@ describe('module boundary lint', () => {
     ['src/shared/auth-tokens/planted.ts', "import { InMemoryRefreshTokenStore } from '../../../test/fakes/shared/in-memory-refresh-token-store.js';"],
     ['src/app-planted.ts', "import { InMemoryDeviceRepository } from '../test/fakes/devices/in-memory-device-repository.js';"],
     ['test/fakes/claims/planted.ts', "import { Device } from '../../../src/modules/devices/domain/device.js';"],
-    ['test/fakes/shared/planted.ts', "import { DevicesService } from '../../../src/modules/devices/index.js';"],
+    ['test/fakes/shared/planted.ts', "import { DeviceOwnershipService } from '../../../src/modules/devices/index.js';"],
   ])('refuses %s: %s', (filename, source) => {
     expect(violations(filename, source)).toEqual([expect.stringMatching(/^no-restricted-imports: /)]);
   });
@@ -41,7 +41,7 @@ describe('module boundary lint', () => {
     ['src/modules/claims/application/planted.ts', "import { Sql } from '../../../shared/database/sql.js';"],
     ['src/modules/claims/application/planted.spec.ts', "import { InMemoryDeviceRepository } from '../../../../test/fakes/devices/in-memory-device-repository.js';"],
     ['test/fakes/claims/planted.ts', "import { ClaimAudit } from '../../../src/modules/claims/domain/claim-audit.js';"],
-    ['test/fakes/claims/planted.ts', "import { DevicesService } from '../../../src/modules/devices/index.js';"],
+    ['test/fakes/claims/planted.ts', "import { DeviceOwnershipService } from '../../../src/modules/devices/index.js';"],
     ['test/fakes/claims/planted.ts', "import { InMemoryDeviceRepository } from '../devices/in-memory-device-repository.js';"],
     ['src/app-planted.ts', "import { DevicesModule } from './modules/devices/index.js';"],
     ['src/metrics/planted.ts', "import { StreamsService } from '../modules/stream/index.js';"],

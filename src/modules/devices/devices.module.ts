@@ -1,4 +1,4 @@
-import { Module } from '@nestjs/common';
+import { Global, Module } from '@nestjs/common';
 import { DeviceAuthenticator } from '../../auth/principals.js';
 import { hmacKey } from '../../auth/access-token.js';
 import { JwtModule } from '@nestjs/jwt';
@@ -8,7 +8,7 @@ import { TypeOrmRefreshTokenStore } from '../../shared/auth-tokens/typeorm-refre
 import { Orm } from '../../shared/database/orm.js';
 import { AuditModule } from '../audit/index.js';
 import { EventsModule } from '../events/index.js';
-import { TelemetryModule } from '../telemetry/index.js';
+import { DeviceReturns } from '../telemetry/index.js';
 import { DeviceConfigService } from './application/device-config.service.js';
 import { DeviceSnapshots } from './application/device-snapshots.js';
 import { DeviceTokens } from './application/device-tokens.js';
@@ -37,7 +37,6 @@ import { TypeOrmRegistrationAllowlist } from './infrastructure/typeorm-registrat
   imports: [
     AuditModule,
     EventsModule,
-    TelemetryModule,
     JwtModule.registerAsync({
       inject: [Secrets],
       useFactory: (secrets: Secrets) => ({ secret: hmacKey(secrets.deviceJwtSecret), signOptions: { algorithm: 'HS256' }, verifyOptions: { algorithms: ['HS256'] } }),
@@ -62,6 +61,19 @@ import { TypeOrmRegistrationAllowlist } from './infrastructure/typeorm-registrat
     // The port the device guard looks devices up through (src/auth/principals.ts).
     { provide: DeviceAuthenticator, useExisting: DeviceRegistrationService },
   ],
-  exports: [DeviceOwnershipService, DeviceLabelsService, DeviceSnapshots, DeviceConfigService, FleetDefaultsStore, DeviceAuthenticator],
+  exports: [DeviceOwnershipService, DeviceLabelsService, DeviceSnapshots, DeviceConfigService, FleetDefaultsStore, DeviceAuthenticator, OnlineTransitions],
 })
 export class DevicesModule {}
+
+/**
+ * The telemetry module's DeviceReturns port (telemetry/domain), implemented here. Global, as the
+ * telemetry module cannot import this one (which depends on it for the port); the composition
+ * root imports it once.
+ */
+@Global()
+@Module({
+  imports: [DevicesModule],
+  providers: [{ provide: DeviceReturns, useExisting: OnlineTransitions }],
+  exports: [DeviceReturns],
+})
+export class DeviceReturnsModule {}

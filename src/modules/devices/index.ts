@@ -1,5 +1,5 @@
 /** The devices module's public surface: what other modules and the composition root may import. */
-export { DevicesModule } from './devices.module.js';
+export { DeviceReturnsModule, DevicesModule } from './devices.module.js';
 export { DeviceOwnershipService } from './application/device-ownership.service.js';
 export { DeviceLabelsService } from './application/device-labels.service.js';
 export { DeviceConfigService, type DeviceConfigView } from './application/device-config.service.js';
@@ -8,6 +8,7 @@ export { FleetDefaultsStore } from './application/fleet-defaults.js';
 export type { Device } from './domain/device.js';
 export type { DeviceSnapshot } from './domain/device-snapshot.js';
 export type { ConfigOverrides, DeviceConfig, FleetDefaults } from './domain/device-config.js';
+export { DEVICE_DIRECTORY } from './infrastructure/device-directory.sql.js';
 export { ClaimCode } from './domain/claim-code.js';
 export { DeviceDecommissionedError } from './domain/device.errors.js';
 export { MAX_TAGS, NAME_MAX_LENGTH, normalizeTag, TAG_MAX_LENGTH, TAG_PATTERN } from './domain/device-labels.js';

@@ -7,7 +7,9 @@ export { TelemetryHistoryService, type ExportParams, type History, type HistoryP
 export { historyJson } from './http/history-json.js';
 export { csvStream } from './http/telemetry-csv.js';
 export { TelemetryExportQuery, TelemetryHistoryQuery, TelemetryHistoryResponse } from './http/telemetry-history.dto.js';
+export { TELEMETRY_VIEWS } from './infrastructure/telemetry-views.sql.js';
 export { BATTERY_ID_PATTERN, METRIC_NAME, type TelemetryRecord } from './domain/telemetry-record.js';
+export { DeviceReturns } from './domain/device-returns.js';
 export { TelemetryFeed, type StoredTelemetry } from './application/telemetry-feed.js';
 export { IngestMetrics, UnmeasuredIngest } from './application/ingest-metrics.js';
 import {

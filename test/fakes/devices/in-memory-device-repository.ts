@@ -130,6 +130,10 @@ export class InMemoryDeviceRepository extends DeviceRepository {
     throw new Error('the in-memory repository keeps no telemetry times');
   }
 
+  async markBackOnline(): Promise<number> {
+    throw new Error('the in-memory repository keeps no telemetry times');
+  }
+
   async listOwnedBy(ownerId: string, page: OwnedDevicesPage): Promise<Device[]> {
     const claimedAt = (state: DeviceState) => state.claimedAt?.getTime() ?? 0;
     const after = page.after && { claimedAt: page.after.claimedAt.getTime(), deviceId: page.after.deviceId };

@@ -3,6 +3,7 @@ import { Sql } from '../../../shared/database/sql.js';
 import type { SqlRunner } from '../../../shared/database/sql-runner.js';
 import { BatteryEnergyStore, type BatteryKey, type EnergyBucket, type StaleHours, type StaleScope } from '../domain/battery-energy.store.js';
 import { CHARGE_METRICS } from '../../../shared/kernel/charge-metrics.js';
+import { TELEMETRY_VIEWS } from '../../telemetry/index.js';
 import type { EnergySample } from '../domain/energy.js';
 
 const EPOCH = "TIMESTAMPTZ '1970-01-01 00:00:00+00'";
@@ -84,7 +85,7 @@ export class SqlBatteryEnergyStore extends BatteryEnergyStore {
     const rows = await tx.rows<SampleRow>(
       `SELECT ts, (metrics->>'current')::float8 AS current, (metrics->>'voltage')::float8 AS voltage,
               (metrics->>'chargedAhTotal')::float8 AS charged, (metrics->>'dischargedAhTotal')::float8 AS discharged
-         FROM telemetry WHERE device_id = $1 AND ts >= $3 AND ts < $4 AND battery_id = $2 AND ${HAS_CHARGE}
+         FROM ${TELEMETRY_VIEWS.readings} WHERE device_id = $1 AND ts >= $3 AND ts < $4 AND battery_id = $2 AND ${HAS_CHARGE}
         ORDER BY ts LIMIT $5`,
       [battery.deviceId, battery.batteryId, from, to, limit],
     );

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { Orm } from '../../../shared/database/orm.js';
 import { Sql } from '../../../shared/database/sql.js';
+import { TELEMETRY_VIEWS } from '../../telemetry/index.js';
 import type { BatteryKey } from '../domain/battery-energy.store.js';
 import type { BatteryProfile, Chemistry } from '../domain/battery-profile.js';
 import { BatteryProfilesStore, type BatteryOverview, type OutlierMetric } from '../domain/battery-profiles.store.js';
@@ -35,8 +36,8 @@ const FIGURES: Record<OutlierMetric, string> = {
   cellImbalance: `
     SELECT p.device_id, p.battery_id, p.chemistry, p.capacity_ah, hi.value - lo.value AS value
       FROM battery_profiles p
-      JOIN device_latest_metrics hi ON hi.device_id = p.device_id AND hi.battery_id = p.battery_id AND hi.metric = 'cellVoltageMax'
-      JOIN device_latest_metrics lo ON lo.device_id = p.device_id AND lo.battery_id = p.battery_id AND lo.metric = 'cellVoltageMin'
+      JOIN ${TELEMETRY_VIEWS.latest} hi ON hi.device_id = p.device_id AND hi.battery_id = p.battery_id AND hi.metric = 'cellVoltageMax'
+      JOIN ${TELEMETRY_VIEWS.latest} lo ON lo.device_id = p.device_id AND lo.battery_id = p.battery_id AND lo.metric = 'cellVoltageMin'
      WHERE $1::timestamptz IS NOT NULL`,
   sohDecline: `
     SELECT device_id, battery_id, chemistry, capacity_ah,
@@ -45,7 +46,7 @@ const FIGURES: Record<OutlierMetric, string> = {
                    (array_agg(r.sum / r.count ORDER BY r.bucket))[1] AS first_value, min(r.bucket) AS first_day,
                    (array_agg(r.sum / r.count ORDER BY r.bucket DESC))[1] AS last_value, max(r.bucket) AS last_day
               FROM battery_profiles p
-              JOIN telemetry_rollup_1d r ON r.device_id = p.device_id AND r.battery_id = p.battery_id AND r.metric = 'soh'
+              JOIN ${TELEMETRY_VIEWS.daily} r ON r.device_id = p.device_id AND r.battery_id = p.battery_id AND r.metric = 'soh'
              WHERE r.bucket >= $1::timestamptz - interval '30 days'
              GROUP BY p.device_id, p.battery_id, p.chemistry, p.capacity_ah) AS days
      WHERE last_day > first_day`,
@@ -53,8 +54,8 @@ const FIGURES: Record<OutlierMetric, string> = {
     WITH idle AS (
       SELECT p.device_id, p.battery_id, p.chemistry, p.capacity_ah, s.bucket, s.sum / s.count AS soc
         FROM battery_profiles p
-        JOIN telemetry_rollup_1h c ON c.device_id = p.device_id AND c.battery_id = p.battery_id AND c.metric = 'current'
-        JOIN telemetry_rollup_1h s ON s.device_id = c.device_id AND s.battery_id = c.battery_id AND s.bucket = c.bucket AND s.metric = 'soc'
+        JOIN ${TELEMETRY_VIEWS.hourly} c ON c.device_id = p.device_id AND c.battery_id = p.battery_id AND c.metric = 'current'
+        JOIN ${TELEMETRY_VIEWS.hourly} s ON s.device_id = c.device_id AND s.battery_id = c.battery_id AND s.bucket = c.bucket AND s.metric = 'soc'
        WHERE c.bucket >= $1::timestamptz - interval '7 days'
          AND c.max <= p.capacity_ah * ${IDLE_C_RATE} AND c.min >= -p.capacity_ah * ${IDLE_C_RATE}
     )
@@ -94,7 +95,7 @@ export class SqlBatteryProfilesStore extends BatteryProfilesStore {
   async overview(deviceId: string): Promise<BatteryOverview[]> {
     const [profiles, latest] = await Promise.all([
       this.orm.run((manager) => manager.find(BatteryProfileRecord, { where: { deviceId } })),
-      this.sql.rows<{ battery_id: string; metric: string; value: number; ts: Date }>('SELECT battery_id, metric, value, ts FROM device_latest_metrics WHERE device_id = $1', [deviceId]),
+      this.sql.rows<{ battery_id: string; metric: string; value: number; ts: Date }>(`SELECT battery_id, metric, value, ts FROM ${TELEMETRY_VIEWS.latest} WHERE device_id = $1`, [deviceId]),
     ]);
     const batteries = new Map<string, BatteryOverview>();
     const entry = (batteryId: string) => {
@@ -110,7 +111,7 @@ export class SqlBatteryProfilesStore extends BatteryProfilesStore {
   async series(battery: BatteryKey, from: Date, to: Date, names: readonly string[]): Promise<Array<{ ts: number } & Record<string, number>>> {
     const rows = await this.sql.rows<{ ts: Date; values: Record<string, number> }>(
       `SELECT ts, (SELECT jsonb_object_agg(key, value) FROM jsonb_each(metrics) WHERE key = ANY($5::text[])) AS values
-         FROM telemetry WHERE device_id = $1 AND ts >= $3 AND ts < $4 AND battery_id = $2 AND metrics ?| $5::text[]
+         FROM ${TELEMETRY_VIEWS.readings} WHERE device_id = $1 AND ts >= $3 AND ts < $4 AND battery_id = $2 AND metrics ?| $5::text[]
         ORDER BY ts`,
       [battery.deviceId, battery.batteryId, from, to, names],
     );

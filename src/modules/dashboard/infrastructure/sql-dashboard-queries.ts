@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { Sql } from '../../../shared/database/sql.js';
 import { customerDevices, DeviceAccess, roleOn, sees, withinWindow } from '../../sharing/index.js';
+import { TELEMETRY_VIEWS } from '../../telemetry/index.js';
 import { DashboardQueries, type DeviceFilters, type DeviceManagerRow, type DeviceSummaryRow, type DeviceVisibilityRow, type Viewer } from '../domain/dashboard-queries.js';
 
 /**
@@ -24,7 +25,7 @@ const SUMMARY_COLUMNS = `
   d.config_overrides, d.config_revision, d.applied_config_version, d.config_applied_at, d.name, d.tags,
   ${roleOn('d', '$2::boolean', '$3::uuid')} AS access,
   (SELECT json_agg(json_build_object('batteryId', l.battery_id, 'metric', l.metric, 'ts', l.ts, 'value', l.value) ORDER BY l.battery_id, l.metric)
-     FROM device_latest_metrics l
+     FROM ${TELEMETRY_VIEWS.latest} l
     WHERE l.device_id = d.device_id AND ${LATEST_VISIBLE}) AS latest`;
 
 /** A LIKE pattern matching `text` anywhere: its own %, _ and \ match only themselves. */
@@ -94,7 +95,7 @@ export class SqlDashboardQueries extends DashboardQueries {
     }
     if (filters.socBelow !== undefined) {
       conditions.push(
-        `EXISTS (SELECT 1 FROM device_latest_metrics l WHERE l.device_id = d.device_id AND l.metric = 'soc' AND l.value < ${param(filters.socBelow, 'float8')} AND ${LATEST_VISIBLE})`,
+        `EXISTS (SELECT 1 FROM ${TELEMETRY_VIEWS.latest} l WHERE l.device_id = d.device_id AND l.metric = 'soc' AND l.value < ${param(filters.socBelow, 'float8')} AND ${LATEST_VISIBLE})`,
       );
     }
     return this.sql.rows<DeviceSummaryRow>(

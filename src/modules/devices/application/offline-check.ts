@@ -13,7 +13,7 @@ const OFFLINE_CHECK_LOCK = 7_221_950_004;
 /**
  * Every OFFLINE_CHECK_INTERVAL_MS, one instance (advisory lock) marks offline the devices whose
  * telemetry stopped for 3 of their telemetry intervals and records one device.offline each. The
- * next telemetry of such a device records device.online (the ingest statement, telemetry module).
+ * next telemetry of such a device records device.online (OnlineTransitions, told by the ingest flush).
  */
 @Injectable()
 export class OfflineCheck implements OnApplicationBootstrap {

@@ -1,30 +1,27 @@
-import { Injectable, Logger, type OnModuleInit } from '@nestjs/common';
-import { EventDispatch } from '../../events/index.js';
-import { TelemetryFeed } from '../../telemetry/index.js';
+import { Injectable } from '@nestjs/common';
+import { EventLog } from '../../events/index.js';
+import { DeviceReturns } from '../../telemetry/index.js';
+import { DeviceRepository } from '../domain/device.repository.js';
 
 /**
- * device.online: the ingest statement clears offline_since when telemetry of a device the offline
- * check marked offline arrives, and records the event in that same statement; this hands the event
- * to its channels once the flush committed. Exactly one flush finds the device offline, so there is
- * one event per return. (A crash between the commit and this leaves the event in the log,
- * undelivered to webhooks and e-mail: the statement cannot enqueue a job itself.)
+ * device.online: telemetry of a device the offline check marked offline was stored (the ingest
+ * flush tells this once its records committed). The mark is cleared and the event recorded with
+ * its dispatch job, in one transaction; of several flushes for one device only the first finds it
+ * still marked, so there is one event per return.
  */
 @Injectable()
-export class OnlineTransitions implements OnModuleInit {
-  private readonly logger = new Logger(OnlineTransitions.name);
-
+export class OnlineTransitions extends DeviceReturns {
   constructor(
-    private readonly feed: TelemetryFeed,
-    private readonly dispatch: EventDispatch,
-  ) {}
+    private readonly devices: DeviceRepository,
+    private readonly events: EventLog,
+  ) {
+    super();
+  }
 
-  onModuleInit(): void {
-    this.feed.subscribe((stored) => {
-      for (const entry of stored) {
-        if (entry.onlineEventId === null) continue;
-        this.dispatch.later(entry.onlineEventId).catch((error: unknown) => {
-          this.logger.warn({ code: (error as { code?: unknown }).code, deviceId: entry.deviceId }, 'device.online recorded but not dispatched');
-        });
+  async backOnline(deviceIds: string[], at: Date): Promise<void> {
+    await this.devices.markBackOnline(deviceIds, async (tx, returned) => {
+      for (const device of returned) {
+        await this.events.record(tx, { type: 'device.online', deviceId: device.deviceId, ownerId: device.ownerId, occurredAt: at, data: { offlineSince: device.offlineSince.toISOString() } });
       }
     });
   }

@@ -8,6 +8,13 @@ export interface SilentDevice {
   lastTelemetryAt: Date;
 }
 
+/** A device marked offline whose telemetry arrived again. */
+export interface ReturnedDevice {
+  deviceId: string;
+  ownerId: string | null;
+  offlineSince: Date;
+}
+
 /** A page of an owner's devices: keyset on (claimedAt descending, deviceId). */
 export interface OwnedDevicesPage {
   limit: number;
@@ -86,4 +93,9 @@ export abstract class DeviceRepository {
    * with the devices marked. A device without telemetry yet is never marked.
    */
   abstract markSilentOffline(now: Date, defaultIntervalSec: number, onOffline: (tx: SqlRunner, devices: SilentDevice[]) => Promise<void>): Promise<number>;
+  /**
+   * Clears the offline mark of those of `deviceIds` still marked (their telemetry arrived again);
+   * `onBack` runs in the same transaction with the devices cleared.
+   */
+  abstract markBackOnline(deviceIds: string[], onBack: (tx: SqlRunner, devices: ReturnedDevice[]) => Promise<void>): Promise<number>;
 }

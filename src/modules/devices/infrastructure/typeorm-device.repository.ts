@@ -5,7 +5,7 @@ import { Sql } from '../../../shared/database/sql.js';
 import { Device, type DeviceState } from '../domain/device.js';
 import type { SqlRunner } from '../../../shared/database/sql-runner.js';
 import type { DeviceLabelsPatch } from '../domain/device-labels.js';
-import { DeviceRepository, type AdminChange, type AdminChanged, type OwnedDevicesPage, type OwnershipChanged, type SilentDevice } from '../domain/device.repository.js';
+import { DeviceRepository, type AdminChange, type AdminChanged, type OwnedDevicesPage, type OwnershipChanged, type ReturnedDevice, type SilentDevice } from '../domain/device.repository.js';
 import { DeviceRecord } from './device.record.js';
 
 function toDomain(record: DeviceRecord): Device {
@@ -271,6 +271,24 @@ export class TypeOrmDeviceRepository extends DeviceRepository {
         [now, defaultIntervalSec],
       );
       if (rows.length > 0) await onOffline(tx, rows.map((row) => ({ deviceId: row.device_id, ownerId: row.owner_id, lastTelemetryAt: row.last_telemetry_at })));
+      return rows.length;
+    });
+  }
+
+  async markBackOnline(deviceIds: string[], onBack: (tx: SqlRunner, devices: ReturnedDevice[]) => Promise<void>): Promise<number> {
+    return this.sql.transaction(async (tx) => {
+      // Locked in device order, as the ingest statement locks them; a row another flush cleared
+      // meanwhile fails the recheck under the lock and is left out.
+      const rows = await tx.rows<{ device_id: string; owner_id: string | null; offline_since: Date }>(
+        `UPDATE devices d SET offline_since = NULL
+           FROM (SELECT device_id, offline_since FROM devices WHERE device_id = ANY($1::text[]) AND offline_since IS NOT NULL
+                  ORDER BY device_id FOR NO KEY UPDATE) AS marked
+          WHERE d.device_id = marked.device_id
+          RETURNING d.device_id, d.owner_id, marked.offline_since`,
+        [deviceIds],
+        'devices_back_online',
+      );
+      if (rows.length > 0) await onBack(tx, rows.map((row) => ({ deviceId: row.device_id, ownerId: row.owner_id, offlineSince: row.offline_since })));
       return rows.length;
     });
   }

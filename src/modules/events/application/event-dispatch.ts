@@ -27,15 +27,10 @@ export class EventDispatch {
   private readonly channels: EventChannel[] = [];
 
   constructor(
-    private readonly jobs: JobQueue,
+    jobs: JobQueue,
     private readonly reader: EventReader,
   ) {
     jobs.define<{ eventId: string }>({ name: EVENT_DISPATCH_QUEUE, retry: { delaySec: 2, delayMaxSec: 600, limit: 200 }, expireInSec: 300 }, (job) => this.dispatch(job.eventId), { concurrency: 2 });
-  }
-
-  /** Enqueues the dispatch of an event recorded without EventLog (the ingest statement's device.online). */
-  async later(eventId: string): Promise<void> {
-    await this.jobs.send(EVENT_DISPATCH_QUEUE, { eventId });
   }
 
   register(channel: EventChannel): void {

@@ -1,6 +1,6 @@
 import { Injectable, type OnModuleDestroy } from '@nestjs/common';
 import { Sql } from '../../../shared/database/sql.js';
-import { TelemetryFeed, type StoredTelemetry } from '../../telemetry/index.js';
+import { TELEMETRY_VIEWS, TelemetryFeed, type StoredTelemetry } from '../../telemetry/index.js';
 import { BatteryReadingsSource, type BatteryReadings } from '../domain/battery-guard.js';
 
 /** How long a device's readings are remembered when no record of it is stored on this instance. */
@@ -16,7 +16,7 @@ interface Remembered {
 }
 
 /**
- * The newest values the ingest statement keeps per battery (device_latest_metrics): one
+ * The newest values the ingest statement keeps per battery (telemetry's latest view): one
  * primary-key range read, remembered a minute per device so that a poll the ETag answers costs
  * no query. Records this instance stores drop the device's entry at once; records stored by
  * another instance are seen within the minute.
@@ -58,7 +58,7 @@ export class SqlBatteryReadings extends BatteryReadingsSource implements OnModul
 
   private async read(deviceId: string): Promise<BatteryReadings> {
     const rows = await this.sql.rows<{ metric: string; value: number }>(
-      "SELECT metric, value FROM device_latest_metrics WHERE device_id = $1 AND metric IN ('soc', 'temperature')",
+      `SELECT metric, value FROM ${TELEMETRY_VIEWS.latest} WHERE device_id = $1 AND metric IN ('soc', 'temperature')`,
       [deviceId],
       'ota_battery_readings',
     );

@@ -11,9 +11,6 @@ export interface StoredTelemetry {
    * but older than what was already heard of that battery.
    */
   previousNewestTs: Map<string, Date>;
-  /** The device.online event the flush recorded (the device had been marked offline), to dispatch. */
-  onlineEventId: string | null;
-  /** May be empty: a device back online whose upload held only records stored before. */
   records: TelemetryRecord[];
 }
 

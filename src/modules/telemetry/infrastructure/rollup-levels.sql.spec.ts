@@ -2,7 +2,7 @@ import { getMetadataArgsStorage } from 'typeorm';
 import { ROLLUP_LEVELS } from '../domain/rollup-levels.js';
 import { rollupInterval, rollupTable } from './rollup-levels.sql.js';
 import { SERIES_SQL } from './sql-telemetry-history.js';
-import { INGEST_SQL } from './sql-telemetry-writer.js';
+import { INGEST_SQL } from './ingest.sql.js';
 import './telemetry.record.js';
 
 describe('SQL generated from the rollup levels', () => {

@@ -69,15 +69,13 @@ export class SqlTelemetryPartitions extends TelemetryPartitions {
                FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid WHERE i.inhparent = 'telemetry'::regclass)`,
         );
       }
-      // So do the batteries' hours computed from them (and their marks): the same rule as the
-      // ingest statement's marks, which this module writes for the batteries module.
-      for (const table of ['battery_energy_1h', 'battery_energy_stale']) {
-        await tx.rows(
-          `DELETE FROM ${table} WHERE bucket < (
-             SELECT min((regexp_match(pg_get_expr(c.relpartbound, c.oid), 'FROM \\(''([^'']+)''\\)'))[1]::timestamptz)
-               FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid WHERE i.inhparent = 'telemetry'::regclass)`,
-        );
-      }
+      // So do the batteries' hours computed from them (and their marks), through the function the
+      // batteries module exports for it.
+      await tx.rows(
+        `SELECT battery_energy_forget_before((
+           SELECT min((regexp_match(pg_get_expr(c.relpartbound, c.oid), 'FROM \\(''([^'']+)''\\)'))[1]::timestamptz)
+             FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid WHERE i.inhparent = 'telemetry'::regclass))`,
+      );
       if (created.length > 0 || dropped.length > 0) this.logger.log({ created, dropped }, 'Telemetry partitions maintained');
       return { created, dropped };
     });
