@@ -209,6 +209,9 @@ describe('alert e-mails', () => {
       expect(response.status).toBe(200);
 
       await sent(t, gateway, [socRecord(Date.now(), 80)]);
+      // Silent for 3 intervals on the service's clock.
+      t.clock.advanceMs(16_000);
+      clockMovedMs = 16_000;
 
       const [offline] = await eventsOnceThere(t, owner, gateway.deviceId, 'device.offline', 1, 30_000);
       const [mail] = await mailsOnceThere(owner);
