@@ -1,5 +1,6 @@
 import net from 'node:net';
 import { ADMIN_SETTINGS, CUSTOMER_PASSWORD, aClaimedDevice, aCustomer, anAdmin, claim, aRegisteredDevice, type SignedIn } from '../support/claim-fixtures.js';
+import { StreamsService } from '../../src/modules/stream/index.js';
 import { createTestApp, type TestApp } from '../support/create-test-app.js';
 import { eventually } from '../support/eventually.js';
 import { dataOf, openSse, type SseMessage, type SseStream } from '../support/sse.js';
@@ -53,6 +54,12 @@ async function send(t: TestApp, gateway: Gateway, records: TelemetryRecordBody[]
 const telemetryOf = (deviceId: string, soc?: number) => (message: SseMessage) =>
   message.event === 'telemetry' && dataOf<TelemetryData>(message).deviceId === deviceId && (soc === undefined || dataOf<TelemetryData>(message).metrics.soc === soc);
 const eventOf = (type: string, deviceId: string) => (message: SseMessage) => message.event === type && dataOf<EventData>(message).deviceId === deviceId;
+
+/** Waits for `count` more heartbeats on `live`: what the server wrote to it before now, it has read. */
+async function heartbeatsFromNow(live: SseStream, count = 2): Promise<void> {
+  const seen = live.comments.length;
+  await eventually(() => expect(live.comments.length).toBeGreaterThanOrEqual(seen + count), 5000);
+}
 
 async function aTicket(t: TestApp, who: SignedIn): Promise<string> {
   const { data, response } = await t.api.POST('/api/v1/dashboard/stream/tickets', { headers: who.headers });
@@ -249,9 +256,13 @@ describe('the dashboard stream', () => {
       expect((await t.api.DELETE('/api/v1/user/devices/{deviceId}', { params: { path: { deviceId: gateway.deviceId } }, headers: alice.headers })).response.status).toBe(204);
       await all.next(eventOf('device.released', gateway.deviceId), 2000);
       await send(t, gateway, [aRecord(41)]);
+      // Frames that come within the coalescing window wait for the hub's next flush: 43 follows 42
+      // to `all` no earlier than the flush that would have carried 41 to `narrowed`; a heartbeat
+      // written to `narrowed` after that comes behind 41 on its connection.
       await send(t, still, [aRecord(42)]);
-      await all.next(telemetryOf(still.deviceId, 42), 2000);
-      await new Promise((done) => setTimeout(done, 300));
+      await send(t, still, [aRecord(43)]);
+      await all.next(telemetryOf(still.deviceId, 43), 2000);
+      await heartbeatsFromNow(narrowed);
       expect(all.messages.some(telemetryOf(gateway.deviceId, 41))).toBe(false);
       expect(narrowed.messages.some(telemetryOf(gateway.deviceId, 41))).toBe(false);
       expect(narrowed.ended).toBe(false);
@@ -368,8 +379,8 @@ describe('bounds', () => {
     await healthy.next(telemetryOf(gateway.deviceId, 4999), 10_000);
     expect(healthy.messages.filter(telemetryOf(gateway.deviceId)).length).toBe(5000);
 
-    // Reading again once the heartbeat had time to see its backlog, the stalled client finds its stream cut short.
-    await new Promise((done) => setTimeout(done, 1500));
+    // Reading again once a heartbeat found its backlog too old and dropped it, the stalled client finds its stream cut short.
+    await eventually(() => expect(t.app.get(StreamsService).openStreams()).toBe(1), 10_000);
     stalled.resume();
     await eventually(() => expect(closed).toBe(true), 10_000);
     const framesReceived = received.split('event: telemetry').length - 1;

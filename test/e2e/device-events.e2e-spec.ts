@@ -41,7 +41,6 @@ interface StoredEvent {
 
 const EVENT_ID = /^evt_[1-9][0-9]*$/;
 const ISO_INSTANT = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
-const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 const said = (items: EventItem[]): Said[] => items.map(({ type, deviceId, data }) => ({ type, deviceId, data }));
 
@@ -513,6 +512,26 @@ describe('device.offline and device.online', () => {
     return rows[0];
   }
 
+  /**
+   * A device on the shortest interval (5 s) that is made to go silent for 3 of them on the
+   * service's clock, again and again: each device.offline of it shows that a check ran after the
+   * clock was moved.
+   */
+  async function aMarker(owner: SignedIn) {
+    const marker = await aGateway(t, owner);
+    await overridden(t, owner, marker, { telemetryIntervalSec: 5 });
+    let marked = 0;
+    return {
+      /** Its telemetry now: the next silence starts here. */
+      heard: () => telemetrySent(t, marker),
+      /** Waits for its next device.offline: a check that ran since. */
+      checked: async () => {
+        marked++;
+        await eventually(async () => expect(await eventsSeenBy(t, owner, { deviceId: marker.deviceId, type: 'device.offline' })).toHaveLength(marked));
+      },
+    };
+  }
+
   it('one device.offline after 3 telemetry intervals of silence, one device.online at the next telemetry, and no new device.offline while telemetry flows', async () => {
     const owner = await aCustomer(t);
     const gateway = await aGateway(t, owner);
@@ -521,11 +540,13 @@ describe('device.offline and device.online', () => {
     // Never sent telemetry: never offline.
     const silentFromBirth = await aGateway(t, owner);
     await overridden(t, owner, gateway, { telemetryIntervalSec: 5 });
+    const marker = await aMarker(owner);
     await telemetrySent(t, gateway);
     await telemetrySent(t, onDefault);
     const lastTelemetryAt = (await offlineColumns(gateway.deviceId)).last_telemetry_at!;
     const deviceId = gateway.deviceId;
     const offlineOf = () => eventsSeenBy(t, owner, { deviceId, type: 'device.offline' });
+    t.clock.advanceMs(16_000);
 
     const [offline] = await eventually(async () => {
       const items = await offlineOf();
@@ -536,13 +557,15 @@ describe('device.offline and device.online', () => {
     expect(offline.data).toEqual({ lastTelemetryAt: lastTelemetryAt.toISOString() });
     expect(Date.parse(offline.occurredAt) - lastTelemetryAt.getTime()).toBeGreaterThanOrEqual(15_000);
     expect((await offlineColumns(deviceId)).offline_since!.toISOString()).toBe(offline.occurredAt);
-    // Checks go on every 300 ms: a device still silent is not reported offline again.
-    await pause(1500);
+    // Checks go on: a device still silent, for 3 more intervals, is not reported offline again.
+    await marker.heard();
+    t.clock.advanceMs(16_000);
+    await marker.checked();
     expect(await offlineOf()).toEqual([offline]);
 
-    const before = Date.now();
+    const before = t.clock.now().getTime();
     await telemetrySent(t, gateway);
-    const after = Date.now();
+    const after = t.clock.now().getTime();
 
     const [online, ...older] = await eventually(async () => {
       const items = await eventsSeenBy(t, owner, { deviceId });
@@ -561,12 +584,15 @@ describe('device.offline and device.online', () => {
     expectWithin(online, before, after + 1000);
     expect((await offlineColumns(deviceId)).offline_since).toBeNull();
 
-    // Telemetry keeps coming for a while, with a check every 300 ms: no new transition either way.
-    for (let i = 0; i < 6; i++) {
-      await pause(300);
+    // Telemetry keeps coming every 8 s of the clock (under 3 intervals), with checks in between: no new transition either way.
+    for (let i = 0; i < 3; i++) {
+      await marker.heard();
       await telemetrySent(t, gateway);
+      t.clock.advanceMs(8_000);
+      await telemetrySent(t, gateway);
+      t.clock.advanceMs(8_000);
+      await marker.checked();
     }
-    await pause(600);
 
     const stored = await storedEvents(t, [deviceId, onDefault.deviceId, silentFromBirth.deviceId]);
     expect(stored.map((row) => [row.type, row.device_id, row.owner_id])).toEqual([

@@ -130,6 +130,12 @@ describe('device sharing', () => {
     message.event === 'telemetry' && dataOf<{ deviceId: string; metrics: { soc: number } }>(message).deviceId === deviceId && dataOf<{ metrics: { soc: number } }>(message).metrics.soc === soc;
   const eventOf = (type: string, deviceId: string) => (message: SseMessage) => message.event === type && dataOf<EventData>(message).deviceId === deviceId;
 
+  /** A device `who` claims, once its device.claimed event is on `live`: whatever came to that stream before the claim, it has read. */
+  async function aClaimSeenOn(live: SseStream, who: SignedIn): Promise<void> {
+    const { deviceId } = await aGateway(who);
+    await live.next(eventOf('device.claimed', deviceId));
+  }
+
   describe('managing shares', () => {
     it('the owner shares with an account: 201 with the share, bound to that account at once', async () => {
       const gateway = await aGateway();
@@ -350,7 +356,7 @@ describe('device sharing', () => {
       expect((await revoke(owner, gateway.deviceId, shareId)).response.status).toBe(204);
       await sent(gateway, [aRecord(63)]);
       await ownerStream.next(telemetryOf(gateway.deviceId, 63));
-      await new Promise((done) => setTimeout(done, 300));
+      await aClaimSeenOn(watching, installer);
       expect(watching.messages.filter(telemetryOf(gateway.deviceId, 63))).toEqual([]);
     });
   });
@@ -385,7 +391,7 @@ describe('device sharing', () => {
         expect((await alerts(who, gateway.deviceId)).data!.items).toEqual([]);
       }
       await sent(gateway, [aRecord(64)]);
-      await new Promise((done) => setTimeout(done, 300));
+      await aClaimSeenOn(watching, viewer);
       expect(watching.messages.filter(telemetryOf(gateway.deviceId, 64))).toEqual([]);
     });
 

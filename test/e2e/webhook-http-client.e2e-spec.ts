@@ -2,12 +2,14 @@ import type { LookupAddress } from 'node:dns';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import http, { type IncomingHttpHeaders, type ServerResponse } from 'node:http';
 import https from 'node:https';
-import type { AddressInfo } from 'node:net';
+import { once } from 'node:events';
+import net, { type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Webhook, WebhookVerificationError } from 'standardwebhooks';
 import { newWebhookSecret, signWebhook, WebhookHttpClient, type ResolveHost } from '../../src/modules/notifications/infrastructure/webhook-http-client.js';
 import { selfSignedCertificate } from '../support/certificates.js';
+import { eventually } from '../support/eventually.js';
 
 /**
  * The webhook sender against local receivers on 127.0.0.1: what a receiver gets, how answers map
@@ -23,8 +25,8 @@ interface ReceivedRequest {
 interface Receiver {
   port: number;
   requests: ReceivedRequest[];
-  /** TCP connections accepted, whether or not a request followed. */
-  connections: number;
+  /** The client port of each TCP connection accepted (whether or not a request followed), in order. */
+  accepted: number[];
   close(): Promise<void>;
 }
 
@@ -36,15 +38,14 @@ async function listen(server: http.Server, handler: Handler): Promise<Receiver> 
   const receiver: Receiver = {
     port: 0,
     requests: [],
-    connections: 0,
+    accepted: [],
     close: () =>
       new Promise((done) => {
         server.closeAllConnections();
         server.close(() => done());
       }),
   };
-  server.on('connection', () => receiver.connections++);
-  server.on('secureConnection', () => receiver.connections++);
+  server.on('connection', (socket: net.Socket) => receiver.accepted.push(socket.remotePort ?? 0));
   server.on('request', (request: http.IncomingMessage, response: ServerResponse) => {
     const chunks: Buffer[] = [];
     request.on('data', (chunk: Buffer) => chunks.push(chunk));
@@ -78,8 +79,18 @@ function fakeDns(...answers: LookupAddress[][]): ResolveHost & { calls: string[]
 const v4 = (address: string): LookupAddress => ({ address, family: 4 });
 const v6 = (address: string): LookupAddress => ({ address, family: 6 });
 
-/** Gives a request that should never come the time to arrive. */
-const settle = () => new Promise((done) => setTimeout(done, 100));
+/**
+ * How many connections the receiver accepted before one the test opens now: a connection the
+ * client opened earlier waits in the same listening queue ahead of it.
+ */
+async function connectionsBeforeNow(hook: Receiver): Promise<number> {
+  const probe = net.connect(hook.port, '127.0.0.1');
+  await once(probe, 'connect');
+  const port = probe.localPort!;
+  await eventually(() => expect(hook.accepted).toContain(port));
+  probe.destroy();
+  return hook.accepted.indexOf(port);
+}
 
 afterEach(async () => {
   await Promise.all(open.splice(0).map((each) => each.close()));
@@ -158,11 +169,10 @@ describe('WebhookHttpClient with private targets allowed', () => {
     const hook = await receiver(answer(302, { location: `http://127.0.0.1:${elsewhere.port}/internal` }));
 
     const attempt = await client.post(`http://127.0.0.1:${hook.port}/`, {}, '{}');
-    await settle();
 
     expect(attempt).toEqual({ ok: false, status: 302, errorCode: 'REDIRECT_NOT_FOLLOWED' });
     expect(hook.requests).toHaveLength(1);
-    expect(elsewhere.connections).toBe(0);
+    expect(await connectionsBeforeNow(elsewhere)).toBe(0);
   });
 
   it('reads at most about 64 KiB of a huge answer, then drops the connection', async () => {
@@ -273,10 +283,9 @@ describe('WebhookHttpClient with private targets refused', () => {
     const hook = await receiver(answer(200));
 
     const attempt = await client.post(`http://127.0.0.1:${hook.port}/`, {}, '{}');
-    await settle();
 
     expect(attempt).toEqual({ ok: false, errorCode: 'URL_NOT_ALLOWED' });
-    expect(hook.connections).toBe(0);
+    expect(await connectionsBeforeNow(hook)).toBe(0);
   });
 
   it('refuses a URL with a user and password', async () => {
@@ -294,10 +303,9 @@ describe('WebhookHttpClient with private targets refused', () => {
     const hook = await receiver(answer(200));
 
     const attempt = await client.post(url(hook.port), {}, '{}');
-    await settle();
 
     expect(attempt).toEqual({ ok: false, errorCode: 'PRIVATE_ADDRESS' });
-    expect(hook.connections).toBe(0);
+    expect(await connectionsBeforeNow(hook)).toBe(0);
   });
 
   it.each([
@@ -311,10 +319,9 @@ describe('WebhookHttpClient with private targets refused', () => {
     const guarded = new WebhookHttpClient({ allowPrivateTargets: false, lookup: dns });
 
     const attempt = await guarded.post(`https://hooks.example.test:${hook.port}/`, {}, '{}');
-    await settle();
 
     expect(attempt).toEqual({ ok: false, errorCode: 'PRIVATE_ADDRESS' });
     expect(dns.calls).toEqual(['hooks.example.test']);
-    expect(hook.connections).toBe(0);
+    expect(await connectionsBeforeNow(hook)).toBe(0);
   });
 });

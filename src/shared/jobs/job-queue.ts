@@ -1,8 +1,10 @@
 import { Logger, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
 import { PgBoss, type Job, type JobWithMetadata, type QueueOptions } from 'pg-boss';
+import type { Clock } from '../../config/config.module.js';
 import { DatabaseConnection } from '../database/database-connection.js';
 import { DatabaseUnavailableError } from '../database/database-errors.js';
 import type { SqlRunner } from '../database/sql.js';
+import { jobIdFor } from './job-id.js';
 import type { RetryPolicy } from './retry-policy.js';
 
 /** Where pg-boss keeps its tables, apart from the service's own (and from the schema drift check). */
@@ -46,7 +48,8 @@ export interface SendOptions {
   startAfterSec?: number;
   /**
    * At most one job per `key` in each `seconds`-long slot: a send while the current slot has its
-   * job goes to the next slot (one digest a minute, say), further ones are dropped.
+   * job goes to the next slot (one digest a minute, say), further ones are dropped. Slots are read
+   * from the service's Clock, not the database's, and replace `id`.
    */
   oncePer?: { key: string; seconds: number };
 }
@@ -103,6 +106,7 @@ export class JobQueue implements OnApplicationBootstrap, OnApplicationShutdown {
   constructor(
     private readonly settings: { url: string; pollIntervalMs: number; poolSize?: number },
     private readonly database: DatabaseConnection,
+    private readonly clock: Clock,
   ) {}
 
   define<T>(spec: QueueSpec, handler?: JobHandler<T>, options: { concurrency?: number } = {}): void {
@@ -129,10 +133,29 @@ export class JobQueue implements OnApplicationBootstrap, OnApplicationShutdown {
   async send<T extends object>(queue: string, data: T, options: SendOptions = {}, tx?: SqlRunner): Promise<string | null> {
     const boss = this.runningBoss();
     if (!this.registrations.has(queue)) throw new Error(`queue ${queue} is not defined`);
+    const { oncePer, ...plain } = options;
+    if (oncePer) return this.sendOncePer(boss, queue, data, oncePer, tx);
+    return this.insert(boss, queue, data, plain, tx);
+  }
+
+  /**
+   * The slot's job has an id derived from the key and the slot, so a second send in the slot finds
+   * it taken; the next slot's job starts a second into that slot, after every send of this one.
+   */
+  private async sendOncePer<T extends object>(boss: PgBoss, queue: string, data: T, { key, seconds }: { key: string; seconds: number }, tx?: SqlRunner): Promise<string | null> {
+    const slotMs = seconds * 1000;
+    const now = this.clock.now().getTime();
+    const slot = Math.floor(now / slotMs);
+    const current = await this.insert(boss, queue, data, { id: jobIdFor(queue, key, String(slot)) }, tx);
+    if (current !== null) return current;
+    const startAfterSec = Math.ceil(((slot + 1) * slotMs - now) / 1000) + 1;
+    return this.insert(boss, queue, data, { id: jobIdFor(queue, key, String(slot + 1)), startAfterSec }, tx);
+  }
+
+  private async insert<T extends object>(boss: PgBoss, queue: string, data: T, options: Pick<SendOptions, 'id' | 'startAfterSec'>, tx?: SqlRunner): Promise<string | null> {
     return boss.send(queue, data, {
       ...(options.id ? { id: options.id } : {}),
       ...(options.startAfterSec ? { startAfter: options.startAfterSec } : {}),
-      ...(options.oncePer ? { singletonKey: options.oncePer.key, singletonSeconds: options.oncePer.seconds, singletonNextSlot: true } : {}),
       ...(tx ? { db: asBossDatabase(tx) } : {}),
     });
   }

@@ -56,8 +56,8 @@ function describe(event: NotifiedEvent): string {
 /**
  * E-mail as a channel of the event log: alerts opened and resolved, devices gone offline and failed
  * updates, to the device's owner (a verified address with alert e-mails on). Each event is mailed
- * once; the events of one owner are gathered into one digest a minute at most (pg-boss singleton
- * slots), so a burst over many devices is one mail, not dozens.
+ * once; the events of one owner are gathered into one digest a minute at most (one job per
+ * minute of the service's clock), so a burst over many devices is one mail, not dozens.
  */
 @Injectable()
 export class NotificationMails implements EventChannel, OnModuleInit {
