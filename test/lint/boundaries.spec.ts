@@ -25,12 +25,14 @@ describe('module boundary lint', () => {
     ['src/shared/database/planted.ts', "import { DeviceRecord } from '../../modules/devices/infrastructure/device.record.js';"],
     ['src/app-planted.ts', "import { DevicesService } from './modules/devices/application/devices.service.js';"],
     ['src/metrics/planted.ts', "import { StreamHub } from '../modules/stream/application/stream-hub.js';"],
+    ['src/modules/audit/infrastructure/planted.ts', "import { DEVICE_OWNERS } from '../../devices/infrastructure/sql-api.js';"],
   ])('refuses %s: %s', (filename, source) => {
     expect(violations(filename, source)).toEqual([expect.stringMatching(/^no-restricted-imports: /)]);
   });
 
   it.each([
     ['src/modules/claims/application/planted.ts', "import { DevicesService } from '../../devices/index.js';"],
+    ['src/modules/audit/infrastructure/planted.ts', "import { DEVICE_OWNERS } from '../../devices/sql-api.js';"],
     ['src/modules/claims/application/planted.ts', "import { ClaimAudit } from '../domain/claim-audit.js';"],
     ['src/modules/claims/application/planted.ts', "import { Sql } from '../../../shared/database/sql.js';"],
     ['src/modules/claims/application/planted.spec.ts', "import { InMemoryDeviceRepository } from '../../devices/application/in-memory-device.repository.js';"],

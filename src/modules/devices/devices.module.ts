@@ -17,6 +17,8 @@ import { OnlineTransitions } from './application/online-transitions.js';
 import { FleetDefaultsStore } from './application/fleet-defaults.js';
 import { DevicesService } from './application/devices.service.js';
 import { DeviceConfigRepository } from './domain/device-config.repository.js';
+import { DeviceDirectory } from './domain/device-directory.js';
+import { DeviceReports } from './domain/device-reports.js';
 import { DeviceRepository } from './domain/device.repository.js';
 import { DeviceSnapshotSource } from './domain/device-snapshot.js';
 import { RegistrationAllowlist } from './domain/registration-allowlist.js';
@@ -24,6 +26,8 @@ import { AdminConfigController } from './http/admin-config.controller.js';
 import { AdminDevicesController } from './http/admin-devices.controller.js';
 import { DeviceConfigController } from './http/device-config.controller.js';
 import { DevicesController } from './http/devices.controller.js';
+import { SqlDeviceDirectory } from './infrastructure/sql-device-directory.js';
+import { SqlDeviceReports } from './infrastructure/sql-device-reports.js';
 import { SqlDeviceSnapshotSource } from './infrastructure/sql-device-snapshot.source.js';
 import { DeviceRefreshTokenRecord } from './infrastructure/device.record.js';
 import { TypeOrmDeviceConfigRepository } from './infrastructure/typeorm-device-config.repository.js';
@@ -54,10 +58,12 @@ import { TypeOrmRegistrationAllowlist } from './infrastructure/typeorm-registrat
     { provide: DeviceRepository, useClass: TypeOrmDeviceRepository },
     { provide: DeviceSnapshotSource, useClass: SqlDeviceSnapshotSource },
     { provide: RegistrationAllowlist, useClass: TypeOrmRegistrationAllowlist },
+    { provide: DeviceDirectory, useClass: SqlDeviceDirectory },
+    { provide: DeviceReports, useClass: SqlDeviceReports },
     { provide: RefreshTokenStore, inject: [Orm], useFactory: (orm: Orm) => new TypeOrmRefreshTokenStore(orm, DeviceRefreshTokenRecord) },
     // The port the device guard looks devices up through (src/auth/principals.ts).
     { provide: DeviceAuthenticator, useExisting: DevicesService },
   ],
-  exports: [DevicesService, DeviceSnapshots, DeviceConfigService, FleetDefaultsStore, DeviceAuthenticator],
+  exports: [DevicesService, DeviceSnapshots, DeviceConfigService, FleetDefaultsStore, DeviceAuthenticator, DeviceDirectory, DeviceReports],
 })
 export class DevicesModule {}
