@@ -9,9 +9,15 @@
  * the devices the viewer sees and their role (owner, admin, installer, viewer). A row of the
  * device's history (an event, an alert, a reading) is theirs to see from `sees_from` on: all of it
  * for an administrator, from visible_since (the release before the owner's claim) for the owner and
- * their sharees. With a constant `is_admin` the plan holds only that viewer's arms.
+ * their sharees. Read by device id or joined on it, it reads devices by the primary key.
  */
 export const VISIBLE_DEVICES = 'visible_devices';
+
+/**
+ * `customer_devices(user uuid)`: the rows of visible_devices(false, user) as a row source for a
+ * customer's list: their devices by the owner index, then those shared with them by the primary key.
+ */
+export const CUSTOMER_DEVICES = 'customer_devices';
 
 /** `shared_with(user uuid)` → (device_id, owner_id, role, visible_since): the active shares the account holds, with the owner who granted each. */
 export const SHARED_WITH = 'shared_with';

@@ -9,7 +9,8 @@ import type { MigrationInterface, QueryRunner } from 'typeorm';
  *
  * - devices: device_owners, device_summaries, device_online (the one "online" rule in SQL).
  * - accounts: account_summaries.
- * - sharing: shared_with (the active shares of an account) and visible_devices (the one visibility rule).
+ * - sharing: shared_with (the active shares of an account), and the one visibility rule as
+ *   visible_devices (any viewer) and customer_devices (a customer's list).
  */
 export class TableOwnerFunctions1764001300000 implements MigrationInterface {
   name = 'TableOwnerFunctions1764001300000';
@@ -40,24 +41,39 @@ export class TableOwnerFunctions1764001300000 implements MigrationInterface {
         $$`);
     // The devices a viewer sees, with their role and where their view of its history starts
     // (sees_from): an administrator every device and all of its history, an owner and the holders
-    // of their active shares from visible_since on. Arms excluded by a constant p_is_admin leave the plan.
+    // of their active shares from visible_since on. One SELECT over devices, so a caller's
+    // `WHERE device_id = …` or join reads devices by its primary key.
     await queryRunner.query(`
       CREATE FUNCTION visible_devices(p_is_admin boolean, p_user uuid)
         RETURNS TABLE (device_id varchar, role text, owner_id uuid, visible_since timestamptz, sees_from timestamptz)
         LANGUAGE sql STABLE PARALLEL SAFE
         AS $$
-          SELECT d.device_id, CASE WHEN d.owner_id = p_user THEN 'owner' ELSE 'admin' END, d.owner_id, d.visible_since, '-infinity'::timestamptz
-            FROM device_owners d WHERE p_is_admin
-          UNION ALL
+          SELECT d.device_id,
+                 CASE WHEN d.owner_id = p_user THEN 'owner' WHEN p_is_admin THEN 'admin'
+                      ELSE (SELECT s.role FROM device_shares s WHERE s.device_id = d.device_id AND s.user_id = p_user AND s.granted_by = d.owner_id) END,
+                 d.owner_id, d.visible_since,
+                 CASE WHEN p_is_admin THEN '-infinity' ELSE COALESCE(d.visible_since, '-infinity') END
+            FROM device_owners d
+           WHERE p_is_admin OR d.owner_id = p_user OR d.device_id = ANY(ARRAY(SELECT s.device_id FROM shared_with(p_user) s))
+        $$`);
+    // The same rule for a customer (not an administrator), as a row source for their list: their own
+    // devices by the owner index, then those shared with them by the primary key. The filter of
+    // visible_devices leaves the planner free to walk the whole primary key in the list's order.
+    await queryRunner.query(`
+      CREATE FUNCTION customer_devices(p_user uuid)
+        RETURNS TABLE (device_id varchar, role text, owner_id uuid, visible_since timestamptz, sees_from timestamptz)
+        LANGUAGE sql STABLE PARALLEL SAFE
+        AS $$
           SELECT d.device_id, 'owner', d.owner_id, d.visible_since, COALESCE(d.visible_since, '-infinity')
-            FROM device_owners d WHERE NOT p_is_admin AND d.owner_id = p_user
+            FROM device_owners d WHERE d.owner_id = p_user
           UNION ALL
           SELECT s.device_id, s.role::text, s.owner_id, s.visible_since, COALESCE(s.visible_since, '-infinity')
-            FROM shared_with(p_user) s WHERE NOT p_is_admin AND s.owner_id <> p_user
+            FROM shared_with(p_user) s WHERE s.owner_id <> p_user
         $$`);
   }
 
   async down(queryRunner: QueryRunner): Promise<void> {
+    await queryRunner.query('DROP FUNCTION customer_devices(uuid)');
     await queryRunner.query('DROP FUNCTION visible_devices(boolean, uuid)');
     await queryRunner.query('DROP FUNCTION shared_with(uuid)');
     await queryRunner.query('DROP VIEW account_summaries');
