@@ -5,13 +5,15 @@ import { RegistrationAllowlistRecord } from '../../src/modules/devices/infrastru
 import { createTestDatabase } from '../support/postgres.js';
 
 /**
- * The schema as PostgreSQL reports it, one line per column, constraint and index. TypeORM names a
+ * The tables as PostgreSQL reports them, one line per column, constraint and index. TypeORM names a
  * primary key it was not given a name for PK_<hash>: shown as PostgreSQL's default <table>_pkey.
+ * Views, like functions, are what only a migration can say (the views modules export to others).
  */
 const CATALOG = `
   SELECT 'column ' || table_name || '.' || column_name || ' ' || data_type || coalesce('(' || character_maximum_length || ')', '')
          || CASE is_nullable WHEN 'YES' THEN ' NULL' ELSE ' NOT NULL' END || coalesce(' DEFAULT ' || column_default, '') || coalesce(' IDENTITY ' || identity_generation, '') AS line
     FROM information_schema.columns WHERE table_schema = 'public' AND table_name <> 'schema_migrations'
+     AND table_name NOT IN (SELECT table_name FROM information_schema.views WHERE table_schema = 'public')
   UNION ALL
   SELECT 'constraint ' || c.conrelid::regclass || ' ' || CASE WHEN c.conname ~ '^PK_[0-9a-f]+$' THEN c.conrelid::regclass || '_pkey' ELSE c.conname END || ' ' || pg_get_constraintdef(c.oid)
     FROM pg_constraint c WHERE c.connamespace = 'public'::regnamespace AND c.conrelid::regclass::text <> 'schema_migrations'
