@@ -119,9 +119,8 @@ export const INSERT_DEVICE_REFRESH_TOKEN_SQL =
 export const INSERT_USER_REFRESH_TOKEN_SQL =
   'INSERT INTO user_refresh_tokens (user_id, token_version, family_id, token_hash, issued_at, expires_at) VALUES ($1, $2, $3, $4, $5, $6)';
 
-/** src/modules/sharing/application/device-access.ts: grantOf(), which the dashboard's visibility() asks (the one visibility rule, with sharing). */
-export const DEVICE_VISIBILITY_SQL = `SELECT CASE WHEN d.owner_id = $3::uuid THEN 'owner' WHEN $2::boolean THEN 'admin'
-        ELSE (SELECT s.role FROM device_shares s WHERE s.device_id = d.device_id AND s.user_id = $3::uuid AND s.granted_by = d.owner_id) END AS role, d.owner_id, d.visible_since FROM devices d WHERE d.device_id = $1`;
+/** src/modules/sharing/infrastructure/sql-device-grants.ts: grantOf(), which the dashboard's visibility() asks (the one visibility rule, with sharing). */
+export const DEVICE_VISIBILITY_SQL = 'SELECT v.role, v.owner_id, v.visible_since FROM visible_devices($2::boolean, $3::uuid) v WHERE v.device_id = $1';
 export const DEVICE_VISIBILITY_NAME = 'device_access';
 
 /** src/modules/telemetry/infrastructure/sql-telemetry-history.ts: series(), generated there from the rollup levels. */

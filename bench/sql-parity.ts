@@ -2,6 +2,7 @@ import 'reflect-metadata';
 import { ChangeFeed } from '../src/shared/database/change-feed.js';
 import { SqlDashboardQueries } from '../src/modules/dashboard/infrastructure/sql-dashboard-queries.js';
 import { DeviceAccess } from '../src/modules/sharing/index.js';
+import { SqlDeviceGrants } from '../src/modules/sharing/infrastructure/sql-device-grants.js';
 import { SqlSessionUsers } from '../src/modules/accounts/infrastructure/sql-session-users.js';
 import { SqlBatteryEnergyStore } from '../src/modules/batteries/infrastructure/sql-battery-energy.store.js';
 import { SqlBatteryProfilesStore } from '../src/modules/batteries/infrastructure/sql-battery-profiles.store.js';
@@ -55,7 +56,7 @@ export async function checkSqlParity(): Promise<void> {
     ['user in session', await capture((sql) => new SqlSessionUsers(asSql(sql)).find('u', 's')), baseline.USER_IN_SESSION_SQL, baseline.USER_IN_SESSION_NAME],
     ['offerable releases', await capture((sql) => new SqlReleaseOffers(asSql(sql), feed()).offerableReleases()), baseline.OFFERABLE_RELEASES_SQL, baseline.OFFERABLE_RELEASES_NAME],
     ['record offer', await capture((sql) => new SqlReleaseOffers(asSql(sql), feed()).recordOffer('d', 'r', now)), baseline.RECORD_OFFER_SQL, baseline.RECORD_OFFER_NAME],
-    ['dashboard visibility', await capture((sql) => new SqlDashboardQueries(asSql(sql), new DeviceAccess(asSql(sql))).visibility({ userId: 'u', isAdmin: false }, 'd')), baseline.DEVICE_VISIBILITY_SQL, baseline.DEVICE_VISIBILITY_NAME],
+    ['dashboard visibility', await capture((sql) => new SqlDashboardQueries(asSql(sql), new DeviceAccess(new SqlDeviceGrants(asSql(sql)))).visibility({ userId: 'u', isAdmin: false }, 'd')), baseline.DEVICE_VISIBILITY_SQL, baseline.DEVICE_VISIBILITY_NAME],
     [
       'history series',
       await capture((sql) => new SqlTelemetryHistory(asSql(sql)).series({ deviceId: 'd', from: now, to: now, bucketSec: 300, metrics: null, batteryId: null })),

@@ -223,8 +223,8 @@ describe('dashboard', () => {
       expect(fieldsOf(expectProblem(await getDevice(auth(owner), 'gw 1'), 400, 'VALIDATION_FAILED'))).toContain('deviceId');
     });
 
-    it('offline once the last upload is 10 minutes old (three 60 s intervals have passed)', async () => {
-      await t.db.query("UPDATE devices SET last_seen_at = now() - interval '10 minutes' WHERE device_id = $1", [device.deviceId]);
+    it('offline once the last telemetry is 10 minutes old (three 60 s intervals have passed), however recently the gateway was seen', async () => {
+      await t.db.query("UPDATE devices SET last_telemetry_at = now() - interval '10 minutes', last_seen_at = now() WHERE device_id = $1", [device.deviceId]);
 
       const { data } = await getDevice(auth(owner), device.deviceId);
       const listed = (await listDevices(auth(owner))).data!.items.find((item) => item.deviceId === device.deviceId);

@@ -554,9 +554,9 @@ describe('device configuration', () => {
         expect(await sync()).toEqual({ desiredVersion: 2, appliedVersion: 2, appliedAt: appliedAgainAt, status: 'in_sync' });
       });
 
-      it('online means seen within three of the device\'s own telemetry intervals', async () => {
+      it('online means telemetry within three of the device\'s own telemetry intervals', async () => {
         const gateway = await aGateway(t, owner);
-        const seenAgo = (seconds: number) => t.db.query(`UPDATE devices SET last_seen_at = now() - make_interval(secs => $2) WHERE device_id = $1`, [gateway.deviceId, seconds]);
+        const telemetryAgo = (seconds: number) => t.db.query(`UPDATE devices SET last_telemetry_at = now() - make_interval(secs => $2) WHERE device_id = $1`, [gateway.deviceId, seconds]);
         const online = async () => {
           const detail = (await dashboardDevice(t.api, owner.headers, gateway.deviceId)).data!.online;
           const listed = (await listedDevice(t.api, owner.headers, gateway.deviceId))!.online;
@@ -564,18 +564,18 @@ describe('device configuration', () => {
           return detail;
         };
 
-        await seenAgo(20);
+        await telemetryAgo(20);
         expect(await online()).toBe(true);
         await override(t.api, owner.headers, gateway.deviceId, { telemetryIntervalSec: 5 });
         expect(await online()).toBe(false);
         await override(t.api, owner.headers, gateway.deviceId, { telemetryIntervalSec: null });
         expect(await online()).toBe(true);
 
-        await seenAgo(2 * 3600);
+        await telemetryAgo(2 * 3600);
         expect(await online()).toBe(false);
         await override(t.api, owner.headers, gateway.deviceId, { telemetryIntervalSec: 3600 });
         expect(await online()).toBe(true);
-        await seenAgo(3 * 3600 + 60);
+        await telemetryAgo(3 * 3600 + 60);
         expect(await online()).toBe(false);
       });
     });
@@ -824,7 +824,7 @@ describe('device configuration', () => {
 
     it('online follows the fleet default telemetry interval for devices that do not override it', async () => {
       const gateway = await aGateway(t, owner);
-      await t.db.query(`UPDATE devices SET last_seen_at = now() - interval '20 minutes' WHERE device_id = $1`, [gateway.deviceId]);
+      await t.db.query(`UPDATE devices SET last_telemetry_at = now() - interval '20 minutes' WHERE device_id = $1`, [gateway.deviceId]);
       const online = async () => (await dashboardDevice(t.api, owner.headers, gateway.deviceId)).data!.online;
       expect((await patchDefaults(t.api, admin.headers, { telemetryIntervalSec: 60 })).response.status).toBe(200);
       expect(await online()).toBe(false);

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { components, paths } from '@device-cloud/client';
 import { TelemetryWriter } from '../../src/modules/telemetry/domain/telemetry-writer.js';
+import { DEVICE_ONLINE, isDeviceOnline } from '../../src/modules/devices/index.js';
 import { bearer } from '../support/builders.js';
 import { ADMIN_SETTINGS, aClaimedDevice, aCustomer, anAdmin, aRegisteredDevice, claim, type SignedIn } from '../support/claim-fixtures.js';
 import { createTestApp, type TestApp } from '../support/create-test-app.js';
@@ -531,6 +532,48 @@ describe('device.offline and device.online', () => {
       },
     };
   }
+
+  /** The owner's devices as the dashboard lists them (with `online`, or only those meeting it), as deviceId → online. */
+  async function listedOnline(owner: SignedIn, online?: boolean): Promise<Record<string, boolean>> {
+    const { data, response } = await t.api.GET('/api/v1/dashboard/devices', { params: { query: online === undefined ? {} : { online } }, headers: owner.headers });
+    expect(response.status).toBe(200);
+    return Object.fromEntries(data!.items.map((item) => [item.deviceId, item.online]));
+  }
+
+  it('device_online in SQL says what isDeviceOnline says, at the edges of the window', async () => {
+    const now = new Date('2026-03-01T12:00:00.000Z');
+    const cases: Array<[number | null, number]> = [[null, 60], [-180_000, 60], [-180_001, 60], [-179_999, 60], [-900_000, 300], [-900_001, 300], [1_000, 60]];
+    const answers = [];
+    for (const [offset, intervalSec] of cases) {
+      const last = offset === null ? null : new Date(now.getTime() + offset);
+      const { rows } = await t.db.query<{ online: boolean }>(`SELECT ${DEVICE_ONLINE}($1::timestamptz, $2::int, $3::timestamptz) AS online`, [last, intervalSec, now]);
+      expect(rows[0].online).toBe(isDeviceOnline(last, intervalSec, now));
+      answers.push(rows[0].online);
+    }
+    expect(answers).toEqual([false, true, false, true, true, false, true]);
+  });
+
+  it('one rule: a gateway heard from but sending no telemetry is listed offline and gets device.offline; one sending telemetry is online and gets none', async () => {
+    const owner = await aCustomer(t);
+    const silent = await aGateway(t, owner);
+    const reporting = await aGateway(t, owner);
+    await telemetrySent(t, silent);
+    await telemetrySent(t, reporting);
+    // Its last telemetry three 60 s intervals and more ago; then it confirms its configuration, which counts as contact.
+    await t.db.query("UPDATE devices SET last_telemetry_at = now() - interval '10 minutes' WHERE device_id = $1", [silent.deviceId]);
+    await confirmed(t, silent, await configVersion(t, silent));
+    const { rows } = await t.db.query<{ seen_recently: boolean }>("SELECT last_seen_at > now() - interval '1 minute' AS seen_recently FROM devices WHERE device_id = $1", [silent.deviceId]);
+    expect(rows[0].seen_recently).toBe(true);
+
+    await eventually(async () => expect(await eventsSeenBy(t, owner, { deviceId: silent.deviceId, type: 'device.offline' })).toHaveLength(1), 30_000);
+
+    expect(await listedOnline(owner)).toEqual({ [silent.deviceId]: false, [reporting.deviceId]: true });
+    expect(await listedOnline(owner, true)).toEqual({ [reporting.deviceId]: true });
+    expect(await listedOnline(owner, false)).toEqual({ [silent.deviceId]: false });
+    const { data: detail } = await t.api.GET('/api/v1/dashboard/devices/{deviceId}', { params: { path: { deviceId: silent.deviceId } }, headers: owner.headers });
+    expect(detail!.online).toBe(false);
+    expect(await eventsSeenBy(t, owner, { deviceId: reporting.deviceId, type: 'device.offline' })).toEqual([]);
+  });
 
   it('one device.offline after 3 telemetry intervals of silence, one device.online at the next telemetry, and no new device.offline while telemetry flows', async () => {
     const owner = await aCustomer(t);

@@ -205,14 +205,14 @@ describe('device names, tags and fleet filters', () => {
     let unclaimed: Device;
     const now = Date.now();
 
-    /** Stores the readings through the API, then sets when the device was last seen (a fixture shortcut: the service's clock is real). */
+    /** Stores the readings through the API, then sets when they arrived, its last telemetry and contact (a fixture shortcut: the service's clock is real). */
     async function reported(device: Device, soc: Record<string, number>, seenSecondsAgo: number): Promise<void> {
       await ingestAll(
         t.api,
         device.accessToken,
         Object.entries(soc).map(([batteryId, value]) => ({ ts: new Date(now - 30_000).toISOString(), batteryId, metrics: { soc: value, voltage: 52 } })),
       );
-      await t.db.query('UPDATE devices SET last_seen_at = $2 WHERE device_id = $1', [device.deviceId, new Date(Date.now() - seenSecondsAgo * 1000)]);
+      await t.db.query('UPDATE devices SET last_seen_at = $2, last_telemetry_at = $2 WHERE device_id = $1', [device.deviceId, new Date(Date.now() - seenSecondsAgo * 1000)]);
     }
 
     async function ownInterval(owner: SignedIn, device: Device, telemetryIntervalSec: number): Promise<void> {

@@ -6,9 +6,9 @@ import { RegistrationAllowlistRecord } from '../../src/modules/devices/infrastru
 import { createTestDatabase } from '../support/postgres.js';
 
 /**
- * The schema as PostgreSQL reports it, one line per column, constraint and index. TypeORM names a
+ * The tables as PostgreSQL reports them, one line per column, constraint and index. TypeORM names a
  * primary key it was not given a name for PK_<hash>: shown as PostgreSQL's default <table>_pkey.
- * Tables only: views (what a module exports to other modules' SQL) are the migrations' alone.
+ * Views, like functions, are what only a migration can say (the views modules export to others).
  */
 const CATALOG = `
   SELECT 'column ' || table_name || '.' || column_name || ' ' || data_type || coalesce('(' || character_maximum_length || ')', '')

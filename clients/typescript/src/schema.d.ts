@@ -2604,7 +2604,7 @@ export interface components {
              */
             lastSeenAt: string | null;
             /**
-             * @description Seen within three telemetry intervals.
+             * @description Telemetry received within three of the device's telemetry intervals (contact without telemetry, as in lastSeenAt, does not count).
              * @example true
              */
             online: boolean;
@@ -8001,7 +8001,7 @@ export interface operations {
                 q?: string;
                 /** @description Devices having every one of these tags. Repeat the parameter (`tag=a&tag=b`) or separate with commas (`tag=a,b`): the same. Upper case is lowered, as when tags are stored. */
                 tag?: string[];
-                /** @description Only devices that are online (true) or not (false), by the rule of the `online` field: seen within three of the device's telemetry intervals. */
+                /** @description Only devices that are online (true) or not (false), by the rule of the `online` field: telemetry within three of the device's telemetry intervals. */
                 online?: boolean;
                 /** @description Only devices that report exactly this firmware version. */
                 firmwareVersion?: string;

@@ -2,6 +2,7 @@
 export { AccountsModule } from './accounts.module.js';
 export { AccountsService } from './application/accounts.service.js';
 export { AccountErasure, type AccountErasureStep, type ErasedAccount } from './application/account-erasure.js';
+export * from './sql-api.js';
 import { EmailVerificationTokenRecord, PasswordResetTokenRecord, UserRecord, UserRefreshTokenRecord } from './infrastructure/user.record.js';
 
 /** The tables this module owns, for the data source (src/schema.ts). */

@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
 import { AuditModule } from '../audit/index.js';
+import { DevicesModule } from '../devices/index.js';
 import { SharingModule } from '../sharing/index.js';
 import { EventsModule } from '../events/index.js';
 import { TelemetryModule } from '../telemetry/index.js';
@@ -14,7 +15,7 @@ import { SqlAlertStore } from './infrastructure/sql-alert-store.js';
 
 /** Battery alerts: rules per device and fleet defaults, evaluated on stored telemetry. */
 @Module({
-  imports: [AuditModule, EventsModule, TelemetryModule, SharingModule],
+  imports: [AuditModule, DevicesModule, EventsModule, TelemetryModule, SharingModule],
   controllers: [DashboardAlertsController, AdminAlertRulesController],
   providers: [AlertMonitor, AlertRules, AlertTransitions, AlertsService, { provide: AlertStore, useClass: SqlAlertStore }],
   exports: [AlertMonitor, AlertsService],

@@ -19,6 +19,8 @@ import { DeviceLabelsService } from './application/device-labels.service.js';
 import { DeviceOwnershipService } from './application/device-ownership.service.js';
 import { DeviceRegistrationService } from './application/device-registration.service.js';
 import { DeviceConfigRepository } from './domain/device-config.repository.js';
+import { DeviceDirectory } from './domain/device-directory.js';
+import { DeviceReports } from './domain/device-reports.js';
 import { DeviceRepository } from './domain/device.repository.js';
 import { DeviceSnapshotSource } from './domain/device-snapshot.js';
 import { RegistrationAllowlist } from './domain/registration-allowlist.js';
@@ -26,6 +28,8 @@ import { AdminConfigController } from './http/admin-config.controller.js';
 import { AdminDevicesController } from './http/admin-devices.controller.js';
 import { DeviceConfigController } from './http/device-config.controller.js';
 import { DevicesController } from './http/devices.controller.js';
+import { SqlDeviceDirectory } from './infrastructure/sql-device-directory.js';
+import { SqlDeviceReports } from './infrastructure/sql-device-reports.js';
 import { SqlDeviceSnapshotSource } from './infrastructure/sql-device-snapshot.source.js';
 import { DeviceRefreshTokenRecord } from './infrastructure/device.record.js';
 import { TypeOrmDeviceConfigRepository } from './infrastructure/typeorm-device-config.repository.js';
@@ -57,11 +61,13 @@ import { TypeOrmRegistrationAllowlist } from './infrastructure/typeorm-registrat
     { provide: DeviceRepository, useClass: TypeOrmDeviceRepository },
     { provide: DeviceSnapshotSource, useClass: SqlDeviceSnapshotSource },
     { provide: RegistrationAllowlist, useClass: TypeOrmRegistrationAllowlist },
+    { provide: DeviceDirectory, useClass: SqlDeviceDirectory },
+    { provide: DeviceReports, useClass: SqlDeviceReports },
     { provide: RefreshTokenStore, inject: [Orm], useFactory: (orm: Orm) => new TypeOrmRefreshTokenStore(orm, DeviceRefreshTokenRecord) },
     // The port the device guard looks devices up through (src/auth/principals.ts).
     { provide: DeviceAuthenticator, useExisting: DeviceRegistrationService },
   ],
-  exports: [DeviceOwnershipService, DeviceLabelsService, DeviceSnapshots, DeviceConfigService, FleetDefaultsStore, DeviceAuthenticator, OnlineTransitions],
+  exports: [DeviceOwnershipService, DeviceLabelsService, DeviceSnapshots, DeviceConfigService, FleetDefaultsStore, DeviceAuthenticator, OnlineTransitions, DeviceDirectory, DeviceReports],
 })
 export class DevicesModule {}
 

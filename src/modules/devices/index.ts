@@ -8,11 +8,14 @@ export { FleetDefaultsStore } from './application/fleet-defaults.js';
 export type { Device } from './domain/device.js';
 export type { DeviceSnapshot } from './domain/device-snapshot.js';
 export type { ConfigOverrides, DeviceConfig, FleetDefaults } from './domain/device-config.js';
-export { DEVICE_DIRECTORY } from './infrastructure/device-directory.sql.js';
 export { ClaimCode } from './domain/claim-code.js';
 export { DeviceDecommissionedError } from './domain/device.errors.js';
 export { MAX_TAGS, NAME_MAX_LENGTH, normalizeTag, TAG_MAX_LENGTH, TAG_PATTERN } from './domain/device-labels.js';
 export { ConfigOverridesPatchRequest, DashboardDeviceConfigResponse } from './http/device-config.dto.js';
+export { DeviceDirectory } from './domain/device-directory.js';
+export { DeviceReports } from './domain/device-reports.js';
+export { isDeviceOnline, ONLINE_WITHIN_INTERVALS } from './domain/device-online.js';
+export * from './sql-api.js';
 import { ConfigDefaultsRecord } from './infrastructure/config-defaults.record.js';
 import { DeviceRecord, DeviceRefreshTokenRecord, RegistrationAllowlistRecord } from './infrastructure/device.record.js';
 

@@ -1,14 +1,17 @@
 import { Module } from '@nestjs/common';
 import { EventDispatch } from './application/event-dispatch.js';
 import { EventLog } from './application/event-log.js';
-import { EventReader } from './application/event-reader.js';
 import { EventsService } from './application/events.service.js';
+import { DeviceEventStore } from './domain/device-event.store.js';
+import { EventReader } from './domain/event-reader.js';
 import { DashboardEventsController } from './http/dashboard-events.controller.js';
+import { SqlDeviceEventStore } from './infrastructure/sql-device-event.store.js';
+import { SqlEventReader } from './infrastructure/sql-event-reader.js';
 
 /** The event log: what happened to devices, recorded with the change, read by the dashboard. */
 @Module({
   controllers: [DashboardEventsController],
-  providers: [EventLog, EventsService, EventDispatch, EventReader],
+  providers: [EventLog, EventsService, EventDispatch, { provide: EventReader, useClass: SqlEventReader }, { provide: DeviceEventStore, useClass: SqlDeviceEventStore }],
   exports: [EventLog, EventDispatch, EventReader],
 })
 export class EventsModule {}

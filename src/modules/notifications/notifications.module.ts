@@ -1,4 +1,5 @@
 import { Module } from '@nestjs/common';
+import { Env } from '../../config/env.js';
 import { Secrets } from '../../config/secrets.js';
 import { AccountsModule } from '../accounts/index.js';
 import { EventsModule } from '../events/index.js';
@@ -8,11 +9,15 @@ import { WebhookDeliveries } from './application/webhook-deliveries.js';
 import { WebhooksService } from './application/webhooks.service.js';
 import { PendingNotifications } from './domain/pending-notifications.js';
 import { WebhookStore } from './domain/webhook.store.js';
+import { WebhookSecrets, WebhookTransport } from './domain/webhook-transport.js';
 import { AdminDeliveriesController } from './http/admin-deliveries.controller.js';
 import { UserWebhooksController } from './http/user-webhooks.controller.js';
+import { HttpWebhookTransport } from './infrastructure/http-webhook-transport.js';
+import { SealedWebhookSecrets } from './infrastructure/sealed-webhook-secrets.js';
 import { SecretBox } from './infrastructure/secret-box.js';
 import { SqlPendingNotifications } from './infrastructure/sql-pending-notifications.js';
 import { SqlWebhookStore } from './infrastructure/sql-webhook.store.js';
+import { WebhookHttpClient } from './infrastructure/webhook-http-client.js';
 
 /** What the service tells people and systems outside: alert e-mails, webhooks, and the deliveries that failed. */
 @Module({
@@ -23,7 +28,8 @@ import { SqlWebhookStore } from './infrastructure/sql-webhook.store.js';
     NotificationMails,
     WebhookDeliveries,
     WebhooksService,
-    { provide: SecretBox, inject: [Secrets], useFactory: (secrets: Secrets) => new SecretBox(secrets.pepper, 'webhook-secrets') },
+    { provide: WebhookSecrets, inject: [Secrets], useFactory: (secrets: Secrets) => new SealedWebhookSecrets(new SecretBox(secrets.pepper, 'webhook-secrets')) },
+    { provide: WebhookTransport, inject: [Env], useFactory: (env: Env) => new HttpWebhookTransport(new WebhookHttpClient({ allowPrivateTargets: env.WEBHOOK_ALLOW_PRIVATE_TARGETS })) },
     { provide: WebhookStore, useClass: SqlWebhookStore },
     { provide: PendingNotifications, useClass: SqlPendingNotifications },
   ],

@@ -13,10 +13,11 @@ import { StreamHub } from './application/stream-hub.js';
 import { StreamTickets } from './application/stream-tickets.js';
 import { StreamsService } from './application/streams.service.js';
 import { LiveBus } from './domain/live-bus.js';
+import { StreamTicketStore } from './domain/stream-ticket.store.js';
 import { StreamController } from './http/stream.controller.js';
 import { PostgresLiveBus } from './infrastructure/postgres-live-bus.js';
 import { RedisLiveBus } from './infrastructure/redis-live-bus.js';
-import { SqlVisibleDevices } from './infrastructure/sql-visible-devices.js';
+import { SqlStreamTicketStore } from './infrastructure/sql-stream-ticket.store.js';
 
 /** The dashboard's live stream (Server-Sent Events): stored telemetry and the event log, pushed across instances. */
 @Module({
@@ -26,7 +27,7 @@ import { SqlVisibleDevices } from './infrastructure/sql-visible-devices.js';
     StreamHub,
     StreamsService,
     StreamTickets,
-    SqlVisibleDevices,
+    { provide: StreamTicketStore, useClass: SqlStreamTicketStore },
     LiveRelay,
     {
       provide: LiveBus,

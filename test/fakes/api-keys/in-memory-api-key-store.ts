@@ -7,7 +7,7 @@ const NO_SQL: SqlRunner = { rows: () => Promise.reject(new Error('the in-memory 
 /** ApiKeyStore in memory, for unit tests: what the SQL store does, without the database. */
 export class InMemoryApiKeyStore extends ApiKeyStore {
   readonly rows = new Map<string, { apiKey: ApiKey; keyHash: string }>();
-  /** Accounts whose address is verified (the SQL store joins users). */
+  /** Accounts whose address is verified (the SQL store joins the accounts module's ACCOUNT_SUMMARIES). */
   readonly verified = new Set<string>();
   touches = 0;
 

@@ -1,3 +1,4 @@
+import { isDeviceOnline } from '../../../src/modules/devices/index.js';
 import { DashboardQueries, type DeviceFilters, type DeviceManagerRow, type DeviceSummaryRow, type DeviceVisibilityRow, type Viewer } from '../../../src/modules/dashboard/domain/dashboard-queries.js';
 
 /** The dashboard's device reads in memory, with the SQL's visibility rule: the owner, or any administrator. */
@@ -13,6 +14,7 @@ export class InMemoryDashboardQueries extends DashboardQueries {
       owner_email: null,
       claimed_at: null,
       last_seen_at: null,
+      last_telemetry_at: null,
       visible_since: null,
       config_overrides: {},
       config_revision: 1,
@@ -60,8 +62,7 @@ function meets(viewer: Viewer, row: DeviceSummaryRow, filters: DeviceFilters): b
   if (filters.tags && !filters.tags.every((tag) => row.tags.includes(tag))) return false;
   if (filters.firmwareVersion !== undefined && row.firmware_version !== filters.firmwareVersion) return false;
   if (filters.online) {
-    const intervalSec = row.config_overrides.telemetryIntervalSec ?? filters.online.defaultIntervalSec;
-    const online = row.last_seen_at !== null && row.last_seen_at.getTime() >= filters.online.now.getTime() - 3 * intervalSec * 1000;
+    const online = isDeviceOnline(row.last_telemetry_at, row.config_overrides.telemetryIntervalSec ?? filters.online.defaultIntervalSec, filters.online.now);
     if (online !== filters.online.value) return false;
   }
   if (filters.socBelow !== undefined) {

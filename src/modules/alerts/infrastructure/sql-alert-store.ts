@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
-import { sees, withinWindow } from '../../sharing/index.js';
+import { DeviceDirectory } from '../../devices/index.js';
+import { VISIBLE_DEVICES } from '../../sharing/sql-api.js';
 import { Sql } from '../../../shared/database/sql.js';
 import type { SqlRunner } from '../../../shared/database/sql-runner.js';
 import type { Alert, AlertState } from '../domain/alert.js';
@@ -28,8 +29,8 @@ interface AlertRow {
 
 const ALERT_COLUMNS = 'a.alert_id, a.device_id, a.battery_id, a.rule_id, a.metric, a.op, a.threshold, a.clear_at, a.value, a.state, a.opened_at, a.acknowledged_at, a.resolved_at, a.resolved_value';
 
-/** Visible to the viewer: the sharing module's one rule, over the history's window (a later owner and their sharees see alerts opened from the release on). */
-const VISIBLE = `(${sees('d', '$1::boolean', '$2::uuid')} AND ${withinWindow('d', '$1::boolean', 'a.opened_at')})`;
+/** Alerts (a) the viewer sees: the sharing module's one rule, over the history's window (a later owner and their sharees see alerts opened from the release on). */
+const VISIBLE_ALERTS = `alerts a JOIN ${VISIBLE_DEVICES}($1::boolean, $2::uuid) v ON v.device_id = a.device_id AND a.opened_at >= v.sees_from`;
 
 function toAlert(row: AlertRow): Alert {
   return {
@@ -54,11 +55,11 @@ class SqlAlertWork implements AlertWork {
   constructor(
     readonly tx: SqlRunner,
     private readonly deviceIds: string[],
+    private readonly directory: DeviceDirectory,
   ) {}
 
   async ownerOf(deviceId: string): Promise<string | null> {
-    const [row] = await this.tx.rows<{ owner_id: string | null }>('SELECT owner_id FROM devices WHERE device_id = $1', [deviceId]);
-    return row?.owner_id ?? null;
+    return (await this.directory.ownerOf(deviceId, this.tx))?.ownerId ?? null;
   }
 
   async series(): Promise<StoredSeries[]> {
@@ -126,7 +127,10 @@ class SqlAlertWork implements AlertWork {
 /** Rules, series and alerts in plain SQL: the evaluation runs after every ingest flush that needs it. */
 @Injectable()
 export class SqlAlertStore extends AlertStore {
-  constructor(private readonly sql: Sql) {
+  constructor(
+    private readonly sql: Sql,
+    private readonly directory: DeviceDirectory,
+  ) {
     super();
   }
 
@@ -150,7 +154,7 @@ export class SqlAlertStore extends AlertStore {
     return this.sql.transaction(async (tx) => {
       // In one order everywhere, so two units sharing devices queue instead of deadlocking.
       await tx.rows('SELECT pg_advisory_xact_lock($1, hashtext(d)) FROM unnest($2::text[]) AS d', [ALERTS_LOCK_SPACE, sorted], 'alert_locks');
-      return work(new SqlAlertWork(tx, sorted));
+      return work(new SqlAlertWork(tx, sorted, this.directory));
     });
   }
 
@@ -183,16 +187,14 @@ export class SqlAlertStore extends AlertStore {
     return rows.map((row) => row.device_id);
   }
 
-  async ownerOf(deviceId: string): Promise<{ ownerId: string | null } | undefined> {
-    const [row] = await this.sql.rows<{ owner_id: string | null }>('SELECT owner_id FROM devices WHERE device_id = $1', [deviceId]);
-    return row ? { ownerId: row.owner_id } : undefined;
+  ownerOf(deviceId: string): Promise<{ ownerId: string | null } | undefined> {
+    return this.directory.ownerOf(deviceId);
   }
 
   async list(viewer: AlertsViewer, page: AlertsPage): Promise<Alert[]> {
     const rows = await this.sql.rows<AlertRow>(
-      `SELECT ${ALERT_COLUMNS} FROM alerts a JOIN devices d ON d.device_id = a.device_id
-        WHERE ${VISIBLE}
-          AND ($3::text IS NULL OR a.device_id = $3)
+      `SELECT ${ALERT_COLUMNS} FROM ${VISIBLE_ALERTS}
+        WHERE ($3::text IS NULL OR a.device_id = $3)
           AND ($4::text IS NULL OR a.state = $4)
           AND ($5::timestamptz IS NULL OR (a.opened_at, a.alert_id) < ($5, $6::uuid))
         ORDER BY a.opened_at DESC, a.alert_id DESC
@@ -203,7 +205,7 @@ export class SqlAlertStore extends AlertStore {
   }
 
   async find(viewer: AlertsViewer, alertId: string): Promise<Alert | null> {
-    const [row] = await this.sql.rows<AlertRow>(`SELECT ${ALERT_COLUMNS} FROM alerts a JOIN devices d ON d.device_id = a.device_id WHERE ${VISIBLE} AND a.alert_id = $3`, [viewer.isAdmin, viewer.userId, alertId]);
+    const [row] = await this.sql.rows<AlertRow>(`SELECT ${ALERT_COLUMNS} FROM ${VISIBLE_ALERTS} WHERE a.alert_id = $3`, [viewer.isAdmin, viewer.userId, alertId]);
     return row ? toAlert(row) : null;
   }
 

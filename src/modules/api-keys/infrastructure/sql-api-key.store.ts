@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import type { ApiKeyScope } from '../../../auth/principals.js';
 import { Sql, type SqlRunner } from '../../../shared/database/sql.js';
+import { ACCOUNT_SUMMARIES } from '../../accounts/sql-api.js';
 import { ApiKey } from '../domain/api-key.js';
 import { ApiKeyStore } from '../domain/api-key.store.js';
 
@@ -27,7 +28,7 @@ export class SqlApiKeyStore extends ApiKeyStore {
   async insert(apiKey: ApiKey, keyHash: string, max: number, onInserted?: (tx: SqlRunner) => Promise<void>): Promise<boolean> {
     return this.sql.transaction(async (tx) => {
       // The user's row, locked: two concurrent creations cannot both pass the count.
-      await tx.rows('SELECT 1 FROM users WHERE id = $1 FOR UPDATE', [apiKey.userId]);
+      await tx.rows(`SELECT 1 FROM ${ACCOUNT_SUMMARIES} WHERE user_id = $1 FOR UPDATE`, [apiKey.userId]);
       const [{ count }] = await tx.rows<{ count: number }>('SELECT count(*)::int AS count FROM api_keys WHERE user_id = $1', [apiKey.userId]);
       if (count >= max) return false;
       await tx.rows('INSERT INTO api_keys (key_id, user_id, name, scope, key_hash, created_at) VALUES ($1, $2, $3, $4, $5, $6)', [
@@ -67,7 +68,7 @@ export class SqlApiKeyStore extends ApiKeyStore {
 
   async findByHash(keyHash: string): Promise<{ apiKey: ApiKey; emailVerified: boolean } | null> {
     const [row] = await this.sql.rows<ApiKeyRow & { email_verified: boolean }>(
-      `SELECT ${COLUMNS}, u.email_verified_at IS NOT NULL AS email_verified FROM api_keys k JOIN users u ON u.id = k.user_id WHERE k.key_hash = $1`,
+      `SELECT ${COLUMNS}, u.email_verified FROM api_keys k JOIN ${ACCOUNT_SUMMARIES} u ON u.user_id = k.user_id WHERE k.key_hash = $1`,
       [keyHash],
       'api_key_by_hash',
     );

@@ -177,9 +177,9 @@ describe('DashboardService', () => {
 
     it('online: the filter and every row\'s online field are computed at one instant', async () => {
       const { queries, service } = setUp();
-      queries.add({ device_id: 'gw-0001', owner_id: ALICE.userId, last_seen_at: at(-180_000) });
-      queries.add({ device_id: 'gw-0002', owner_id: ALICE.userId, last_seen_at: at(-181_000) });
-      queries.add({ device_id: 'gw-0003', owner_id: ALICE.userId, last_seen_at: at(-181_000), config_overrides: { telemetryIntervalSec: 61 } });
+      queries.add({ device_id: 'gw-0001', owner_id: ALICE.userId, last_telemetry_at: at(-180_000) });
+      queries.add({ device_id: 'gw-0002', owner_id: ALICE.userId, last_telemetry_at: at(-181_000) });
+      queries.add({ device_id: 'gw-0003', owner_id: ALICE.userId, last_telemetry_at: at(-181_000), config_overrides: { telemetryIntervalSec: 61 } });
 
       const online = await service.devices(ALICE, 10, undefined, { online: true });
       const offline = await service.devices(ALICE, 10, undefined, { online: false });
@@ -196,23 +196,30 @@ describe('DashboardService', () => {
     });
   });
 
-  describe('isOnline: seen within three telemetry intervals', () => {
+  describe('isOnline: telemetry within three telemetry intervals', () => {
     it.each([
-      ['seen 3 fleet-default intervals ago (180 s): online', -180_000, {}, true],
-      ['seen 181 s ago with the 60 s default: offline', -181_000, {}, false],
-      ['seen 29 min ago with a 600 s override: online', -29 * MINUTE, { telemetryIntervalSec: 600 }, true],
-      ['seen 31 min ago with a 600 s override: offline', -31 * MINUTE, { telemetryIntervalSec: 600 }, false],
-    ])('%s', async (_name, seenOffset, overrides, online) => {
+      ['telemetry 3 fleet-default intervals ago (180 s): online', -180_000, {}, true],
+      ['telemetry 181 s ago with the 60 s default: offline', -181_000, {}, false],
+      ['telemetry 29 min ago with a 600 s override: online', -29 * MINUTE, { telemetryIntervalSec: 600 }, true],
+      ['telemetry 31 min ago with a 600 s override: offline', -31 * MINUTE, { telemetryIntervalSec: 600 }, false],
+    ])('%s', async (_name, telemetryOffset, overrides, online) => {
       const { queries, service } = setUp();
-      const device = queries.add({ device_id: 'gw-0001', last_seen_at: at(seenOffset), config_overrides: overrides });
+      const device = queries.add({ device_id: 'gw-0001', last_telemetry_at: at(telemetryOffset), config_overrides: overrides });
 
       expect(service.isOnline(device, await service.fleetDefaults())).toBe(online);
     });
 
-    it('never seen: offline', async () => {
+    it('never sent telemetry: offline', async () => {
       const { queries, service } = setUp();
 
       expect(service.isOnline(queries.add({ device_id: 'gw-0001' }), DEFAULTS)).toBe(false);
+    });
+
+    it('polling without telemetry: offline, however recently it was seen', async () => {
+      const { queries, service } = setUp();
+
+      expect(service.isOnline(queries.add({ device_id: 'gw-0001', last_seen_at: at(-1_000), last_telemetry_at: at(-181_000) }), DEFAULTS)).toBe(false);
+      expect(service.isOnline(queries.add({ device_id: 'gw-0002', last_seen_at: at(-1_000) }), DEFAULTS)).toBe(false);
     });
   });
 

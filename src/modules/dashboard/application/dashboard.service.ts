@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { Clock } from '../../../config/config.module.js';
 import { type FieldError, NotFoundError, ValidationFailedError } from '../../../shared/domain-error.js';
 import { decodeCursor, encodeCursor } from '../../../shared/http/cursor.js';
-import { type FleetDefaults, FleetDefaultsStore, MAX_TAGS, NAME_MAX_LENGTH, normalizeTag } from '../../devices/index.js';
+import { type FleetDefaults, FleetDefaultsStore, isDeviceOnline, MAX_TAGS, NAME_MAX_LENGTH, normalizeTag } from '../../devices/index.js';
 import { DEVICE_ID_PATTERN } from '../../../shared/kernel/device-id.js';
 import { FirmwareVersion } from '../../../shared/kernel/firmware-version.js';
 import { type ExportParams, type History, type HistoryParams, type TelemetryExport, TelemetryHistoryService } from '../../telemetry/index.js';
@@ -68,10 +68,9 @@ export class DashboardService {
     return { items, nextCursor: rows.length > limit ? encodeCursor(items[items.length - 1].device_id) : null };
   }
 
-  /** Online: seen within three of the device's telemetry intervals (the list's online filter says the same in SQL). */
+  /** Online by the devices module's one rule (isDeviceOnline); the list's online filter says the same in SQL. */
   isOnline(device: DeviceSummaryRow, defaults: FleetDefaults, now: Date = this.clock.now()): boolean {
-    const intervalSec = device.config_overrides.telemetryIntervalSec ?? defaults.settings.telemetryIntervalSec;
-    return device.last_seen_at !== null && now.getTime() - device.last_seen_at.getTime() <= 3 * intervalSec * 1000;
+    return isDeviceOnline(device.last_telemetry_at, device.config_overrides.telemetryIntervalSec ?? defaults.settings.telemetryIntervalSec, now);
   }
 
   /** Where the viewer's view of a device's history starts: a later owner sees nothing from before the release that preceded their claim. */

@@ -21,6 +21,7 @@ export interface DeviceSummaryRow extends DeviceVisibilityRow {
   owner_email: string | null;
   claimed_at: Date | null;
   last_seen_at: Date | null;
+  last_telemetry_at: Date | null;
   config_overrides: ConfigOverrides;
   config_revision: number;
   applied_config_version: number | null;

@@ -43,7 +43,7 @@ export class ListDevicesQuery extends PageQuery(100) {
 
   @ApiPropertyOptional({
     type: 'boolean',
-    description: 'Only devices that are online (true) or not (false), by the rule of the `online` field: seen within three of the device\'s telemetry intervals.',
+    description: 'Only devices that are online (true) or not (false), by the rule of the `online` field: telemetry within three of the device\'s telemetry intervals.',
     example: false,
   })
   @Optional()
@@ -178,7 +178,7 @@ export class DashboardDeviceResponse {
   @ApiProperty({ type: 'string', format: 'date-time', nullable: true, example: '2026-11-21T12:00:00.000Z' })
   lastSeenAt!: string | null;
 
-  @ApiProperty({ description: 'Seen within three telemetry intervals.', example: true })
+  @ApiProperty({ description: 'Telemetry received within three of the device\'s telemetry intervals (contact without telemetry, as in lastSeenAt, does not count).', example: true })
   online!: boolean;
 
   @ApiProperty({ type: [LatestMetricResponse], description: 'Latest value of every metric per battery.' })

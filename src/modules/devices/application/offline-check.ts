@@ -11,8 +11,8 @@ import { FleetDefaultsStore } from './fleet-defaults.js';
 const OFFLINE_CHECK_LOCK = 7_221_950_004;
 
 /**
- * Every OFFLINE_CHECK_INTERVAL_MS, one instance (advisory lock) marks offline the devices whose
- * telemetry stopped for 3 of their telemetry intervals and records one device.offline each. The
+ * Every OFFLINE_CHECK_INTERVAL_MS, one instance (advisory lock) marks offline the devices no longer
+ * online by the one rule (domain/device-online.ts) and records one device.offline each. The
  * next telemetry of such a device records device.online (OnlineTransitions, told by the ingest flush).
  */
 @Injectable()

@@ -88,8 +88,8 @@ export abstract class DeviceRepository {
   /** Devices of `ownerId`, most recently claimed first (then by deviceId), after the position `after`. */
   abstract listOwnedBy(ownerId: string, page: OwnedDevicesPage): Promise<Device[]>;
   /**
-   * Marks offline, as of `now`, every device whose telemetry stopped for 3 of its telemetry
-   * intervals (its override, else `defaultIntervalSec`); `onOffline` runs in the same transaction
+   * Marks offline, as of `now`, every device no longer online by isDeviceOnline (device-online.ts),
+   * with its telemetry interval (its override, else `defaultIntervalSec`); `onOffline` runs in the same transaction
    * with the devices marked. A device without telemetry yet is never marked.
    */
   abstract markSilentOffline(now: Date, defaultIntervalSec: number, onOffline: (tx: SqlRunner, devices: SilentDevice[]) => Promise<void>): Promise<number>;

@@ -6,6 +6,7 @@ import { Device, type DeviceState } from '../domain/device.js';
 import type { SqlRunner } from '../../../shared/database/sql-runner.js';
 import type { DeviceLabelsPatch } from '../domain/device-labels.js';
 import { DeviceRepository, type AdminChange, type AdminChanged, type OwnedDevicesPage, type OwnershipChanged, type ReturnedDevice, type SilentDevice } from '../domain/device.repository.js';
+import { DEVICE_ONLINE } from '../sql-api.js';
 import { DeviceRecord } from './device.record.js';
 
 function toDomain(record: DeviceRecord): Device {
@@ -264,7 +265,7 @@ export class TypeOrmDeviceRepository extends DeviceRepository {
         `UPDATE devices d SET offline_since = $1
            FROM (SELECT device_id FROM devices
                   WHERE offline_since IS NULL AND last_telemetry_at IS NOT NULL
-                    AND last_telemetry_at < $1::timestamptz - make_interval(secs => 3 * COALESCE((config_overrides->>'telemetryIntervalSec')::int, $2::int))
+                    AND NOT ${DEVICE_ONLINE}(last_telemetry_at, COALESCE((config_overrides->>'telemetryIntervalSec')::int, $2::int), $1::timestamptz)
                   ORDER BY device_id FOR NO KEY UPDATE SKIP LOCKED) AS silent
           WHERE d.device_id = silent.device_id
           RETURNING d.device_id, d.owner_id, d.last_telemetry_at`,

@@ -1,14 +1,11 @@
 import { Injectable } from '@nestjs/common';
 import { JobQueue } from '../../../shared/jobs/job-queue.js';
-import { sequenceOf, type DeviceEvent } from '../domain/device-event.js';
-import { EventReader } from './event-reader.js';
+import { sequenceOf, type DispatchedEvent } from '../domain/device-event.js';
+import { EventReader } from '../domain/event-reader.js';
+
+export type { DispatchedEvent } from '../domain/device-event.js';
 
 export const EVENT_DISPATCH_QUEUE = 'events.dispatch';
-
-/** An event as channels see it: with the owner it happened to. */
-export interface DispatchedEvent extends DeviceEvent {
-  ownerId: string | null;
-}
 
 /**
  * Where an event goes beyond the log (webhooks, e-mail). A channel only enqueues its own jobs, with

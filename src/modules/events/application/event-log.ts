@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import type { SqlRunner } from '../../../shared/database/sql.js';
 import { JobQueue } from '../../../shared/jobs/job-queue.js';
 import { eventIdOf, type NewDeviceEvent } from '../domain/device-event.js';
+import { DeviceEventStore } from '../domain/device-event.store.js';
 import { EVENT_DISPATCH_QUEUE } from './event-dispatch.js';
 
 /**
@@ -11,15 +12,14 @@ import { EVENT_DISPATCH_QUEUE } from './event-dispatch.js';
  */
 @Injectable()
 export class EventLog {
-  constructor(private readonly jobs: JobQueue) {}
+  constructor(
+    private readonly jobs: JobQueue,
+    private readonly store: DeviceEventStore,
+  ) {}
 
   /** Records the event and, in the same transaction, the job that hands it to the channels. */
   async record(tx: SqlRunner, event: NewDeviceEvent): Promise<string> {
-    const [row] = await tx.rows<{ id: string }>(
-      'INSERT INTO device_events (type, device_id, owner_id, occurred_at, data) VALUES ($1, $2, $3, $4, $5) RETURNING id',
-      [event.type, event.deviceId, event.ownerId, event.occurredAt, JSON.stringify(event.data)],
-    );
-    const eventId = eventIdOf(row.id);
+    const eventId = eventIdOf(await this.store.insert(tx, event));
     await this.jobs.send(EVENT_DISPATCH_QUEUE, { eventId }, {}, tx);
     return eventId;
   }

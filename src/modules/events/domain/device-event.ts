@@ -34,6 +34,11 @@ export interface DeviceEvent {
   data: Record<string, unknown>;
 }
 
+/** An event as channels and streams see it: with the owner it happened to. */
+export interface DispatchedEvent extends DeviceEvent {
+  ownerId: string | null;
+}
+
 export const eventIdOf = (sequence: string): string => `evt_${sequence}`;
 
 /** The sequence inside an event id, or null when the text is not one. */

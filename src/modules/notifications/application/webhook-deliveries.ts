@@ -6,8 +6,7 @@ import { deliveryQueue, JobAttemptFailed, JobQueue } from '../../../shared/jobs/
 import { EventDispatch, type DispatchedEvent, type EventChannel } from '../../events/index.js';
 import { receives } from '../domain/webhook.js';
 import { WebhookStore } from '../domain/webhook.store.js';
-import { SecretBox } from '../infrastructure/secret-box.js';
-import { signWebhook, WebhookHttpClient } from '../infrastructure/webhook-http-client.js';
+import { WebhookSecrets, WebhookTransport } from '../domain/webhook-transport.js';
 import { NotificationMails } from './notification-mails.js';
 
 export const WEBHOOK_QUEUE = 'webhook.deliver';
@@ -42,18 +41,17 @@ export function webhookPayload(event: DispatchedEvent): WebhookJob['payload'] {
 @Injectable()
 export class WebhookDeliveries implements EventChannel, OnModuleInit {
   private readonly logger = new Logger('Webhooks');
-  private readonly client: WebhookHttpClient;
 
   constructor(
     private readonly jobs: JobQueue,
     private readonly webhooks: WebhookStore,
-    private readonly box: SecretBox,
+    private readonly secrets: WebhookSecrets,
+    private readonly transport: WebhookTransport,
     private readonly dispatch: EventDispatch,
     private readonly mails: NotificationMails,
     private readonly clock: Clock,
     private readonly env: Env,
   ) {
-    this.client = new WebhookHttpClient({ allowPrivateTargets: env.WEBHOOK_ALLOW_PRIVATE_TARGETS });
     jobs.define<WebhookJob>(deliveryQueue(WEBHOOK_QUEUE, env), (job) => this.deliver(job), { concurrency: 4 });
   }
 
@@ -75,7 +73,7 @@ export class WebhookDeliveries implements EventChannel, OnModuleInit {
     if (!webhook || !webhook.enabled) return;
     const body = JSON.stringify(job.payload);
     const now = this.clock.now();
-    const attempt = await this.client.post(webhook.url, signWebhook(this.box.open(webhook.secretSealed), job.messageId, now, body), body);
+    const attempt = await this.transport.post(webhook.url, this.secrets.open(webhook.secretSealed), job.messageId, now, body);
     if (attempt.ok) {
       await this.webhooks.markSucceeded(webhook.webhookId);
       return;

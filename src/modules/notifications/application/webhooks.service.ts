@@ -9,8 +9,7 @@ import { DEVICE_EVENT_TYPES } from '../../events/index.js';
 import { MAX_WEBHOOKS_PER_USER, type Webhook } from '../domain/webhook.js';
 import { WebhookStore } from '../domain/webhook.store.js';
 import { WebhookTarget } from '../domain/webhook-target.js';
-import { SecretBox } from '../infrastructure/secret-box.js';
-import { newWebhookSecret } from '../infrastructure/webhook-http-client.js';
+import { WebhookSecrets } from '../domain/webhook-transport.js';
 import { WEBHOOK_QUEUE, type WebhookJob } from './webhook-deliveries.js';
 
 export class WebhookDisabledError extends DomainError {
@@ -30,7 +29,7 @@ export class TooManyWebhooksError extends DomainError {
 export class WebhooksService {
   constructor(
     private readonly webhooks: WebhookStore,
-    private readonly box: SecretBox,
+    private readonly secrets: WebhookSecrets,
     private readonly jobs: JobQueue,
     private readonly clock: Clock,
     private readonly env: Env,
@@ -49,8 +48,8 @@ export class WebhooksService {
       failingSince: null,
       disabledAt: null,
     };
-    const secret = newWebhookSecret();
-    if (!(await this.webhooks.insert(webhook, this.box.seal(secret), MAX_WEBHOOKS_PER_USER))) throw new TooManyWebhooksError();
+    const secret = this.secrets.create();
+    if (!(await this.webhooks.insert(webhook, this.secrets.seal(secret), MAX_WEBHOOKS_PER_USER))) throw new TooManyWebhooksError();
     return { webhook, secret };
   }
 

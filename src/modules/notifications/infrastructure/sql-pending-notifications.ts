@@ -1,10 +1,14 @@
 import { Injectable } from '@nestjs/common';
 import { Sql } from '../../../shared/database/sql.js';
+import { EventReader, sequenceOf } from '../../events/index.js';
 import { PendingNotifications, type NotifiedEvent } from '../domain/pending-notifications.js';
 
 @Injectable()
 export class SqlPendingNotifications extends PendingNotifications {
-  constructor(private readonly sql: Sql) {
+  constructor(
+    private readonly sql: Sql,
+    private readonly events: EventReader,
+  ) {
     super();
   }
 
@@ -14,16 +18,16 @@ export class SqlPendingNotifications extends PendingNotifications {
 
   drain(userId: string, send: (events: NotifiedEvent[]) => Promise<void>): Promise<number> {
     return this.sql.transaction(async (tx) => {
-      const rows = await tx.rows<{ id: string; type: string; device_id: string; occurred_at: Date; data: Record<string, unknown> }>(
-        `SELECT e.id, e.type, e.device_id, e.occurred_at, e.data
-           FROM pending_notifications p JOIN device_events e ON e.id = p.event_id
-          WHERE p.user_id = $1 ORDER BY e.id FOR UPDATE OF p SKIP LOCKED`,
-        [userId],
+      const pending = await tx.rows<{ event_id: string }>('SELECT event_id FROM pending_notifications WHERE user_id = $1 ORDER BY event_id FOR UPDATE SKIP LOCKED', [userId]);
+      if (pending.length === 0) return 0;
+      // In this transaction, which holds the notifications: their events cannot go (deleting an event deletes its notifications).
+      const events = await this.events.byIds(
+        pending.map((row) => row.event_id),
+        tx,
       );
-      if (rows.length === 0) return 0;
-      await send(rows.map((row) => ({ id: `evt_${row.id}`, type: row.type, deviceId: row.device_id, occurredAt: row.occurred_at, data: row.data })));
-      await tx.rows('DELETE FROM pending_notifications WHERE user_id = $1 AND event_id = ANY($2::bigint[])', [userId, rows.map((row) => row.id)]);
-      return rows.length;
+      await send(events.map((event) => ({ id: event.id, type: event.type, deviceId: event.deviceId, occurredAt: event.occurredAt, data: event.data })));
+      await tx.rows('DELETE FROM pending_notifications WHERE user_id = $1 AND event_id = ANY($2::bigint[])', [userId, events.map((event) => sequenceOf(event.id))]);
+      return events.length;
     });
   }
 }

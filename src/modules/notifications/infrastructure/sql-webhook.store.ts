@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { Sql } from '../../../shared/database/sql.js';
+import { ACCOUNT_SUMMARIES } from '../../accounts/sql-api.js';
 import type { Webhook } from '../domain/webhook.js';
 import { WebhookStore } from '../domain/webhook.store.js';
 
@@ -37,7 +38,7 @@ export class SqlWebhookStore extends WebhookStore {
   async insert(webhook: Webhook, secretSealed: string, max: number): Promise<boolean> {
     return this.sql.transaction(async (tx) => {
       // The user's row, locked: two concurrent registrations cannot both pass the count.
-      await tx.rows('SELECT 1 FROM users WHERE id = $1 FOR UPDATE', [webhook.userId]);
+      await tx.rows(`SELECT 1 FROM ${ACCOUNT_SUMMARIES} WHERE user_id = $1 FOR UPDATE`, [webhook.userId]);
       const [{ count }] = await tx.rows<{ count: number }>('SELECT count(*)::int AS count FROM webhooks WHERE user_id = $1', [webhook.userId]);
       if (count >= max) return false;
       await tx.rows(
@@ -63,7 +64,7 @@ export class SqlWebhookStore extends WebhookStore {
 
   async recipientsOf(ownerId: string | null): Promise<Webhook[]> {
     const rows = await this.sql.rows<WebhookRow>(
-      `SELECT ${COLUMNS} FROM webhooks w JOIN users u ON u.id = w.user_id
+      `SELECT ${COLUMNS} FROM webhooks w JOIN ${ACCOUNT_SUMMARIES} u ON u.user_id = w.user_id
         WHERE w.enabled AND (w.user_id = $1::uuid OR u.role = 'admin') ORDER BY w.webhook_id`,
       [ownerId],
     );

@@ -5,8 +5,9 @@ import https from 'node:https';
 import { Webhook } from 'standardwebhooks';
 import { isPublicAddress, WebhookTarget, WebhookUrlNotAllowedError } from '../domain/webhook-target.js';
 
-/** The outcome of one delivery attempt. `errorCode` is stable UPPER_SNAKE_CASE, fit to store and show. */
-export type WebhookAttempt = { ok: true; status: number } | { ok: false; status?: number; errorCode: string };
+import type { WebhookAttempt } from '../domain/webhook-transport.js';
+
+export type { WebhookAttempt } from '../domain/webhook-transport.js';
 
 /** `dns.promises.lookup` with `all: true`; a seam so tests can answer for DNS. */
 export type ResolveHost = (hostname: string, options: { all: true }) => Promise<LookupAddress[]>;

@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { Sql, type SqlRunner } from '../../../shared/database/sql.js';
+import { DeviceReports } from '../../devices/index.js';
 import type { OtaEvent, OtaEventType } from '../domain/ota-event.js';
 import { OtaEventStore, type HistoryFilter, type OtaEventBatch, type ReleaseStateChange, type StoredOtaEvent } from '../domain/ota-event.store.js';
 
@@ -21,23 +22,24 @@ interface EventRow {
  * bench/README.md (S1/S2): one multi-row INSERT from unnest and a conditional upsert (later events
  * win), neither of which TypeORM's query builder can express.
  *
- * The one writer of `devices` outside the devices module, on purpose: the batch locks the device's
- * row and moves firmware_version/firmware_reported_at and last_seen_at in the same transaction as
- * the events that report them, so a retried, late or concurrent batch can neither lose nor reorder
- * a report; through DevicesService it would take a second transaction, which would wait for the
- * lock this one holds. Tested in test/e2e/ota-events.e2e-spec.ts. last_seen_at follows the devices
- * table's one rule: it only moves forward (GREATEST).
+ * The batch locks the device's row and moves its firmware version and last_seen_at through the
+ * devices module's DeviceReports, in the same transaction as the events that report them, so a
+ * retried, late or concurrent batch can neither lose nor reorder a report. Tested in
+ * test/e2e/ota-events.e2e-spec.ts.
  */
 @Injectable()
 export class SqlOtaEvents extends OtaEventStore {
-  constructor(private readonly sql: Sql) {
+  constructor(
+    private readonly sql: Sql,
+    private readonly devices: DeviceReports,
+  ) {
     super();
   }
 
   inBatch<T>(deviceId: string, work: (batch: OtaEventBatch) => Promise<T>): Promise<T | null> {
     return this.sql.transaction(async (tx) => {
-      const [device] = await tx.rows<{ firmware_reported_at: Date | null; owner_id: string | null }>('SELECT firmware_reported_at, owner_id FROM devices WHERE device_id = $1 FOR UPDATE', [deviceId]);
-      return device ? work(new SqlOtaEventBatch(tx, deviceId, device.firmware_reported_at, device.owner_id)) : null;
+      const device = await this.devices.lock(tx, deviceId);
+      return device ? work(new SqlOtaEventBatch(tx, deviceId, device.firmwareReportedAt, device.ownerId, this.devices)) : null;
     });
   }
 
@@ -75,6 +77,7 @@ class SqlOtaEventBatch implements OtaEventBatch {
     private readonly deviceId: string,
     readonly firmwareReportedAt: Date | null,
     readonly ownerId: string | null,
+    private readonly devices: DeviceReports,
   ) {}
 
   async storedProgress(toVersions: string[], from: Date, to: Date): Promise<Map<string, Date[]>> {
@@ -128,13 +131,12 @@ class SqlOtaEventBatch implements OtaEventBatch {
     );
   }
 
-  /** A write to `devices` (see SqlOtaEvents): under the row lock taken by inBatch. */
-  async setFirmwareVersion(version: string, reportedAt: Date): Promise<void> {
-    await this.tx.rows('UPDATE devices SET firmware_version = $2, firmware_reported_at = $3 WHERE device_id = $1', [this.deviceId, version, reportedAt]);
+  /** Under the row lock taken by inBatch. */
+  setFirmwareVersion(version: string, reportedAt: Date): Promise<void> {
+    return this.devices.setFirmwareVersion(this.tx, this.deviceId, version, reportedAt);
   }
 
-  /** A write to `devices` (see SqlOtaEvents): monotonic, so a batch that commits late never moves it back. */
-  async touchLastSeen(now: Date): Promise<void> {
-    await this.tx.rows('UPDATE devices SET last_seen_at = GREATEST(last_seen_at, $2) WHERE device_id = $1', [this.deviceId, now]);
+  touchLastSeen(now: Date): Promise<void> {
+    return this.devices.seen(this.tx, this.deviceId, now);
   }
 }

@@ -1,8 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import { IsNull, Not } from 'typeorm';
 import { ChangeFeed } from '../../../shared/database/change-feed.js';
+import { DEVICE_OWNERS, DEVICE_SUMMARIES } from '../../devices/sql-api.js';
 import { Orm } from '../../../shared/database/orm.js';
-import { DEVICE_DIRECTORY } from '../../devices/index.js';
 import type { FirmwareRelease } from '../domain/firmware-release.js';
 import type { SqlRunner } from '../../../shared/database/sql-runner.js';
 import { FirmwareReleaseRepository, type ReleaseCounts, type ReleaseFilter, type RolloutDevice } from '../domain/firmware-release.repository.js';
@@ -135,7 +135,7 @@ export class TypeOrmFirmwareReleaseRepository extends FirmwareReleaseRepository 
           .select('s.deviceId', 'deviceId')
           .addSelect('d.owner_id', 'ownerId')
           .from(DeviceReleaseStateRecord, 's')
-          .innerJoin(DEVICE_DIRECTORY, 'd', 'd.device_id = s.deviceId')
+          .innerJoin(DEVICE_OWNERS, 'd', 'd.device_id = s.deviceId')
           .where('s.releaseId = :id', { id })
           .orderBy('s.deviceId')
           .getRawMany<RolloutDevice>();
@@ -163,7 +163,7 @@ export class TypeOrmFirmwareReleaseRepository extends FirmwareReleaseRepository 
           'rolledBack',
         )
         .from(DeviceReleaseStateRecord, 's')
-        .innerJoin(DEVICE_DIRECTORY, 'd', 'd.device_id = s.deviceId')
+        .innerJoin(DEVICE_SUMMARIES, 'd', 'd.device_id = s.deviceId')
         .innerJoin(FirmwareReleaseRecord, 'r', 'r.id = s.releaseId')
         .where('s.releaseId = :id', { id })
         .setParameter('stalledBefore', stalledBefore);

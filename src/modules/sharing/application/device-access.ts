@@ -1,27 +1,21 @@
 import { Injectable } from '@nestjs/common';
-import { Sql } from '../../../shared/database/sql.js';
 import { NotFoundError } from '../../../shared/domain-error.js';
-import { type DeviceGrant, type DeviceRole, type DeviceViewer, mayManage } from '../domain/device-share.js';
+import { DeviceGrants } from '../domain/device-grants.js';
+import { type DeviceGrant, type DeviceViewer, mayManage } from '../domain/device-share.js';
 import { ShareRoleError } from '../domain/sharing.errors.js';
-import { roleOn } from '../infrastructure/visibility-sql.js';
 
 /**
- * "What is this viewer to this device?", answered by the one visibility rule (visibility-sql.ts) in
+ * "What is this viewer to this device?", answered by the one visibility rule (VISIBLE_DEVICES) in
  * one primary-key read: every per-device check (history, OTA history, configuration, alert rules,
- * names and tags) asks here. Lists and logs use the same rule as SQL.
+ * names and tags) asks here. Lists and logs use the same rule in SQL.
  */
 @Injectable()
 export class DeviceAccess {
-  constructor(private readonly sql: Sql) {}
+  constructor(private readonly grants: DeviceGrants) {}
 
   /** The viewer's grant on the device, or null when they cannot see it (or it does not exist). */
-  async grantOf(viewer: DeviceViewer, deviceId: string): Promise<DeviceGrant | null> {
-    const [row] = await this.sql.rows<{ role: DeviceRole | null; owner_id: string | null; visible_since: Date | null }>(
-      `SELECT ${roleOn('d', '$2::boolean', '$3::uuid')} AS role, d.owner_id, d.visible_since FROM devices d WHERE d.device_id = $1`,
-      [deviceId, viewer.isAdmin, viewer.userId],
-      'device_access',
-    );
-    return row?.role ? { role: row.role, ownerId: row.owner_id, visibleSince: row.visible_since } : null;
+  grantOf(viewer: DeviceViewer, deviceId: string): Promise<DeviceGrant | null> {
+    return this.grants.grantOf(viewer, deviceId);
   }
 
   /** The grant of a viewer who sees the device; anyone else gets the 404 of a device that does not exist. */

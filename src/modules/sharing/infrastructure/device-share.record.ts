@@ -3,7 +3,7 @@ import type { ShareRole } from '../domain/device-share.js';
 
 /**
  * A device shared with an e-mail address. `userId` is null until an account with that address is
- * verified; the share counts only while `grantedBy` still owns the device (visibility-sql.ts).
+ * verified; the share counts only while `grantedBy` still owns the device (SHARED_WITH, sql-api.ts).
  */
 @Entity({ name: 'device_shares' })
 @Check('device_shares_role_check', "role IN ('viewer', 'installer')")

@@ -3,6 +3,9 @@ import { Sql, type SqlRunner } from '../../../shared/database/sql.js';
 import type { DeviceShare, ShareRole } from '../domain/device-share.js';
 import { CHANGE_CHANNEL, ChangeFeed } from '../../../shared/database/change-feed.js';
 import { type ShareChange, shareChangesKey, SHARES_TOPIC, ShareStore, type ShareStored, type UpsertResult } from '../domain/share.store.js';
+import { ACCOUNT_SUMMARIES } from '../../accounts/sql-api.js';
+import { DEVICE_OWNERS } from '../../devices/sql-api.js';
+import { SHARED_WITH } from '../sql-api.js';
 
 interface ShareRow {
   share_id: string;
@@ -40,7 +43,7 @@ export class SqlShareStore extends ShareStore {
   }
 
   async ownerEmail(ownerId: string, deviceId: string): Promise<string | null> {
-    const [row] = await this.sql.rows<{ email: string }>('SELECT u.email FROM devices d JOIN users u ON u.id = d.owner_id WHERE d.device_id = $1 AND d.owner_id = $2', [deviceId, ownerId]);
+    const [row] = await this.sql.rows<{ email: string }>(`SELECT u.email FROM ${DEVICE_OWNERS} d JOIN ${ACCOUNT_SUMMARIES} u ON u.user_id = d.owner_id WHERE d.device_id = $1 AND d.owner_id = $2`, [deviceId, ownerId]);
     return row?.email ?? null;
   }
 
@@ -48,7 +51,7 @@ export class SqlShareStore extends ShareStore {
     const changes: ShareChange[] = [];
     const result = await this.sql.transaction(async (tx): Promise<UpsertResult> => {
       // The device row, locked: the owner cannot change, nor two shares both pass the limit, until commit.
-      const owned = await tx.rows('SELECT 1 FROM devices WHERE device_id = $1 AND owner_id = $2 FOR UPDATE', [share.deviceId, grantedBy]);
+      const owned = await tx.rows(`SELECT 1 FROM ${DEVICE_OWNERS} WHERE device_id = $1 AND owner_id = $2 FOR UPDATE`, [share.deviceId, grantedBy]);
       if (owned.length === 0) return { kind: 'not-owner' };
       const [{ count }] = await tx.rows<{ count: number }>('SELECT count(*)::int AS count FROM device_shares WHERE device_id = $1 AND granted_by = $2 AND email <> $3', [
         share.deviceId,
@@ -59,7 +62,7 @@ export class SqlShareStore extends ShareStore {
       // A share left by an earlier owner (none survive a release; an ownership change by other means) is replaced as new.
       const [row] = await tx.rows<ShareRow & { user_id: string | null; inserted: boolean }>(
         `INSERT INTO device_shares (share_id, device_id, granted_by, email, user_id, role, created_at)
-         VALUES ($1, $2, $3, $4::varchar, (SELECT id FROM users WHERE email = $4::varchar AND email_verified_at IS NOT NULL), $5, $6)
+         VALUES ($1, $2, $3, $4::varchar, (SELECT user_id FROM ${ACCOUNT_SUMMARIES} WHERE email = $4::varchar AND email_verified), $5, $6)
          ON CONFLICT (device_id, email) DO UPDATE SET
            role = EXCLUDED.role,
            user_id = EXCLUDED.user_id,
@@ -118,7 +121,7 @@ export class SqlShareStore extends ShareStore {
     // Announced at the commit of the caller's transaction (an account deletion), to every instance this one included.
     const deleted = await tx.rows<Changed>(
       `DELETE FROM device_shares
-        WHERE granted_by = $1 OR user_id = $1 OR (user_id IS NULL AND email = (SELECT email FROM users WHERE id = $1))
+        WHERE granted_by = $1 OR user_id = $1 OR (user_id IS NULL AND email = (SELECT email FROM ${ACCOUNT_SUMMARIES} WHERE user_id = $1))
         RETURNING user_id, device_id`,
       [userId],
     );
@@ -127,10 +130,7 @@ export class SqlShareStore extends ShareStore {
   }
 
   async activeOf(userId: string): Promise<Map<string, string>> {
-    const rows = await this.sql.rows<{ device_id: string; granted_by: string }>(
-      'SELECT s.device_id, s.granted_by FROM device_shares s JOIN devices d ON d.device_id = s.device_id AND d.owner_id = s.granted_by WHERE s.user_id = $1',
-      [userId],
-    );
-    return new Map(rows.map((row) => [row.device_id, row.granted_by]));
+    const rows = await this.sql.rows<{ device_id: string; owner_id: string }>(`SELECT device_id, owner_id FROM ${SHARED_WITH}($1::uuid)`, [userId]);
+    return new Map(rows.map((row) => [row.device_id, row.owner_id]));
   }
 }

@@ -3,9 +3,9 @@ import { CustomerAuthenticator, StreamTicketAuthenticator, type CustomerPrincipa
 import { Clock } from '../../../config/config.module.js';
 import { Env } from '../../../config/env.js';
 import { SecretHasher } from '../../../shared/crypto/secret-hasher.js';
-import { Sql } from '../../../shared/database/sql.js';
 import { UnauthorizedError } from '../../../shared/domain-error.js';
 import { FailureLimiter } from '../../../shared/rate-limit/failure-limiter.js';
+import { StreamTicketStore } from '../domain/stream-ticket.store.js';
 
 export const TICKET_TTL_SEC = 60;
 const TICKET_FORMAT = /^st_[A-Za-z0-9_-]{43}$/;
@@ -22,7 +22,7 @@ const TICKET_FORMAT = /^st_[A-Za-z0-9_-]{43}$/;
 @Injectable()
 export class StreamTickets extends StreamTicketAuthenticator {
   constructor(
-    private readonly sql: Sql,
+    private readonly tickets: StreamTicketStore,
     private readonly hasher: SecretHasher,
     private readonly accounts: CustomerAuthenticator,
     private readonly limiter: FailureLimiter,
@@ -36,10 +36,10 @@ export class StreamTickets extends StreamTicketAuthenticator {
     if (!customer.session) throw new UnauthorizedError();
     const ticket = `st_${SecretHasher.randomToken()}`;
     const now = this.clock.now();
-    await this.sql.rows(
-      `WITH expired AS (DELETE FROM stream_tickets WHERE expires_at < $5)
-       INSERT INTO stream_tickets (ticket_hash, user_id, session_id, token_version, expires_at) VALUES ($1, $2, $3, $4, $6)`,
-      [this.hasher.hmac(ticket), customer.userId, customer.session.sid, customer.session.tv, now, new Date(now.getTime() + TICKET_TTL_SEC * 1000)],
+    await this.tickets.add(
+      this.hasher.hmac(ticket),
+      { userId: customer.userId, sessionId: customer.session.sid, tokenVersion: customer.session.tv, expiresAt: new Date(now.getTime() + TICKET_TTL_SEC * 1000) },
+      now,
     );
     return { ticket, expiresIn: TICKET_TTL_SEC };
   }
@@ -49,12 +49,9 @@ export class StreamTickets extends StreamTicketAuthenticator {
     return this.limiter.guard([bucket], async () => {
       const refused = new UnauthorizedError('The stream ticket is not valid: unknown, used or expired. Ask for a new one.');
       if (!TICKET_FORMAT.test(ticket)) throw refused;
-      const [row] = await this.sql.rows<{ user_id: string; session_id: string; token_version: number; expires_at: Date }>(
-        'DELETE FROM stream_tickets WHERE ticket_hash = $1 RETURNING user_id, session_id, token_version, expires_at',
-        [this.hasher.hmac(ticket)],
-      );
-      if (!row || row.expires_at.getTime() <= this.clock.now().getTime()) throw refused;
-      return this.accounts.authenticate({ sub: row.user_id, tv: row.token_version, sid: row.session_id });
+      const stored = await this.tickets.take(this.hasher.hmac(ticket));
+      if (!stored || stored.expiresAt.getTime() <= this.clock.now().getTime()) throw refused;
+      return this.accounts.authenticate({ sub: stored.userId, tv: stored.tokenVersion, sid: stored.sessionId });
     });
   }
 }

@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { NotFoundError } from '../../../shared/domain-error.js';
 import { eventFrame } from '../domain/sse.js';
 import { EventReader } from '../../events/index.js';
-import { SqlVisibleDevices } from '../infrastructure/sql-visible-devices.js';
+import { DeviceAccess } from '../../sharing/index.js';
 import { LiveRelay } from './live-relay.js';
 import { StreamHub } from './stream-hub.js';
 import type { StreamSink, StreamViewer } from './stream-subscriber.js';
@@ -22,7 +22,7 @@ export class StreamsService {
   constructor(
     private readonly hub: StreamHub,
     private readonly events: EventReader,
-    private readonly devices: SqlVisibleDevices,
+    private readonly access: DeviceAccess,
     private readonly relay: LiveRelay,
   ) {}
 
@@ -38,7 +38,8 @@ export class StreamsService {
    * stream has opened reaches it.
    */
   async open(viewer: StreamViewer, request: StreamRequest, sink: StreamSink): Promise<void> {
-    if (request.deviceId !== null && !(await this.devices.visible(viewer, request.deviceId))) {
+    // A stream may narrow to a device the viewer sees by the sharing module's rule (own, shared, or any for an administrator).
+    if (request.deviceId !== null && !(await this.access.grantOf(viewer, request.deviceId))) {
       throw new NotFoundError('No such device, or it is not yours.');
     }
     await this.relay.watching();

@@ -13,7 +13,6 @@ import type { MigrationInterface, QueryRunner } from 'typeorm';
  *   deadlock (NO KEY: rows that reference a device take KEY SHARE locks, which must not make ingest
  *   wait). It answers offline_since: a device marked offline is back, which the devices module
  *   records itself (device.online with its dispatch job, in one transaction).
- * - device_directory: what other modules may read of a device in SQL.
  * batteries:
  * - battery_energy_mark_stale: marks the UTC hours whose energy the given charge records change
  *   (their hour; the hour before for a record in an hour's first 15 minutes, the one after for one
@@ -38,7 +37,6 @@ export class TableOwnersExports1764001400000 implements MigrationInterface {
          WHERE d.device_id = seen.device_id
         RETURNING d.device_id::text, d.owner_id, d.offline_since
       $$`);
-    await queryRunner.query('CREATE VIEW device_directory AS SELECT device_id, hardware_id, firmware_version, owner_id FROM devices');
 
     await queryRunner.query(`
       CREATE FUNCTION battery_energy_mark_stale(p_device_ids text[], p_battery_ids text[], p_ts timestamptz[])
@@ -81,7 +79,6 @@ export class TableOwnersExports1764001400000 implements MigrationInterface {
     await queryRunner.query('DROP VIEW telemetry_readings');
     await queryRunner.query('DROP FUNCTION battery_energy_forget_before(timestamptz)');
     await queryRunner.query('DROP FUNCTION battery_energy_mark_stale(text[], text[], timestamptz[])');
-    await queryRunner.query('DROP VIEW device_directory');
     await queryRunner.query('DROP FUNCTION devices_seen(text[], timestamptz)');
   }
 }

@@ -1,13 +1,11 @@
 import { Injectable } from '@nestjs/common';
 import type { SqlRunner } from '../../../shared/database/sql-runner.js';
+import { DEVICE_OWNERS } from '../../devices/sql-api.js';
 import type { NewAuditEntry } from '../domain/audit-entry.js';
+import { AuditLog } from '../domain/audit-log.js';
 
-/**
- * Records a change in the audit log. Services call it inside the transaction of the change it
- * reports, so the log and the data cannot disagree: an entry exists exactly when its change committed.
- */
 @Injectable()
-export class AuditLog {
+export class SqlAuditLog extends AuditLog {
   async record(tx: SqlRunner, entry: NewAuditEntry): Promise<void> {
     const { actor } = entry.by;
     const deviceId = entry.deviceId ?? null;
@@ -16,7 +14,7 @@ export class AuditLog {
     await tx.rows(
       `INSERT INTO audit_log (at, actor_kind, actor_user_id, actor_api_key_id, action, device_id, owner_id, target, client_address, detail)
        VALUES ($1, $2, $3, $4, $5, $6::varchar,
-               CASE WHEN $7::boolean THEN $8::uuid ELSE (SELECT owner_id FROM devices WHERE device_id = $6::varchar) END,
+               CASE WHEN $7::boolean THEN $8::uuid ELSE (SELECT owner_id FROM ${DEVICE_OWNERS} WHERE device_id = $6::varchar) END,
                $9, $10, $11)`,
       [
         entry.at,
