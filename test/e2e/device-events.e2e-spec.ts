@@ -505,6 +505,10 @@ describe('device.offline and device.online', () => {
   afterAll(async () => {
     await t.close();
   });
+  // A test that moved the service's clock moves it back: later sign-ins would be from the future.
+  afterEach(() => {
+    t.clock.reset();
+  });
 
   async function offlineColumns(deviceId: string) {
     const { rows } = await t.db.query<{ last_telemetry_at: Date | null; offline_since: Date | null }>('SELECT last_telemetry_at, offline_since FROM devices WHERE device_id = $1', [

@@ -15,4 +15,9 @@ export class OffsetClock extends Clock {
   advanceMs(ms: number): void {
     this.offsetMs += ms;
   }
+
+  /** Back to the system's time. */
+  reset(): void {
+    this.offsetMs = 0;
+  }
 }
