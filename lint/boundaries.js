@@ -36,7 +36,7 @@ const escape = (name) => name.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 export function boundaryConfigs(modules = moduleNames(), alsoRestricted = []) {
   const surfaceOnly = (names) => ({
     regex: `^(?:\\.\\./)+(?:modules/)?(?:${names.map(escape).join('|')})/(?!(?:index|sql-api)\\.js$)`,
-    message: "Import another module only from its public surface, src/modules/<name>/index.ts (issue 16; README, Layout).",
+    message: "Import another module only from its public surface, src/modules/<name>/index.ts (docs/architecture.md, layers).",
   });
   const noTestCode = { regex: '^(?:\\.\\./)+test/', message: 'Production code never imports test code (test/fakes, test/support); a spec may.' };
   return [

@@ -122,7 +122,7 @@ export function subjectOf(token: CompleteToken, nowMs = Date.now()): { sub: stri
 export function sessionOf(token: CompleteToken, nowMs = Date.now()): { sub: string; tv: number; sid: string } {
   const subject = subjectOf(token, nowMs);
   const sid = token.payload.sid;
-  // Tokens signed before sessions existed have no sid: refused, and the client refreshes (README).
+  // Tokens signed before sessions existed have no sid: refused, and the client refreshes (docs/api.md).
   if (typeof sid !== 'string' || !UUID.test(sid)) throw new UnauthorizedError('The token names no session.');
   return { ...subject, sid };
 }

@@ -9,7 +9,7 @@ const toOptionalInt = ({ value }: { value: unknown }) => toInt({ value: blankToU
 
 /**
  * Every environment variable the service reads. Validated once at start; a bad value stops the
- * process with one message naming each offending variable. The README documents the same table.
+ * process with one message naming each offending variable. docs/operations.md documents the same table.
  */
 export class Env {
   @IsIn(['development', 'production', 'test'])

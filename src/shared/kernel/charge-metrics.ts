@@ -1,5 +1,5 @@
 /**
- * The well-known metrics that carry charge (README, well-known metrics): the batteries module
+ * The well-known metrics that carry charge (docs/api.md, well-known metrics): the batteries module
  * integrates the records holding any of them, between neighbours at most CHARGE_SEGMENT_MINUTES
  * apart, and the ingest statement (telemetry module) marks, with the records, the hours they can
  * change. Shared by both, so the two cannot disagree.

@@ -5,7 +5,7 @@ import { NoStore } from '../../../shared/http/no-store.decorator.js';
 import { PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH } from '../domain/password-policy.js';
 
 /**
- * The page the reset mail's link leads to when PUBLIC_BASE_URL is this service (README, Customer
+ * The page the reset mail's link leads to when PUBLIC_BASE_URL is this service (docs/api.md, Customer
  * accounts and claiming). Fixed text only: the token stays in the address bar, where the script
  * reads it, and never enters the HTML. The script is a file of its own because the CSP allows no
  * inline script (script-src 'self'); it posts JSON to the API's confirm operation, the same call a

@@ -28,7 +28,7 @@ const NOT_CONFIRMED = page(
 /**
  * Where the verification mail's link leads (outside /api/v1, not an API operation). Opening the
  * page confirms the address: the token is single-use and proves the mail arrived, which is all a
- * click on the link could prove (README, Customer accounts and claiming).
+ * click on the link could prove (docs/api.md, customer accounts and claiming).
  */
 @ApiExcludeController()
 @Controller('verify-email')

@@ -23,7 +23,7 @@ export const MAX_SEGMENT_MS = CHARGE_SEGMENT_MINUTES * 60_000;
 export interface EnergySample {
   /** Milliseconds since the Unix epoch. */
   ts: number;
-  /** A, positive = charging (README, well-known metrics). */
+  /** A, positive = charging (docs/api.md, well-known metrics). */
   current?: number;
   /** V */
   voltage?: number;

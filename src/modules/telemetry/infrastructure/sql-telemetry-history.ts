@@ -117,7 +117,7 @@ const EXPORT_CURSOR_SQL = `DECLARE telemetry_export NO SCROLL CURSOR FOR
 
 /**
  * History as hand-written SQL: the history hot path measured by S3 (bench/README.md). The series
- * statement is named so each connection plans it once and keeps the plan (README:
+ * statement is named so each connection plans it once and keeps the plan (docs/operations.md:
  * plan_cache_mode); the name predates its move from the dashboard and the bench baseline uses it.
  */
 @Injectable()
