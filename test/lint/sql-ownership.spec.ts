@@ -1,4 +1,4 @@
-import { allViolations, describeViolation, ownerOf, tableOwners, violationsIn } from './sql-ownership.js';
+import { allViolations, describeViolation, filesWithSqlOutsideInfrastructure, ownerOf, sqlOutsideInfrastructure, tableOwners, violationsIn } from './sql-ownership.js';
 
 const owners = tableOwners();
 
@@ -71,5 +71,28 @@ describe('SQL table ownership', () => {
 
   it('lets the owner name its own table', () => {
     expect(planted('devices', "const sql = 'UPDATE devices SET last_seen_at = $2 WHERE device_id = $1';")).toEqual([]);
+  });
+
+  describe('SQL only in infrastructure/', () => {
+    it('finds no SQL in the domain/, application/ or http/ files of any module', () => {
+      expect(filesWithSqlOutsideInfrastructure()).toEqual([]);
+    });
+
+    it.each([
+      ['src/modules/audit/application/planted.ts', "await tx.rows('INSERT INTO audit_log (action) VALUES ($1)', [action]);"],
+      ['src/modules/events/application/planted.ts', 'const sql = `SELECT id FROM device_events WHERE device_id = $1`;'],
+      ['src/modules/sharing/domain/planted.ts', "const sql = 'UPDATE device_shares SET role = $2 WHERE id = $1';"],
+      ['src/modules/stream/http/planted.ts', "manager.createQueryBuilder().select('t.id').from('stream_tickets', 't');"],
+    ])('reports %s', (file, source) => {
+      expect(sqlOutsideInfrastructure(file, source)).toBe(true);
+    });
+
+    it.each([
+      ['src/modules/audit/infrastructure/planted.ts', "await tx.rows('INSERT INTO audit_log (action) VALUES ($1)', [action]);"],
+      ['src/modules/events/application/planted.ts', "throw new Error('Select a device with a claim code, then update it');"],
+      ['src/modules/sharing/http/planted.ts', "@ApiOperation({ summary: 'Shares of a device', description: 'WITH care: the list is from the owner.' })"],
+    ])('does not report %s', (file, source) => {
+      expect(sqlOutsideInfrastructure(file, source)).toBe(false);
+    });
   });
 });

@@ -198,3 +198,18 @@ export function allViolations(owners = tableOwners()): Violation[] {
   }
   return violations;
 }
+
+/** Where a file outside infrastructure/ holds SQL: a statement in a literal, or a query builder's table. */
+export function sqlOutsideInfrastructure(file: string, source: string): boolean {
+  if (/\/infrastructure\//.test(file)) return false;
+  const literals = literalsOf(source, file);
+  return literals.builderTables.length > 0 || literals.texts.some((text) => STATEMENT.test(text) && /\b(?:FROM|INTO|SET|VALUES|RETURNING|TABLE)\b/.test(text));
+}
+
+/** Every production file under src/modules with SQL outside its module's infrastructure/. */
+export function filesWithSqlOutsideInfrastructure(): string[] {
+  return moduleNames()
+    .flatMap((module) => tsFiles(join(MODULES_DIR, module)))
+    .map((path) => relative(ROOT, path))
+    .filter((file) => sqlOutsideInfrastructure(file, readFileSync(join(ROOT, file), 'utf8')));
+}
