@@ -13,6 +13,7 @@ import { join } from 'node:path';
  *   auth defines the ports it needs (src/auth/principals.ts) and the modules implement them.
  * - The composition root (src/*.ts, ormconfig.ts) and the metrics (src/metrics) reach modules
  *   through their surfaces only.
+ * - Within a module, domain/ and application/ never import infrastructure/: they depend on ports.
  * - Production code never imports test code: the fakes (test/fakes) and helpers stay out of the build.
  * - A fake in test/fakes/<name> stands in for module <name>'s ports: like that module's own code, it
  *   reaches another module only through that module's surface.
@@ -39,12 +40,23 @@ export function boundaryConfigs(modules = moduleNames(), alsoRestricted = []) {
     message: "Import another module only from its public surface, src/modules/<name>/index.ts (docs/architecture.md, layers).",
   });
   const noTestCode = { regex: '^(?:\\.\\./)+test/', message: 'Production code never imports test code (test/fakes, test/support); a spec may.' };
+  const noInfrastructure = {
+    regex: '(?:^|/)infrastructure/',
+    message: 'domain/ and application/ depend on ports declared in domain/, never on infrastructure/ (docs/architecture.md, layers).',
+  };
   return [
     ...modules.map((name) => ({
       files: [`src/modules/${name}/**/*.ts`],
       ignores: ['**/*.spec.ts'],
       rules: {
         'no-restricted-imports': ['error', { paths: alsoRestricted, patterns: [surfaceOnly(modules.filter((other) => other !== name)), noTestCode] }],
+      },
+    })),
+    ...modules.map((name) => ({
+      files: [`src/modules/${name}/domain/**/*.ts`, `src/modules/${name}/application/**/*.ts`],
+      ignores: ['**/*.spec.ts'],
+      rules: {
+        'no-restricted-imports': ['error', { paths: alsoRestricted, patterns: [surfaceOnly(modules.filter((other) => other !== name)), noTestCode, noInfrastructure] }],
       },
     })),
     ...modules.map((name) => {

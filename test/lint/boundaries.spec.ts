@@ -32,6 +32,8 @@ describe('module boundary lint', () => {
     ['test/fakes/claims/planted.ts', "import { Device } from '../../../src/modules/devices/domain/device.js';"],
     ['test/fakes/shared/planted.ts', "import { DeviceOwnershipService } from '../../../src/modules/devices/index.js';"],
     ['src/modules/audit/infrastructure/planted.ts', "import { DEVICE_OWNERS } from '../../devices/infrastructure/sql-api.js';"],
+    ['src/modules/audit/application/planted.ts', "import { SqlAuditLog } from '../infrastructure/sql-audit-log.js';"],
+    ['src/modules/sharing/domain/planted.ts', "import { DeviceShareRecord } from '../infrastructure/device-share.record.js';"],
   ])('refuses %s: %s', (filename, source) => {
     expect(violations(filename, source)).toEqual([expect.stringMatching(/^no-restricted-imports: /)]);
   });
@@ -39,6 +41,8 @@ describe('module boundary lint', () => {
   it.each([
     ['src/modules/claims/application/planted.ts', "import { DeviceOwnershipService } from '../../devices/index.js';"],
     ['src/modules/audit/infrastructure/planted.ts', "import { DEVICE_OWNERS } from '../../devices/sql-api.js';"],
+    ['src/modules/audit/infrastructure/planted.ts', "import { AuditEntryRecord } from './audit-log.record.js';"],
+    ['src/modules/audit/planted.module.ts', "import { SqlAuditLog } from './infrastructure/sql-audit-log.js';"],
     ['src/modules/claims/application/planted.ts', "import { ClaimAudit } from '../domain/claim-audit.js';"],
     ['src/modules/claims/application/planted.ts', "import { Sql } from '../../../shared/database/sql.js';"],
     ['src/modules/claims/application/planted.spec.ts', "import { InMemoryDeviceRepository } from '../../../../test/fakes/devices/in-memory-device-repository.js';"],
