@@ -39,10 +39,10 @@ describe('module boundary lint', () => {
   it.each([
     ['src/modules/claims/application/planted.ts', "import { DeviceOwnershipService } from '../../devices/index.js';"],
     ['src/modules/audit/infrastructure/planted.ts', "import { DEVICE_OWNERS } from '../../devices/sql-api.js';"],
-    ['src/modules/claims/application/planted.ts', "import { ClaimAudit } from '../domain/claim-audit.js';"],
+    ['src/modules/claims/application/planted.ts', "import { ClaimAuditStore } from '../domain/claim-audit.store.js';"],
     ['src/modules/claims/application/planted.ts', "import { Sql } from '../../../shared/database/sql.js';"],
     ['src/modules/claims/application/planted.spec.ts', "import { InMemoryDeviceRepository } from '../../../../test/fakes/devices/in-memory-device-repository.js';"],
-    ['test/fakes/claims/planted.ts', "import { ClaimAudit } from '../../../src/modules/claims/domain/claim-audit.js';"],
+    ['test/fakes/claims/planted.ts', "import { ClaimAuditStore } from '../../../src/modules/claims/domain/claim-audit.store.js';"],
     ['test/fakes/claims/planted.ts', "import { DeviceOwnershipService } from '../../../src/modules/devices/index.js';"],
     ['test/fakes/claims/planted.ts', "import { InMemoryDeviceRepository } from '../devices/in-memory-device-repository.js';"],
     ['src/app-planted.ts', "import { DevicesModule } from './modules/devices/index.js';"],

@@ -22,20 +22,20 @@ import { DeviceConfigRepository } from './domain/device-config.repository.js';
 import { DeviceDirectory } from './domain/device-directory.js';
 import { DeviceReports } from './domain/device-reports.js';
 import { DeviceRepository } from './domain/device.repository.js';
-import { DeviceSnapshotSource } from './domain/device-snapshot.js';
-import { RegistrationAllowlist } from './domain/registration-allowlist.js';
+import { DeviceSnapshotQueries } from './domain/device-snapshot.queries.js';
+import { RegistrationAllowlistStore } from './domain/registration-allowlist.store.js';
 import { AdminConfigController } from './http/admin-config.controller.js';
 import { AdminDevicesController } from './http/admin-devices.controller.js';
 import { DeviceConfigController } from './http/device-config.controller.js';
 import { DevicesController } from './http/devices.controller.js';
 import { SqlDeviceDirectory } from './infrastructure/sql-device-directory.js';
 import { SqlDeviceReports } from './infrastructure/sql-device-reports.js';
-import { SqlDeviceSnapshotSource } from './infrastructure/sql-device-snapshot.source.js';
+import { SqlDeviceSnapshotQueries } from './infrastructure/sql-device-snapshot.queries.js';
 import { DeviceRefreshTokenRecord } from './infrastructure/device.record.js';
 import { TypeOrmDeviceConfigRepository } from './infrastructure/typeorm-device-config.repository.js';
 import { TypeOrmDeviceRepository } from './infrastructure/typeorm-device.repository.js';
 import { TypeOrmFleetDefaultsStore } from './infrastructure/typeorm-fleet-defaults.store.js';
-import { TypeOrmRegistrationAllowlist } from './infrastructure/typeorm-registration-allowlist.js';
+import { TypeOrmRegistrationAllowlistStore } from './infrastructure/typeorm-registration-allowlist.store.js';
 
 @Module({
   imports: [
@@ -59,8 +59,8 @@ import { TypeOrmRegistrationAllowlist } from './infrastructure/typeorm-registrat
     { provide: DeviceConfigRepository, useClass: TypeOrmDeviceConfigRepository },
     { provide: FleetDefaultsStore, useClass: TypeOrmFleetDefaultsStore },
     { provide: DeviceRepository, useClass: TypeOrmDeviceRepository },
-    { provide: DeviceSnapshotSource, useClass: SqlDeviceSnapshotSource },
-    { provide: RegistrationAllowlist, useClass: TypeOrmRegistrationAllowlist },
+    { provide: DeviceSnapshotQueries, useClass: SqlDeviceSnapshotQueries },
+    { provide: RegistrationAllowlistStore, useClass: TypeOrmRegistrationAllowlistStore },
     { provide: DeviceDirectory, useClass: SqlDeviceDirectory },
     { provide: DeviceReports, useClass: SqlDeviceReports },
     { provide: RefreshTokenStore, inject: [Orm], useFactory: (orm: Orm) => new TypeOrmRefreshTokenStore(orm, DeviceRefreshTokenRecord) },

@@ -1,11 +1,11 @@
 import { Injectable } from '@nestjs/common';
 import { Orm } from '../../../shared/database/orm.js';
 import type { SqlRunner } from '../../../shared/database/sql-runner.js';
-import { ClaimAudit, type ClaimAuditEntry } from '../domain/claim-audit.js';
+import { ClaimAuditStore, type ClaimAuditEntry } from '../domain/claim-audit.store.js';
 import { ClaimAuditRecord } from './claim-audit.record.js';
 
 @Injectable()
-export class TypeOrmClaimAudit extends ClaimAudit {
+export class TypeOrmClaimAuditStore extends ClaimAuditStore {
   constructor(private readonly orm: Orm) {
     super();
   }

@@ -55,7 +55,7 @@ function toNewRecord(state: DeviceState) {
 /**
  * Devices as registration, logins, refreshes and claims see them: cold paths, on TypeORM. The
  * device-facing hot paths (token check, config and OTA polls) read DeviceSnapshots instead
- * (SqlDeviceSnapshotSource). Writes of announced columns tell the change feed, so this instance's
+ * (SqlDeviceSnapshotQueries). Writes of announced columns tell the change feed, so this instance's
  * snapshots forget the device at once.
  */
 @Injectable()
