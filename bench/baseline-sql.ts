@@ -105,8 +105,8 @@ export const MARK_CREDENTIALS_USED_NAME = 'device_mark_used';
 const USER_COLUMNS = 'id, email, password_hash, role, email_verified_at, token_version, created_at, alert_emails';
 
 /**
- * The baseline's own statements for logins (S5); the service runs these cold paths on TypeORM
- * (TypeOrmUserRepository.findByEmail, TypeOrmRefreshTokenStore.insert), so no parity check.
+ * The baseline's own statements for logins (S5); the service sends its own, unprepared
+ * (SqlUserRepository.findByEmail) or through TypeORM (TypeOrmRefreshTokenStore.insert), so no parity check.
  */
 export const USER_BY_EMAIL_SQL = `SELECT ${USER_COLUMNS} FROM users WHERE email = $1`;
 /** src/modules/accounts/infrastructure/sql-session-users.ts: the customer guard's read, with the session (refresh-token family) check. */

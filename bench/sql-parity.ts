@@ -6,7 +6,6 @@ import { SqlDeviceGrantQueries } from '../src/modules/sharing/infrastructure/sql
 import { SqlSessionUsers } from '../src/modules/accounts/infrastructure/sql-session-users.js';
 import { SqlBatteryEnergyStore } from '../src/modules/batteries/infrastructure/sql-battery-energy.store.js';
 import { SqlBatteryProfilesStore } from '../src/modules/batteries/infrastructure/sql-battery-profiles.store.js';
-import type { Orm } from '../src/shared/database/orm.js';
 import { SqlReleaseOfferStore } from '../src/modules/ota/infrastructure/sql-release-offer.store.js';
 import { SqlTelemetryHistoryQueries } from '../src/modules/telemetry/infrastructure/sql-telemetry-history.queries.js';
 import { TelemetryFeed } from '../src/modules/telemetry/application/telemetry-feed.js';
@@ -69,7 +68,7 @@ export async function checkSqlParity(): Promise<void> {
       baseline.ENERGY_HAS_STALE_SQL,
       baseline.ENERGY_HAS_STALE_NAME,
     ],
-    ['battery profile', await capture((sql) => new SqlBatteryProfilesStore(undefined as unknown as Orm, asSql(sql)).get({ deviceId: 'd', batteryId: 'main' })), baseline.BATTERY_PROFILE_SQL, baseline.BATTERY_PROFILE_NAME],
+    ['battery profile', await capture((sql) => new SqlBatteryProfilesStore(asSql(sql)).get({ deviceId: 'd', batteryId: 'main' })), baseline.BATTERY_PROFILE_SQL, baseline.BATTERY_PROFILE_NAME],
     ['battery energy sums', await capture((sql) => new SqlBatteryEnergyStore(asSql(sql)).sums({ deviceId: 'd', batteryId: 'main' }, now, now, 86_400)), baseline.ENERGY_SUMS_SQL, baseline.ENERGY_SUMS_NAME],
   ];
   const problems = expectations

@@ -24,7 +24,7 @@ import { ResetPasswordPageController } from './http/reset-password-page.controll
 import { VerifyEmailPageController } from './http/verify-email-page.controller.js';
 import { QueuedAccountMails } from './infrastructure/queued-account-mails.js';
 import { SqlSessionUsers } from './infrastructure/sql-session-users.js';
-import { TypeOrmUserRepository } from './infrastructure/typeorm-user.repository.js';
+import { SqlUserRepository } from './infrastructure/sql-user.repository.js';
 import { UserRefreshTokenRecord } from './infrastructure/user.record.js';
 
 @Module({
@@ -50,7 +50,7 @@ import { UserRefreshTokenRecord } from './infrastructure/user.record.js';
       useFactory: (orm: Orm, sessions: CustomerSessions) => new TypeOrmRefreshTokenStore(orm, UserRefreshTokenRecord, (userId) => sessions.changed(userId)),
     },
     SqlSessionUsers,
-    { provide: UserRepository, useClass: TypeOrmUserRepository },
+    { provide: UserRepository, useClass: SqlUserRepository },
     SendVerificationMail,
     SendSignupNotice,
     SendPasswordResetMail,

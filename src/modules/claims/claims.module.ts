@@ -9,12 +9,12 @@ import { ClaimsService } from './application/claims.service.js';
 import { ClaimAuditStore } from './domain/claim-audit.store.js';
 import { AdminOwnershipController } from './http/admin-ownership.controller.js';
 import { ClaimsController } from './http/claims.controller.js';
-import { TypeOrmClaimAuditStore } from './infrastructure/typeorm-claim-audit.js';
+import { SqlClaimAuditStore } from './infrastructure/sql-claim-audit.store.js';
 
 @Module({
   imports: [DevicesModule, EventsModule, AuditModule, AccountsModule, SharingModule],
   controllers: [ClaimsController, AdminOwnershipController],
-  providers: [ClaimsService, AdminOwnershipService, { provide: ClaimAuditStore, useClass: TypeOrmClaimAuditStore }],
+  providers: [ClaimsService, AdminOwnershipService, { provide: ClaimAuditStore, useClass: SqlClaimAuditStore }],
 })
 export class ClaimsModule {
   constructor(erasure: AccountErasure, claims: ClaimsService) {
