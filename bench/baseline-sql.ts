@@ -94,7 +94,7 @@ const DEVICE_COLUMNS =
 
 /**
  * The baseline's own statements for device logins (S5) and the guard's first use of new
- * credentials; the service runs these cold paths on TypeORM (TypeOrmDeviceRepository.findById,
+ * credentials; the service sends its own, unprepared (SqlDeviceRepository.findById,
  * markCredentialsUsed), so no parity check.
  */
 export const DEVICE_BY_ID_SQL = `SELECT ${DEVICE_COLUMNS} FROM devices WHERE device_id = $1`;

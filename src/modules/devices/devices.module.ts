@@ -33,7 +33,7 @@ import { SqlDeviceReports } from './infrastructure/sql-device-reports.js';
 import { SqlDeviceSnapshotQueries } from './infrastructure/sql-device-snapshot.queries.js';
 import { DeviceRefreshTokenRecord } from './infrastructure/device.record.js';
 import { TypeOrmDeviceConfigRepository } from './infrastructure/typeorm-device-config.repository.js';
-import { TypeOrmDeviceRepository } from './infrastructure/typeorm-device.repository.js';
+import { SqlDeviceRepository } from './infrastructure/sql-device.repository.js';
 import { TypeOrmFleetDefaultsStore } from './infrastructure/typeorm-fleet-defaults.store.js';
 import { TypeOrmRegistrationAllowlistStore } from './infrastructure/typeorm-registration-allowlist.store.js';
 
@@ -58,7 +58,7 @@ import { TypeOrmRegistrationAllowlistStore } from './infrastructure/typeorm-regi
     DeviceConfigService,
     { provide: DeviceConfigRepository, useClass: TypeOrmDeviceConfigRepository },
     { provide: FleetDefaultsStore, useClass: TypeOrmFleetDefaultsStore },
-    { provide: DeviceRepository, useClass: TypeOrmDeviceRepository },
+    { provide: DeviceRepository, useClass: SqlDeviceRepository },
     { provide: DeviceSnapshotQueries, useClass: SqlDeviceSnapshotQueries },
     { provide: RegistrationAllowlistStore, useClass: TypeOrmRegistrationAllowlistStore },
     { provide: DeviceDirectory, useClass: SqlDeviceDirectory },
