@@ -106,7 +106,7 @@ const USER_COLUMNS = 'id, email, password_hash, role, email_verified_at, token_v
 
 /**
  * The baseline's own statements for logins (S5); the service sends its own, unprepared
- * (SqlUserRepository.findByEmail) or through TypeORM (TypeOrmRefreshTokenStore.insert), so no parity check.
+ * (SqlUserRepository.findByEmail, SqlRefreshTokenStore.insert), so no parity check.
  */
 export const USER_BY_EMAIL_SQL = `SELECT ${USER_COLUMNS} FROM users WHERE email = $1`;
 /** src/modules/accounts/infrastructure/sql-session-users.ts: the customer guard's read, with the session (refresh-token family) check. */

@@ -6,11 +6,13 @@ import ts from 'typescript';
  * The naming rule for ports and their implementations (docs/architecture.md, "Layers"). A port onto
  * the module's own tables is `<Thing>Repository` (loads and saves an aggregate), `<Thing>Queries`
  * (returns read-model rows) or `<Thing>Store` (anything else it persists or reads). An
- * implementation named `Sql…` sends SQL text only, one named `TypeOrm…` uses TypeORM's API only.
+ * implementation of port P is `SqlP` when it sends SQL text and `TypeOrmP` when it uses TypeORM's
+ * API, never both.
  */
 
 const ROOT = join(import.meta.dirname, '..', '..');
-const MODULES_DIR = join(ROOT, 'src', 'modules');
+/** Where ports and their implementations live: the modules, and the shared kernel's stores (refresh tokens). */
+const SOURCE_DIRS = [join(ROOT, 'src', 'modules'), join(ROOT, 'src', 'shared')];
 
 export const PORT_SUFFIX = /(Repository|Queries|Store)$/;
 
@@ -49,9 +51,15 @@ function classesIn(file: string, source: string): ts.ClassDeclaration[] {
 
 const isAbstract = (node: ts.ClassDeclaration) => (node.modifiers ?? []).some((m) => m.kind === ts.SyntaxKind.AbstractKeyword);
 
+/** The layer a file is in; the shared kernel's classes are judged as implementations. */
+function layerOf(file: string): string | undefined {
+  if (file.startsWith('src/shared/')) return 'infrastructure';
+  return /^src\/modules\/[^/]+\/(domain|application|infrastructure)\//.exec(file)?.[1];
+}
+
 /** `file` relative to the repository root, e.g. src/modules/claims/domain/claim-audit.store.ts. */
 export function findingsIn(file: string, source: string): Finding[] {
-  const layer = /^src\/modules\/[^/]+\/(domain|application|infrastructure)\//.exec(file)?.[1];
+  const layer = layerOf(file);
   if (!layer) return [];
   const findings: Finding[] = [];
   for (const node of classesIn(file, source)) {
@@ -60,6 +68,9 @@ export function findingsIn(file: string, source: string): Finding[] {
       if (isAbstract(node) && !PORT_SUFFIX.test(name) && !(name in EXEMPT_PORTS)) findings.push({ file, name, problem: 'is a port without the suffix Repository, Queries or Store' });
       continue;
     }
+    const base = node.heritageClauses?.find((clause) => clause.token === ts.SyntaxKind.ExtendsKeyword)?.types[0]?.expression.getText();
+    const technology = /^(Sql|TypeOrm)(?=[A-Z])/.exec(name)?.[1];
+    if (technology && base && name !== technology + base) findings.push({ file, name, problem: `implements ${base}: name it ${technology}${base}` });
     const text = node.getText();
     const uses = (markers: RegExp[]) => markers.find((marker) => marker.test(text));
     if (name.startsWith('TypeOrm')) {
@@ -74,10 +85,20 @@ export function findingsIn(file: string, source: string): Finding[] {
   return findings;
 }
 
-export function allFindings(): Finding[] {
-  return readdirSync(MODULES_DIR, { withFileTypes: true, recursive: true })
+function sourceFiles(): string[] {
+  return SOURCE_DIRS.flatMap((dir) => readdirSync(dir, { withFileTypes: true, recursive: true }))
     .filter((entry) => entry.isFile() && entry.name.endsWith('.ts') && !entry.name.endsWith('.spec.ts'))
     .map((entry) => relative(ROOT, join(entry.parentPath, entry.name)).split('\\').join('/'))
-    .sort()
-    .flatMap((file) => findingsIn(file, readFileSync(join(ROOT, file), 'utf8')));
+    .sort();
+}
+
+export function allFindings(): Finding[] {
+  return sourceFiles().flatMap((file) => findingsIn(file, readFileSync(join(ROOT, file), 'utf8')));
+}
+
+/** The abstract classes of the modules' domain/ and application/ folders. */
+export function portNames(): string[] {
+  return sourceFiles()
+    .filter((file) => /^src\/modules\/[^/]+\/(domain|application)\//.test(file))
+    .flatMap((file) => classesIn(file, readFileSync(join(ROOT, file), 'utf8')).filter(isAbstract).map((node) => node.name!.text));
 }

@@ -4,8 +4,8 @@ import { hmacKey } from '../../auth/access-token.js';
 import { JwtModule } from '@nestjs/jwt';
 import { Secrets } from '../../config/secrets.js';
 import { RefreshTokenStore } from '../../shared/auth-tokens/refresh-token-store.js';
-import { TypeOrmRefreshTokenStore } from '../../shared/auth-tokens/typeorm-refresh-token.store.js';
-import { Orm } from '../../shared/database/orm.js';
+import { SqlRefreshTokenStore } from '../../shared/auth-tokens/sql-refresh-token.store.js';
+import { Sql } from '../../shared/database/sql.js';
 import { AuditModule } from '../audit/index.js';
 import { EventsModule } from '../events/index.js';
 import { DeviceReturns } from '../telemetry/index.js';
@@ -31,7 +31,7 @@ import { DevicesController } from './http/devices.controller.js';
 import { SqlDeviceDirectory } from './infrastructure/sql-device-directory.js';
 import { SqlDeviceReports } from './infrastructure/sql-device-reports.js';
 import { SqlDeviceSnapshotQueries } from './infrastructure/sql-device-snapshot.queries.js';
-import { DeviceRefreshTokenRecord } from './infrastructure/device.record.js';
+import { DEVICE_REFRESH_TOKENS } from './infrastructure/device.record.js';
 import { TypeOrmDeviceConfigRepository } from './infrastructure/typeorm-device-config.repository.js';
 import { SqlDeviceRepository } from './infrastructure/sql-device.repository.js';
 import { TypeOrmFleetDefaultsStore } from './infrastructure/typeorm-fleet-defaults.store.js';
@@ -63,7 +63,7 @@ import { TypeOrmRegistrationAllowlistStore } from './infrastructure/typeorm-regi
     { provide: RegistrationAllowlistStore, useClass: TypeOrmRegistrationAllowlistStore },
     { provide: DeviceDirectory, useClass: SqlDeviceDirectory },
     { provide: DeviceReports, useClass: SqlDeviceReports },
-    { provide: RefreshTokenStore, inject: [Orm], useFactory: (orm: Orm) => new TypeOrmRefreshTokenStore(orm, DeviceRefreshTokenRecord) },
+    { provide: RefreshTokenStore, inject: [Sql], useFactory: (sql: Sql) => new SqlRefreshTokenStore(sql, DEVICE_REFRESH_TOKENS) },
     // The port the device guard looks devices up through (src/auth/principals.ts).
     { provide: DeviceAuthenticator, useExisting: DeviceRegistrationService },
   ],
