@@ -523,7 +523,7 @@ app.get('/api/v1/ota/latest', async (request, reply) => {
   });
   let reason: string | null = null;
   if (candidate) {
-    // Remembered a minute per device, as the service does (src/modules/ota/infrastructure/sql-battery-readings.ts).
+    // Remembered a minute per device, as the service does (src/modules/ota/infrastructure/sql-battery-readings.queries.ts).
     let remembered = batteryReadings.get(device.device_id);
     if (!remembered || Date.now() - remembered.at >= 60_000) {
       const { rows } = await pool.query<{ metric: string; value: number }>({

@@ -5,7 +5,7 @@
  * make the comparison silently unfair.
  */
 
-/** src/modules/telemetry/infrastructure/ingest.sql.ts (prepared as telemetry_ingest by SqlTelemetryWriter); the baseline sends one request's records per statement. */
+/** src/modules/telemetry/infrastructure/ingest.sql.ts (prepared as telemetry_ingest by SqlTelemetryRecordStore); the baseline sends one request's records per statement. */
 export const INGEST_SQL = `
 WITH input AS (
   SELECT * FROM unnest($1::text[], $2::text[], $3::timestamptz[], $4::jsonb[]) AS r (device_id, battery_id, ts, metrics)
@@ -94,7 +94,7 @@ const DEVICE_COLUMNS =
 
 /**
  * The baseline's own statements for device logins (S5) and the guard's first use of new
- * credentials; the service runs these cold paths on TypeORM (TypeOrmDeviceRepository.findById,
+ * credentials; the service sends its own, unprepared (SqlDeviceRepository.findById,
  * markCredentialsUsed), so no parity check.
  */
 export const DEVICE_BY_ID_SQL = `SELECT ${DEVICE_COLUMNS} FROM devices WHERE device_id = $1`;
@@ -105,8 +105,8 @@ export const MARK_CREDENTIALS_USED_NAME = 'device_mark_used';
 const USER_COLUMNS = 'id, email, password_hash, role, email_verified_at, token_version, created_at, alert_emails';
 
 /**
- * The baseline's own statements for logins (S5); the service runs these cold paths on TypeORM
- * (TypeOrmUserRepository.findByEmail, TypeOrmRefreshTokenStore.insert), so no parity check.
+ * The baseline's own statements for logins (S5); the service sends its own, unprepared
+ * (SqlUserRepository.findByEmail, SqlRefreshTokenStore.insert), so no parity check.
  */
 export const USER_BY_EMAIL_SQL = `SELECT ${USER_COLUMNS} FROM users WHERE email = $1`;
 /** src/modules/accounts/infrastructure/sql-session-users.ts: the customer guard's read, with the session (refresh-token family) check. */
@@ -119,11 +119,11 @@ export const INSERT_DEVICE_REFRESH_TOKEN_SQL =
 export const INSERT_USER_REFRESH_TOKEN_SQL =
   'INSERT INTO user_refresh_tokens (user_id, token_version, family_id, token_hash, issued_at, expires_at) VALUES ($1, $2, $3, $4, $5, $6)';
 
-/** src/modules/sharing/infrastructure/sql-device-grants.ts: grantOf(), which the dashboard's visibility() asks (the one visibility rule, with sharing). */
+/** src/modules/sharing/infrastructure/sql-device-grant.queries.ts: grantOf(), which the dashboard's visibility() asks (the one visibility rule, with sharing). */
 export const DEVICE_VISIBILITY_SQL = 'SELECT v.role, v.owner_id, v.visible_since FROM visible_devices($2::boolean, $3::uuid) v WHERE v.device_id = $1';
 export const DEVICE_VISIBILITY_NAME = 'device_access';
 
-/** src/modules/telemetry/infrastructure/sql-telemetry-history.ts: series(), generated there from the rollup levels. */
+/** src/modules/telemetry/infrastructure/sql-telemetry-history.queries.ts: series(), generated there from the rollup levels. */
 export const SERIES_SQL = `WITH parts AS (
          SELECT r.battery_id, r.metric, r.bucket AS at, r.count, r.sum, r.min, r.max
            FROM telemetry_rollup_1d r
@@ -174,7 +174,7 @@ export const SERIES_NAME = 'dashboard_series';
 /** The baseline's own read of the fleet defaults, mirrored in memory; the service loads its mirror on TypeORM (TypeOrmFleetDefaultsStore), so no parity check. */
 export const CONFIG_DEFAULTS_SQL = 'SELECT settings, revision, updated_at FROM config_defaults WHERE id = 1';
 export const CONFIG_DEFAULTS_NAME = 'config_defaults';
-/** src/modules/ota/infrastructure/sql-release-offers.ts (the offerable releases mirrored in memory). */
+/** src/modules/ota/infrastructure/sql-release-offer.store.ts (the offerable releases mirrored in memory). */
 export const OFFERABLE_RELEASES_SQL =
   'SELECT id, version, hardware_id, channel, url, sha256, size, release_notes, rollout_percent, min_from_version, max_failure_percent, paused, auto_paused_at, revoked, published_at, updated_at FROM firmware_releases WHERE NOT revoked AND NOT paused';
 export const OFFERABLE_RELEASES_NAME = 'releases_offerable';

@@ -5,7 +5,7 @@
  * no server that builds the same answers per request can show less on this machine.
  */
 import { createServer } from 'node:http';
-import type { SeriesRow } from '../src/modules/telemetry/domain/telemetry-history.js';
+import type { SeriesRow } from '../src/modules/telemetry/domain/telemetry-history.queries.js';
 import { toSeries } from '../src/modules/telemetry/application/telemetry-history.service.js';
 import { historyJson } from '../src/modules/telemetry/http/history-json.js';
 

@@ -8,7 +8,7 @@ import type { SchedulerRegistry } from '@nestjs/schedule';
 import type { Env } from '../src/config/env.js';
 import { BatteryEnergy } from '../src/modules/batteries/application/battery-energy.js';
 import { SqlBatteryEnergyStore } from '../src/modules/batteries/infrastructure/sql-battery-energy.store.js';
-import { SqlTelemetryPartitions } from '../src/modules/telemetry/infrastructure/sql-telemetry-partitions.js';
+import { SqlTelemetryPartitionStore } from '../src/modules/telemetry/infrastructure/sql-telemetry-partition.store.js';
 import { dataSourceOptions, MIGRATIONS } from '../src/shared/database/data-source-options.js';
 import { runMigrations } from '../src/shared/database/migrate.js';
 import { Sql } from '../src/shared/database/sql.js';
@@ -60,7 +60,7 @@ async function createPartitions(url: string, now: Date): Promise<void> {
   const dataSource = new DataSource(dataSourceOptions({ url, poolSize: 1 }));
   await dataSource.initialize();
   try {
-    await new SqlTelemetryPartitions(new Sql(dataSource)).maintain(now, RETENTION_DAYS);
+    await new SqlTelemetryPartitionStore(new Sql(dataSource)).maintain(now, RETENTION_DAYS);
   } finally {
     await dataSource.destroy();
   }

@@ -2,16 +2,15 @@ import 'reflect-metadata';
 import { ChangeFeed } from '../src/shared/database/change-feed.js';
 import { SqlDashboardQueries } from '../src/modules/dashboard/infrastructure/sql-dashboard-queries.js';
 import { DeviceAccess } from '../src/modules/sharing/index.js';
-import { SqlDeviceGrants } from '../src/modules/sharing/infrastructure/sql-device-grants.js';
+import { SqlDeviceGrantQueries } from '../src/modules/sharing/infrastructure/sql-device-grant.queries.js';
 import { SqlSessionUsers } from '../src/modules/accounts/infrastructure/sql-session-users.js';
 import { SqlBatteryEnergyStore } from '../src/modules/batteries/infrastructure/sql-battery-energy.store.js';
 import { SqlBatteryProfilesStore } from '../src/modules/batteries/infrastructure/sql-battery-profiles.store.js';
-import type { Orm } from '../src/shared/database/orm.js';
-import { SqlReleaseOffers } from '../src/modules/ota/infrastructure/sql-release-offers.js';
-import { SqlTelemetryHistory } from '../src/modules/telemetry/infrastructure/sql-telemetry-history.js';
+import { SqlReleaseOfferStore } from '../src/modules/ota/infrastructure/sql-release-offer.store.js';
+import { SqlTelemetryHistoryQueries } from '../src/modules/telemetry/infrastructure/sql-telemetry-history.queries.js';
 import { TelemetryFeed } from '../src/modules/telemetry/application/telemetry-feed.js';
 import { UnmeasuredIngest } from '../src/modules/telemetry/application/ingest-metrics.js';
-import { SqlTelemetryWriter } from '../src/modules/telemetry/infrastructure/sql-telemetry-writer.js';
+import { SqlTelemetryRecordStore } from '../src/modules/telemetry/infrastructure/sql-telemetry-record.store.js';
 import { DeviceReturns } from '../src/modules/telemetry/domain/device-returns.js';
 import type { Sql, SqlRunner } from '../src/shared/database/sql.js';
 import * as baseline from './baseline-sql.js';
@@ -52,14 +51,14 @@ export async function checkSqlParity(): Promise<void> {
   const asSql = (sql: CapturingSql) => sql as unknown as Sql;
   const feed = () => new ChangeFeed('postgres://unused');
   const expectations: Array<[string, Captured, string, string | undefined]> = [
-    ['telemetry ingest', await capture((sql) => new SqlTelemetryWriter(asSql(sql), new TelemetryFeed(), new UnmeasuredIngest(), new NoReturns()).write('d', [{ ts: now, batteryId: 'main', metrics: { soc: 1 } }], now)), baseline.INGEST_SQL, baseline.INGEST_NAME],
+    ['telemetry ingest', await capture((sql) => new SqlTelemetryRecordStore(asSql(sql), new TelemetryFeed(), new UnmeasuredIngest(), new NoReturns()).write('d', [{ ts: now, batteryId: 'main', metrics: { soc: 1 } }], now)), baseline.INGEST_SQL, baseline.INGEST_NAME],
     ['user in session', await capture((sql) => new SqlSessionUsers(asSql(sql)).find('u', 's')), baseline.USER_IN_SESSION_SQL, baseline.USER_IN_SESSION_NAME],
-    ['offerable releases', await capture((sql) => new SqlReleaseOffers(asSql(sql), feed()).offerableReleases()), baseline.OFFERABLE_RELEASES_SQL, baseline.OFFERABLE_RELEASES_NAME],
-    ['record offer', await capture((sql) => new SqlReleaseOffers(asSql(sql), feed()).recordOffer('d', 'r', now)), baseline.RECORD_OFFER_SQL, baseline.RECORD_OFFER_NAME],
-    ['dashboard visibility', await capture((sql) => new SqlDashboardQueries(asSql(sql), new DeviceAccess(new SqlDeviceGrants(asSql(sql)))).visibility({ userId: 'u', isAdmin: false }, 'd')), baseline.DEVICE_VISIBILITY_SQL, baseline.DEVICE_VISIBILITY_NAME],
+    ['offerable releases', await capture((sql) => new SqlReleaseOfferStore(asSql(sql), feed()).offerableReleases()), baseline.OFFERABLE_RELEASES_SQL, baseline.OFFERABLE_RELEASES_NAME],
+    ['record offer', await capture((sql) => new SqlReleaseOfferStore(asSql(sql), feed()).recordOffer('d', 'r', now)), baseline.RECORD_OFFER_SQL, baseline.RECORD_OFFER_NAME],
+    ['dashboard visibility', await capture((sql) => new SqlDashboardQueries(asSql(sql), new DeviceAccess(new SqlDeviceGrantQueries(asSql(sql)))).visibility({ userId: 'u', isAdmin: false }, 'd')), baseline.DEVICE_VISIBILITY_SQL, baseline.DEVICE_VISIBILITY_NAME],
     [
       'history series',
-      await capture((sql) => new SqlTelemetryHistory(asSql(sql)).series({ deviceId: 'd', from: now, to: now, bucketSec: 300, metrics: null, batteryId: null })),
+      await capture((sql) => new SqlTelemetryHistoryQueries(asSql(sql)).series({ deviceId: 'd', from: now, to: now, bucketSec: 300, metrics: null, batteryId: null })),
       baseline.SERIES_SQL,
       baseline.SERIES_NAME,
     ],
@@ -69,7 +68,7 @@ export async function checkSqlParity(): Promise<void> {
       baseline.ENERGY_HAS_STALE_SQL,
       baseline.ENERGY_HAS_STALE_NAME,
     ],
-    ['battery profile', await capture((sql) => new SqlBatteryProfilesStore(undefined as unknown as Orm, asSql(sql)).get({ deviceId: 'd', batteryId: 'main' })), baseline.BATTERY_PROFILE_SQL, baseline.BATTERY_PROFILE_NAME],
+    ['battery profile', await capture((sql) => new SqlBatteryProfilesStore(asSql(sql)).get({ deviceId: 'd', batteryId: 'main' })), baseline.BATTERY_PROFILE_SQL, baseline.BATTERY_PROFILE_NAME],
     ['battery energy sums', await capture((sql) => new SqlBatteryEnergyStore(asSql(sql)).sums({ deviceId: 'd', batteryId: 'main' }, now, now, 86_400)), baseline.ENERGY_SUMS_SQL, baseline.ENERGY_SUMS_NAME],
   ];
   const problems = expectations

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { components, paths } from '@device-cloud/client';
-import { TelemetryWriter } from '../../src/modules/telemetry/domain/telemetry-writer.js';
+import { TelemetryRecordStore } from '../../src/modules/telemetry/domain/telemetry-record.store.js';
 import { DEVICE_ONLINE, isDeviceOnline } from '../../src/modules/devices/index.js';
 import { bearer } from '../support/builders.js';
 import { ADMIN_SETTINGS, aClaimedDevice, aCustomer, anAdmin, aRegisteredDevice, claim, type SignedIn } from '../support/claim-fixtures.js';
@@ -709,7 +709,7 @@ describe('device.offline and device.online', () => {
     await telemetrySent(t, gateway);
     const offlineSince = new Date(Date.now() - 10 * MINUTE);
     await markedOffline(gateway.deviceId, offlineSince);
-    const writer = t.app.get(TelemetryWriter);
+    const writer = t.app.get(TelemetryRecordStore);
     // Two values whose sum overflows float8 in one rollup slot: the ingest statement fails (admit would have refused them).
     const slot = Math.floor((Date.now() - 20 * MINUTE) / 300_000) * 300_000;
     const poison = [0, 1000].map((offset) => ({ ts: new Date(slot + offset), batteryId: 'main', metrics: { voltage: 1.7e308 } }));

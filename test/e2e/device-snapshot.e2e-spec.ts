@@ -1,6 +1,6 @@
 import pg from 'pg';
-import { DeviceSnapshotSource, type DeviceSnapshot } from '../../src/modules/devices/domain/device-snapshot.js';
-import { ANNOUNCED_DEVICE_COLUMNS, IMMUTABLE_DEVICE_COLUMNS } from '../../src/modules/devices/infrastructure/sql-device-snapshot.source.js';
+import { DeviceSnapshotQueries, type DeviceSnapshot } from '../../src/modules/devices/domain/device-snapshot.queries.js';
+import { ANNOUNCED_DEVICE_COLUMNS, IMMUTABLE_DEVICE_COLUMNS } from '../../src/modules/devices/infrastructure/sql-device-snapshot.queries.js';
 import { CHANGE_CHANNEL } from '../../src/shared/database/change-feed.js';
 import { registerDevice } from '../support/builders.js';
 import { createTestApp, type TestApp } from '../support/create-test-app.js';
@@ -70,7 +70,7 @@ describe('device snapshot and change feed hold the same columns', () => {
     }
   }
 
-  const load = (deviceId: string): Promise<DeviceSnapshot | null> => t.app.get(DeviceSnapshotSource).load(deviceId);
+  const load = (deviceId: string): Promise<DeviceSnapshot | null> => t.app.get(DeviceSnapshotQueries).load(deviceId);
   const plain = (snapshot: DeviceSnapshot | null) => JSON.parse(JSON.stringify(snapshot)) as unknown;
 
   it('every column of devices is announced and in the snapshot, or neither (immutable ones aside)', async () => {

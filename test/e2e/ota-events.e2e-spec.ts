@@ -388,7 +388,7 @@ describe('OTA events', () => {
     });
   });
 
-  // The one write to `devices` outside the devices module (SqlOtaEvents), inside the batch's transaction.
+  // The one write to `devices` outside the devices module (SqlOtaEventStore), inside the batch's transaction.
   describe('what a batch writes to the device row', () => {
     async function lastSeenAt(gateway: Gateway): Promise<Date | null> {
       const { rows } = await t.db.query<{ last_seen_at: Date | null }>('SELECT last_seen_at FROM devices WHERE device_id = $1', [gateway.deviceId]);

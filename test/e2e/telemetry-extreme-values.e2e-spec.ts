@@ -1,5 +1,5 @@
 import type pg from 'pg';
-import { TelemetryWriter } from '../../src/modules/telemetry/domain/telemetry-writer.js';
+import { TelemetryRecordStore } from '../../src/modules/telemetry/domain/telemetry-record.store.js';
 import { DatabaseUnavailableError } from '../../src/shared/database/database-errors.js';
 import { registerDevice } from '../support/builders.js';
 import { ADMIN_SETTINGS, anAdmin } from '../support/claim-fixtures.js';
@@ -28,13 +28,13 @@ import {
  */
 describe('telemetry: extreme values and flush isolation', () => {
   let t: TestApp;
-  let writer: TelemetryWriter;
+  let writer: TelemetryRecordStore;
   const now = Date.now();
   const STATEMENT_TIMEOUT_MS = 2000;
 
   beforeAll(async () => {
     t = await createTestApp({ ...ADMIN_SETTINGS, DATABASE_STATEMENT_TIMEOUT_MS: String(STATEMENT_TIMEOUT_MS), REGISTRATION_MAX_PER_ADDRESS: '1000' });
-    writer = t.app.get(TelemetryWriter);
+    writer = t.app.get(TelemetryRecordStore);
   });
   afterAll(() => t.close());
 

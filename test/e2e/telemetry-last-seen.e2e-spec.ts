@@ -1,4 +1,4 @@
-import { TelemetryWriter } from '../../src/modules/telemetry/domain/telemetry-writer.js';
+import { TelemetryRecordStore } from '../../src/modules/telemetry/domain/telemetry-record.store.js';
 import { registerDevice } from '../support/builders.js';
 import { createTestApp, type TestApp } from '../support/create-test-app.js';
 import { deviceRow } from '../support/database-state.js';
@@ -11,12 +11,12 @@ import { MINUTE, ingest, iso, telemetryRows } from '../support/telemetry.js';
  */
 describe('telemetry ingest: devices.last_seen_at only moves forward', () => {
   let t: TestApp;
-  let writer: TelemetryWriter;
+  let writer: TelemetryRecordStore;
   const now = Date.now();
 
   beforeAll(async () => {
     t = await createTestApp();
-    writer = t.app.get(TelemetryWriter);
+    writer = t.app.get(TelemetryRecordStore);
   });
   afterAll(() => t.close());
 

@@ -1,6 +1,6 @@
 import { SchedulerRegistry } from '@nestjs/schedule';
 import type pg from 'pg';
-import { TelemetryPartitions } from '../../src/modules/telemetry/domain/telemetry-partitions.js';
+import { TelemetryPartitionStore } from '../../src/modules/telemetry/domain/telemetry-partition.store.js';
 import { aRegistration, registerDevice, type Registered } from '../support/builders.js';
 import { createTestApp, type TestApp } from '../support/create-test-app.js';
 import { aVerifiedCustomer, customerAuth } from '../support/customers.js';
@@ -43,7 +43,7 @@ async function partitions(db: pg.Pool): Promise<string[]> {
 
 describe('telemetry partitions and retention', () => {
   let t: TestApp;
-  let maintenance: TelemetryPartitions;
+  let maintenance: TelemetryPartitionStore;
   /** Captured once around the start; the app maintained its partitions at some instant in between. */
   const startedAfter = Date.now();
   let startedBefore: number;
@@ -51,7 +51,7 @@ describe('telemetry partitions and retention', () => {
   beforeAll(async () => {
     t = await createTestApp({ TELEMETRY_RETENTION_DAYS: String(RETENTION_DAYS) });
     startedBefore = Date.now();
-    maintenance = t.app.get(TelemetryPartitions);
+    maintenance = t.app.get(TelemetryPartitionStore);
   });
   afterAll(async () => {
     await t.close();
@@ -189,7 +189,7 @@ describe('telemetry partitions and retention', () => {
       const existing = await partitions(t.db);
       const holder = await t.db.connect();
       try {
-        // The advisory lock key TelemetryPartitions uses.
+        // The advisory lock key TelemetryPartitionStore uses.
         await holder.query('SELECT pg_advisory_lock(7221950002)');
 
         expect(await maintenance.maintain(evenLater, RETENTION_DAYS)).toEqual({ created: [], dropped: [] });
@@ -221,7 +221,7 @@ describe('telemetry partitions and retention', () => {
       expect((await t2.api.POST('/api/v1/user/devices/claim', { body: { deviceId, claimCode: body.claimCode }, headers })).response.status).toBe(200);
       await ingestAll(t2.api, registered.accessToken, records);
 
-      await t2.app.get(TelemetryPartitions).maintain(new Date(slot + 130_000 + RETENTION_DAYS * DAY), RETENTION_DAYS);
+      await t2.app.get(TelemetryPartitionStore).maintain(new Date(slot + 130_000 + RETENTION_DAYS * DAY), RETENTION_DAYS);
     });
     afterAll(async () => {
       await t2.close();

@@ -13,7 +13,7 @@ export const MODULES_DIR = join(ROOT, 'src', 'modules');
 
 /**
  * Tables no @Entity declares: created at run time or by migrations alone. The monthly partitions
- * of `telemetry` (SqlTelemetryPartitions) are the telemetry module's.
+ * of `telemetry` (SqlTelemetryPartitionStore) are the telemetry module's.
  */
 const MIGRATION_ONLY: Array<{ pattern: RegExp; owner: string }> = [{ pattern: /^telemetry_y\d{4}m\d{2}$/, owner: 'telemetry' }];
 

@@ -5,9 +5,9 @@ import { hmacKey } from '../../auth/access-token.js';
 import { Env } from '../../config/env.js';
 import { Secrets } from '../../config/secrets.js';
 import { RefreshTokenStore } from '../../shared/auth-tokens/refresh-token-store.js';
-import { TypeOrmRefreshTokenStore } from '../../shared/auth-tokens/typeorm-refresh-token.store.js';
+import { SqlRefreshTokenStore } from '../../shared/auth-tokens/sql-refresh-token.store.js';
 import { DatabaseConnection } from '../../shared/database/database-connection.js';
-import { Orm } from '../../shared/database/orm.js';
+import { Sql } from '../../shared/database/sql.js';
 import { SharingModule, SharingService } from '../sharing/index.js';
 import { AccountsService } from './application/accounts.service.js';
 import { AccountPasswordService } from './application/account-password.service.js';
@@ -24,8 +24,8 @@ import { ResetPasswordPageController } from './http/reset-password-page.controll
 import { VerifyEmailPageController } from './http/verify-email-page.controller.js';
 import { QueuedAccountMails } from './infrastructure/queued-account-mails.js';
 import { SqlSessionUsers } from './infrastructure/sql-session-users.js';
-import { TypeOrmUserRepository } from './infrastructure/typeorm-user.repository.js';
-import { UserRefreshTokenRecord } from './infrastructure/user.record.js';
+import { SqlUserRepository } from './infrastructure/sql-user.repository.js';
+import { USER_REFRESH_TOKENS } from './infrastructure/user.record.js';
 
 @Module({
   imports: [
@@ -46,11 +46,11 @@ import { UserRefreshTokenRecord } from './infrastructure/user.record.js';
     CustomerSessions,
     {
       provide: RefreshTokenStore,
-      inject: [Orm, CustomerSessions],
-      useFactory: (orm: Orm, sessions: CustomerSessions) => new TypeOrmRefreshTokenStore(orm, UserRefreshTokenRecord, (userId) => sessions.changed(userId)),
+      inject: [Sql, CustomerSessions],
+      useFactory: (sql: Sql, sessions: CustomerSessions) => new SqlRefreshTokenStore(sql, USER_REFRESH_TOKENS, (userId) => sessions.changed(userId)),
     },
     SqlSessionUsers,
-    { provide: UserRepository, useClass: TypeOrmUserRepository },
+    { provide: UserRepository, useClass: SqlUserRepository },
     SendVerificationMail,
     SendSignupNotice,
     SendPasswordResetMail,

@@ -6,15 +6,15 @@ import { EventsModule } from '../events/index.js';
 import { AdminOwnershipService } from './application/admin-ownership.service.js';
 import { SharingModule } from '../sharing/index.js';
 import { ClaimsService } from './application/claims.service.js';
-import { ClaimAudit } from './domain/claim-audit.js';
+import { ClaimAuditStore } from './domain/claim-audit.store.js';
 import { AdminOwnershipController } from './http/admin-ownership.controller.js';
 import { ClaimsController } from './http/claims.controller.js';
-import { TypeOrmClaimAudit } from './infrastructure/typeorm-claim-audit.js';
+import { SqlClaimAuditStore } from './infrastructure/sql-claim-audit.store.js';
 
 @Module({
   imports: [DevicesModule, EventsModule, AuditModule, AccountsModule, SharingModule],
   controllers: [ClaimsController, AdminOwnershipController],
-  providers: [ClaimsService, AdminOwnershipService, { provide: ClaimAudit, useClass: TypeOrmClaimAudit }],
+  providers: [ClaimsService, AdminOwnershipService, { provide: ClaimAuditStore, useClass: SqlClaimAuditStore }],
 })
 export class ClaimsModule {
   constructor(erasure: AccountErasure, claims: ClaimsService) {

@@ -4,8 +4,8 @@ import { hmacKey } from '../../auth/access-token.js';
 import { JwtModule } from '@nestjs/jwt';
 import { Secrets } from '../../config/secrets.js';
 import { RefreshTokenStore } from '../../shared/auth-tokens/refresh-token-store.js';
-import { TypeOrmRefreshTokenStore } from '../../shared/auth-tokens/typeorm-refresh-token.store.js';
-import { Orm } from '../../shared/database/orm.js';
+import { SqlRefreshTokenStore } from '../../shared/auth-tokens/sql-refresh-token.store.js';
+import { Sql } from '../../shared/database/sql.js';
 import { AuditModule } from '../audit/index.js';
 import { EventsModule } from '../events/index.js';
 import { DeviceReturns } from '../telemetry/index.js';
@@ -22,20 +22,20 @@ import { DeviceConfigRepository } from './domain/device-config.repository.js';
 import { DeviceDirectory } from './domain/device-directory.js';
 import { DeviceReports } from './domain/device-reports.js';
 import { DeviceRepository } from './domain/device.repository.js';
-import { DeviceSnapshotSource } from './domain/device-snapshot.js';
-import { RegistrationAllowlist } from './domain/registration-allowlist.js';
+import { DeviceSnapshotQueries } from './domain/device-snapshot.queries.js';
+import { RegistrationAllowlistStore } from './domain/registration-allowlist.store.js';
 import { AdminConfigController } from './http/admin-config.controller.js';
 import { AdminDevicesController } from './http/admin-devices.controller.js';
 import { DeviceConfigController } from './http/device-config.controller.js';
 import { DevicesController } from './http/devices.controller.js';
 import { SqlDeviceDirectory } from './infrastructure/sql-device-directory.js';
 import { SqlDeviceReports } from './infrastructure/sql-device-reports.js';
-import { SqlDeviceSnapshotSource } from './infrastructure/sql-device-snapshot.source.js';
-import { DeviceRefreshTokenRecord } from './infrastructure/device.record.js';
+import { SqlDeviceSnapshotQueries } from './infrastructure/sql-device-snapshot.queries.js';
+import { DEVICE_REFRESH_TOKENS } from './infrastructure/device.record.js';
 import { TypeOrmDeviceConfigRepository } from './infrastructure/typeorm-device-config.repository.js';
-import { TypeOrmDeviceRepository } from './infrastructure/typeorm-device.repository.js';
+import { SqlDeviceRepository } from './infrastructure/sql-device.repository.js';
 import { TypeOrmFleetDefaultsStore } from './infrastructure/typeorm-fleet-defaults.store.js';
-import { TypeOrmRegistrationAllowlist } from './infrastructure/typeorm-registration-allowlist.js';
+import { TypeOrmRegistrationAllowlistStore } from './infrastructure/typeorm-registration-allowlist.store.js';
 
 @Module({
   imports: [
@@ -58,12 +58,12 @@ import { TypeOrmRegistrationAllowlist } from './infrastructure/typeorm-registrat
     DeviceConfigService,
     { provide: DeviceConfigRepository, useClass: TypeOrmDeviceConfigRepository },
     { provide: FleetDefaultsStore, useClass: TypeOrmFleetDefaultsStore },
-    { provide: DeviceRepository, useClass: TypeOrmDeviceRepository },
-    { provide: DeviceSnapshotSource, useClass: SqlDeviceSnapshotSource },
-    { provide: RegistrationAllowlist, useClass: TypeOrmRegistrationAllowlist },
+    { provide: DeviceRepository, useClass: SqlDeviceRepository },
+    { provide: DeviceSnapshotQueries, useClass: SqlDeviceSnapshotQueries },
+    { provide: RegistrationAllowlistStore, useClass: TypeOrmRegistrationAllowlistStore },
     { provide: DeviceDirectory, useClass: SqlDeviceDirectory },
     { provide: DeviceReports, useClass: SqlDeviceReports },
-    { provide: RefreshTokenStore, inject: [Orm], useFactory: (orm: Orm) => new TypeOrmRefreshTokenStore(orm, DeviceRefreshTokenRecord) },
+    { provide: RefreshTokenStore, inject: [Sql], useFactory: (sql: Sql) => new SqlRefreshTokenStore(sql, DEVICE_REFRESH_TOKENS) },
     // The port the device guard looks devices up through (src/auth/principals.ts).
     { provide: DeviceAuthenticator, useExisting: DeviceRegistrationService },
   ],

@@ -6,7 +6,7 @@ export { DeviceConfigService, type DeviceConfigView } from './application/device
 export { DeviceSnapshots } from './application/device-snapshots.js';
 export { FleetDefaultsStore } from './application/fleet-defaults.js';
 export type { Device } from './domain/device.js';
-export type { DeviceSnapshot } from './domain/device-snapshot.js';
+export type { DeviceSnapshot } from './domain/device-snapshot.queries.js';
 export type { ConfigOverrides, DeviceConfig, FleetDefaults } from './domain/device-config.js';
 export { ClaimCode } from './domain/claim-code.js';
 export { DeviceDecommissionedError } from './domain/device.errors.js';

@@ -7,7 +7,7 @@ import { DeliveriesService } from './application/deliveries.service.js';
 import { NotificationMails } from './application/notification-mails.js';
 import { WebhookDeliveries } from './application/webhook-deliveries.js';
 import { WebhooksService } from './application/webhooks.service.js';
-import { PendingNotifications } from './domain/pending-notifications.js';
+import { PendingNotificationStore } from './domain/pending-notification.store.js';
 import { WebhookStore } from './domain/webhook.store.js';
 import { WebhookSecrets, WebhookTransport } from './domain/webhook-transport.js';
 import { AdminDeliveriesController } from './http/admin-deliveries.controller.js';
@@ -15,7 +15,7 @@ import { UserWebhooksController } from './http/user-webhooks.controller.js';
 import { HttpWebhookTransport } from './infrastructure/http-webhook-transport.js';
 import { SealedWebhookSecrets } from './infrastructure/sealed-webhook-secrets.js';
 import { SecretBox } from './infrastructure/secret-box.js';
-import { SqlPendingNotifications } from './infrastructure/sql-pending-notifications.js';
+import { SqlPendingNotificationStore } from './infrastructure/sql-pending-notification.store.js';
 import { SqlWebhookStore } from './infrastructure/sql-webhook.store.js';
 import { WebhookHttpClient } from './infrastructure/webhook-http-client.js';
 
@@ -31,7 +31,7 @@ import { WebhookHttpClient } from './infrastructure/webhook-http-client.js';
     { provide: WebhookSecrets, inject: [Secrets], useFactory: (secrets: Secrets) => new SealedWebhookSecrets(new SecretBox(secrets.pepper, 'webhook-secrets')) },
     { provide: WebhookTransport, inject: [Env], useFactory: (env: Env) => new HttpWebhookTransport(new WebhookHttpClient({ allowPrivateTargets: env.WEBHOOK_ALLOW_PRIVATE_TARGETS })) },
     { provide: WebhookStore, useClass: SqlWebhookStore },
-    { provide: PendingNotifications, useClass: SqlPendingNotifications },
+    { provide: PendingNotificationStore, useClass: SqlPendingNotificationStore },
   ],
 })
 export class NotificationsModule {}

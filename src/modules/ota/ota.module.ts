@@ -8,15 +8,15 @@ import { OtaMaintenance } from './application/ota-maintenance.js';
 import { OtaService } from './application/ota.service.js';
 import { FirmwareReleaseRepository } from './domain/firmware-release.repository.js';
 import { OtaDevices } from './domain/ota-devices.js';
-import { BatteryReadingsSource } from './domain/battery-guard.js';
-import { SqlBatteryReadings } from './infrastructure/sql-battery-readings.js';
+import { BatteryReadingsQueries } from './domain/battery-readings.queries.js';
+import { SqlBatteryReadingsQueries } from './infrastructure/sql-battery-readings.queries.js';
 import { OtaEventStore } from './domain/ota-event.store.js';
-import { ReleaseOffers } from './domain/release-offers.js';
+import { ReleaseOfferStore } from './domain/release-offer.store.js';
 import { AdminFirmwareController } from './http/admin-firmware.controller.js';
 import { OtaController } from './http/ota.controller.js';
 import { SnapshotOtaDevices } from './infrastructure/snapshot-ota-devices.js';
-import { SqlOtaEvents } from './infrastructure/sql-ota-events.js';
-import { SqlReleaseOffers } from './infrastructure/sql-release-offers.js';
+import { SqlOtaEventStore } from './infrastructure/sql-ota-event.store.js';
+import { SqlReleaseOfferStore } from './infrastructure/sql-release-offer.store.js';
 import { TypeOrmFirmwareReleaseRepository } from './infrastructure/typeorm-firmware-release.repository.js';
 
 @Module({
@@ -27,10 +27,10 @@ import { TypeOrmFirmwareReleaseRepository } from './infrastructure/typeorm-firmw
     FirmwareReleasesService,
     OtaMaintenance,
     { provide: FirmwareReleaseRepository, useClass: TypeOrmFirmwareReleaseRepository },
-    { provide: ReleaseOffers, useClass: SqlReleaseOffers },
-    { provide: OtaEventStore, useClass: SqlOtaEvents },
+    { provide: ReleaseOfferStore, useClass: SqlReleaseOfferStore },
+    { provide: OtaEventStore, useClass: SqlOtaEventStore },
     { provide: OtaDevices, useClass: SnapshotOtaDevices },
-    { provide: BatteryReadingsSource, useClass: SqlBatteryReadings },
+    { provide: BatteryReadingsQueries, useClass: SqlBatteryReadingsQueries },
   ],
   exports: [OtaService],
 })

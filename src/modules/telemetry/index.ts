@@ -1,6 +1,6 @@
 /** The telemetry module's public surface: what other modules and the composition root may import. */
 export { TelemetryModule } from './telemetry.module.js';
-export { TelemetryHistory, type RawRecordRow, type RawRecordsQuery, type RecordExport, type RecordExportQuery, type SeriesQuery, type SeriesRow } from './domain/telemetry-history.js';
+export { TelemetryHistoryQueries, type RawRecordRow, type RawRecordsQuery, type RecordExport, type RecordExportQuery, type SeriesQuery, type SeriesRow } from './domain/telemetry-history.queries.js';
 export { parseInstant, type HistoryRange } from './domain/history-query.js';
 export { pointsOf, type Point, type Series } from './domain/history-series.js';
 export { TelemetryHistoryService, type ExportParams, type History, type HistoryParams, type TelemetryExport } from './application/telemetry-history.service.js';

@@ -4,13 +4,13 @@ import { TelemetryFeed } from './application/telemetry-feed.js';
 import { TelemetryHistoryService } from './application/telemetry-history.service.js';
 import { TelemetryMaintenance } from './application/telemetry-maintenance.js';
 import { TelemetryService } from './application/telemetry.service.js';
-import { TelemetryHistory } from './domain/telemetry-history.js';
-import { TelemetryPartitions } from './domain/telemetry-partitions.js';
-import { TelemetryWriter } from './domain/telemetry-writer.js';
+import { TelemetryHistoryQueries } from './domain/telemetry-history.queries.js';
+import { TelemetryPartitionStore } from './domain/telemetry-partition.store.js';
+import { TelemetryRecordStore } from './domain/telemetry-record.store.js';
 import { TelemetryController } from './http/telemetry.controller.js';
-import { SqlTelemetryHistory } from './infrastructure/sql-telemetry-history.js';
-import { SqlTelemetryPartitions } from './infrastructure/sql-telemetry-partitions.js';
-import { SqlTelemetryWriter } from './infrastructure/sql-telemetry-writer.js';
+import { SqlTelemetryHistoryQueries } from './infrastructure/sql-telemetry-history.queries.js';
+import { SqlTelemetryPartitionStore } from './infrastructure/sql-telemetry-partition.store.js';
+import { SqlTelemetryRecordStore } from './infrastructure/sql-telemetry-record.store.js';
 
 @Module({
   controllers: [TelemetryController],
@@ -20,9 +20,9 @@ import { SqlTelemetryWriter } from './infrastructure/sql-telemetry-writer.js';
     TelemetryMaintenance,
     TelemetryHistoryService,
     ExportSlots,
-    { provide: TelemetryWriter, useClass: SqlTelemetryWriter },
-    { provide: TelemetryPartitions, useClass: SqlTelemetryPartitions },
-    { provide: TelemetryHistory, useClass: SqlTelemetryHistory },
+    { provide: TelemetryRecordStore, useClass: SqlTelemetryRecordStore },
+    { provide: TelemetryPartitionStore, useClass: SqlTelemetryPartitionStore },
+    { provide: TelemetryHistoryQueries, useClass: SqlTelemetryHistoryQueries },
   ],
   exports: [TelemetryHistoryService, TelemetryFeed],
 })

@@ -5,8 +5,8 @@ import { asDatabaseError, DatabaseUnavailableError } from './database-errors.js'
 import type { SqlRunner } from './sql.js';
 
 /**
- * TypeORM's entity manager for the cold paths (accounts, claim audit, allowlist, refresh tokens),
- * under the same failure rule as Sql: before the pool is open, and for every error that means the
+ * TypeORM's entity manager for the cold paths (firmware releases, device configuration, fleet
+ * defaults, allowlist), under the same failure rule as Sql: before the pool is open, and for every error that means the
  * database cannot serve, the caller gets a DatabaseUnavailableError (503 with Retry-After);
  * errors about the statement pass through unchanged.
  */

@@ -1,5 +1,5 @@
 import { Device, type DeviceState } from '../../../src/modules/devices/domain/device.js';
-import { DeviceSnapshotSource, type DeviceSnapshot } from '../../../src/modules/devices/domain/device-snapshot.js';
+import { DeviceSnapshotQueries, type DeviceSnapshot } from '../../../src/modules/devices/domain/device-snapshot.queries.js';
 import type { DeviceLabels, DeviceLabelsPatch } from '../../../src/modules/devices/domain/device-labels.js';
 import { DeviceRepository, type AdminChange, type AdminChanged, type OwnedDevicesPage, type OwnershipChanged } from '../../../src/modules/devices/domain/device.repository.js';
 
@@ -146,8 +146,8 @@ export class InMemoryDeviceRepository extends DeviceRepository {
   }
 }
 
-/** DeviceSnapshotSource for unit tests: the snapshot of what the in-memory repository holds. */
-export class InMemoryDeviceSnapshotSource extends DeviceSnapshotSource {
+/** DeviceSnapshotQueries for unit tests: the snapshot of what the in-memory repository holds. */
+export class InMemoryDeviceSnapshotSource extends DeviceSnapshotQueries {
   constructor(private readonly devices: InMemoryDeviceRepository) {
     super();
   }

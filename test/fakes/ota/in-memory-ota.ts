@@ -6,8 +6,9 @@ import { FirmwareReleaseRepository, type ReleaseCounts, type ReleaseFilter, type
 import { OtaDevices } from '../../../src/modules/ota/domain/ota-devices.js';
 import type { OtaEvent } from '../../../src/modules/ota/domain/ota-event.js';
 import { OtaEventStore, type HistoryFilter, type OtaEventBatch, type ReleaseStateChange, type StoredOtaEvent } from '../../../src/modules/ota/domain/ota-event.store.js';
-import { ReleaseOffers } from '../../../src/modules/ota/domain/release-offers.js';
-import { BatteryReadingsSource, type BatteryReadings, type HeldBackReason } from '../../../src/modules/ota/domain/battery-guard.js';
+import { ReleaseOfferStore } from '../../../src/modules/ota/domain/release-offer.store.js';
+import type { BatteryReadings, HeldBackReason } from '../../../src/modules/ota/domain/battery-guard.js';
+import { BatteryReadingsQueries } from '../../../src/modules/ota/domain/battery-readings.queries.js';
 
 /*
  * In-memory fakes of the ota ports for unit tests. They share
@@ -198,7 +199,7 @@ export class InMemoryFirmwareReleaseRepository extends FirmwareReleaseRepository
   }
 }
 
-export class InMemoryReleaseOffers extends ReleaseOffers {
+export class InMemoryReleaseOfferStore extends ReleaseOfferStore {
   /** How many times an outcome (offer or hold-back) was written: the service remembers them to save these writes. */
   offerWrites = 0;
   /** held_back_reason per release and device (the tables hold it). */
@@ -357,7 +358,7 @@ export class InMemoryOtaDevices extends OtaDevices {
 }
 
 /** The newest soc and temperature of the fake devices' batteries. */
-export class InMemoryBatteryReadings extends BatteryReadingsSource {
+export class InMemoryBatteryReadingsQueries extends BatteryReadingsQueries {
   constructor(private readonly tables: InMemoryOtaTables) {
     super();
   }

@@ -1,16 +1,32 @@
 import { Injectable } from '@nestjs/common';
 import { Sql } from '../../../shared/database/sql.js';
-import { UserRecord } from './user.record.js';
+import { User, type Role } from '../domain/user.js';
 
-interface UserRow {
+export interface UserRow {
   id: string;
   email: string;
   password_hash: string;
-  role: UserRecord['role'];
+  role: Role;
   email_verified_at: Date | null;
   token_version: number;
   created_at: Date;
   alert_emails: boolean;
+}
+
+/** The columns of UserRow. */
+export const USER_COLUMNS = 'id, email, password_hash, role, email_verified_at, token_version, created_at, alert_emails';
+
+export function toUser(row: UserRow): User {
+  return User.restore({
+    id: row.id,
+    email: row.email,
+    passwordHash: row.password_hash,
+    role: row.role,
+    emailVerifiedAt: row.email_verified_at,
+    tokenVersion: row.token_version,
+    createdAt: row.created_at,
+    alertEmails: row.alert_emails,
+  });
 }
 
 /**
@@ -22,7 +38,7 @@ interface UserRow {
 export class SqlSessionUsers {
   constructor(private readonly sql: Sql) {}
 
-  async find(id: string, sessionId: string): Promise<UserRecord | null> {
+  async find(id: string, sessionId: string): Promise<User | null> {
     const rows = await this.sql.rows<UserRow>(
       `SELECT id, email, password_hash, role, email_verified_at, token_version, created_at, alert_emails FROM users
         WHERE id = $1 AND EXISTS (SELECT 1 FROM user_refresh_tokens t WHERE t.family_id = $2 AND t.user_id = users.id AND t.revoked_at IS NULL)`,
@@ -30,17 +46,6 @@ export class SqlSessionUsers {
       'user_in_session',
     );
     const row = rows[0];
-    return row
-      ? Object.assign(new UserRecord(), {
-          id: row.id,
-          email: row.email,
-          passwordHash: row.password_hash,
-          role: row.role,
-          emailVerifiedAt: row.email_verified_at,
-          tokenVersion: row.token_version,
-          createdAt: row.created_at,
-          alertEmails: row.alert_emails,
-        })
-      : null;
+    return row ? toUser(row) : null;
   }
 }

@@ -1,5 +1,6 @@
 import { Check, Column, Entity, ForeignKey, Index, PrimaryColumn, PrimaryGeneratedColumn } from 'typeorm';
 import { RefreshTokenColumns } from '../../../shared/auth-tokens/refresh-token.columns.js';
+import type { RefreshTokenTable } from '../../../shared/auth-tokens/sql-refresh-token.store.js';
 
 @Entity({ name: 'users' })
 @Check('users_role_check', "role IN ('customer', 'admin')")
@@ -73,3 +74,6 @@ export class UserRefreshTokenRecord extends RefreshTokenColumns {
   @ForeignKey(() => UserRecord, { name: 'user_refresh_tokens_user_id_fkey', onDelete: 'CASCADE' })
   subjectId!: string;
 }
+
+/** UserRefreshTokenRecord's table, for SqlRefreshTokenStore. */
+export const USER_REFRESH_TOKENS: RefreshTokenTable = { name: 'user_refresh_tokens', subjectColumn: 'user_id' };

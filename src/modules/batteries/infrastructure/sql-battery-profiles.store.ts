@@ -1,5 +1,4 @@
 import { Injectable } from '@nestjs/common';
-import { Orm } from '../../../shared/database/orm.js';
 import { Sql } from '../../../shared/database/sql.js';
 import { TELEMETRY_VIEWS } from '../../telemetry/index.js';
 import type { BatteryKey } from '../domain/battery-energy.store.js';
@@ -7,14 +6,22 @@ import type { BatteryProfile, Chemistry } from '../domain/battery-profile.js';
 import { BatteryProfilesStore, type BatteryOverview, type OutlierMetric } from '../domain/battery-profiles.store.js';
 import type { BatteryFigure } from '../domain/outliers.js';
 import { IDLE_C_RATE } from '../domain/time-to-empty.js';
-import { BatteryProfileRecord } from './battery.records.js';
+interface ProfileRow {
+  name: string;
+  chemistry: string;
+  nominal_voltage: number;
+  capacity_ah: number;
+  updated_at: Date;
+}
 
-const toProfile = (record: BatteryProfileRecord): BatteryProfile => ({
-  name: record.name,
-  chemistry: record.chemistry as Chemistry,
-  nominalVoltage: record.nominalVoltage,
-  capacityAh: record.capacityAh,
-  updatedAt: record.updatedAt,
+const PROFILE_COLUMNS = 'name, chemistry, nominal_voltage, capacity_ah, updated_at';
+
+const toProfile = (row: ProfileRow): BatteryProfile => ({
+  name: row.name,
+  chemistry: row.chemistry as Chemistry,
+  nominalVoltage: row.nominal_voltage,
+  capacityAh: row.capacity_ah,
+  updatedAt: row.updated_at,
 });
 
 interface FigureRow {
@@ -64,37 +71,36 @@ const FIGURES: Record<OutlierMetric, string> = {
      GROUP BY a.device_id, a.battery_id, a.chemistry, a.capacity_ah`,
 };
 
-/** Profiles written on TypeORM (a cold path) and read in hand-written SQL, like the reads of telemetry. */
 @Injectable()
 export class SqlBatteryProfilesStore extends BatteryProfilesStore {
-  constructor(
-    private readonly orm: Orm,
-    private readonly sql: Sql,
-  ) {
+  constructor(private readonly sql: Sql) {
     super();
   }
 
   async put(battery: BatteryKey, profile: Omit<BatteryProfile, 'updatedAt'>, now: Date): Promise<BatteryProfile> {
-    const record = await this.orm.run(async (manager) => {
-      await manager.upsert(BatteryProfileRecord, { ...battery, ...profile, updatedAt: now }, ['deviceId', 'batteryId']);
-      return manager.findOneByOrFail(BatteryProfileRecord, battery);
-    });
-    return toProfile(record);
+    const [row] = await this.sql.rows<ProfileRow>(
+      `INSERT INTO battery_profiles (device_id, battery_id, name, chemistry, nominal_voltage, capacity_ah, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7)
+       ON CONFLICT (device_id, battery_id) DO UPDATE
+         SET name = EXCLUDED.name, chemistry = EXCLUDED.chemistry, nominal_voltage = EXCLUDED.nominal_voltage, capacity_ah = EXCLUDED.capacity_ah, updated_at = EXCLUDED.updated_at
+       RETURNING ${PROFILE_COLUMNS}`,
+      [battery.deviceId, battery.batteryId, profile.name, profile.chemistry, profile.nominalVoltage, profile.capacityAh, now],
+    );
+    return toProfile(row!);
   }
 
   /** Read by every energy and health answer: one named statement instead of TypeORM's query building. */
   async get(battery: BatteryKey): Promise<BatteryProfile | null> {
-    const [row] = await this.sql.rows<{ name: string; chemistry: string; nominal_voltage: number; capacity_ah: number; updated_at: Date }>(
+    const [row] = await this.sql.rows<ProfileRow>(
       'SELECT name, chemistry, nominal_voltage, capacity_ah, updated_at FROM battery_profiles WHERE device_id = $1 AND battery_id = $2',
       [battery.deviceId, battery.batteryId],
       'battery_profile',
     );
-    return row ? { name: row.name, chemistry: row.chemistry as Chemistry, nominalVoltage: row.nominal_voltage, capacityAh: row.capacity_ah, updatedAt: row.updated_at } : null;
+    return row ? toProfile(row) : null;
   }
 
   async overview(deviceId: string): Promise<BatteryOverview[]> {
     const [profiles, latest] = await Promise.all([
-      this.orm.run((manager) => manager.find(BatteryProfileRecord, { where: { deviceId } })),
+      this.sql.rows<ProfileRow & { battery_id: string }>(`SELECT battery_id, ${PROFILE_COLUMNS} FROM battery_profiles WHERE device_id = $1`, [deviceId]),
       this.sql.rows<{ battery_id: string; metric: string; value: number; ts: Date }>(`SELECT battery_id, metric, value, ts FROM ${TELEMETRY_VIEWS.latest} WHERE device_id = $1`, [deviceId]),
     ]);
     const batteries = new Map<string, BatteryOverview>();
@@ -103,7 +109,7 @@ export class SqlBatteryProfilesStore extends BatteryProfilesStore {
       if (!found) batteries.set(batteryId, (found = { batteryId, profile: null, latest: {} }));
       return found;
     };
-    for (const record of profiles) entry(record.batteryId).profile = toProfile(record);
+    for (const row of profiles) entry(row.battery_id).profile = toProfile(row);
     for (const row of latest) entry(row.battery_id).latest[row.metric] = { value: row.value, ts: row.ts };
     return [...batteries.values()].sort((a, b) => (a.batteryId < b.batteryId ? -1 : a.batteryId > b.batteryId ? 1 : 0));
   }

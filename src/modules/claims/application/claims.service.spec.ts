@@ -14,8 +14,8 @@ import { DeviceTokens } from '../../devices/application/device-tokens.js';
 import { DeviceOwnershipService } from '../../devices/application/device-ownership.service.js';
 import { DeviceRegistrationService, type RegisterDeviceCommand } from '../../devices/application/device-registration.service.js';
 import { InMemoryDeviceRepository, InMemoryDeviceSnapshotSource } from '../../../../test/fakes/devices/in-memory-device-repository.js';
-import { RegistrationAllowlist } from '../../devices/domain/registration-allowlist.js';
-import { ClaimAudit, type ClaimAuditEntry } from '../domain/claim-audit.js';
+import { RegistrationAllowlistStore } from '../../devices/domain/registration-allowlist.store.js';
+import { ClaimAuditStore, type ClaimAuditEntry } from '../domain/claim-audit.store.js';
 import { ClaimCodeMissingError, DeviceAlreadyClaimedError, DeviceSecretRequiredError, EmailNotVerifiedError, InvalidClaimError } from '../domain/claim.errors.js';
 import { RecordingEventLog } from '../../../../test/fakes/events/recording-event-log.js';
 import { SharingService } from '../../sharing/index.js';
@@ -23,7 +23,7 @@ import { InMemoryShareStore } from '../../../../test/fakes/sharing/in-memory-sha
 import { ClaimsService, type ClaimCommand } from './claims.service.js';
 
 /** Open registration: the allowlist is never consulted. */
-class NoAllowlist extends RegistrationAllowlist {
+class NoAllowlist extends RegistrationAllowlistStore {
   async allows(): Promise<boolean> {
     return true;
   }
@@ -32,7 +32,7 @@ class NoAllowlist extends RegistrationAllowlist {
   }
 }
 
-class RecordingClaimAudit extends ClaimAudit {
+class RecordingClaimAudit extends ClaimAuditStore {
   readonly entries: ClaimAuditEntry[] = [];
 
   async record(entry: ClaimAuditEntry): Promise<void> {

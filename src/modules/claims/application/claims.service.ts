@@ -13,7 +13,7 @@ import { ClaimCode, type Device, DeviceOwnershipService } from '../../devices/in
 import { EventLog } from '../../events/index.js';
 import { actorOf, AuditLog, type AuditContext } from '../../audit/index.js';
 import { SharingService } from '../../sharing/index.js';
-import { ClaimAudit, type ClaimAuditEntry, type ClaimOutcome } from '../domain/claim-audit.js';
+import { ClaimAuditStore, type ClaimAuditEntry, type ClaimOutcome } from '../domain/claim-audit.store.js';
 import { ClaimCodeMissingError, DeviceAlreadyClaimedError, DeviceSecretRequiredError, EmailNotVerifiedError, InvalidClaimError } from '../domain/claim.errors.js';
 
 export interface ClaimCommand {
@@ -44,7 +44,7 @@ export class ClaimsService {
 
   constructor(
     private readonly devices: DeviceOwnershipService,
-    private readonly audit: ClaimAudit,
+    private readonly audit: ClaimAuditStore,
     private readonly events: EventLog,
     private readonly hasher: SecretHasher,
     private readonly limiter: FailureLimiter,

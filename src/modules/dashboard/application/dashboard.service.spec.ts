@@ -11,7 +11,7 @@ import { TelemetryHistoryService } from '../../telemetry/application/telemetry-h
 import { pointsOf, type History } from '../../telemetry/index.js';
 import { DashboardService } from './dashboard.service.js';
 import { InMemoryDashboardQueries } from '../../../../test/fakes/dashboard/in-memory-dashboard-queries.js';
-import { InMemoryTelemetryHistory } from '../../../../test/fakes/telemetry/in-memory-telemetry-history.js';
+import { InMemoryTelemetryHistoryQueries } from '../../../../test/fakes/telemetry/in-memory-telemetry-history-queries.js';
 
 const NOW = new Date('2026-11-21T12:00:00.000Z');
 const MINUTE = 60_000;
@@ -35,7 +35,7 @@ const ADMIN: Viewer = { userId: 'c3c3c3c3-0000-4000-8000-000000000003', isAdmin:
 
 function setUp() {
   const queries = new InMemoryDashboardQueries();
-  const telemetry = new InMemoryTelemetryHistory();
+  const telemetry = new InMemoryTelemetryHistoryQueries();
   const clock = new FixedClock(NOW);
   const slots = new ExportSlots(loadEnv({ NODE_ENV: 'test', DB_POOL_SIZE: '10', EXPORT_MAX_PER_USER: '2', EXPORT_MAX_CONCURRENT: '3' }));
   const service = new DashboardService(queries, new TelemetryHistoryService(telemetry, clock, slots), clock, new StoredFleetDefaults());

@@ -5,7 +5,7 @@ import { strongTag } from '../../../shared/http/etag.js';
 import type { Device } from '../domain/device.js';
 import { DeviceConfigRepository } from '../domain/device-config.repository.js';
 import { DeviceRepository } from '../domain/device.repository.js';
-import type { DeviceSnapshot } from '../domain/device-snapshot.js';
+import type { DeviceSnapshot } from '../domain/device-snapshot.queries.js';
 import { effectiveConfig, validateConfigPatch, type ConfigOverrides, type DeviceConfig, type FleetDefaults } from '../domain/device-config.js';
 import { DeviceSnapshots } from './device-snapshots.js';
 import { FleetDefaultsStore } from './fleet-defaults.js';

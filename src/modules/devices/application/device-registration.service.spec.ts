@@ -14,10 +14,10 @@ import { DeviceRegistrationService, type RegisterDeviceCommand } from './device-
 import { DevicePrincipal } from '../../../auth/principals.js';
 import { InMemoryDeviceRepository, InMemoryDeviceSnapshotSource } from '../../../../test/fakes/devices/in-memory-device-repository.js';
 import { InMemoryRefreshTokenStore } from '../../../../test/fakes/shared/in-memory-refresh-token-store.js';
-import { RegistrationAllowlist } from '../domain/registration-allowlist.js';
+import { RegistrationAllowlistStore } from '../domain/registration-allowlist.store.js';
 
 /** Open registration: the allowlist is never consulted. */
-class NoAllowlist extends RegistrationAllowlist {
+class NoAllowlist extends RegistrationAllowlistStore {
   async allows(): Promise<boolean> {
     return true;
   }

@@ -19,7 +19,8 @@ import {
 } from '../domain/device.errors.js';
 import { DeviceRepository } from '../domain/device.repository.js';
 import { FirmwareVersion } from '../../../shared/kernel/firmware-version.js';
-import { RegistrationAllowlist, type AllowlistEntry } from '../domain/registration-allowlist.js';
+import type { AllowlistEntry } from '../domain/registration-allowlist.js';
+import { RegistrationAllowlistStore } from '../domain/registration-allowlist.store.js';
 import { DeviceSnapshots } from './device-snapshots.js';
 import { DeviceTokens, type DeviceTokenClaims, type TokenPair } from './device-tokens.js';
 import { FleetDefaultsStore } from './fleet-defaults.js';
@@ -47,7 +48,7 @@ export interface Registration {
 export class DeviceRegistrationService implements DeviceAuthenticator {
   constructor(
     private readonly devices: DeviceRepository,
-    private readonly allowlist: RegistrationAllowlist,
+    private readonly allowlist: RegistrationAllowlistStore,
     private readonly tokens: DeviceTokens,
     private readonly hasher: SecretHasher,
     private readonly limiter: FailureLimiter,

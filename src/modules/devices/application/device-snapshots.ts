@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { ChangeFeed } from '../../../shared/database/change-feed.js';
 import { Mirror } from '../../../shared/database/mirror.js';
-import { DeviceSnapshotSource, type DeviceSnapshot } from '../domain/device-snapshot.js';
+import { DeviceSnapshotQueries, type DeviceSnapshot } from '../domain/device-snapshot.queries.js';
 
 /**
  * Devices as the device-facing hot paths read them (token check, config and OTA polls): from
@@ -12,7 +12,7 @@ import { DeviceSnapshotSource, type DeviceSnapshot } from '../domain/device-snap
 export class DeviceSnapshots {
   private readonly mirror: Mirror<DeviceSnapshot | null>;
 
-  constructor(source: DeviceSnapshotSource, feed: ChangeFeed) {
+  constructor(source: DeviceSnapshotQueries, feed: ChangeFeed) {
     this.mirror = new Mirror(feed, 'device', (deviceId) => source.load(deviceId));
   }
 

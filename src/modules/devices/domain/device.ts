@@ -1,5 +1,5 @@
 import type { DeviceConfigState } from './device-config.js';
-import type { DeviceSnapshot } from './device-snapshot.js';
+import type { DeviceSnapshot } from './device-snapshot.queries.js';
 import { FirmwareVersion } from '../../../shared/kernel/firmware-version.js';
 
 export interface DeviceState {

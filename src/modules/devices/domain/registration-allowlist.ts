@@ -9,13 +9,6 @@ export interface AllowlistEntry {
   hardwareId: string;
 }
 
-/** Port: the deviceId/hardwareId pairs an administrator allowed to register (REGISTRATION_MODE=allowlist). */
-export abstract class RegistrationAllowlist {
-  abstract allows(entry: AllowlistEntry): Promise<boolean>;
-  /** Adds the pairs (a pair already present is replaced); returns how many were stored. */
-  abstract importEntries(entries: AllowlistEntry[], importedBy: string, now: Date): Promise<number>;
-}
-
 /** The entries of one import, JSON and CSV together, within the per-import bound. */
 export function combineImport(entries: AllowlistEntry[], csv: string | undefined): AllowlistEntry[] {
   const all = [...entries, ...(csv === undefined ? [] : parseAllowlistCsv(csv))];

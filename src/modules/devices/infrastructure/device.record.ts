@@ -1,5 +1,6 @@
 import { Column, Entity, ForeignKey, Index, PrimaryColumn, PrimaryGeneratedColumn } from 'typeorm';
 import { RefreshTokenColumns } from '../../../shared/auth-tokens/refresh-token.columns.js';
+import type { RefreshTokenTable } from '../../../shared/auth-tokens/sql-refresh-token.store.js';
 import type { ConfigOverrides } from '../domain/device-config.js';
 
 /**
@@ -106,6 +107,9 @@ export class DeviceRefreshTokenRecord extends RefreshTokenColumns {
   @ForeignKey(() => DeviceRecord, { name: 'device_refresh_tokens_device_id_fkey', onDelete: 'CASCADE' })
   subjectId!: string;
 }
+
+/** DeviceRefreshTokenRecord's table, for SqlRefreshTokenStore. */
+export const DEVICE_REFRESH_TOKENS: RefreshTokenTable = { name: 'device_refresh_tokens', subjectColumn: 'device_id' };
 
 @Entity({ name: 'registration_allowlist' })
 export class RegistrationAllowlistRecord {

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { JobQueue } from '../../../shared/jobs/job-queue.js';
 import { sequenceOf, type DispatchedEvent } from '../domain/device-event.js';
-import { EventReader } from '../domain/event-reader.js';
+import { DeviceEventQueries } from '../domain/device-event.queries.js';
 
 export type { DispatchedEvent } from '../domain/device-event.js';
 
@@ -25,7 +25,7 @@ export class EventDispatch {
 
   constructor(
     jobs: JobQueue,
-    private readonly reader: EventReader,
+    private readonly reader: DeviceEventQueries,
   ) {
     jobs.define<{ eventId: string }>({ name: EVENT_DISPATCH_QUEUE, retry: { delaySec: 2, delayMaxSec: 600, limit: 200 }, expireInSec: 300 }, (job) => this.dispatch(job.eventId), { concurrency: 2 });
   }

@@ -1,8 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import type { DeviceEvent } from '../domain/device-event.js';
-import { EventReader, type EventsPage, type EventsViewer } from '../domain/event-reader.js';
+import { DeviceEventQueries, type EventsPage, type EventsViewer } from '../domain/device-event.queries.js';
 
-export type { EventsPage, EventsViewer } from '../domain/event-reader.js';
+export type { EventsPage, EventsViewer } from '../domain/device-event.queries.js';
 
 /**
  * The event log as the dashboard reads it, newest first. Visibility is the history's, by the sharing
@@ -11,7 +11,7 @@ export type { EventsPage, EventsViewer } from '../domain/event-reader.js';
  */
 @Injectable()
 export class EventsService {
-  constructor(private readonly reader: EventReader) {}
+  constructor(private readonly reader: DeviceEventQueries) {}
 
   list(viewer: EventsViewer, page: EventsPage): Promise<DeviceEvent[]> {
     return this.reader.page(viewer, page);

@@ -5,7 +5,7 @@ import { Mailer } from '../../../shared/mail/mailer.js';
 import { PublicBaseUrl } from '../../../shared/mail/public-base-url.js';
 import { AccountsService } from '../../accounts/index.js';
 import { EventDispatch, type DispatchedEvent, type EventChannel } from '../../events/index.js';
-import { PendingNotifications, type NotifiedEvent } from '../domain/pending-notifications.js';
+import { PendingNotificationStore, type NotifiedEvent } from '../domain/pending-notification.store.js';
 
 export const ALERT_DIGEST_QUEUE = 'mail.alert-digest';
 export const WEBHOOK_DISABLED_MAIL_QUEUE = 'mail.webhook-disabled';
@@ -63,7 +63,7 @@ function describe(event: NotifiedEvent): string {
 export class NotificationMails implements EventChannel, OnModuleInit {
   constructor(
     private readonly jobs: JobQueue,
-    private readonly pending: PendingNotifications,
+    private readonly pending: PendingNotificationStore,
     private readonly accounts: AccountsService,
     private readonly mailer: Mailer,
     private readonly dispatch: EventDispatch,

@@ -7,7 +7,7 @@ import { loadEnv } from '../../../config/env.js';
 import { UnauthorizedError } from '../../../shared/domain-error.js';
 import type { OtaEvent, OtaEventType } from '../domain/ota-event.js';
 import { FirmwareReleasesService, type PublishRelease } from './firmware-releases.service.js';
-import { InMemoryBatteryReadings, InMemoryFirmwareReleaseRepository, InMemoryOtaDevices, InMemoryOtaEventStore, InMemoryOtaTables, InMemoryReleaseOffers } from '../../../../test/fakes/ota/in-memory-ota.js';
+import { InMemoryBatteryReadingsQueries, InMemoryFirmwareReleaseRepository, InMemoryOtaDevices, InMemoryOtaEventStore, InMemoryOtaTables, InMemoryReleaseOfferStore } from '../../../../test/fakes/ota/in-memory-ota.js';
 import { RecordingEventLog } from '../../../../test/fakes/events/recording-event-log.js';
 import { OtaService } from './ota.service.js';
 
@@ -32,11 +32,11 @@ function setUp(options: { deletedOnceRead?: boolean } = {}) {
   const tables = new InMemoryOtaTables();
   const clock = new FixedClock(START);
   const releases = new InMemoryFirmwareReleaseRepository(tables);
-  const offers = new InMemoryReleaseOffers(tables);
+  const offers = new InMemoryReleaseOfferStore(tables);
   const devices = options.deletedOnceRead ? new DeletedOnceRead(tables) : new InMemoryOtaDevices(tables);
   const eventLog = new RecordingEventLog();
   const releasesService = new FirmwareReleasesService(releases, eventLog, clock, loadEnv({}), new RecordingAuditLog());
-  const service = new OtaService(devices, offers, releases, releasesService, new InMemoryOtaEventStore(tables), eventLog, new InMemoryBatteryReadings(tables), clock);
+  const service = new OtaService(devices, offers, releases, releasesService, new InMemoryOtaEventStore(tables), eventLog, new InMemoryBatteryReadingsQueries(tables), clock);
   tables.addDevice({ deviceId: GATEWAY, hardwareId: 'hw-a', firmwareVersion: '0.1.3', channel: 'stable' });
   const publish = (overrides: Partial<PublishRelease> = {}) => {
     const version = overrides.version ?? '0.1.50';

@@ -7,10 +7,11 @@ import { FirmwareVersion } from '../../../shared/kernel/firmware-version.js';
 import { selectRelease, type FirmwareRelease, type OtaTarget } from '../domain/firmware-release.js';
 import { FirmwareReleaseRepository } from '../domain/firmware-release.repository.js';
 import { OtaDevices } from '../domain/ota-devices.js';
-import { BatteryReadingsSource, heldBackBy, type HeldBackReason } from '../domain/battery-guard.js';
+import { heldBackBy, type HeldBackReason } from '../domain/battery-guard.js';
+import { BatteryReadingsQueries } from '../domain/battery-readings.queries.js';
 import { coalesceProgress, PROGRESS_COALESCE_SEC, releaseStateAfter, runningVersionAfter, type OtaEvent } from '../domain/ota-event.js';
 import { OtaEventStore, type HistoryFilter, type ReleaseStateChange, type StoredOtaEvent } from '../domain/ota-event.store.js';
-import { ReleaseOffers } from '../domain/release-offers.js';
+import { ReleaseOfferStore } from '../domain/release-offer.store.js';
 import { EventLog } from '../../events/index.js';
 import { FirmwareReleasesService } from './firmware-releases.service.js';
 
@@ -54,12 +55,12 @@ export class OtaService {
 
   constructor(
     private readonly devices: OtaDevices,
-    private readonly offers: ReleaseOffers,
+    private readonly offers: ReleaseOfferStore,
     private readonly releases: FirmwareReleaseRepository,
     private readonly releasesService: FirmwareReleasesService,
     private readonly events: OtaEventStore,
     private readonly eventLog: EventLog,
-    private readonly batteries: BatteryReadingsSource,
+    private readonly batteries: BatteryReadingsQueries,
     private readonly clock: Clock,
   ) {}
 

@@ -17,8 +17,3 @@ export function heldBackBy(readings: BatteryReadings, minSoc: number, range: { m
   if (readings.temperatures.some((temperature) => temperature < range.min || temperature > range.max)) return 'TEMPERATURE';
   return null;
 }
-
-/** Port: the newest battery readings of a device (the telemetry module stores them). */
-export abstract class BatteryReadingsSource {
-  abstract of(deviceId: string): Promise<BatteryReadings>;
-}

@@ -54,7 +54,7 @@ function toRecord(release: FirmwareRelease): FirmwareReleaseRecord {
 
 /**
  * Firmware releases as administrators publish and steer them: a cold path, on TypeORM. What the
- * OTA poll reads per request is SqlReleaseOffers. Writers announce on the change feed, so the
+ * OTA poll reads per request is SqlReleaseOfferStore. Writers announce on the change feed, so the
  * poll's in-memory list of offerable releases forgets the old one here at once.
  */
 @Injectable()

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { NotFoundError } from '../../../shared/domain-error.js';
-import { DeviceGrants } from '../domain/device-grants.js';
+import { DeviceGrantQueries } from '../domain/device-grant.queries.js';
 import { type DeviceGrant, type DeviceViewer, mayManage } from '../domain/device-share.js';
 import { ShareRoleError } from '../domain/sharing.errors.js';
 
@@ -11,7 +11,7 @@ import { ShareRoleError } from '../domain/sharing.errors.js';
  */
 @Injectable()
 export class DeviceAccess {
-  constructor(private readonly grants: DeviceGrants) {}
+  constructor(private readonly grants: DeviceGrantQueries) {}
 
   /** The viewer's grant on the device, or null when they cannot see it (or it does not exist). */
   grantOf(viewer: DeviceViewer, deviceId: string): Promise<DeviceGrant | null> {

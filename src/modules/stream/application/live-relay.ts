@@ -1,6 +1,6 @@
 import { Injectable, Logger, type OnModuleDestroy } from '@nestjs/common';
 import { ChangeFeed } from '../../../shared/database/change-feed.js';
-import { EventReader } from '../../events/index.js';
+import { DeviceEventQueries } from '../../events/index.js';
 import { parseShareChanges, SHARES_TOPIC, SharingService } from '../../sharing/index.js';
 import { TelemetryFeed, type StoredTelemetry } from '../../telemetry/index.js';
 import { LiveBus, MAX_MESSAGE_LENGTH, WATCHING_RENEW_MS, type TelemetryMessage } from '../domain/live-bus.js';
@@ -36,7 +36,7 @@ export class LiveRelay implements OnModuleDestroy {
   constructor(
     private readonly hub: StreamHub,
     private readonly bus: LiveBus,
-    private readonly events: EventReader,
+    private readonly events: DeviceEventQueries,
     private readonly sharing: SharingService,
     telemetry: TelemetryFeed,
     feed: ChangeFeed,

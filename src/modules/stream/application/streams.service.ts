@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { NotFoundError } from '../../../shared/domain-error.js';
 import { eventFrame } from '../domain/sse.js';
-import { EventReader } from '../../events/index.js';
+import { DeviceEventQueries } from '../../events/index.js';
 import { DeviceAccess } from '../../sharing/index.js';
 import { LiveRelay } from './live-relay.js';
 import { StreamHub } from './stream-hub.js';
@@ -21,7 +21,7 @@ export interface StreamRequest {
 export class StreamsService {
   constructor(
     private readonly hub: StreamHub,
-    private readonly events: EventReader,
+    private readonly events: DeviceEventQueries,
     private readonly access: DeviceAccess,
     private readonly relay: LiveRelay,
   ) {}

@@ -2,7 +2,7 @@ import { FixedClock } from '../../../../test/fakes/config/fixed-clock.js';
 import { loadEnv } from '../../../config/env.js';
 import { ValidationFailedError } from '../../../shared/domain-error.js';
 import { encodeTimeCursor } from '../../../shared/http/cursor.js';
-import { InMemoryTelemetryHistory } from '../../../../test/fakes/telemetry/in-memory-telemetry-history.js';
+import { InMemoryTelemetryHistoryQueries } from '../../../../test/fakes/telemetry/in-memory-telemetry-history-queries.js';
 import { pointsOf } from '../domain/history-series.js';
 import { ExportSlots, TooManyExportsError } from './export-slots.js';
 import { TelemetryHistoryService, type ExportParams, type History, type HistoryParams, type TelemetryExport } from './telemetry-history.service.js';
@@ -15,7 +15,7 @@ const ALICE = 'a1a1a1a1-0000-4000-8000-000000000001';
 const CAROL = 'd4d4d4d4-0000-4000-8000-000000000004';
 
 function setUp() {
-  const telemetry = new InMemoryTelemetryHistory();
+  const telemetry = new InMemoryTelemetryHistoryQueries();
   const slots = new ExportSlots(loadEnv({ NODE_ENV: 'test', DB_POOL_SIZE: '10', EXPORT_MAX_PER_USER: '2', EXPORT_MAX_CONCURRENT: '3' }));
   return { telemetry, service: new TelemetryHistoryService(telemetry, new FixedClock(NOW), slots) };
 }

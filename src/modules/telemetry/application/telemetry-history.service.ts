@@ -6,7 +6,7 @@ import { decodeTimeCursor, encodeTimeCursor, invalidCursor } from '../../../shar
 import { strongTag } from '../../../shared/http/etag.js';
 import { autoBucketSec, type BucketChoice, type HistoryRange, MAX_POINTS_EXPLICIT, parseBatteryId, parseBucket, parseMetrics, resolveRange } from '../domain/history-query.js';
 import { ascendingByTs, type Series } from '../domain/history-series.js';
-import { TelemetryHistory, type RawRecordRow, type SeriesRow } from '../domain/telemetry-history.js';
+import { TelemetryHistoryQueries, type RawRecordRow, type SeriesRow } from '../domain/telemetry-history.queries.js';
 import { BATTERY_ID_PATTERN } from '../domain/telemetry-record.js';
 import { ExportSlots } from './export-slots.js';
 
@@ -76,7 +76,7 @@ export type History =
 @Injectable()
 export class TelemetryHistoryService {
   constructor(
-    private readonly telemetry: TelemetryHistory,
+    private readonly telemetry: TelemetryHistoryQueries,
     private readonly clock: Clock,
     private readonly exportSlots: ExportSlots,
   ) {}

@@ -3,7 +3,7 @@ import { Cron, CronExpression } from '@nestjs/schedule';
 import { Clock } from '../../../config/config.module.js';
 import { Env } from '../../../config/env.js';
 import { DatabaseConnection } from '../../../shared/database/database-connection.js';
-import { TelemetryPartitions } from '../domain/telemetry-partitions.js';
+import { TelemetryPartitionStore } from '../domain/telemetry-partition.store.js';
 
 /**
  * Keeps telemetry partitions ahead of time and drops months past retention: at start (records
@@ -13,7 +13,7 @@ import { TelemetryPartitions } from '../domain/telemetry-partitions.js';
 @Injectable()
 export class TelemetryMaintenance implements OnApplicationBootstrap {
   constructor(
-    private readonly partitions: TelemetryPartitions,
+    private readonly partitions: TelemetryPartitionStore,
     private readonly clock: Clock,
     private readonly env: Env,
     private readonly database: DatabaseConnection,

@@ -2,7 +2,7 @@ import { FixedClock } from '../../../../test/fakes/config/fixed-clock.js';
 import { loadEnv } from '../../../config/env.js';
 import type { TelemetryRecord } from '../domain/telemetry-record.js';
 import { UnmeasuredIngest } from './ingest-metrics.js';
-import { InMemoryTelemetryWriter } from '../../../../test/fakes/telemetry/in-memory-telemetry-writer.js';
+import { InMemoryTelemetryRecordStore } from '../../../../test/fakes/telemetry/in-memory-telemetry-record-store.js';
 import { TelemetryService } from './telemetry.service.js';
 
 const NOW = new Date('2026-11-21T12:00:00.000Z');
@@ -10,7 +10,7 @@ const MINUTE = 60_000;
 const DAY = 86_400_000;
 
 function setUp(retentionDays = 30) {
-  const writer = new InMemoryTelemetryWriter();
+  const writer = new InMemoryTelemetryRecordStore();
   const clock = new FixedClock(NOW);
   const service = new TelemetryService(writer, clock, loadEnv({ TELEMETRY_RETENTION_DAYS: String(retentionDays) }), new UnmeasuredIngest());
   return { writer, clock, service };

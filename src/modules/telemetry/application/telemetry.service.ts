@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { Clock } from '../../../config/config.module.js';
 import { Env } from '../../../config/env.js';
 import { admit, type Rejection, type TelemetryRecord } from '../domain/telemetry-record.js';
-import { TelemetryWriter } from '../domain/telemetry-writer.js';
+import { TelemetryRecordStore } from '../domain/telemetry-record.store.js';
 import { IngestMetrics } from './ingest-metrics.js';
 
 export interface IngestResult {
@@ -14,7 +14,7 @@ export interface IngestResult {
 @Injectable()
 export class TelemetryService {
   constructor(
-    private readonly writer: TelemetryWriter,
+    private readonly writer: TelemetryRecordStore,
     private readonly clock: Clock,
     private readonly env: Env,
     private readonly metrics: IngestMetrics,

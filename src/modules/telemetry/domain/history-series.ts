@@ -1,4 +1,4 @@
-import type { SeriesRow } from './telemetry-history.js';
+import type { SeriesRow } from './telemetry-history.queries.js';
 
 export interface Point {
   ts: string;

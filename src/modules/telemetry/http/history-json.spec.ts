@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { toSeries, type History } from '../application/telemetry-history.service.js';
 import { ascendingByTs } from '../domain/history-series.js';
-import type { SeriesRow } from '../domain/telemetry-history.js';
+import type { SeriesRow } from '../domain/telemetry-history.queries.js';
 import { TelemetryHistoryResponse } from './telemetry-history.dto.js';
 import { historyJson, SecondsFormatter } from './history-json.js';
 

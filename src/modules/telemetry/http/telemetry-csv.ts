@@ -1,6 +1,6 @@
 import { Readable } from 'node:stream';
 import type { TelemetryExport } from '../application/telemetry-history.service.js';
-import type { RawRecordRow } from '../domain/telemetry-history.js';
+import type { RawRecordRow } from '../domain/telemetry-history.queries.js';
 
 /** RFC 4180 line break: after every line, the last one included. */
 export const CRLF = '\r\n';

@@ -1,7 +1,7 @@
 import { getMetadataArgsStorage } from 'typeorm';
 import { ROLLUP_LEVELS } from '../domain/rollup-levels.js';
 import { rollupInterval, rollupTable } from './rollup-levels.sql.js';
-import { SERIES_SQL } from './sql-telemetry-history.js';
+import { SERIES_SQL } from './sql-telemetry-history.queries.js';
 import { INGEST_SQL } from './ingest.sql.js';
 import './telemetry.record.js';
 

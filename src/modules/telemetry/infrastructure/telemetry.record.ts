@@ -2,7 +2,7 @@ import { Column, Entity, ForeignKey, Index, PrimaryColumn } from 'typeorm';
 
 /**
  * One battery's metrics at one instant, as a gateway uploaded them. The table is partitioned by
- * month on `ts` (migration Telemetry1763760000000; TelemetryPartitions adds and drops the months).
+ * month on `ts` (migration Telemetry1763760000000; TelemetryPartitionStore adds and drops the months).
  * TypeORM cannot declare partitioning: its schema diff reads the partitioned parent like a plain
  * table (columns, primary key) and leaves the monthly partitions alone because no record names
  * them, so the diff stays empty; a table generated from this record would not be partitioned.

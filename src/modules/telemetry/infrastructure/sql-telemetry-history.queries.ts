@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { Sql } from '../../../shared/database/sql.js';
 import { rollupSpans } from '../domain/history-query.js';
 import { ROLLUP_LEVELS } from '../domain/rollup-levels.js';
-import { TelemetryHistory, type RawRecordRow, type RawRecordsQuery, type RecordExport, type RecordExportQuery, type SeriesQuery, type SeriesRow } from '../domain/telemetry-history.js';
+import { TelemetryHistoryQueries, type RawRecordRow, type RawRecordsQuery, type RecordExport, type RecordExportQuery, type SeriesQuery, type SeriesRow } from '../domain/telemetry-history.queries.js';
 import { EPOCH, rollupTable } from './rollup-levels.sql.js';
 
 /*
@@ -121,7 +121,7 @@ const EXPORT_CURSOR_SQL = `DECLARE telemetry_export NO SCROLL CURSOR FOR
  * plan_cache_mode); the name predates its move from the dashboard and the bench baseline uses it.
  */
 @Injectable()
-export class SqlTelemetryHistory extends TelemetryHistory {
+export class SqlTelemetryHistoryQueries extends TelemetryHistoryQueries {
   constructor(private readonly sql: Sql) {
     super();
   }

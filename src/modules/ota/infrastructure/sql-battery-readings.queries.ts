@@ -1,7 +1,8 @@
 import { Injectable, type OnModuleDestroy } from '@nestjs/common';
 import { Sql } from '../../../shared/database/sql.js';
 import { TELEMETRY_VIEWS, TelemetryFeed, type StoredTelemetry } from '../../telemetry/index.js';
-import { BatteryReadingsSource, type BatteryReadings } from '../domain/battery-guard.js';
+import type { BatteryReadings } from '../domain/battery-guard.js';
+import { BatteryReadingsQueries } from '../domain/battery-readings.queries.js';
 
 /** How long a device's readings are remembered when no record of it is stored on this instance. */
 export const BATTERY_READINGS_TTL_MS = 60_000;
@@ -22,7 +23,7 @@ interface Remembered {
  * another instance are seen within the minute.
  */
 @Injectable()
-export class SqlBatteryReadings extends BatteryReadingsSource implements OnModuleDestroy {
+export class SqlBatteryReadingsQueries extends BatteryReadingsQueries implements OnModuleDestroy {
   private readonly remembered = new Map<string, Remembered>();
   private readonly unsubscribe: () => void;
 

@@ -8,7 +8,7 @@ export interface NotifiedEvent {
 }
 
 /** Port for the events waiting for an owner's next digest. The abstract class doubles as the injection token. */
-export abstract class PendingNotifications {
+export abstract class PendingNotificationStore {
   /** Adds the event to the user's next digest (once, however often it is added). */
   abstract add(userId: string, eventId: string): Promise<void>;
   /**

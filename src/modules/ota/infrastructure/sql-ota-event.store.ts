@@ -28,7 +28,7 @@ interface EventRow {
  * test/e2e/ota-events.e2e-spec.ts.
  */
 @Injectable()
-export class SqlOtaEvents extends OtaEventStore {
+export class SqlOtaEventStore extends OtaEventStore {
   constructor(
     private readonly sql: Sql,
     private readonly devices: DeviceReports,

@@ -1,4 +1,4 @@
-import { TelemetryHistory, type RawRecordRow, type RawRecordsQuery, type RecordExport, type RecordExportQuery, type SeriesQuery, type SeriesRow } from '../../../src/modules/telemetry/index.js';
+import { TelemetryHistoryQueries, type RawRecordRow, type RawRecordsQuery, type RecordExport, type RecordExportQuery, type SeriesQuery, type SeriesRow } from '../../../src/modules/telemetry/index.js';
 
 interface StoredRecord extends RawRecordRow {
   device_id: string;
@@ -9,7 +9,7 @@ interface StoredRecord extends RawRecordRow {
  * must equal). Series points come back newest first, since the statement promises no order; every
  * query is remembered.
  */
-export class InMemoryTelemetryHistory extends TelemetryHistory {
+export class InMemoryTelemetryHistoryQueries extends TelemetryHistoryQueries {
   private readonly records: StoredRecord[] = [];
   readonly seriesQueries: SeriesQuery[] = [];
   readonly rawQueries: RawRecordsQuery[] = [];

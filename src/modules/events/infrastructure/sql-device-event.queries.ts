@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { Sql, type SqlRunner } from '../../../shared/database/sql.js';
 import { SHARED_WITH, VISIBLE_DEVICES } from '../../sharing/sql-api.js';
 import { eventIdOf, type DeviceEvent, type DeviceEventType, type DispatchedEvent } from '../domain/device-event.js';
-import { EventReader, type EventsPage, type EventsViewer } from '../domain/event-reader.js';
+import { DeviceEventQueries, type EventsPage, type EventsViewer } from '../domain/device-event.queries.js';
 
 interface EventRow {
   id: string;
@@ -16,7 +16,7 @@ interface EventRow {
 const toEvent = (row: EventRow): DispatchedEvent => ({ id: eventIdOf(row.id), type: row.type, deviceId: row.device_id, ownerId: row.owner_id, occurredAt: row.occurred_at, data: row.data });
 
 @Injectable()
-export class SqlEventReader extends EventReader {
+export class SqlDeviceEventQueries extends DeviceEventQueries {
   constructor(private readonly sql: Sql) {
     super();
   }

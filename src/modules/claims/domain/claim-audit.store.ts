@@ -24,7 +24,7 @@ export interface ClaimAuditEntry {
   at: Date;
 }
 
-export abstract class ClaimAudit {
+export abstract class ClaimAuditStore {
   /** With `tx`, the row is written in that transaction (an account deletion's releases). */
   abstract record(entry: ClaimAuditEntry, tx?: SqlRunner): Promise<void>;
 }

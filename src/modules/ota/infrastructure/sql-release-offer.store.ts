@@ -5,7 +5,7 @@ import { Sql } from '../../../shared/database/sql.js';
 import type { OtaChannel } from '../../../shared/kernel/ota-channel.js';
 import type { FirmwareRelease } from '../domain/firmware-release.js';
 import type { HeldBackReason } from '../domain/battery-guard.js';
-import { ReleaseOffers } from '../domain/release-offers.js';
+import { ReleaseOfferStore } from '../domain/release-offer.store.js';
 
 interface ReleaseRow {
   id: string;
@@ -51,7 +51,7 @@ const toRelease = (row: ReleaseRow): FirmwareRelease => ({
  * memory, so an unchanged poll costs no query at all.
  */
 @Injectable()
-export class SqlReleaseOffers extends ReleaseOffers {
+export class SqlReleaseOfferStore extends ReleaseOfferStore {
   private readonly offerable: Mirror<FirmwareRelease[]>;
 
   constructor(

@@ -60,7 +60,7 @@ export interface RecordExport {
 }
 
 /** A device's stored telemetry as history answers need it: aggregated per bucket, or the records themselves. */
-export abstract class TelemetryHistory {
+export abstract class TelemetryHistoryQueries {
   /** Per series, the avg, min, max and count of every bucket that holds records; equal to aggregating the raw records. */
   abstract series(query: SeriesQuery): Promise<SeriesRow[]>;
 

@@ -1,12 +1,12 @@
 import { Injectable } from '@nestjs/common';
 import { Sql } from '../../../shared/database/sql.js';
-import { DeviceGrants } from '../domain/device-grants.js';
+import { DeviceGrantQueries } from '../domain/device-grant.queries.js';
 import type { DeviceGrant, DeviceRole, DeviceViewer } from '../domain/device-share.js';
 import { VISIBLE_DEVICES } from '../sql-api.js';
 
 /** One primary-key read (each arm of the rule, the viewer's kind a parameter, narrowed to the device by it). */
 @Injectable()
-export class SqlDeviceGrants extends DeviceGrants {
+export class SqlDeviceGrantQueries extends DeviceGrantQueries {
   constructor(private readonly sql: Sql) {
     super();
   }

@@ -21,7 +21,7 @@ export interface EventsPage {
  * the owner an event happened to (owner_id), live and on replay alike: the events of devices that
  * were the viewer's when they happened, or of an owner whose active share they hold.
  */
-export abstract class EventReader {
+export abstract class DeviceEventQueries {
   /** The events of these sequences (missing ones: their device was deleted, and its events), in order; in `tx` when given. */
   abstract byIds(sequences: string[], tx?: SqlRunner): Promise<DispatchedEvent[]>;
 

@@ -20,6 +20,6 @@ export interface DeviceSnapshot {
 }
 
 /** Port: loads one device's snapshot from storage (on a cache miss). */
-export abstract class DeviceSnapshotSource {
+export abstract class DeviceSnapshotQueries {
   abstract load(deviceId: string): Promise<DeviceSnapshot | null>;
 }

@@ -1,13 +1,13 @@
 import { Injectable } from '@nestjs/common';
 import { Sql } from '../../../shared/database/sql.js';
-import { EventReader, sequenceOf } from '../../events/index.js';
-import { PendingNotifications, type NotifiedEvent } from '../domain/pending-notifications.js';
+import { DeviceEventQueries, sequenceOf } from '../../events/index.js';
+import { PendingNotificationStore, type NotifiedEvent } from '../domain/pending-notification.store.js';
 
 @Injectable()
-export class SqlPendingNotifications extends PendingNotifications {
+export class SqlPendingNotificationStore extends PendingNotificationStore {
   constructor(
     private readonly sql: Sql,
-    private readonly events: EventReader,
+    private readonly events: DeviceEventQueries,
   ) {
     super();
   }

@@ -1,67 +1,70 @@
 import { Injectable } from '@nestjs/common';
 import { ChangeFeed } from '../../../shared/database/change-feed.js';
-import { Orm } from '../../../shared/database/orm.js';
 import { Sql } from '../../../shared/database/sql.js';
-import { Device, type DeviceState } from '../domain/device.js';
+import { Device } from '../domain/device.js';
 import type { SqlRunner } from '../../../shared/database/sql-runner.js';
 import type { DeviceLabelsPatch } from '../domain/device-labels.js';
 import { DeviceRepository, type AdminChange, type AdminChanged, type OwnedDevicesPage, type OwnershipChanged, type ReturnedDevice, type SilentDevice } from '../domain/device.repository.js';
 import { DEVICE_ONLINE } from '../sql-api.js';
-import { DeviceRecord } from './device.record.js';
+import type { ConfigOverrides } from '../domain/device-config.js';
 
-function toDomain(record: DeviceRecord): Device {
+interface DeviceRow {
+  device_id: string;
+  hardware_id: string;
+  firmware_version: string;
+  claim_code_hash: string | null;
+  secret_hash: string;
+  token_version: number;
+  registered_at: Date;
+  credentials_issued_at: Date;
+  credentials_used_at: Date | null;
+  last_seen_at: Date | null;
+  owner_id: string | null;
+  claimed_at: Date | null;
+  re_registration_until: Date | null;
+  visible_since: Date | null;
+  config_overrides: ConfigOverrides;
+  config_revision: number;
+  config_updated_at: Date | null;
+  applied_config_version: number | null;
+  config_applied_at: Date | null;
+  decommissioned_at: Date | null;
+}
+
+const DEVICE_COLUMNS =
+  'device_id, hardware_id, firmware_version, claim_code_hash, secret_hash, token_version, registered_at, credentials_issued_at, credentials_used_at, last_seen_at, owner_id, claimed_at, re_registration_until, visible_since, config_overrides, config_revision, config_updated_at, applied_config_version, config_applied_at, decommissioned_at';
+
+function toDomain(row: DeviceRow): Device {
   return Device.restore({
-    deviceId: record.deviceId,
-    hardwareId: record.hardwareId,
-    firmwareVersion: record.firmwareVersion,
-    claimCodeHash: record.claimCodeHash,
-    secretHash: record.secretHash,
-    tokenVersion: record.tokenVersion,
-    registeredAt: record.registeredAt,
-    credentialsIssuedAt: record.credentialsIssuedAt,
-    credentialsUsedAt: record.credentialsUsedAt,
-    lastSeenAt: record.lastSeenAt,
-    ownerId: record.ownerId,
-    claimedAt: record.claimedAt,
-    reRegistrationUntil: record.reRegistrationUntil,
-    visibleSince: record.visibleSince,
-    config: { overrides: record.configOverrides, revision: record.configRevision, updatedAt: record.configUpdatedAt },
-    appliedConfigVersion: record.appliedConfigVersion,
-    configAppliedAt: record.configAppliedAt,
-    decommissionedAt: record.decommissionedAt,
+    deviceId: row.device_id,
+    hardwareId: row.hardware_id,
+    firmwareVersion: row.firmware_version,
+    claimCodeHash: row.claim_code_hash,
+    secretHash: row.secret_hash,
+    tokenVersion: row.token_version,
+    registeredAt: row.registered_at,
+    credentialsIssuedAt: row.credentials_issued_at,
+    credentialsUsedAt: row.credentials_used_at,
+    lastSeenAt: row.last_seen_at,
+    ownerId: row.owner_id,
+    claimedAt: row.claimed_at,
+    reRegistrationUntil: row.re_registration_until,
+    visibleSince: row.visible_since,
+    config: { overrides: row.config_overrides, revision: row.config_revision, updatedAt: row.config_updated_at },
+    appliedConfigVersion: row.applied_config_version,
+    configAppliedAt: row.config_applied_at,
+    decommissionedAt: row.decommissioned_at,
   });
 }
 
-/** What a registration stores; the configuration columns, last_released_at and firmware_reported_at keep their defaults. */
-function toNewRecord(state: DeviceState) {
-  return {
-    deviceId: state.deviceId,
-    hardwareId: state.hardwareId,
-    firmwareVersion: state.firmwareVersion,
-    claimCodeHash: state.claimCodeHash,
-    secretHash: state.secretHash,
-    tokenVersion: state.tokenVersion,
-    registeredAt: state.registeredAt,
-    credentialsIssuedAt: state.credentialsIssuedAt,
-    credentialsUsedAt: state.credentialsUsedAt,
-    lastSeenAt: state.lastSeenAt,
-    ownerId: state.ownerId,
-    claimedAt: state.claimedAt,
-    reRegistrationUntil: state.reRegistrationUntil,
-    visibleSince: state.visibleSince,
-  };
-}
-
 /**
- * Devices as registration, logins, refreshes and claims see them: cold paths, on TypeORM. The
- * device-facing hot paths (token check, config and OTA polls) read DeviceSnapshots instead
- * (SqlDeviceSnapshotSource). Writes of announced columns tell the change feed, so this instance's
- * snapshots forget the device at once.
+ * Devices as registration, logins, refreshes and claims see them: cold paths. The device-facing hot
+ * paths (token check, config and OTA polls) read DeviceSnapshots instead (SqlDeviceSnapshotQueries).
+ * Writes of announced columns tell the change feed, so this instance's snapshots forget the device at once.
  */
 @Injectable()
-export class TypeOrmDeviceRepository extends DeviceRepository {
+export class SqlDeviceRepository extends DeviceRepository {
   constructor(
-    private readonly orm: Orm,
     private readonly feed: ChangeFeed,
     private readonly sql: Sql,
   ) {
@@ -69,44 +72,40 @@ export class TypeOrmDeviceRepository extends DeviceRepository {
   }
 
   async findById(deviceId: string): Promise<Device | null> {
-    const record = await this.orm.run((manager) => manager.findOneBy(DeviceRecord, { deviceId }));
-    return record ? toDomain(record) : null;
+    const [row] = await this.sql.rows<DeviceRow>(`SELECT ${DEVICE_COLUMNS} FROM devices WHERE device_id = $1`, [deviceId]);
+    return row ? toDomain(row) : null;
   }
 
   async insertIfAbsent(device: Device): Promise<boolean> {
+    const state = device.toState();
     // ON CONFLICT DO NOTHING: the primary key decides atomically between concurrent registrations.
-    const result = await this.orm.run((manager) =>
-      manager.createQueryBuilder().insert().into(DeviceRecord).values(toNewRecord(device.toState())).orIgnore().returning(['deviceId']).updateEntity(false).execute(),
+    // The configuration columns, last_released_at and firmware_reported_at keep their defaults.
+    const inserted = await this.sql.rows(
+      `INSERT INTO devices (device_id, hardware_id, firmware_version, claim_code_hash, secret_hash, token_version, registered_at, credentials_issued_at,
+                            credentials_used_at, last_seen_at, owner_id, claimed_at, re_registration_until, visible_since)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14) ON CONFLICT DO NOTHING RETURNING device_id`,
+      [state.deviceId, state.hardwareId, state.firmwareVersion, state.claimCodeHash, state.secretHash, state.tokenVersion, state.registeredAt, state.credentialsIssuedAt,
+        state.credentialsUsedAt, state.lastSeenAt, state.ownerId, state.claimedAt, state.reRegistrationUntil, state.visibleSince],
     );
-    return (result.raw as unknown[]).length === 1;
+    return inserted.length === 1;
   }
 
   async updateLocked(deviceId: string, change: (device: Device) => Promise<boolean> | boolean, onChanged?: OwnershipChanged): Promise<Device | null> {
-    const device = await this.orm.transaction(async (tx, sql) => {
-      const record = await tx.findOne(DeviceRecord, { where: { deviceId }, lock: { mode: 'pessimistic_write' } });
-      if (!record) return null;
-      const device = toDomain(record);
+    const device = await this.sql.transaction(async (tx) => {
+      const [row] = await tx.rows<DeviceRow>(`SELECT ${DEVICE_COLUMNS} FROM devices WHERE device_id = $1 FOR UPDATE`, [deviceId]);
+      if (!row) return null;
+      const device = toDomain(row);
       if (await change(device)) {
         const state = device.toState();
-        await tx
-          .createQueryBuilder()
-          .update(DeviceRecord)
-          .set({
-            hardwareId: state.hardwareId,
-            firmwareVersion: state.firmwareVersion,
-            claimCodeHash: state.claimCodeHash,
-            secretHash: state.secretHash,
-            tokenVersion: state.tokenVersion,
-            credentialsIssuedAt: state.credentialsIssuedAt,
-            credentialsUsedAt: state.credentialsUsedAt,
-            reRegistrationUntil: state.reRegistrationUntil,
-            // A registration reports the firmware version at that moment: OTA events from before it no longer set it.
-            firmwareReportedAt: () => 'CASE WHEN credentials_issued_at IS DISTINCT FROM :issuedAt THEN :issuedAt ELSE firmware_reported_at END',
-          })
-          .where('device_id = :deviceId', { deviceId })
-          .setParameter('issuedAt', state.credentialsIssuedAt)
-          .execute();
-        await onChanged?.(sql);
+        // A registration reports the firmware version at that moment: OTA events from before it no longer set it.
+        await tx.rows(
+          `UPDATE devices SET hardware_id = $2, firmware_version = $3, claim_code_hash = $4, secret_hash = $5, token_version = $6,
+                  credentials_issued_at = $7, credentials_used_at = $8, re_registration_until = $9,
+                  firmware_reported_at = CASE WHEN credentials_issued_at IS DISTINCT FROM $7 THEN $7 ELSE firmware_reported_at END
+            WHERE device_id = $1`,
+          [deviceId, state.hardwareId, state.firmwareVersion, state.claimCodeHash, state.secretHash, state.tokenVersion, state.credentialsIssuedAt, state.credentialsUsedAt, state.reRegistrationUntil],
+        );
+        await onChanged?.(tx);
       }
       return device;
     });
@@ -115,36 +114,21 @@ export class TypeOrmDeviceRepository extends DeviceRepository {
   }
 
   async markCredentialsUsed(deviceId: string, now: Date): Promise<void> {
-    await this.orm.run((manager) =>
-      manager
-        .createQueryBuilder()
-        .update(DeviceRecord)
-        .set({ credentialsUsedAt: now })
-        .where('device_id = :deviceId', { deviceId })
-        .andWhere('credentials_used_at IS NULL')
-        .execute(),
-    );
+    await this.sql.rows('UPDATE devices SET credentials_used_at = $2 WHERE device_id = $1 AND credentials_used_at IS NULL', [deviceId, now]);
     this.feed.changed('device', deviceId);
   }
 
   async claimIfUnowned(deviceId: string, ownerId: string, now: Date, onClaimed?: OwnershipChanged): Promise<{ ownerId: string; claimedAt: Date } | null> {
     // A new owner sees history from the last release on; a first owner sees it all.
-    return this.orm.transaction(async (manager, tx) => {
-      const result = await manager
-        .createQueryBuilder()
-        .update(DeviceRecord)
-        .set({
-          claimedAt: () => 'CASE WHEN owner_id = :ownerId THEN claimed_at ELSE :now END',
-          visibleSince: () => 'CASE WHEN owner_id = :ownerId THEN visible_since ELSE last_released_at END',
-          ownerId,
-        })
-        .where('device_id = :deviceId', { deviceId })
-        .andWhere('(owner_id IS NULL OR owner_id = :ownerId)', { ownerId })
-        .setParameter('now', now)
-        .returning(['ownerId', 'claimedAt'])
-        .updateEntity(false)
-        .execute();
-      const [row] = result.raw as Array<{ owner_id: string; claimed_at: Date }>;
+    return this.sql.transaction(async (tx) => {
+      const [row] = await tx.rows<{ owner_id: string; claimed_at: Date }>(
+        `UPDATE devices SET claimed_at = CASE WHEN owner_id = $2 THEN claimed_at ELSE $3 END,
+                visible_since = CASE WHEN owner_id = $2 THEN visible_since ELSE last_released_at END,
+                owner_id = $2
+          WHERE device_id = $1 AND (owner_id IS NULL OR owner_id = $2)
+          RETURNING owner_id, claimed_at`,
+        [deviceId, ownerId, now],
+      );
       if (!row) return null;
       // claimed_at is `now` only when this UPDATE gave the device to ownerId.
       if (onClaimed && row.claimed_at.getTime() === now.getTime()) await onClaimed(tx);
@@ -164,7 +148,7 @@ export class TypeOrmDeviceRepository extends DeviceRepository {
       await onReleased?.(tx);
       return true;
     };
-    return within ? release(within) : this.orm.transaction((_manager, tx) => release(tx));
+    return within ? release(within) : this.sql.transaction(release);
   }
 
   async lockOwnedBy(ownerId: string, tx: SqlRunner): Promise<string[]> {
@@ -173,22 +157,20 @@ export class TypeOrmDeviceRepository extends DeviceRepository {
   }
 
   async relabelIfOwnedBy(deviceId: string, ownerId: string | null, patch: DeviceLabelsPatch, onRelabeled?: OwnershipChanged): Promise<boolean> {
-    return this.orm.transaction(async (manager, tx) => {
-      const result = await manager
-        .createQueryBuilder()
-        .update(DeviceRecord)
-        .set({ ...(patch.name !== undefined ? { name: patch.name } : {}), ...(patch.tags !== undefined ? { tags: patch.tags } : {}) })
-        .where('device_id = :deviceId', { deviceId })
-        .andWhere('owner_id IS NOT DISTINCT FROM CAST(:ownerId AS uuid)', { ownerId })
-        .execute();
-      if (result.affected !== 1) return false;
+    const values: unknown[] = [deviceId, ownerId];
+    const set: string[] = [];
+    if (patch.name !== undefined) set.push(`name = $${values.push(patch.name)}`);
+    if (patch.tags !== undefined) set.push(`tags = $${values.push(patch.tags)}::text[]`);
+    return this.sql.transaction(async (tx) => {
+      const relabeled = await tx.rows(`UPDATE devices SET ${set.join(', ')} WHERE device_id = $1 AND owner_id IS NOT DISTINCT FROM $2::uuid RETURNING device_id`, values);
+      if (relabeled.length !== 1) return false;
       await onRelabeled?.(tx);
       return true;
     });
   }
 
   async transferTo(deviceId: string, ownerId: string, now: Date, onTransferred?: AdminChanged): Promise<(AdminChange & { claimedAt: Date }) | null> {
-    const result = await this.orm.transaction(async (_manager, tx) => {
+    const result = await this.sql.transaction(async (tx) => {
       const [row] = await tx.rows<{ owner_id: string | null; claimed_at: Date | null }>('SELECT owner_id, claimed_at FROM devices WHERE device_id = $1 FOR UPDATE', [deviceId]);
       if (!row) return null;
       if (row.owner_id === ownerId) return { changed: false, previousOwnerId: ownerId, claimedAt: row.claimed_at ?? now };
@@ -209,7 +191,7 @@ export class TypeOrmDeviceRepository extends DeviceRepository {
   }
 
   async decommission(deviceId: string, now: Date, secretHash: string, onDecommissioned?: AdminChanged): Promise<(AdminChange & { decommissionedAt: Date }) | null> {
-    const result = await this.orm.transaction(async (_manager, tx) => {
+    const result = await this.sql.transaction(async (tx) => {
       const [row] = await tx.rows<{ owner_id: string | null; decommissioned_at: Date | null }>('SELECT owner_id, decommissioned_at FROM devices WHERE device_id = $1 FOR UPDATE', [deviceId]);
       if (!row) return null;
       if (row.decommissioned_at) return { changed: false, previousOwnerId: row.owner_id, decommissionedAt: row.decommissioned_at };
@@ -230,7 +212,7 @@ export class TypeOrmDeviceRepository extends DeviceRepository {
   }
 
   async reopen(deviceId: string, until: Date, onReopened?: OwnershipChanged): Promise<{ changed: boolean; openUntil: Date | null } | null> {
-    const result = await this.orm.transaction(async (_manager, tx) => {
+    const result = await this.sql.transaction(async (tx) => {
       const [row] = await tx.rows<{ decommissioned_at: Date | null; re_registration_until: Date | null }>(
         'SELECT decommissioned_at, re_registration_until FROM devices WHERE device_id = $1 FOR UPDATE',
         [deviceId],
@@ -246,14 +228,13 @@ export class TypeOrmDeviceRepository extends DeviceRepository {
   }
 
   async listOwnedBy(ownerId: string, page: OwnedDevicesPage): Promise<Device[]> {
-    const records = await this.orm.run((manager) => {
-      const query = manager.createQueryBuilder(DeviceRecord, 'd').where('d.ownerId = :ownerId', { ownerId });
-      if (page.after) {
-        query.andWhere('(d.claimedAt < :claimedAt OR (d.claimedAt = :claimedAt AND d.deviceId > :deviceId))', { claimedAt: page.after.claimedAt, deviceId: page.after.deviceId });
-      }
-      return query.orderBy('d.claimedAt', 'DESC').addOrderBy('d.deviceId', 'ASC').limit(page.limit).getMany();
-    });
-    return records.map(toDomain);
+    const rows = page.after
+      ? await this.sql.rows<DeviceRow>(
+          `SELECT ${DEVICE_COLUMNS} FROM devices WHERE owner_id = $1 AND (claimed_at < $2 OR (claimed_at = $2 AND device_id > $3)) ORDER BY claimed_at DESC, device_id ASC LIMIT $4`,
+          [ownerId, page.after.claimedAt, page.after.deviceId, page.limit],
+        )
+      : await this.sql.rows<DeviceRow>(`SELECT ${DEVICE_COLUMNS} FROM devices WHERE owner_id = $1 ORDER BY claimed_at DESC, device_id ASC LIMIT $2`, [ownerId, page.limit]);
+    return rows.map(toDomain);
   }
 
   async markSilentOffline(now: Date, defaultIntervalSec: number, onOffline: (tx: SqlRunner, devices: SilentDevice[]) => Promise<void>): Promise<number> {

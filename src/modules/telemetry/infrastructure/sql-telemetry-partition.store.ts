@@ -1,7 +1,7 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { Sql } from '../../../shared/database/sql.js';
 import { ROLLUP_LEVELS } from '../domain/rollup-levels.js';
-import { TelemetryPartitions } from '../domain/telemetry-partitions.js';
+import { TelemetryPartitionStore } from '../domain/telemetry-partition.store.js';
 import { rollupTable } from './rollup-levels.sql.js';
 
 /** Arbitrary constant: the advisory lock that lets one instance at a time maintain partitions. */
@@ -25,8 +25,8 @@ export function partitionName(month: Date): string {
  * SQL because it is DDL on partitions, which TypeORM's API does not cover.
  */
 @Injectable()
-export class SqlTelemetryPartitions extends TelemetryPartitions {
-  private readonly logger = new Logger(TelemetryPartitions.name);
+export class SqlTelemetryPartitionStore extends TelemetryPartitionStore {
+  private readonly logger = new Logger(TelemetryPartitionStore.name);
 
   constructor(private readonly sql: Sql) {
     super();

@@ -5,7 +5,7 @@ import { isDatabaseUnavailable } from '../../../shared/database/database-errors.
 import { Sql } from '../../../shared/database/sql.js';
 import { DeviceReturns } from '../domain/device-returns.js';
 import type { TelemetryRecord } from '../domain/telemetry-record.js';
-import { TelemetryWriter } from '../domain/telemetry-writer.js';
+import { TelemetryRecordStore } from '../domain/telemetry-record.store.js';
 import { IngestMetrics } from '../application/ingest-metrics.js';
 import { TelemetryFeed, type StoredTelemetry } from '../application/telemetry-feed.js';
 import { INGEST_SQL, INGEST_SQL_WITHOUT_BATTERY_ANALYTICS } from './ingest.sql.js';
@@ -59,11 +59,11 @@ interface Flushed {
  * upload to find.
  */
 @Injectable()
-export class SqlTelemetryWriter extends TelemetryWriter {
+export class SqlTelemetryRecordStore extends TelemetryRecordStore {
   private readonly queue: Pending[] = [];
   private queuedRecords = 0;
   private running = 0;
-  private readonly logger = new Logger(SqlTelemetryWriter.name);
+  private readonly logger = new Logger(SqlTelemetryRecordStore.name);
 
   private readonly statement: { text: string; name: string };
 

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { Sql } from '../../../shared/database/sql.js';
 import type { ConfigOverrides } from '../domain/device-config.js';
-import { DeviceSnapshotSource, type DeviceSnapshot } from '../domain/device-snapshot.js';
+import { DeviceSnapshotQueries, type DeviceSnapshot } from '../domain/device-snapshot.queries.js';
 import { FirmwareVersion } from '../../../shared/kernel/firmware-version.js';
 
 /** The columns trigger `devices_announce_change` (migration ConfigAndOta) watches. */
@@ -23,7 +23,7 @@ interface SnapshotRow {
 
 /** One primary-key read per cache miss of the hot paths (bench S4: polls answered from memory). */
 @Injectable()
-export class SqlDeviceSnapshotSource extends DeviceSnapshotSource {
+export class SqlDeviceSnapshotQueries extends DeviceSnapshotQueries {
   private readonly query = `SELECT ${[...IMMUTABLE_DEVICE_COLUMNS, ...ANNOUNCED_DEVICE_COLUMNS].join(', ')} FROM devices WHERE device_id = $1`;
 
   constructor(private readonly sql: Sql) {

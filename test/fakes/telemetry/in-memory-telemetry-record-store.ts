@@ -1,8 +1,8 @@
 import type { TelemetryRecord } from '../../../src/modules/telemetry/domain/telemetry-record.js';
-import { TelemetryWriter } from '../../../src/modules/telemetry/domain/telemetry-writer.js';
+import { TelemetryRecordStore } from '../../../src/modules/telemetry/domain/telemetry-record.store.js';
 
 /** The ingest statement's rules in memory: a (device, batteryId, ts) is stored once, the first value wins; last seen only moves forward. */
-export class InMemoryTelemetryWriter extends TelemetryWriter {
+export class InMemoryTelemetryRecordStore extends TelemetryRecordStore {
   readonly stored = new Map<string, TelemetryRecord & { deviceId: string }>();
   readonly lastSeen = new Map<string, Date>();
   /** Every call, as the service made it. */

@@ -1,10 +1,11 @@
 import { Injectable } from '@nestjs/common';
 import { Orm } from '../../../shared/database/orm.js';
-import { RegistrationAllowlist, type AllowlistEntry } from '../domain/registration-allowlist.js';
+import type { AllowlistEntry } from '../domain/registration-allowlist.js';
+import { RegistrationAllowlistStore } from '../domain/registration-allowlist.store.js';
 import { RegistrationAllowlistRecord } from './device.record.js';
 
 @Injectable()
-export class TypeOrmRegistrationAllowlist extends RegistrationAllowlist {
+export class TypeOrmRegistrationAllowlistStore extends RegistrationAllowlistStore {
   constructor(private readonly orm: Orm) {
     super();
   }
