@@ -342,7 +342,7 @@ export function checkTargets(summaries: VariantSummary[], info: RunInfo): Target
     const r = s2.service.loads[0].rps / s2.baseline.loads[0].rps;
     checks.push({ target: 'S2 throughput ≥ 0.9 × baseline', measured: `${r.toFixed(2)} × (${int(s2.service.loads[0].rps)} vs ${int(s2.baseline.loads[0].rps)} req/s)`, met: r >= 0.9 });
   }
-  // Alerting and battery analytics each cost S1 and S2 at most 5 % of their throughput (issues 17 and 22).
+  // Alerting and battery analytics each cost S1 and S2 at most 5 % of their throughput.
   for (const [summary, label] of [
     [s1, 'S1 throughput (50 connections)'],
     [s2, 'S2 throughput'],

@@ -23,12 +23,12 @@ export interface Variant {
   countTransactions?: boolean;
   /**
    * Also run against a second service process started with ALERTS_ENABLED=false (target
-   * 'service-alerts-off'): the report gives alerting on ÷ off (issue 17: ≥ 0.95 × for S1 and S2).
+   * 'service-alerts-off'): the report gives alerting on ÷ off (target: ≥ 0.95 × for S1 and S2).
    */
   compareAlerting?: boolean;
   /**
    * Also run against a third service process started with BATTERY_ANALYTICS_ENABLED=false (target
-   * 'service-batteries-off'): battery analytics on ÷ off (issue 22: ≥ 0.95 × for S1 and S2).
+   * 'service-batteries-off'): battery analytics on ÷ off (target: ≥ 0.95 × for S1 and S2).
    */
   compareBatteries?: boolean;
   /**
@@ -136,7 +136,7 @@ const S6: Variant[] = [
   },
 ];
 
-/** Battery energy over 30 days in daily buckets, random devices: the stored hours summed per day (issue 22: p99 ≤ 20 ms). */
+/** Battery energy over 30 days in daily buckets, random devices: the stored hours summed per day (target: p99 ≤ 20 ms). */
 const S7: Variant[] = [
   {
     id: 'S7-energy-30d-c4',

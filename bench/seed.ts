@@ -27,7 +27,7 @@ export interface SeedInfo extends SeedPlan {
   rollupRows: number;
   migrations: string[];
   seconds: { telemetryAndRollup: number; indexes: number; vacuumAnalyze: number; batteryEnergy?: number; total: number };
-  /** battery_energy_1h holds the history's hours (databases seeded before issue 22 get them at their next reuse). */
+  /** battery_energy_1h holds the history's hours (databases seeded before battery analytics get them at their next reuse). */
   batteryEnergy?: boolean;
   bytes: { telemetryHeap: number; telemetryIndexes: number; rollupTotal: number };
   /** This run reused a database seeded earlier (rows ingested by earlier runs were deleted). */

@@ -141,7 +141,7 @@ describe('openapi.json', () => {
 
   it('pages every list the same way: limit and cursor in, items and nextCursor out', () => {
     // At most MAX_WEBHOOKS_PER_USER (10) webhooks per account: one page always holds them all. A
-    // device's batteries are the handful one gateway reports (issue 22 fixes the shape as {items}).
+    // device's batteries are the handful one gateway reports (the shape is {items}).
     const unpaged = new Set(['listWebhooks', 'listBatteries']);
     const lists = operations.filter(({ method, operation }) => {
       const schema = operation.responses['200']?.content?.['application/json']?.schema;

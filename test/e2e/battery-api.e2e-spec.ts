@@ -8,7 +8,7 @@ import { DAY, HOUR, MINUTE, ingestAll, iso, telemetryRows } from '../support/tel
 type ProfileBody = components['schemas']['BatteryProfileRequest'];
 
 /**
- * Battery intelligence through the generated client (issue 22): profiles by role, the battery list
+ * Battery intelligence through the generated client: profiles by role, the battery list
  * with time to empty, energy per bucket and the health figures compared with figures computed here
  * from the stored records, and the administrators' outliers on a planted fleet.
  */

@@ -8,7 +8,7 @@ import { aSolarTrace, expectBuckets, referenceEnergy, shuffled } from '../suppor
 import { DAY, HOUR, MINUTE, ingestAll, iso, telemetryRows, type TelemetryRecordBody } from '../support/telemetry.js';
 
 /**
- * Energy accounting (issue 22) kept in `battery_energy_1h` by the ingest statement's marks and
+ * Energy accounting kept in `battery_energy_1h` by the ingest statement's marks and
  * their recomputation, compared with figures computed here, independently, from the records as
  * stored: a trace of three days with charge by day and discharge by night, a gap of 40 minutes,
  * the same records sent in order and shuffled (late and out of order, repeats included), a record

@@ -153,7 +153,7 @@ describe('dashboard', () => {
       ['limit 2.5', { limit: 2.5 }, 'limit'],
       ['a garbage cursor', { cursor: 'not a cursor!' }, 'cursor'],
       ['a cursor that decodes to no deviceId', { cursor: Buffer.from('gw 1 with spaces', 'utf8').toString('base64url') }, 'cursor'],
-      // Issue 15, point 9: read as gw-01 before ('Z3ctMDE' is what the service writes; the last character's unused bits differ).
+      // Read as gw-01 before ('Z3ctMDE' is what the service writes; the last character's unused bits differ).
       ['another spelling of a cursor (unused bits set)', { cursor: 'Z3ctMDF' }, 'cursor'],
       ['a cursor of invalid UTF-8', { cursor: Buffer.from([0x67, 0x77, 0xc3, 0x28]).toString('base64url') }, 'cursor'],
     ])('%s: 400 VALIDATION_FAILED naming the field', async (_name, query, field) => {

@@ -6,7 +6,7 @@ import { expectProblem } from '../support/problems.js';
 import { ingest, iso, telemetryRows } from '../support/telemetry.js';
 
 /*
- * Issue 15, points 2 and 10: a stranger cannot lock a gateway out, and the unauthenticated doors and
+ * A stranger cannot lock a gateway out, and the unauthenticated doors and
  * the ingest route are throttled. Requests name their client through X-Forwarded-For from the
  * trusted proxy 127.0.0.1 (see client-address.e2e-spec.ts).
  */

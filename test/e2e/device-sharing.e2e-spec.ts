@@ -10,7 +10,7 @@ import { dataOf, openSse, type SseMessage, type SseStream } from '../support/sse
 import { HOUR, ingest, iso, type TelemetryRecordBody } from '../support/telemetry.js';
 
 /*
- * Device sharing (issue 21): POST/GET/DELETE /api/v1/user/devices/:deviceId/shares, and what a
+ * Device sharing: POST/GET/DELETE /api/v1/user/devices/:deviceId/shares, and what a
  * viewer and an installer may do on every read and write path (history, OTA history, configuration,
  * events, alerts, alert rules, names, the stream); a revocation or a release ends access at once;
  * a share to an address without an account waits for its verified sign-up; nothing tells whether

@@ -11,7 +11,7 @@ import { BatteryEnergy } from '../../src/modules/batteries/index.js';
 import { createTestApp, type TestApp } from '../support/create-test-app.js';
 
 /*
- * Issue 7, hostile input: every operation of openapi.json (read from the file, so a new operation is
+ * Hostile input: every operation of openapi.json (read from the file, so a new operation is
  * covered without touching this test) gets generated hostile requests over real HTTP — bodies,
  * headers, path parameters and query strings of the wrong type, huge, empty, with NUL and invalid
  * UTF-8 bytes, nested 10,000 deep, 100,000 elements long, __proto__ keys, NaN, 1e309, integers past
@@ -160,7 +160,7 @@ const HOSTILE_DATES = [
 ];
 const HOSTILE_NUMBERS = ['NaN', 'Infinity', '-Infinity', '1e309', '-1e309', '9007199254740993', '-9007199254740993', '18446744073709551616', '1e-400', '-0', '0x10', '1_000', '.5', '0.1e1', '-1', '0'];
 /**
- * Issue 15: finite JSON numbers at the edges of float8, int4, int8 and the safe integers. Each is
+ * Finite JSON numbers at the edges of float8, int4, int8 and the safe integers. Each is
  * valid JSON that parses to a finite number (or -0), so it passes any "is a number" check and
  * reaches bounds checks, arithmetic and columns behind them.
  */
@@ -608,7 +608,7 @@ describe('Hostile input, every operation of openapi.json', () => {
     expect((problem.errors ?? []).map((error) => error.field.split(/[.[]/)[0])).toContain(property);
   });
 
-  // Issue 15: every number field of every body (at any depth, map values included) set to each
+  // Every number field of every body (at any depth, map values included) set to each
   // extreme finite number in an otherwise valid body, with timestamps moved to now so that the
   // value is what gets judged: a 2xx, or a 4xx problem document that changed nothing — never a 5xx.
   const numericCases = operations.flatMap((operation) =>

@@ -6,7 +6,7 @@ import { expectProblem } from '../support/problems.js';
 import { ingestAll, iso } from '../support/telemetry.js';
 
 /**
- * Battery-aware updates (issue 22): GET /ota/latest keeps an offer back while a battery's newest
+ * Battery-aware updates: GET /ota/latest keeps an offer back while a battery's newest
  * soc is below otaMinSoc (default 40) or its temperature outside otaTemperatureRange (default
  * 0–45 °C), says why, and counts it in the release's status; the offer comes back as the battery
  * recovers. Through the generated client, with a real gateway's uploads.

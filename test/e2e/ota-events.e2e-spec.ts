@@ -852,7 +852,7 @@ describe('OTA events', () => {
         ['an empty type', { type: '' }, 'type'],
         ['a garbage cursor', { cursor: 'not a cursor!' }, 'cursor'],
         ['a cursor with a key that is not an event id', { cursor: Buffer.from(`${new Date().toISOString()}|abc`, 'utf8').toString('base64url') }, 'cursor'],
-        // Issue 15, point 9: these reached PostgreSQL (500) or were read leniently (200).
+        // These reached PostgreSQL (500) or were read leniently (200).
         ['a cursor with an event id beyond bigint', { cursor: Buffer.from(`${new Date().toISOString()}|9223372036854775808`, 'utf8').toString('base64url') }, 'cursor'],
         ['a cursor with a year PostgreSQL cannot store', { cursor: Buffer.from('-271821-04-20T00:00:00.000Z|42', 'utf8').toString('base64url') }, 'cursor'],
         ['a cursor with an instant read leniently ("1")', { cursor: Buffer.from('1|42', 'utf8').toString('base64url') }, 'cursor'],

@@ -368,7 +368,7 @@ describe('OTA releases', () => {
       ['version latest', { version: 'latest' }, 'version'],
       ['a garbage cursor', { cursor: 'not a cursor!' }, 'cursor'],
       ['a cursor without a release id', { cursor: Buffer.from(`${new Date().toISOString()}|42`, 'utf8').toString('base64url') }, 'cursor'],
-      // Issue 15, point 9: these reached PostgreSQL (500) or were read leniently (200).
+      // These reached PostgreSQL (500) or were read leniently (200).
       ['a cursor with a year PostgreSQL cannot store', { cursor: Buffer.from('-271821-04-20T00:00:00.000Z|00000000-0000-4000-8000-000000000000', 'utf8').toString('base64url') }, 'cursor'],
       ['a cursor with an instant read leniently ("1")', { cursor: Buffer.from('1|00000000-0000-4000-8000-000000000000', 'utf8').toString('base64url') }, 'cursor'],
     ] as Array<[string, ListQuery, string]>)('%s: 400 VALIDATION_FAILED naming the field', async (_name, query, field) => {

@@ -6,7 +6,7 @@ import { expectProblem } from '../support/problems.js';
 
 /**
  * A gateway on flaky Wi-Fi whose HTTP client timed out repeats its refresh with the same token
- * (issue 15, point 11): within REFRESH_REUSE_GRACE_SEC, and while the successor is unused, the
+ *: within REFRESH_REUSE_GRACE_SEC, and while the successor is unused, the
  * repeat gets the same pair again instead of reuse detection (RFC 9700 §4.14.2). Older tokens, and
  * repeats after the grace, are still reuse: every token of the subject is voided.
  */

@@ -22,7 +22,7 @@ import {
 } from '../support/telemetry.js';
 
 /**
- * Issue 15, point 1: one gateway must never make another gateway's uploads fail. Metric values
+ * One gateway must never make another gateway's uploads fail. Metric values
  * outside the documented bounds (0, or a magnitude from 1e-12 to 1e12) are rejected per record,
  * and a merged ingest statement that fails anyway is split so that only the guilty request fails.
  */

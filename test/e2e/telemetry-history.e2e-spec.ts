@@ -288,7 +288,7 @@ describe('GET /api/v1/dashboard/devices/:deviceId/telemetry/history', () => {
       ['limit 0', { limit: 0 }, 'limit'],
       ['a garbage cursor', { cursor: '***' }, 'cursor'],
       ['a cursor of another shape', { cursor: Buffer.from('not-a-time|main', 'utf8').toString('base64url') }, 'cursor'],
-      // Issue 15, point 9: these reached PostgreSQL (500) or were read leniently (200).
+      // These reached PostgreSQL (500) or were read leniently (200).
       ['a cursor with a year PostgreSQL cannot store', { cursor: Buffer.from('-271821-04-20T00:00:00.000Z|main', 'utf8').toString('base64url') }, 'cursor'],
       ['a cursor with an instant read leniently ("1")', { cursor: Buffer.from('1|main', 'utf8').toString('base64url') }, 'cursor'],
       ['a cursor with 30 February', { cursor: Buffer.from('2026-02-30T00:00:00.000Z|main', 'utf8').toString('base64url') }, 'cursor'],
@@ -298,7 +298,7 @@ describe('GET /api/v1/dashboard/devices/:deviceId/telemetry/history', () => {
       expect(fieldsOf(problem)).toContain(field);
     });
 
-    // Issue 15, point 9: bucket answers have no pages, and a cursor there was silently ignored (200).
+    // Bucket answers have no pages, and a cursor there was silently ignored (200).
     it.each([undefined, 'auto', '300', '86400'])('a cursor with bucket=%s (not raw): 400 naming cursor, a valid one and garbage alike', async (bucket) => {
       const page = await read({ from: iso(start), to: iso(end), bucket: 'raw', limit: 5 });
       const valid = page.data!.nextCursor!;

@@ -5,9 +5,9 @@ import { deviceRow } from '../support/database-state.js';
 import { MINUTE, ingest, iso, telemetryRows } from '../support/telemetry.js';
 
 /**
- * Issue 16: the ingest statement writes devices.last_seen_at outside the devices module (in the
- * same statement as the records, for group commit). It follows the rule of every writer of that
- * column: it only moves forward, to the latest ingest time.
+ * The ingest statement marks devices seen through the devices module's devices_seen(), in the same
+ * statement as the records (for group commit). It follows the rule of every writer of that column:
+ * it only moves forward, to the latest ingest time.
  */
 describe('telemetry ingest: devices.last_seen_at only moves forward', () => {
   let t: TestApp;

@@ -5,7 +5,7 @@ import { aVerifiedCustomer, customerAuth, signUp } from '../support/customers.js
 
 /**
  * Every answer that carries a token or a secret forbids caching (RFC 6749 §5.1): Cache-Control
- * no-store, and Pragma no-cache for HTTP/1.0 caches (issue 15, point 4).
+ * no-store, and Pragma no-cache for HTTP/1.0 caches.
  */
 describe('answers carrying tokens or secrets are not cached', () => {
   let t: TestApp;

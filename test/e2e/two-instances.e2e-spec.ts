@@ -165,7 +165,7 @@ describeWithRedis('two instances on one database and one Redis', () => {
     });
 
     it('customer: the same refresh token presented on A and B at once is rotated once; both answer the same pair, which keeps working', async () => {
-      // Until issue 15 the second request was reuse and voided every token (a retrying client lost
+      // Without the grace the second request would be reuse and voided every token (a retrying client lost
       // its session); within the reuse grace it is a repeat of the immediately previous token.
       const customer = await signUp(b);
       const pair = (await customerLogin(b, customer.email, customer.password)).data!;

@@ -1,7 +1,7 @@
 import { DAY, HOUR, MINUTE, iso, type TelemetryRecordBody, type TelemetryRow } from './telemetry.js';
 
 /**
- * Figures of issue 22 computed in the tests, independently of the service's code, from the records
+ * Battery figures computed in the tests, independently of the service's code, from the records
  * as stored: what the battery tests compare the service's answers with.
  */
 
@@ -116,7 +116,7 @@ export function shuffled(records: TelemetryRecordBody[]): TelemetryRecordBody[] 
   return copy;
 }
 
-/** The health figures of issue 22 from stored records: SoC turns by zigzag, time beyond thresholds per segment. */
+/** The battery health figures from stored records: SoC turns by zigzag, time beyond thresholds per segment. */
 export interface ReferenceHealth {
   depthOfDischargeHistogram: number[];
   timeAboveSoc90Sec: number;

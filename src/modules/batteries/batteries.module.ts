@@ -10,7 +10,7 @@ import { DashboardBatteriesController } from './http/dashboard-batteries.control
 import { SharingModule } from '../sharing/index.js';
 
 /**
- * Battery intelligence (issue 22): energy and cycles per battery, kept exact under late records.
+ * Battery intelligence: energy and cycles per battery, kept exact under late records.
  * The ingest statement (telemetry module) marks the hours its records touch; this module
  * recomputes them.
  */

@@ -125,7 +125,7 @@ describe('RefreshTokens', () => {
       });
 
       it('at once, concurrently: every request gets the same successor and the subject stays valid', async () => {
-        // Until issue 15 the loser of this race voided the subject; RFC 9700 allows this grace.
+        // Without the grace the loser of this race would void the subject; RFC 9700 allows this grace.
         const { store, subjects, refreshTokens } = setUp();
         const token = await refreshTokens.issue('subject-1', 1, NOW);
 

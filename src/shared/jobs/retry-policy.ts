@@ -9,7 +9,7 @@ export interface RetryPolicy {
   limit: number;
 }
 
-/** Deliveries keep being retried for at least this long (issue 17: "at least 24 h"). */
+/** Deliveries keep being retried for at least this long (a delivery is promised for at least 24 h). */
 export const MIN_DELIVERY_RETRY_SPAN_SEC = 24 * 3600;
 
 /** The shortest time from the first attempt to the last retry, whatever the jitter draws. */

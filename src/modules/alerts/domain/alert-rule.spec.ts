@@ -23,7 +23,7 @@ function refusal(run: () => unknown): DomainError {
 const fieldsOf = (error: DomainError) => (error.details.errors ?? []).map((problem) => problem.field);
 
 describe('DEFAULT_ALERT_RULES', () => {
-  it('are the fleet defaults of issue 17, every battery, all enabled', () => {
+  it('are the shipped fleet defaults, every battery, all enabled', () => {
     expect(DEFAULT_ALERT_RULES).toEqual([
       { ruleId: 'soc-low', metric: 'soc', op: 'below', threshold: 20, clearAt: 25, forSec: 600, enabled: true },
       { ruleId: 'temperature-high', metric: 'temperature', op: 'above', threshold: 55, clearAt: 50, forSec: 60, enabled: true },

@@ -26,7 +26,7 @@ export const RULE_NAME_PATTERN = /^[A-Za-z0-9_.-]{1,64}$/;
 /** The charset of telemetry battery ids, so a rule can name any battery a gateway reports. */
 export const RULE_BATTERY_ID_PATTERN = /^[A-Za-z0-9._:-]{1,64}$/;
 
-/** Fleet defaults shipped with the service (issue 17): they apply to devices without rules of their own. */
+/** Fleet defaults shipped with the service: they apply to devices without rules of their own. */
 export const DEFAULT_ALERT_RULES: readonly Readonly<AlertRule>[] = Object.freeze([
   Object.freeze({ ruleId: 'soc-low', metric: 'soc', op: 'below', threshold: 20, clearAt: 25, forSec: 600, enabled: true } as const),
   Object.freeze({ ruleId: 'temperature-high', metric: 'temperature', op: 'above', threshold: 55, clearAt: 50, forSec: 60, enabled: true } as const),

@@ -1,7 +1,7 @@
 import { CHARGE_SEGMENT_MINUTES } from '../../../shared/kernel/charge-metrics.js';
 
 /**
- * Energy accounting of one battery from its records (issue 22): charge and energy in and out,
+ * Energy accounting of one battery from its records: charge and energy in and out,
  * integrated between consecutive records by the trapezoidal rule, split exactly at bucket edges
  * and at the instant the current (or the power) changes sign.
  *

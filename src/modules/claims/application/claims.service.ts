@@ -55,7 +55,7 @@ export class ClaimsService {
   ) {}
 
   /**
-   * The claim rules in the order the seed's status table implies: verified e-mail, known device,
+   * The claim rules in the order the claim endpoint's documented status table implies: verified e-mail, known device,
    * not owned by someone else, then the proof (claim code, or device secret for legacy devices).
    * The ownership change itself is one conditional UPDATE, so two racing claimers cannot both win.
    */
@@ -85,7 +85,7 @@ export class ClaimsService {
           if (!ownership) throw new DeviceAlreadyClaimedError();
           return { deviceId: device.deviceId, ...ownership };
         },
-        // The wrong kind of proof keeps the seed's 400 but counts like a wrong one, so it is no way
+        // The wrong kind of proof keeps the documented 400 but counts like a wrong one, so it is no way
         // around the limits (and no free probe of which ids are registered).
         (error) => error instanceof InvalidClaimError || error instanceof ClaimCodeMissingError || error instanceof DeviceSecretRequiredError,
       );
