@@ -40,11 +40,13 @@ const common = {
 };
 
 /**
- * Most end-to-end files spend their time waiting (timers, retries, child processes, PostgreSQL),
- * not computing, and each has its own database: one worker more than the machine has cores keeps
- * both cores busy. Capped so a large machine does not exhaust the test server's connections.
+ * One worker per core: with test databases copied from a template and the waits driven by the
+ * Clock, the end-to-end files keep the cores busy on their own, and the files that start the built
+ * service as a child process (service-process, https, start-dev, service-lifecycle) need a share of
+ * the CPU beside the workers to start within their time. Capped so a large machine does not exhaust
+ * the test server's connections.
  */
-const maxWorkers = Math.min(availableParallelism() + 1, 8);
+const maxWorkers = Math.min(availableParallelism(), 8);
 
 export default {
   maxWorkers,
