@@ -44,21 +44,17 @@ export function boundaryConfigs(modules = moduleNames(), alsoRestricted = []) {
     regex: '(?:^|/)infrastructure/',
     message: 'domain/ and application/ depend on ports declared in domain/, never on infrastructure/ (docs/architecture.md, layers).',
   };
+  // A later block replaces an earlier one's options for the same files, so the inner layers repeat the module's patterns.
+  const moduleBlock = (name, files, extra = []) => ({
+    files,
+    ignores: ['**/*.spec.ts'],
+    rules: {
+      'no-restricted-imports': ['error', { paths: alsoRestricted, patterns: [surfaceOnly(modules.filter((other) => other !== name)), noTestCode, ...extra] }],
+    },
+  });
   return [
-    ...modules.map((name) => ({
-      files: [`src/modules/${name}/**/*.ts`],
-      ignores: ['**/*.spec.ts'],
-      rules: {
-        'no-restricted-imports': ['error', { paths: alsoRestricted, patterns: [surfaceOnly(modules.filter((other) => other !== name)), noTestCode] }],
-      },
-    })),
-    ...modules.map((name) => ({
-      files: [`src/modules/${name}/domain/**/*.ts`, `src/modules/${name}/application/**/*.ts`],
-      ignores: ['**/*.spec.ts'],
-      rules: {
-        'no-restricted-imports': ['error', { paths: alsoRestricted, patterns: [surfaceOnly(modules.filter((other) => other !== name)), noTestCode, noInfrastructure] }],
-      },
-    })),
+    ...modules.map((name) => moduleBlock(name, [`src/modules/${name}/**/*.ts`])),
+    ...modules.map((name) => moduleBlock(name, [`src/modules/${name}/domain/**/*.ts`, `src/modules/${name}/application/**/*.ts`], [noInfrastructure])),
     ...modules.map((name) => {
       const others = modules.filter((other) => other !== name);
       return {
