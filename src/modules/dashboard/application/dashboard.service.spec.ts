@@ -1,6 +1,6 @@
 import { FixedClock } from '../../../../test/fakes/config/fixed-clock.js';
 import { loadEnv } from '../../../config/env.js';
-import { NotFoundError, ValidationFailedError } from '../../../shared/domain-error.js';
+import { NotFoundError } from '../../../shared/domain-error.js';
 import { encodeCursor, encodeTimeCursor } from '../../../shared/http/cursor.js';
 import { FleetDefaultsStore } from '../../devices/application/fleet-defaults.js';
 import { INITIAL_FLEET_DEFAULTS, type FleetDefaults } from '../../devices/domain/device-config.js';
@@ -8,10 +8,11 @@ import { ShareRoleError } from '../../sharing/index.js';
 import type { Viewer } from '../domain/dashboard-queries.js';
 import { ExportSlots } from '../../telemetry/application/export-slots.js';
 import { TelemetryHistoryService } from '../../telemetry/application/telemetry-history.service.js';
-import { pointsOf, type History } from '../../telemetry/index.js';
+import { pointsOf } from '../../telemetry/index.js';
 import { DashboardService } from './dashboard.service.js';
 import { InMemoryDashboardQueries } from '../../../../test/fakes/dashboard/in-memory-dashboard-queries.js';
 import { InMemoryTelemetryHistoryQueries } from '../../../../test/fakes/telemetry/in-memory-telemetry-history-queries.js';
+import { buckets, raw, refusedFields, withPoints } from '../../../../test/support/history-answers.js';
 
 const NOW = new Date('2026-11-21T12:00:00.000Z');
 const MINUTE = 60_000;
@@ -44,31 +45,6 @@ function setUp() {
 
 const at = (offsetMs: number) => new Date(NOW.getTime() + offsetMs);
 const iso = (offsetMs: number) => at(offsetMs).toISOString();
-
-/** The ValidationFailedError `work` rejects with, by the fields it names. */
-async function refusedFields(work: Promise<unknown>): Promise<string[]> {
-  const error: unknown = await work.then(
-    () => null,
-    (reason: unknown) => reason,
-  );
-  expect(error).toBeInstanceOf(ValidationFailedError);
-  return ((error as ValidationFailedError).details.errors ?? []).map((problem) => problem.field);
-}
-
-function buckets(history: History) {
-  if (history.kind !== 'buckets') throw new Error(`expected buckets, got ${history.kind}`);
-  return history;
-}
-
-/** A bucket answer with its series as point objects, as the API writes them. */
-function withPoints({ series, ...history }: Extract<History, { kind: 'buckets' }>) {
-  return { ...history, series: series.map((one) => ({ metric: one.metric, batteryId: one.batteryId, points: pointsOf(one) })) };
-}
-
-function raw(history: History) {
-  if (history.kind !== 'raw') throw new Error(`expected raw records, got ${history.kind}`);
-  return history;
-}
 
 describe('DashboardService', () => {
   describe('visibility: a device the viewer may not see answers exactly like one that does not exist', () => {

@@ -1,11 +1,11 @@
 import { FixedClock } from '../../../../test/fakes/config/fixed-clock.js';
 import { loadEnv } from '../../../config/env.js';
-import { ValidationFailedError } from '../../../shared/domain-error.js';
 import { encodeTimeCursor } from '../../../shared/http/cursor.js';
 import { InMemoryTelemetryHistoryQueries } from '../../../../test/fakes/telemetry/in-memory-telemetry-history-queries.js';
 import { pointsOf } from '../domain/history-series.js';
 import { ExportSlots, TooManyExportsError } from './export-slots.js';
 import { TelemetryHistoryService, type ExportParams, type History, type HistoryParams, type TelemetryExport } from './telemetry-history.service.js';
+import { buckets, raw, refusedFields, withPoints } from '../../../../test/support/history-answers.js';
 
 const NOW = new Date('2026-11-21T12:00:00.000Z');
 const MINUTE = 60_000;
@@ -32,31 +32,6 @@ async function exportOf(service: TelemetryHistoryService, account: string, devic
 
 const at = (offsetMs: number) => new Date(NOW.getTime() + offsetMs);
 const iso = (offsetMs: number) => at(offsetMs).toISOString();
-
-/** The ValidationFailedError `work` rejects with, by the fields it names. */
-async function refusedFields(work: Promise<unknown>): Promise<string[]> {
-  const error: unknown = await work.then(
-    () => null,
-    (reason: unknown) => reason,
-  );
-  expect(error).toBeInstanceOf(ValidationFailedError);
-  return ((error as ValidationFailedError).details.errors ?? []).map((problem) => problem.field);
-}
-
-function buckets(history: History) {
-  if (history.kind !== 'buckets') throw new Error(`expected buckets, got ${history.kind}`);
-  return history;
-}
-
-/** A bucket answer with its series as point objects, as the API writes them. */
-function withPoints({ series, ...history }: Extract<History, { kind: 'buckets' }>) {
-  return { ...history, series: series.map((one) => ({ metric: one.metric, batteryId: one.batteryId, points: pointsOf(one) })) };
-}
-
-function raw(history: History) {
-  if (history.kind !== 'raw') throw new Error(`expected raw records, got ${history.kind}`);
-  return history;
-}
 
 describe('TelemetryHistoryService', () => {
   describe('history', () => {
