@@ -2,7 +2,8 @@ import { createServer, type Server, type Socket } from 'node:net';
 import { SMTPServer } from 'smtp-server';
 import { ADMIN_SETTINGS, anAdmin, aCustomer } from '../support/claim-fixtures.js';
 import { createTestApp, startTestApp, type TestApp } from '../support/create-test-app.js';
-import { aSignup, userIdOf } from '../support/customers.js';
+import { aSignup, signUp, userIdOf } from '../support/customers.js';
+import { PASSWORD_RESET_MAIL_QUEUE } from '../../src/modules/accounts/application/account-mails.js';
 import { eventually } from '../support/eventually.js';
 import { createTestDatabase } from '../support/postgres.js';
 import { expectProblem } from '../support/problems.js';
@@ -255,6 +256,37 @@ describe('two instances on one PostgreSQL', () => {
       await a.close();
       await b.close();
       await database.drop();
+      await sink.close();
+    }
+  });
+});
+
+describe('a backlog of mails that fall due together', () => {
+  /*
+   * Password-reset mails are due a second after their request, so NOTIFY (which announces a job as
+   * it is sent) does not wake the workers for them: a worker that then waited the poll interval
+   * after each job would send six of them, two workers at a time, over two intervals or more. At
+   * the default interval (2 s) they must all have started within one.
+   */
+  it('goes out back to back, not one mail per worker per poll interval', async () => {
+    const sink = await startSmtpSink();
+    const t = await createTestApp({ SMTP_URL: sink.url, PUBLIC_BASE_URL });
+    try {
+      const emails: string[] = [];
+      for (let i = 0; i < 6; i++) emails.push((await signUp(t)).email);
+      await jobsSettled(t.db);
+      for (const email of emails) expect((await t.api.POST('/api/v1/auth/password-reset', { body: { email } })).response.status).toBe(202);
+      const resetMails = () => emails.filter((email) => sink.messagesTo(email).some((mail) => mail.subject === 'Reset your Device Cloud password'));
+      await eventually(() => expect(resetMails()).toEqual(emails), 20_000);
+      const { rows } = await t.db.query<{ jobs: number; spread_ms: number }>(
+        `SELECT count(*)::int AS jobs, (extract(epoch FROM max(started_on) - min(started_on)) * 1000)::float8 AS spread_ms
+           FROM pgboss.job WHERE name = $1`,
+        [PASSWORD_RESET_MAIL_QUEUE],
+      );
+      expect(rows[0].jobs).toBe(emails.length);
+      expect(rows[0].spread_ms).toBeLessThan(2_000);
+    } finally {
+      await t.close();
       await sink.close();
     }
   });

@@ -236,20 +236,34 @@ export class JobQueue implements OnApplicationBootstrap, OnApplicationShutdown {
     }
   }
 
+  /**
+   * One pg-boss worker per unit of concurrency, each woken again as soon as it has done a job. A
+   * worker otherwise waits a poll interval after every job: NOTIFY wakes it for a job sent now,
+   * not for one that falls due later (a delayed job, a retry), so a backlog of due jobs — the
+   * retries after an SMTP outage, say — would go out at one job per worker per interval. Woken,
+   * the worker fetches again at once; a fetch that finds nothing, or a job that failed (the server
+   * it needs may be down: no point hurrying the next attempt at it), falls back to the interval.
+   */
   private async work(boss: PgBoss, name: string, { handler, concurrency }: Registration): Promise<void> {
     const pollingIntervalSeconds = this.settings.pollIntervalMs / 1000;
-    await boss.work(name, { localConcurrency: concurrency, pollingIntervalSeconds, notifyPollingIntervalSeconds: pollingIntervalSeconds }, async (jobs: Job<unknown>[]) => {
-      for (const job of jobs) {
-        try {
-          await handler!(job.data, { id: job.id, retryCount: job.retryCount });
-        } catch (error) {
-          // pg-boss stores what is thrown with the job; keep it to a code, without a stack or message.
-          const code = error instanceof JobAttemptFailed ? error.code : 'INTERNAL_ERROR';
-          if (!(error instanceof JobAttemptFailed)) this.logger.error({ queue: name, err: error }, 'Job handler failed');
-          throw { name: 'JobAttemptFailed', code, message: code };
-        }
-      }
-    });
+    for (let i = 0; i < concurrency; i++) {
+      const worker: { id?: string } = {};
+      worker.id = await boss.work(name, { localConcurrency: 1, pollingIntervalSeconds, notifyPollingIntervalSeconds: pollingIntervalSeconds }, async (jobs: Job<unknown>[]) => {
+        for (const job of jobs) await this.handle(name, handler!, job);
+        if (worker.id) boss.notifyWorker(worker.id);
+      });
+    }
+  }
+
+  private async handle(name: string, handler: JobHandler<unknown>, job: Job<unknown>): Promise<void> {
+    try {
+      await handler(job.data, { id: job.id, retryCount: job.retryCount });
+    } catch (error) {
+      // pg-boss stores what is thrown with the job; keep it to a code, without a stack or message.
+      const code = error instanceof JobAttemptFailed ? error.code : 'INTERNAL_ERROR';
+      if (!(error instanceof JobAttemptFailed)) this.logger.error({ queue: name, err: error }, 'Job handler failed');
+      throw { name: 'JobAttemptFailed', code, message: code };
+    }
   }
 }
 
