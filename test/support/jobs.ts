@@ -8,7 +8,8 @@ import { eventually } from './eventually.js';
  */
 export async function jobsSettled(db: pg.Pool, timeoutMs = 10_000): Promise<void> {
   await eventually(async () => {
-    const { rows } = await db.query<{ pending: number }>("SELECT count(*)::int AS pending FROM pgboss.job WHERE state IN ('created', 'retry', 'active')");
+    // Named, so each connection plans it once: some suites ask before every request they send.
+    const { rows } = await db.query<{ pending: number }>({ name: 'jobs-pending', text: "SELECT count(*)::int AS pending FROM pgboss.job WHERE state IN ('created', 'retry', 'active')" });
     if (rows[0].pending > 0) throw new Error(`${rows[0].pending} jobs still pending after ${timeoutMs} ms`);
   }, timeoutMs);
 }
