@@ -18,7 +18,7 @@ describe('SIGKILL while mails are queued', () => {
   let db: pg.Pool;
 
   beforeAll(async () => {
-    main = buildService('delivery-crash-dist');
+    main = await buildService();
     database = await createTestDatabase();
     db = new pg.Pool({ connectionString: database.url, max: 1 });
   }, 120_000);

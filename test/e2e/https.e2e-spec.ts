@@ -107,7 +107,7 @@ async function start(env: Record<string, string>, ca: Buffer): Promise<Running> 
 }
 
 beforeAll(async () => {
-  main = buildService('https-dist');
+  main = await buildService();
   database = await createTestDatabase();
 }, 180_000);
 

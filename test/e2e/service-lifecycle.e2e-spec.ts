@@ -101,7 +101,7 @@ async function storedRows(deviceIds: string[]): Promise<StoredRow[]> {
 }
 
 beforeAll(async () => {
-  main = buildService('service-lifecycle-dist');
+  main = await buildService();
   database = await createTestDatabase();
   db = new pg.Pool({ connectionString: database.url, max: 2 });
 }, 180_000);

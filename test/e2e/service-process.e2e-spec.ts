@@ -31,8 +31,8 @@ import {
 let main = '';
 const run = (env: Record<string, string>): Running => runService(main, env);
 
-beforeAll(() => {
-  main = buildService('service-process-dist');
+beforeAll(async () => {
+  main = await buildService();
 }, 120_000);
 
 describe('configuration errors', () => {
