@@ -27,6 +27,17 @@ const MAX_RECORDS_PER_FLUSH = 1000;
  */
 const MAX_CONCURRENT_FLUSHES = 3;
 const DEADLOCK = '40P01';
+const DEADLOCK_TRIES = 4;
+
+async function withDeadlockRetries<T>(run: () => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await run();
+    } catch (error) {
+      if ((error as { code?: unknown }).code !== DEADLOCK || attempt >= DEADLOCK_TRIES) throw error;
+    }
+  }
+}
 
 /** A row the ingest statement answers: an inserted record, or (battery_id null) a device still marked offline. */
 interface InsertedRow {
@@ -178,11 +189,9 @@ export class SqlTelemetryRecordStore extends TelemetryRecordStore {
     const started = performance.now();
     const run = () => this.sql.rows<InsertedRow>(this.statement.text, [deviceIds, batteryIds, timestamps, metrics, now], this.statement.name);
     // Another flush (of this instance or another) writing the same rows may deadlock with this
-    // one; PostgreSQL aborts one side, which then simply runs again.
-    const rows = await run().catch((error: unknown) => {
-      if ((error as { code?: unknown }).code === DEADLOCK) return run();
-      throw error;
-    });
+    // one; PostgreSQL aborts one side, which then simply runs again. With several flushes side by
+    // side the second run can meet a third one, so it gets a few tries before the upload is refused.
+    const rows = await withDeadlockRetries(run);
     this.metrics.flushed(batch.length, deviceIds.length, (performance.now() - started) / 1000);
     const flushed: Flushed = { inserted: new Map(), stillOffline: [] };
     for (const row of rows) {
