@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync } from 'node:fs';
+import { mkdirSync, mkdtempSync } from 'node:fs';
 import Module from 'node:module';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -73,4 +73,7 @@ export default async function globalSetup(): Promise<void> {
   }
   // Global setup runs in Jest's parent process; the workers inherit its environment.
   process.env.TEST_TEMPLATE_DATABASE = await createMigratedTemplate(process.env.TEST_DATABASE_URL);
+  // Where the files that start the service as a process find its one build of this run (test/support/service-process.ts).
+  mkdirSync(join(process.cwd(), 'test-output'), { recursive: true });
+  process.env.TEST_SERVICE_BUILD_DIR = join(process.cwd(), 'test-output', `service-build-${process.env.TEST_TEMPLATE_DATABASE}`);
 }

@@ -1,16 +1,10 @@
 import { rmSync } from 'node:fs';
-import { join } from 'node:path';
 import pg from 'pg';
 import type { EmbeddedPostgresHandle } from '../../src/shared/database/embedded-postgres.js';
 
-/** The run's build of the service (test/support/service-process.ts buildService), its lock and its marks. */
-function removeServiceBuild(): void {
-  const name = `service-dist-${process.env.TEST_TEMPLATE_DATABASE ?? 'local'}`;
-  for (const path of [name, `${name}.lock`, `${name}.failed`]) rmSync(join(process.cwd(), 'test-output', path), { recursive: true, force: true });
-}
-
 export default async function globalTeardown(): Promise<void> {
-  removeServiceBuild();
+  // The run's build of the service (buildService in test/support/service-process.ts), if a file made one.
+  if (process.env.TEST_SERVICE_BUILD_DIR) rmSync(process.env.TEST_SERVICE_BUILD_DIR, { recursive: true, force: true });
   const state = globalThis as { __embeddedPostgres?: EmbeddedPostgresHandle; __embeddedPostgresDir?: string };
   if (state.__embeddedPostgres) {
     await state.__embeddedPostgres.stop();

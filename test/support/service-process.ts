@@ -6,6 +6,7 @@ import { connect, createServer } from 'node:net';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { serviceStart } from '../../bench/servers.js';
+import { eventually } from './eventually.js';
 
 /**
  * The service as an operator runs it: the compiled main.js as a child process. For tests about
@@ -16,18 +17,19 @@ export const root = resolve(import.meta.dirname, '../..');
 const execFileAsync = promisify(execFile);
 
 /**
- * The service compiled once per test run, into test-output/service-dist-<run>, and the path of its
- * main.js. The first file to ask builds it; files asking meanwhile (they run in parallel) wait for
- * its mark of a finished build, so none reads a half-written one. A compile takes ~13 s of CPU:
- * once a run instead of once a file.
+ * The service compiled once per test run and the path of its main.js. The run's folder for it
+ * (TEST_SERVICE_BUILD_DIR, named by the global setup, removed by its teardown) doubles as the
+ * lock: the file that makes it compiles into it; files asking meanwhile (they run in parallel)
+ * wait for its mark of a finished build, so none reads a half-written one. A compile takes ~13 s
+ * of CPU: once a run instead of once a file.
  */
 export async function buildService(): Promise<string> {
-  const outDir = join(root, 'test-output', `service-dist-${process.env.TEST_TEMPLATE_DATABASE ?? 'local'}`);
-  const main = join(outDir, 'src', 'main.js');
-  const built = join(outDir, '.built');
-  const failed = `${outDir}.failed`;
-  mkdirSync(join(root, 'test-output'), { recursive: true });
-  if (claim(`${outDir}.lock`)) {
+  const buildDir = process.env.TEST_SERVICE_BUILD_DIR;
+  if (!buildDir) throw new Error('TEST_SERVICE_BUILD_DIR is not set: the Jest global setup should have named it');
+  const outDir = join(buildDir, 'dist');
+  const built = join(buildDir, 'built');
+  const failed = join(buildDir, 'failed');
+  if (claim(buildDir)) {
     try {
       await execFileAsync(join(root, 'node_modules', '.bin', 'tsc'), ['-p', 'tsconfig.build.json', '--outDir', outDir], { cwd: root });
       writeFileSync(built, '');
@@ -35,15 +37,13 @@ export async function buildService(): Promise<string> {
       writeFileSync(failed, '');
       throw error;
     }
-    return main;
-  }
-  const deadline = Date.now() + 100_000;
-  while (!existsSync(built)) {
+  } else {
+    await eventually(() => {
+      if (!existsSync(built) && !existsSync(failed)) throw new Error(`no build of the service in ${outDir} yet`);
+    }, 100_000);
     if (existsSync(failed)) throw new Error('the build of the service for this run failed in another test file');
-    if (Date.now() > deadline) throw new Error(`no build of the service in ${outDir} after 100 s`);
-    await new Promise((resume) => setTimeout(resume, 100));
   }
-  return main;
+  return join(outDir, 'src', 'main.js');
 }
 
 /** Whether this process made `dir` (mkdir is atomic: of processes racing, one wins). */
