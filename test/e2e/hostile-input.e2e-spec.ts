@@ -447,6 +447,11 @@ describe('Hostile input, every operation of openapi.json', () => {
   const samplePathValue: Record<string, string> = {};
   const deletablePathValue: Record<string, string> = {};
 
+  /** The service's tables (schema public). */
+  let names: string[] = [];
+  /** The last fingerprint of each kind (with or without claim_audit), with the write count it was taken at. */
+  const lastFingerprint = new Map<boolean, { writes: number; f: string }>();
+
   /**
    * Row count and a hash of the contents of every table: equal fingerprints mean nothing changed.
    * A named (prepared) statement: planning its subquery per table cost three times its execution.
@@ -455,9 +460,6 @@ describe('Hostile input, every operation of openapi.json', () => {
    * that number still holds: most of the ~10,000 requests write nothing, and then no fingerprint is
    * computed again.
    */
-  /** The service's tables (schema public). */
-  let names: string[] = [];
-  const lastFingerprint = new Map<boolean, { writes: number; f: string }>();
   async function fingerprint(withoutAudit: boolean): Promise<{ writes: number; f: string }> {
     const writes = await writeCount();
     const known = lastFingerprint.get(withoutAudit);

@@ -53,13 +53,15 @@ function theRecord(n: number): TelemetryRecordBody {
   return { ts: iso(at), batteryId, metrics };
 }
 
+const theRecords = () => Array.from({ length: RECORDS }, (_, n) => theRecord(n));
+
 /**
  * What the records sent, not the database, say the export of a range must be: the test's own
  * oracle for the columns. Made again from theRecord on each call rather than kept: 100,000 records
  * held by this process would make every full collection of the memory test below slow.
  */
 function expectedCsv(from: number, to: number, batteryId?: string): string {
-  const records = Array.from({ length: RECORDS }, (_, n) => theRecord(n)).filter(
+  const records = theRecords().filter(
     (record) => Date.parse(record.ts) >= from && Date.parse(record.ts) < to && (batteryId === undefined || record.batteryId === batteryId),
   );
   const metrics = [...new Set(records.flatMap((record) => Object.keys(record.metrics)))].sort();
@@ -195,7 +197,7 @@ describe('telemetry export (CSV)', () => {
     deviceId = device.body.deviceId;
     bobsDevice = (await aClaimedDevice(t, bob)).body.deviceId;
 
-    const records = Array.from({ length: RECORDS }, (_, n) => theRecord(n));
+    const records = theRecords();
     const started = performance.now();
     const parallel = 4;
     const share = Math.ceil(records.length / parallel / 500) * 500;
