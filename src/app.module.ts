@@ -4,6 +4,7 @@ import { LoggerModule } from 'nestjs-pino';
 import type { DestinationStream } from 'pino';
 import { AuthModule } from './auth/auth.module.js';
 import { ConfigModule, type Clock } from './config/config.module.js';
+import type { Argon2Cost } from './shared/crypto/secret-hasher.js';
 import type { Env } from './config/env.js';
 import type { Secrets } from './config/secrets.js';
 import { HealthModule } from './health/health.module.js';
@@ -38,15 +39,17 @@ export interface AppSettings {
   logDestination?: DestinationStream;
   /** The time every rule of the service reads; the system's by default (the e2e tests pass one they move). */
   clock?: Clock;
+  /** argon2id's cost for passwords and claim codes; ARGON2_OPTIONS's by default (the e2e tests pass a cheaper one). */
+  passwordHashCost?: Argon2Cost;
 }
 
 @Module({})
 export class AppModule {
-  static register({ env, secrets, databaseUrl, logDestination, clock }: AppSettings): DynamicModule {
+  static register({ env, secrets, databaseUrl, logDestination, clock, passwordHashCost }: AppSettings): DynamicModule {
     return {
       module: AppModule,
       imports: [
-        ConfigModule.register(env, secrets, clock),
+        ConfigModule.register(env, secrets, clock, passwordHashCost),
         ScheduleModule.forRoot(),
         LoggerModule.forRoot(loggerOptions(env, logDestination)),
         DatabaseModule.register({

@@ -1,6 +1,6 @@
 import { Global, Module, type DynamicModule } from '@nestjs/common';
 import { Env } from './env.js';
-import { SecretHasher } from '../shared/crypto/secret-hasher.js';
+import { SecretHasher, type Argon2Cost } from '../shared/crypto/secret-hasher.js';
 import { Secrets } from './secrets.js';
 
 /** Clock as a dependency, so rules that depend on time are testable without waiting. */
@@ -17,13 +17,13 @@ export class SystemClock extends Clock {
 @Global()
 @Module({})
 export class ConfigModule {
-  static register(env: Env, secrets: Secrets, clock: Clock = new SystemClock()): DynamicModule {
+  static register(env: Env, secrets: Secrets, clock: Clock = new SystemClock(), passwordHashCost?: Argon2Cost): DynamicModule {
     return {
       module: ConfigModule,
       providers: [
         { provide: Env, useValue: env },
         { provide: Secrets, useValue: secrets },
-        { provide: SecretHasher, useValue: new SecretHasher(secrets.pepper) },
+        { provide: SecretHasher, useValue: new SecretHasher(secrets.pepper, passwordHashCost) },
         { provide: Clock, useValue: clock },
       ],
       exports: [Env, Secrets, SecretHasher, Clock],

@@ -1,4 +1,5 @@
 import * as argon2 from 'argon2';
+import { ARGON2_OPTIONS } from '../../src/shared/crypto/secret-hasher.js';
 import { createTestApp, type TestApp } from '../support/create-test-app.js';
 import { aVerifiedCustomer, loginCustomer } from '../support/customers.js';
 import { expectProblem } from '../support/problems.js';
@@ -14,7 +15,8 @@ describe('password hashes: argon2id at 7 MiB, 5 passes, 1 lane; older hashes rep
   let t: TestApp;
 
   beforeAll(async () => {
-    t = await createTestApp();
+    // The service's own cost, not the cheaper one the other tests' service hashes with.
+    t = await createTestApp({}, { passwordHashCost: ARGON2_OPTIONS });
   });
   afterAll(async () => {
     await t.close();

@@ -4,6 +4,7 @@ import { FixedClock } from '../fakes/config/fixed-clock.js';
 import { loadEnv } from '../../src/config/env.js';
 import { InMemoryRefreshTokenStore } from '../fakes/shared/in-memory-refresh-token-store.js';
 import { SecretHasher } from '../../src/shared/crypto/secret-hasher.js';
+import { TEST_HASH_COST } from './hash-cost.js';
 import { ChangeFeed } from '../../src/shared/database/change-feed.js';
 import { Mailer, type Mail } from '../../src/shared/mail/mailer.js';
 import { PublicBaseUrl } from '../../src/shared/mail/public-base-url.js';
@@ -108,7 +109,7 @@ export function setUpAccounts(envSource: Record<string, string> = {}) {
   const refreshTokens = new InMemoryRefreshTokenStore();
   const users = new InMemoryUserRepository(refreshTokens);
   const mailer = new RecordingMailer();
-  const hasher = new SecretHasher('p'.repeat(32));
+  const hasher = new SecretHasher('p'.repeat(32), TEST_HASH_COST);
   const jwt = new JwtService({ secret: 'c'.repeat(32) });
   const limiter = new InMemoryFailureLimiter(() => clock.now().getTime());
   const tokens = new UserTokens(jwt, env, refreshTokens, hasher);

@@ -8,11 +8,13 @@ import pg from 'pg';
 import { createApp } from '../../src/configure-app.js';
 import { loadEnv } from '../../src/config/env.js';
 import { resolveSecrets, type Secrets } from '../../src/config/secrets.js';
+import type { Argon2Cost } from '../../src/shared/crypto/secret-hasher.js';
 import { runMigrations } from '../../src/shared/database/migrate.js';
 import type { paths } from '@device-cloud/client';
 import { OffsetClock } from '../fakes/config/offset-clock.js';
 import { contractCheck } from './contract.js';
 import { assertNoLeaks, fileScanner } from './leak-scan.js';
+import { TEST_HASH_COST } from './hash-cost.js';
 import { createTestDatabase } from './postgres.js';
 
 export type ApiClient = Client<paths>;
@@ -30,13 +32,18 @@ export interface TestApp {
   close(): Promise<void>;
 }
 
+export interface TestAppOptions {
+  /** argon2id's cost; TEST_HASH_COST by default (test/support/hash-cost.ts). */
+  passwordHashCost?: Argon2Cost;
+}
+
 /**
  * Boots the real application (same createApp as main.ts) on a fresh database of the test
  * PostgreSQL, listening on a random local port.
  */
-export async function createTestApp(overrides: Record<string, string> = {}): Promise<TestApp> {
+export async function createTestApp(overrides: Record<string, string> = {}, options: TestAppOptions = {}): Promise<TestApp> {
   const database = await createTestDatabase();
-  const app = await startTestApp(database.url, overrides);
+  const app = await startTestApp(database.url, overrides, options);
   return {
     ...app,
     close: async () => {
@@ -57,7 +64,7 @@ export async function createTestApp(overrides: Record<string, string> = {}): Pro
  * (test/support/leak-scan.ts); close() fails if any of them carries a secret, a stored hash or
  * another user's e-mail.
  */
-export async function startTestApp(databaseUrl: string, overrides: Record<string, string> = {}): Promise<TestApp> {
+export async function startTestApp(databaseUrl: string, overrides: Record<string, string> = {}, options: TestAppOptions = {}): Promise<TestApp> {
   await runMigrations(databaseUrl);
   const dataDir = mkdtempSync(join(tmpdir(), 'dcs-test-data-'));
   const env = loadEnv({
@@ -77,7 +84,8 @@ export async function startTestApp(databaseUrl: string, overrides: Record<string
   const secrets = resolveSecrets(env);
   for (const [name, value] of Object.entries(secrets)) if (typeof value === 'string') fileScanner.secret(value, `the ${name} key`);
   const clock = new OffsetClock();
-  const app = await createApp({ env, secrets, databaseUrl, logDestination: fileScanner.logDestination, clock });
+  const passwordHashCost = options.passwordHashCost ?? TEST_HASH_COST;
+  const app = await createApp({ env, secrets, databaseUrl, logDestination: fileScanner.logDestination, clock, passwordHashCost });
   await app.listen({ port: 0, host: '127.0.0.1' });
   const address = app.getHttpServer().address();
   const baseUrl = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;

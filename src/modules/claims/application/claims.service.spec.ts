@@ -7,6 +7,7 @@ import { JwtService } from '@nestjs/jwt';
 import { loadEnv } from '../../../config/env.js';
 import { InMemoryRefreshTokenStore } from '../../../../test/fakes/shared/in-memory-refresh-token-store.js';
 import { SecretHasher } from '../../../shared/crypto/secret-hasher.js';
+import { TEST_HASH_COST } from '../../../../test/support/hash-cost.js';
 import { NotFoundError, RateLimitedError } from '../../../shared/domain-error.js';
 import { InMemoryFailureLimiter } from '../../../shared/rate-limit/failure-limiter.js';
 import { CustomerPrincipal } from '../../../auth/principals.js';
@@ -56,7 +57,7 @@ function setUp(envSource: Record<string, string> = {}) {
   const env = loadEnv(envSource);
   const clock = new FixedClock(START);
   const repository = new InMemoryDeviceRepository();
-  const hasher = new SecretHasher('x'.repeat(32));
+  const hasher = new SecretHasher('x'.repeat(32), TEST_HASH_COST);
   const limiter = new InMemoryFailureLimiter(() => clock.now().getTime());
   const tokens = new DeviceTokens(new JwtService({ secret: 'y'.repeat(32) }), new InMemoryRefreshTokenStore(), hasher, env);
   const registration = new DeviceRegistrationService(repository, new NoAllowlist(), tokens, hasher, limiter, clock, env, new DeviceSnapshots(new InMemoryDeviceSnapshotSource(repository), new ChangeFeed('postgres://unused')), new InMemoryFleetDefaultsStore());

@@ -5,6 +5,7 @@ import { FixedClock } from '../../../../test/fakes/config/fixed-clock.js';
 import { JwtService } from '@nestjs/jwt';
 import { loadEnv } from '../../../config/env.js';
 import { SecretHasher } from '../../../shared/crypto/secret-hasher.js';
+import { TEST_HASH_COST } from '../../../../test/support/hash-cost.js';
 import { RateLimitedError, UnauthorizedError } from '../../../shared/domain-error.js';
 import { InMemoryFailureLimiter } from '../../../shared/rate-limit/failure-limiter.js';
 import { INITIAL_FLEET_DEFAULTS } from '../domain/device-config.js';
@@ -34,7 +35,7 @@ function setUp(overrides: Record<string, string> = {}) {
   const env = loadEnv(overrides);
   const clock = new FixedClock(START);
   const repository = new InMemoryDeviceRepository();
-  const hasher = new SecretHasher('x'.repeat(32));
+  const hasher = new SecretHasher('x'.repeat(32), TEST_HASH_COST);
   const limiter = new InMemoryFailureLimiter(() => clock.now().getTime());
   const jwt = new JwtService({ secret: 'y'.repeat(32) });
   const refreshTokens = new InMemoryRefreshTokenStore();
