@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, mkdtempSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import Module from 'node:module';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -76,4 +76,17 @@ export default async function globalSetup(): Promise<void> {
   // Where the files that start the service as a process find its one build of this run (test/support/service-process.ts).
   mkdirSync(join(process.cwd(), 'test-output'), { recursive: true });
   process.env.TEST_SERVICE_BUILD_DIR = join(process.cwd(), 'test-output', `service-build-${process.env.TEST_TEMPLATE_DATABASE}`);
+  if (process.env.TEST_SERVICE_PREBUILT) usePrebuiltService(process.env.TEST_SERVICE_PREBUILT, process.env.TEST_SERVICE_BUILD_DIR);
+}
+
+/**
+ * CI runs `npm run build` on this tree just before the tests: a copy of that dist/ stands for the
+ * run's build, marked finished, so no test file compiles the same sources again. A copy made
+ * before any file runs, not dist/ itself, which the start:dev test's tsc --watch writes again.
+ */
+function usePrebuiltService(prebuilt: string, buildDir: string): void {
+  if (!existsSync(join(prebuilt, 'src', 'main.js'))) throw new Error(`TEST_SERVICE_PREBUILT=${prebuilt} holds no src/main.js: run npm run build first`);
+  mkdirSync(buildDir);
+  cpSync(prebuilt, join(buildDir, 'dist'), { recursive: true });
+  writeFileSync(join(buildDir, 'built'), '');
 }

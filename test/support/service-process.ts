@@ -21,7 +21,8 @@ const execFileAsync = promisify(execFile);
  * (TEST_SERVICE_BUILD_DIR, named by the global setup, removed by its teardown) doubles as the
  * lock: the file that makes it compiles into it; files asking meanwhile (they run in parallel)
  * wait for its mark of a finished build, so none reads a half-written one. A compile takes ~13 s
- * of CPU: once a run instead of once a file.
+ * of CPU: once a run instead of once a file. With TEST_SERVICE_PREBUILT the global setup has put
+ * a finished build there already.
  */
 export async function buildService(): Promise<string> {
   const buildDir = process.env.TEST_SERVICE_BUILD_DIR;
