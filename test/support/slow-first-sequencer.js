@@ -14,6 +14,8 @@ const SLOWEST = [
   'telemetry-export.e2e-spec.ts',
   'service-process.e2e-spec.ts',
   'webhooks.e2e-spec.ts',
+  // With chromium installed (CI installs it): Swagger UI renders the whole document, twice.
+  'swagger-ui.e2e-spec.ts',
   'start-dev.e2e-spec.ts',
   'gateway-simulator.e2e-spec.ts',
   'mail-delivery.e2e-spec.ts',
