@@ -76,7 +76,7 @@ export default async function globalSetup(): Promise<void> {
   // Where the files that start the service as a process find its one build of this run (test/support/service-process.ts).
   mkdirSync(join(process.cwd(), 'test-output'), { recursive: true });
   process.env.TEST_SERVICE_BUILD_DIR = join(process.cwd(), 'test-output', `service-build-${process.env.TEST_TEMPLATE_DATABASE}`);
-  if (process.env.TEST_SERVICE_PREBUILT) usePrebuiltService(process.env.TEST_SERVICE_PREBUILT, process.env.TEST_SERVICE_BUILD_DIR);
+  if (process.env.TEST_SERVICE_PREBUILT) await usePrebuiltService(process.env.TEST_SERVICE_PREBUILT, process.env.TEST_SERVICE_BUILD_DIR);
 }
 
 /**
@@ -84,9 +84,12 @@ export default async function globalSetup(): Promise<void> {
  * run's build, marked finished, so no test file compiles the same sources again. A copy made
  * before any file runs, not dist/ itself, which the start:dev test's tsc --watch writes again.
  */
-function usePrebuiltService(prebuilt: string, buildDir: string): void {
+async function usePrebuiltService(prebuilt: string, buildDir: string): Promise<void> {
   if (!existsSync(join(prebuilt, 'src', 'main.js'))) throw new Error(`TEST_SERVICE_PREBUILT=${prebuilt} holds no src/main.js: run npm run build first`);
+  // Imported here, as the sources above: only after resolveTsSources() can `./x.js` find x.ts.
+  const { serviceBuildPaths } = await import('./service-build.js');
+  const { outDir, built } = serviceBuildPaths(buildDir);
   mkdirSync(buildDir);
-  cpSync(prebuilt, join(buildDir, 'dist'), { recursive: true });
-  writeFileSync(join(buildDir, 'built'), '');
+  cpSync(prebuilt, outDir, { recursive: true });
+  writeFileSync(built, '');
 }

@@ -7,6 +7,7 @@ import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { serviceStart } from '../../bench/servers.js';
 import { eventually } from './eventually.js';
+import { serviceBuildPaths } from './service-build.js';
 
 /**
  * The service as an operator runs it: the compiled main.js as a child process. For tests about
@@ -27,9 +28,7 @@ const execFileAsync = promisify(execFile);
 export async function buildService(): Promise<string> {
   const buildDir = process.env.TEST_SERVICE_BUILD_DIR;
   if (!buildDir) throw new Error('TEST_SERVICE_BUILD_DIR is not set: the Jest global setup should have named it');
-  const outDir = join(buildDir, 'dist');
-  const built = join(buildDir, 'built');
-  const failed = join(buildDir, 'failed');
+  const { outDir, built, failed } = serviceBuildPaths(buildDir);
   if (claim(buildDir)) {
     try {
       await execFileAsync(join(root, 'node_modules', '.bin', 'tsc'), ['-p', 'tsconfig.build.json', '--outDir', outDir], { cwd: root });
