@@ -15,6 +15,7 @@ import { ApiKeysModule } from './modules/api-keys/index.js';
 import { BatteriesModule } from './modules/batteries/index.js';
 import { AuditModule } from './modules/audit/index.js';
 import { ClaimsModule } from './modules/claims/index.js';
+import { CommandsModule } from './modules/commands/index.js';
 import { DashboardModule } from './modules/dashboard/index.js';
 import { DeviceReturnsModule, DevicesModule } from './modules/devices/index.js';
 import { EventsModule } from './modules/events/index.js';
@@ -80,6 +81,7 @@ export class AppModule {
         BatteriesModule,
         AuditModule,
         SharingModule,
+        CommandsModule,
       ],
     };
   }

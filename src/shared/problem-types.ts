@@ -38,6 +38,9 @@ const TITLES = {
   RATE_LIMITED: 'Too many requests',
   TOO_MANY_STREAMS: 'Too many open streams',
   TOO_MANY_EXPORTS: 'Too many exports running',
+  TOO_MANY_COMMANDS: 'Too many commands wait for this device',
+  COMMAND_NOT_QUEUED: 'The command is no longer queued',
+  COMMAND_FINISHED: 'The command has ended already',
   SERVICE_UNAVAILABLE: 'The service is temporarily unavailable',
   INTERNAL_ERROR: 'Internal error',
 } as const;

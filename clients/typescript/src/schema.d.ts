@@ -1226,6 +1226,91 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/dashboard/devices/{deviceId}/commands": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A visible device's commands, newest first
+         * @description A later owner sees the commands sent from the release before their claim on.
+         */
+        get: operations["listDeviceCommands"];
+        put?: never;
+        /**
+         * Send a command to a gateway you own, install or administer
+         * @description Queued for the gateway's next poll (a gateway holding a long poll gets it within about a second). Unknown types and bad parameters are a 400 and queue nothing; a device with 20 commands queued already answers 429 TOO_MANY_COMMANDS. Every send is in the audit log, every state change an event (command.queued, command.delivered, …).
+         */
+        post: operations["sendDeviceCommand"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/dashboard/devices/{deviceId}/commands/{commandId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One command of a visible device */
+        get: operations["getDeviceCommand"];
+        put?: never;
+        post?: never;
+        /**
+         * Cancel a command the gateway has not fetched yet
+         * @description Cancelling a cancelled command answers it again; one the gateway fetched already (or that ended) is a 409 COMMAND_NOT_QUEUED.
+         */
+        delete: operations["cancelDeviceCommand"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/device/commands": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The commands waiting for this gateway
+         * @description Oldest first. Poll with If-None-Match: while no command comes or goes the answer is a 304 without a body (and costs no database query). With `waitSec` the request is held until a command arrives (sent on any instance) or the wait ends. Delivery is at least once: a command is in every answer until the gateway posts its final result, so drop one whose commandId you have run already.
+         */
+        get: operations["getDeviceCommands"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/device/commands/{commandId}/result": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Report what became of a command
+         * @description Idempotent: the same result again answers the command as it is. `accepted` notes that the gateway started (a final result follows); `succeeded`, `failed` and `rejected` end the command. A different final result for a command that ended already (expired, cancelled, reported) is a 409 COMMAND_FINISHED: drop the command.
+         */
+        post: operations["reportCommandResult"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export interface webhooks {
     "device.claimed": {
@@ -1442,6 +1527,146 @@ export interface webhooks {
          * @description Sent to your webhooks, signed per the Standard Webhooks specification; answer 2xx within 5 s. Other answers and timeouts are retried with backoff for more than 24 h.
          */
         post: operations["webhook_config_applied"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "command.queued": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Event command.queued of one of your devices (data: the event, as GET /api/v1/dashboard/events shows it)
+         * @description Sent to your webhooks, signed per the Standard Webhooks specification; answer 2xx within 5 s. Other answers and timeouts are retried with backoff for more than 24 h.
+         */
+        post: operations["webhook_command_queued"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "command.delivered": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Event command.delivered of one of your devices (data: the event, as GET /api/v1/dashboard/events shows it)
+         * @description Sent to your webhooks, signed per the Standard Webhooks specification; answer 2xx within 5 s. Other answers and timeouts are retried with backoff for more than 24 h.
+         */
+        post: operations["webhook_command_delivered"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "command.succeeded": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Event command.succeeded of one of your devices (data: the event, as GET /api/v1/dashboard/events shows it)
+         * @description Sent to your webhooks, signed per the Standard Webhooks specification; answer 2xx within 5 s. Other answers and timeouts are retried with backoff for more than 24 h.
+         */
+        post: operations["webhook_command_succeeded"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "command.failed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Event command.failed of one of your devices (data: the event, as GET /api/v1/dashboard/events shows it)
+         * @description Sent to your webhooks, signed per the Standard Webhooks specification; answer 2xx within 5 s. Other answers and timeouts are retried with backoff for more than 24 h.
+         */
+        post: operations["webhook_command_failed"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "command.rejected": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Event command.rejected of one of your devices (data: the event, as GET /api/v1/dashboard/events shows it)
+         * @description Sent to your webhooks, signed per the Standard Webhooks specification; answer 2xx within 5 s. Other answers and timeouts are retried with backoff for more than 24 h.
+         */
+        post: operations["webhook_command_rejected"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "command.expired": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Event command.expired of one of your devices (data: the event, as GET /api/v1/dashboard/events shows it)
+         * @description Sent to your webhooks, signed per the Standard Webhooks specification; answer 2xx within 5 s. Other answers and timeouts are retried with backoff for more than 24 h.
+         */
+        post: operations["webhook_command_expired"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "command.cancelled": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Event command.cancelled of one of your devices (data: the event, as GET /api/v1/dashboard/events shows it)
+         * @description Sent to your webhooks, signed per the Standard Webhooks specification; answer 2xx within 5 s. Other answers and timeouts are retried with backoff for more than 24 h.
+         */
+        post: operations["webhook_command_cancelled"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2383,7 +2608,7 @@ export interface components {
              */
             id: string;
             /** @enum {string} */
-            type: "device.claimed" | "device.released" | "device.decommissioned" | "device.online" | "device.offline" | "alert.opened" | "alert.resolved" | "ota.succeeded" | "ota.failed" | "ota.release_paused" | "config.applied";
+            type: "device.claimed" | "device.released" | "device.decommissioned" | "device.online" | "device.offline" | "alert.opened" | "alert.resolved" | "ota.succeeded" | "ota.failed" | "ota.release_paused" | "config.applied" | "command.queued" | "command.delivered" | "command.succeeded" | "command.failed" | "command.rejected" | "command.expired" | "command.cancelled";
             /**
              * Format: date-time
              * @example 2026-11-21T12:00:00.000Z
@@ -2947,7 +3172,7 @@ export interface components {
              *       "device.offline"
              *     ]
              */
-            types?: ("device.claimed" | "device.released" | "device.decommissioned" | "device.online" | "device.offline" | "alert.opened" | "alert.resolved" | "ota.succeeded" | "ota.failed" | "ota.release_paused" | "config.applied")[];
+            types?: ("device.claimed" | "device.released" | "device.decommissioned" | "device.online" | "device.offline" | "alert.opened" | "alert.resolved" | "ota.succeeded" | "ota.failed" | "ota.release_paused" | "config.applied" | "command.queued" | "command.delivered" | "command.succeeded" | "command.failed" | "command.rejected" | "command.expired" | "command.cancelled")[];
         };
         CreatedWebhookResponse: {
             /**
@@ -2964,7 +3189,7 @@ export interface components {
              *       "device.offline"
              *     ]
              */
-            types: ("device.claimed" | "device.released" | "device.decommissioned" | "device.online" | "device.offline" | "alert.opened" | "alert.resolved" | "ota.succeeded" | "ota.failed" | "ota.release_paused" | "config.applied")[] | null;
+            types: ("device.claimed" | "device.released" | "device.decommissioned" | "device.online" | "device.offline" | "alert.opened" | "alert.resolved" | "ota.succeeded" | "ota.failed" | "ota.release_paused" | "config.applied" | "command.queued" | "command.delivered" | "command.succeeded" | "command.failed" | "command.rejected" | "command.expired" | "command.cancelled")[] | null;
             /**
              * @description False once it was disabled for failing (WEBHOOK_DISABLE_AFTER_SEC).
              * @example true
@@ -2996,7 +3221,7 @@ export interface components {
              *       "device.offline"
              *     ]
              */
-            types: ("device.claimed" | "device.released" | "device.decommissioned" | "device.online" | "device.offline" | "alert.opened" | "alert.resolved" | "ota.succeeded" | "ota.failed" | "ota.release_paused" | "config.applied")[] | null;
+            types: ("device.claimed" | "device.released" | "device.decommissioned" | "device.online" | "device.offline" | "alert.opened" | "alert.resolved" | "ota.succeeded" | "ota.failed" | "ota.release_paused" | "config.applied" | "command.queued" | "command.delivered" | "command.succeeded" | "command.failed" | "command.rejected" | "command.expired" | "command.cancelled")[] | null;
             /**
              * @description False once it was disabled for failing (WEBHOOK_DISABLE_AFTER_SEC).
              * @example true
@@ -3382,7 +3607,7 @@ export interface components {
             at: string;
             actor: components["schemas"]["AuditActorResponse"];
             /** @enum {string} */
-            action: "device.claimed" | "device.released" | "device.transferred" | "device.decommissioned" | "device.reopened" | "device.re_registration_opened" | "device.renamed" | "device.config_changed" | "config.defaults_changed" | "alert_rules.changed" | "alert_rules.defaults_changed" | "firmware.release_created" | "firmware.release_changed" | "api_key.created" | "api_key.revoked" | "share.created" | "share.revoked";
+            action: "device.claimed" | "device.released" | "device.transferred" | "device.decommissioned" | "device.reopened" | "device.re_registration_opened" | "device.renamed" | "device.config_changed" | "config.defaults_changed" | "alert_rules.changed" | "alert_rules.defaults_changed" | "firmware.release_created" | "firmware.release_changed" | "api_key.created" | "api_key.revoked" | "share.created" | "share.revoked" | "device.command_sent" | "device.command_cancelled";
             /** @example gw-0001 */
             deviceId: string | null;
             /**
@@ -3462,11 +3687,117 @@ export interface components {
              */
             nextCursor: string | null;
         };
+        SendCommandRequest: {
+            /**
+             * @example reboot
+             * @enum {string}
+             */
+            type: "reboot" | "ping" | "upload-now" | "set-log-level" | "collect-logs" | "custom";
+            /**
+             * @description What the type takes, and nothing else (an unknown key is a 400): `reboot`, `ping`, `upload-now`: none; `set-log-level`: `{level}`, one of none, error, warn, info, debug, verbose; `collect-logs`: `{sinceSec}`, 1–604800; `custom`: `{name, payload?}`, name 1–64 of A–Z a–z 0–9 . _ -, payload any JSON of at most 1024 bytes.
+             * @example {}
+             */
+            params?: {
+                [key: string]: unknown;
+            };
+            /**
+             * @description How long the command may wait for its gateway: still queued or unanswered then, it expires.
+             * @default 3600
+             */
+            ttlSec?: number;
+        };
+        CommandResponse: {
+            /**
+             * @description Unique, increasing in the order commands were sent.
+             * @example cmd_42
+             */
+            commandId: string;
+            /** @example gw-0001 */
+            deviceId: string;
+            /** @enum {string} */
+            type: "reboot" | "ping" | "upload-now" | "set-log-level" | "collect-logs" | "custom";
+            /** @example {} */
+            params: {
+                [key: string]: unknown;
+            };
+            /**
+             * @description queued → delivered → succeeded | failed | rejected; queued or delivered → expired; queued → cancelled.
+             * @enum {string}
+             */
+            state: "queued" | "delivered" | "succeeded" | "failed" | "rejected" | "expired" | "cancelled";
+            /** Format: date-time */
+            createdAt: string;
+            /**
+             * Format: date-time
+             * @description Still queued or delivered at this instant, the command expires.
+             */
+            expiresAt: string;
+            /**
+             * Format: date-time
+             * @description When a poll first handed it to the gateway.
+             */
+            deliveredAt: string | null;
+            /** @description Poll answers that carried it: more than one when the gateway missed an answer (delivery is at least once). */
+            deliveries: number;
+            /**
+             * Format: date-time
+             * @description When the gateway reported `accepted`.
+             */
+            acceptedAt: string | null;
+            /** Format: date-time */
+            finishedAt: string | null;
+            /** @description What the gateway reported with its result. */
+            output: string | null;
+        };
+        CommandsResponse: {
+            items: components["schemas"]["CommandResponse"][];
+            /**
+             * @description Pass as `cursor` for the next (older) page; null on the last one.
+             * @example null
+             */
+            nextCursor: string | null;
+        };
+        PendingCommandResponse: {
+            /**
+             * @description The same on every delivery: a gateway that has run it already drops the repeat.
+             * @example cmd_42
+             */
+            commandId: string;
+            /** @enum {string} */
+            type: "reboot" | "ping" | "upload-now" | "set-log-level" | "collect-logs" | "custom";
+            /** @example {} */
+            params: {
+                [key: string]: unknown;
+            };
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            expiresAt: string;
+        };
+        DeviceCommandsResponse: {
+            /** @description Oldest first; empty when nothing waits. */
+            commands: components["schemas"]["PendingCommandResponse"][];
+        };
+        CommandResultRequest: {
+            /**
+             * @description `accepted`: started, a final result follows; `succeeded`, `failed`, `rejected` (will not run it): final.
+             * @enum {string}
+             */
+            status: "accepted" | "succeeded" | "failed" | "rejected";
+            /** @description What to show the operator: at most 4096 bytes of UTF-8. */
+            output?: string;
+        };
+        CommandResultResponse: {
+            /** @example cmd_42 */
+            commandId: string;
+            /** @enum {string} */
+            state: "queued" | "delivered" | "succeeded" | "failed" | "rejected" | "expired" | "cancelled";
+        };
         /**
          * @description Stable machine-readable code: branch on it. Each operation lists the codes it can answer per status.
          * @enum {string}
          */
-        ProblemCode: "VALIDATION_FAILED" | "MALFORMED_BODY" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "CLAIM_CODE_REQUIRED" | "UNAUTHORIZED" | "INVALID_CREDENTIALS" | "INVALID_TOKEN" | "FORBIDDEN" | "API_KEY_SCOPE" | "SHARE_ROLE" | "TOO_MANY_SHARES" | "TOO_MANY_API_KEYS" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "DEVICE_ALREADY_REGISTERED" | "TOO_MANY_WEBHOOKS" | "WEBHOOK_DISABLED" | "INVALID_ALERT_RULE" | "WEBHOOK_URL_NOT_ALLOWED" | "PASSWORD_TOO_COMMON" | "EMAIL_NOT_VERIFIED" | "INVALID_CLAIM" | "DEVICE_ALREADY_CLAIMED" | "DEVICE_SECRET_REQUIRED" | "CLAIM_CODE_ALREADY_SET" | "REGISTRATION_NOT_ALLOWED" | "PRECONDITION_FAILED" | "CONFIG_VERSION_UNKNOWN" | "FIRMWARE_RELEASE_EXISTS" | "DEVICE_DECOMMISSIONED" | "TRANSFER_RECIPIENT_INVALID" | "RATE_LIMITED" | "TOO_MANY_STREAMS" | "TOO_MANY_EXPORTS" | "SERVICE_UNAVAILABLE" | "INTERNAL_ERROR";
+        ProblemCode: "VALIDATION_FAILED" | "MALFORMED_BODY" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "CLAIM_CODE_REQUIRED" | "UNAUTHORIZED" | "INVALID_CREDENTIALS" | "INVALID_TOKEN" | "FORBIDDEN" | "API_KEY_SCOPE" | "SHARE_ROLE" | "TOO_MANY_SHARES" | "TOO_MANY_API_KEYS" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "DEVICE_ALREADY_REGISTERED" | "TOO_MANY_WEBHOOKS" | "WEBHOOK_DISABLED" | "INVALID_ALERT_RULE" | "WEBHOOK_URL_NOT_ALLOWED" | "PASSWORD_TOO_COMMON" | "EMAIL_NOT_VERIFIED" | "INVALID_CLAIM" | "DEVICE_ALREADY_CLAIMED" | "DEVICE_SECRET_REQUIRED" | "CLAIM_CODE_ALREADY_SET" | "REGISTRATION_NOT_ALLOWED" | "PRECONDITION_FAILED" | "CONFIG_VERSION_UNKNOWN" | "FIRMWARE_RELEASE_EXISTS" | "DEVICE_DECOMMISSIONED" | "TRANSFER_RECIPIENT_INVALID" | "RATE_LIMITED" | "TOO_MANY_STREAMS" | "TOO_MANY_EXPORTS" | "TOO_MANY_COMMANDS" | "COMMAND_NOT_QUEUED" | "COMMAND_FINISHED" | "SERVICE_UNAVAILABLE" | "INTERNAL_ERROR";
         FieldErrorResponse: {
             /** @example claimCode */
             field: string;
@@ -7191,7 +7522,7 @@ export interface operations {
                 cursor?: string;
                 /** @description Only this device’s events. */
                 deviceId?: string;
-                /** @description Comma-separated event types (device.claimed, device.released, device.decommissioned, device.online, device.offline, alert.opened, alert.resolved, ota.succeeded, ota.failed, ota.release_paused, config.applied). */
+                /** @description Comma-separated event types (device.claimed, device.released, device.decommissioned, device.online, device.offline, alert.opened, alert.resolved, ota.succeeded, ota.failed, ota.release_paused, config.applied, command.queued, command.delivered, command.succeeded, command.failed, command.rejected, command.expired, command.cancelled). */
                 type?: string;
             };
             header?: never;
@@ -9492,7 +9823,7 @@ export interface operations {
                         /** @example evt_1042 */
                         id: string;
                         /** @enum {string} */
-                        event: "device.claimed" | "device.released" | "device.decommissioned" | "device.online" | "device.offline" | "alert.opened" | "alert.resolved" | "ota.succeeded" | "ota.failed" | "ota.release_paused" | "config.applied";
+                        event: "device.claimed" | "device.released" | "device.decommissioned" | "device.online" | "device.offline" | "alert.opened" | "alert.resolved" | "ota.succeeded" | "ota.failed" | "ota.release_paused" | "config.applied" | "command.queued" | "command.delivered" | "command.succeeded" | "command.failed" | "command.rejected" | "command.expired" | "command.cancelled";
                         data: components["schemas"]["DeviceEventResponse"];
                     };
                 };
@@ -10525,7 +10856,7 @@ export interface operations {
                 deviceId?: string;
                 /** @description Only entries whose actor is this account (userId). */
                 actorId?: string;
-                /** @description Comma-separated actions (device.claimed, device.released, device.transferred, device.decommissioned, device.reopened, device.re_registration_opened, device.renamed, device.config_changed, config.defaults_changed, alert_rules.changed, alert_rules.defaults_changed, firmware.release_created, firmware.release_changed, api_key.created, api_key.revoked, share.created, share.revoked). */
+                /** @description Comma-separated actions (device.claimed, device.released, device.transferred, device.decommissioned, device.reopened, device.re_registration_opened, device.renamed, device.config_changed, config.defaults_changed, alert_rules.changed, alert_rules.defaults_changed, firmware.release_created, firmware.release_changed, api_key.created, api_key.revoked, share.created, share.revoked, device.command_sent, device.command_cancelled). */
                 action?: string;
                 /** @description Entries at or after this instant. */
                 from?: string;
@@ -10948,6 +11279,675 @@ export interface operations {
             };
         };
     };
+    listDeviceCommands: {
+        parameters: {
+            query?: {
+                /** @description Items per page. */
+                limit?: number;
+                /** @description nextCursor of the previous page, exactly as returned; anything else is a 400 naming `cursor`. */
+                cursor?: string;
+            };
+            header?: never;
+            path: {
+                deviceId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of commands. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CommandsResponse"];
+                };
+            };
+            /** @description The request is not valid; `errors` names each field at fault. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 400;
+                        /** @enum {string} */
+                        code: "VALIDATION_FAILED";
+                    };
+                };
+            };
+            /** @description Missing, invalid, expired or revoked credentials. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 401;
+                        /** @enum {string} */
+                        code: "UNAUTHORIZED";
+                    };
+                };
+            };
+            /** @description Not found, or not visible to you. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 404;
+                        /** @enum {string} */
+                        code: "NOT_FOUND";
+                    };
+                };
+            };
+            /** @description Too many requests: send it again after Retry-After seconds. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before sending the request again. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 429;
+                        /** @enum {string} */
+                        code: "RATE_LIMITED";
+                    };
+                };
+            };
+            /** @description Temporarily unavailable: the database or the rate-limit store cannot be reached: send it again after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before sending the request again. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 503;
+                        /** @enum {string} */
+                        code: "SERVICE_UNAVAILABLE";
+                    };
+                };
+            };
+        };
+    };
+    sendDeviceCommand: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                deviceId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SendCommandRequest"];
+            };
+        };
+        responses: {
+            /** @description Queued. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CommandResponse"];
+                };
+            };
+            /** @description The request is not valid; `errors` names each field at fault. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 400;
+                        /** @enum {string} */
+                        code: "VALIDATION_FAILED" | "MALFORMED_BODY";
+                    };
+                };
+            };
+            /** @description Missing, invalid, expired or revoked credentials. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 401;
+                        /** @enum {string} */
+                        code: "UNAUTHORIZED";
+                    };
+                };
+            };
+            /** @description Authenticated but not allowed. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 403;
+                        /** @enum {string} */
+                        code: "SHARE_ROLE" | "API_KEY_SCOPE";
+                    };
+                };
+            };
+            /** @description Not found, or not visible to you. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 404;
+                        /** @enum {string} */
+                        code: "NOT_FOUND";
+                    };
+                };
+            };
+            /** @description The body is larger than this operation accepts. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 413;
+                        /** @enum {string} */
+                        code: "PAYLOAD_TOO_LARGE";
+                    };
+                };
+            };
+            /** @description The body is not JSON. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 415;
+                        /** @enum {string} */
+                        code: "UNSUPPORTED_MEDIA_TYPE";
+                    };
+                };
+            };
+            /** @description Too many requests: send it again after Retry-After seconds. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before sending the request again. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 429;
+                        /** @enum {string} */
+                        code: "TOO_MANY_COMMANDS" | "RATE_LIMITED";
+                    };
+                };
+            };
+            /** @description Temporarily unavailable: the database or the rate-limit store cannot be reached: send it again after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before sending the request again. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 503;
+                        /** @enum {string} */
+                        code: "SERVICE_UNAVAILABLE";
+                    };
+                };
+            };
+        };
+    };
+    getDeviceCommand: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                deviceId: string;
+                commandId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The command. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CommandResponse"];
+                };
+            };
+            /** @description The request is not valid; `errors` names each field at fault. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 400;
+                        /** @enum {string} */
+                        code: "VALIDATION_FAILED";
+                    };
+                };
+            };
+            /** @description Missing, invalid, expired or revoked credentials. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 401;
+                        /** @enum {string} */
+                        code: "UNAUTHORIZED";
+                    };
+                };
+            };
+            /** @description Not found, or not visible to you. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 404;
+                        /** @enum {string} */
+                        code: "NOT_FOUND";
+                    };
+                };
+            };
+            /** @description Too many requests: send it again after Retry-After seconds. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before sending the request again. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 429;
+                        /** @enum {string} */
+                        code: "RATE_LIMITED";
+                    };
+                };
+            };
+            /** @description Temporarily unavailable: the database or the rate-limit store cannot be reached: send it again after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before sending the request again. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 503;
+                        /** @enum {string} */
+                        code: "SERVICE_UNAVAILABLE";
+                    };
+                };
+            };
+        };
+    };
+    cancelDeviceCommand: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                deviceId: string;
+                commandId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Cancelled. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CommandResponse"];
+                };
+            };
+            /** @description The request is not valid; `errors` names each field at fault. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 400;
+                        /** @enum {string} */
+                        code: "VALIDATION_FAILED";
+                    };
+                };
+            };
+            /** @description Missing, invalid, expired or revoked credentials. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 401;
+                        /** @enum {string} */
+                        code: "UNAUTHORIZED";
+                    };
+                };
+            };
+            /** @description Authenticated but not allowed. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 403;
+                        /** @enum {string} */
+                        code: "SHARE_ROLE" | "API_KEY_SCOPE";
+                    };
+                };
+            };
+            /** @description Not found, or not visible to you. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 404;
+                        /** @enum {string} */
+                        code: "NOT_FOUND";
+                    };
+                };
+            };
+            /** @description Conflicts with the current state. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 409;
+                        /** @enum {string} */
+                        code: "COMMAND_NOT_QUEUED";
+                    };
+                };
+            };
+            /** @description Too many requests: send it again after Retry-After seconds. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before sending the request again. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 429;
+                        /** @enum {string} */
+                        code: "RATE_LIMITED";
+                    };
+                };
+            };
+            /** @description Temporarily unavailable: the database or the rate-limit store cannot be reached: send it again after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before sending the request again. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 503;
+                        /** @enum {string} */
+                        code: "SERVICE_UNAVAILABLE";
+                    };
+                };
+            };
+        };
+    };
+    getDeviceCommands: {
+        parameters: {
+            query?: {
+                /** @description Hold the request up to this many seconds until a command arrives (long poll). Without it the answer is immediate. */
+                waitSec?: number;
+            };
+            header?: {
+                /** @description The ETag of the last answer the gateway received. */
+                "If-None-Match"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The pending commands, with their ETag. */
+            200: {
+                headers: {
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeviceCommandsResponse"];
+                };
+            };
+            /** @description Unchanged since the ETag in If-None-Match (after the wait, with waitSec). */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The request is not valid; `errors` names each field at fault. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 400;
+                        /** @enum {string} */
+                        code: "VALIDATION_FAILED";
+                    };
+                };
+            };
+            /** @description Missing, invalid, expired or revoked credentials. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 401;
+                        /** @enum {string} */
+                        code: "UNAUTHORIZED";
+                    };
+                };
+            };
+            /** @description Temporarily unavailable (the database cannot be reached, or this instance is stopping): send it again after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before sending the request again. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 503;
+                        /** @enum {string} */
+                        code: "SERVICE_UNAVAILABLE";
+                    };
+                };
+            };
+        };
+    };
+    reportCommandResult: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                commandId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CommandResultRequest"];
+            };
+        };
+        responses: {
+            /** @description Recorded; the command's state. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CommandResultResponse"];
+                };
+            };
+            /** @description The request is not valid; `errors` names each field at fault. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 400;
+                        /** @enum {string} */
+                        code: "VALIDATION_FAILED" | "MALFORMED_BODY";
+                    };
+                };
+            };
+            /** @description Missing, invalid, expired or revoked credentials. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 401;
+                        /** @enum {string} */
+                        code: "UNAUTHORIZED";
+                    };
+                };
+            };
+            /** @description Not found, or not visible to you. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 404;
+                        /** @enum {string} */
+                        code: "NOT_FOUND";
+                    };
+                };
+            };
+            /** @description Conflicts with the current state. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 409;
+                        /** @enum {string} */
+                        code: "COMMAND_FINISHED";
+                    };
+                };
+            };
+            /** @description The body is larger than this operation accepts. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 413;
+                        /** @enum {string} */
+                        code: "PAYLOAD_TOO_LARGE";
+                    };
+                };
+            };
+            /** @description The body is not JSON. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 415;
+                        /** @enum {string} */
+                        code: "UNSUPPORTED_MEDIA_TYPE";
+                    };
+                };
+            };
+            /** @description Temporarily unavailable (the database cannot be reached, or this instance is stopping): send it again after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before sending the request again. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 503;
+                        /** @enum {string} */
+                        code: "SERVICE_UNAVAILABLE";
+                    };
+                };
+            };
+        };
+    };
     webhook_device_claimed: {
         parameters: {
             query?: never;
@@ -11317,6 +12317,251 @@ export interface operations {
                 "application/json": {
                     /** @constant */
                     type: "config.applied";
+                    /** Format: date-time */
+                    timestamp: string;
+                    data: components["schemas"]["DeviceEventResponse"];
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx answer acknowledges the message. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_command_queued: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id (evt_…), the same on every retry: drop duplicates by it. */
+                "webhook-id": string;
+                /** @description Unix seconds when this attempt was signed. */
+                "webhook-timestamp": string;
+                /** @description `v1,<base64 HMAC-SHA256 of "id.timestamp.body">` under your webhook secret (Standard Webhooks). */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @constant */
+                    type: "command.queued";
+                    /** Format: date-time */
+                    timestamp: string;
+                    data: components["schemas"]["DeviceEventResponse"];
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx answer acknowledges the message. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_command_delivered: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id (evt_…), the same on every retry: drop duplicates by it. */
+                "webhook-id": string;
+                /** @description Unix seconds when this attempt was signed. */
+                "webhook-timestamp": string;
+                /** @description `v1,<base64 HMAC-SHA256 of "id.timestamp.body">` under your webhook secret (Standard Webhooks). */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @constant */
+                    type: "command.delivered";
+                    /** Format: date-time */
+                    timestamp: string;
+                    data: components["schemas"]["DeviceEventResponse"];
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx answer acknowledges the message. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_command_succeeded: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id (evt_…), the same on every retry: drop duplicates by it. */
+                "webhook-id": string;
+                /** @description Unix seconds when this attempt was signed. */
+                "webhook-timestamp": string;
+                /** @description `v1,<base64 HMAC-SHA256 of "id.timestamp.body">` under your webhook secret (Standard Webhooks). */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @constant */
+                    type: "command.succeeded";
+                    /** Format: date-time */
+                    timestamp: string;
+                    data: components["schemas"]["DeviceEventResponse"];
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx answer acknowledges the message. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_command_failed: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id (evt_…), the same on every retry: drop duplicates by it. */
+                "webhook-id": string;
+                /** @description Unix seconds when this attempt was signed. */
+                "webhook-timestamp": string;
+                /** @description `v1,<base64 HMAC-SHA256 of "id.timestamp.body">` under your webhook secret (Standard Webhooks). */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @constant */
+                    type: "command.failed";
+                    /** Format: date-time */
+                    timestamp: string;
+                    data: components["schemas"]["DeviceEventResponse"];
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx answer acknowledges the message. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_command_rejected: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id (evt_…), the same on every retry: drop duplicates by it. */
+                "webhook-id": string;
+                /** @description Unix seconds when this attempt was signed. */
+                "webhook-timestamp": string;
+                /** @description `v1,<base64 HMAC-SHA256 of "id.timestamp.body">` under your webhook secret (Standard Webhooks). */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @constant */
+                    type: "command.rejected";
+                    /** Format: date-time */
+                    timestamp: string;
+                    data: components["schemas"]["DeviceEventResponse"];
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx answer acknowledges the message. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_command_expired: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id (evt_…), the same on every retry: drop duplicates by it. */
+                "webhook-id": string;
+                /** @description Unix seconds when this attempt was signed. */
+                "webhook-timestamp": string;
+                /** @description `v1,<base64 HMAC-SHA256 of "id.timestamp.body">` under your webhook secret (Standard Webhooks). */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @constant */
+                    type: "command.expired";
+                    /** Format: date-time */
+                    timestamp: string;
+                    data: components["schemas"]["DeviceEventResponse"];
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx answer acknowledges the message. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_command_cancelled: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id (evt_…), the same on every retry: drop duplicates by it. */
+                "webhook-id": string;
+                /** @description Unix seconds when this attempt was signed. */
+                "webhook-timestamp": string;
+                /** @description `v1,<base64 HMAC-SHA256 of "id.timestamp.body">` under your webhook secret (Standard Webhooks). */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @constant */
+                    type: "command.cancelled";
                     /** Format: date-time */
                     timestamp: string;
                     data: components["schemas"]["DeviceEventResponse"];

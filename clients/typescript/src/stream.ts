@@ -63,6 +63,13 @@ const EVENT_TYPES = Object.keys({
   'ota.failed': true,
   'ota.release_paused': true,
   'config.applied': true,
+  'command.queued': true,
+  'command.delivered': true,
+  'command.succeeded': true,
+  'command.failed': true,
+  'command.rejected': true,
+  'command.expired': true,
+  'command.cancelled': true,
 } satisfies Record<DeviceEvent['type'], true>) as DeviceEvent['type'][];
 
 function eventSourceOf(options: DashboardStreamOptions): EventSourceConstructor {

@@ -5,6 +5,11 @@ import { noneMatchHolds } from './etag.js';
 type EtagOf = (deviceId: string) => Promise<string>;
 type DeviceOf = (authorization: string | undefined) => Promise<string | null>;
 
+export interface ShortcutOptions {
+  /** A query parameter that sends the poll to the controller (a long poll's wait, say). */
+  unlessQuery?: string;
+}
+
 /**
  * Answers a gateway's conditional poll (GET with If-None-Match) with 304 in a Fastify onRequest
  * hook, before Nest's pipeline: at tens of thousands of polls per second the pipeline cost three
@@ -15,12 +20,12 @@ type DeviceOf = (authorization: string | undefined) => Promise<string | null>;
  */
 @Injectable()
 export class NotModifiedShortcuts {
-  private readonly routes = new Map<string, EtagOf>();
+  private readonly routes = new Map<string, { etagOf: EtagOf; options: ShortcutOptions }>();
   private deviceOf: DeviceOf | null = null;
 
   /** `routePath` as Fastify knows the route, global prefix included (e.g. /api/v1/device/config). */
-  register(routePath: string, etagOf: EtagOf): void {
-    this.routes.set(routePath, etagOf);
+  register(routePath: string, etagOf: EtagOf, options: ShortcutOptions = {}): void {
+    this.routes.set(routePath, { etagOf, options });
   }
 
   useDeviceAuthentication(deviceOf: DeviceOf): void {
@@ -31,8 +36,10 @@ export class NotModifiedShortcuts {
   async answer(request: FastifyRequest, reply: FastifyReply): Promise<boolean> {
     const ifNoneMatch = request.headers['if-none-match'];
     if (request.method !== 'GET' || typeof ifNoneMatch !== 'string' || this.deviceOf === null) return false;
-    const etagOf = this.routes.get(request.routeOptions.url ?? '');
-    if (!etagOf) return false;
+    const route = this.routes.get(request.routeOptions.url ?? '');
+    if (!route) return false;
+    const { etagOf, options } = route;
+    if (options.unlessQuery !== undefined && Object.hasOwn((request.query ?? {}) as object, options.unlessQuery)) return false;
     let etag: string;
     try {
       const deviceId = await this.deviceOf(request.headers.authorization);

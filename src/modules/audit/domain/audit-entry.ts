@@ -17,6 +17,8 @@ export const AUDIT_ACTIONS = [
   'api_key.revoked',
   'share.created',
   'share.revoked',
+  'device.command_sent',
+  'device.command_cancelled',
 ] as const;
 
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];

@@ -11,6 +11,13 @@ export const DEVICE_EVENT_TYPES = [
   'ota.failed',
   'ota.release_paused',
   'config.applied',
+  'command.queued',
+  'command.delivered',
+  'command.succeeded',
+  'command.failed',
+  'command.rejected',
+  'command.expired',
+  'command.cancelled',
 ] as const;
 
 export type DeviceEventType = (typeof DEVICE_EVENT_TYPES)[number];

@@ -1,0 +1,56 @@
+import { Injectable, type OnModuleDestroy } from '@nestjs/common';
+import { ChangeFeed } from '../../../shared/database/change-feed.js';
+
+/**
+ * Gateways holding a long poll of their commands, woken when the change feed says the device's
+ * commands changed — on this instance or any other (the trigger's NOTIFY reaches every instance).
+ * A waiter costs a closure and a timer; a device holds at most MAX_WAITERS_PER_DEVICE at once, a
+ * further one is answered at once, so a gateway that opens polls in a loop cannot grow memory.
+ */
+@Injectable()
+export class CommandWaiters implements OnModuleDestroy {
+  static readonly MAX_WAITERS_PER_DEVICE = 2;
+  private readonly waiting = new Map<string, Set<() => void>>();
+  private closing = false;
+
+  constructor(feed: ChangeFeed) {
+    feed.subscribe('device_command', (key) => (key === '*' || key === '' ? this.wakeAll() : this.wake(key)));
+  }
+
+  get size(): number {
+    let count = 0;
+    for (const set of this.waiting.values()) count += set.size;
+    return count;
+  }
+
+  /** Resolves when the device's commands change, after `ms`, or when the instance shuts down, whichever comes first. */
+  wait(deviceId: string, ms: number): Promise<void> {
+    const set = this.waiting.get(deviceId) ?? new Set<() => void>();
+    if (this.closing || set.size >= CommandWaiters.MAX_WAITERS_PER_DEVICE) return Promise.resolve();
+    return new Promise((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        set.delete(done);
+        if (set.size === 0 && this.waiting.get(deviceId) === set) this.waiting.delete(deviceId);
+        resolve();
+      };
+      const timer = setTimeout(done, ms);
+      set.add(done);
+      this.waiting.set(deviceId, set);
+    });
+  }
+
+  /** Shutdown: every held poll is answered now, so the server can close; the gateway polls again elsewhere. */
+  onModuleDestroy(): void {
+    this.closing = true;
+    this.wakeAll();
+  }
+
+  private wake(deviceId: string): void {
+    for (const done of [...(this.waiting.get(deviceId) ?? [])]) done();
+  }
+
+  private wakeAll(): void {
+    for (const deviceId of [...this.waiting.keys()]) this.wake(deviceId);
+  }
+}
