@@ -265,7 +265,8 @@ describe('commands across instances', () => {
 
   beforeAll(async () => {
     database = await createTestDatabase();
-    settings = sharedSecrets();
+    // A client has REQUEST_TIMEOUT_MS to send its request; a long poll's wait is the service's, not the client's.
+    settings = { ...sharedSecrets(), REQUEST_TIMEOUT_MS: '1000' };
     instances = { a: await startTestApp(database.url, settings), b: await startTestApp(database.url, settings) };
   });
 
@@ -314,5 +315,14 @@ describe('commands across instances', () => {
     }
     const command = await sent(a, owner.headers, gateway.deviceId, { type: 'reboot' });
     expect((await poll(a, gateway)).data!.commands.map((pending) => pending.commandId)).toEqual([command.commandId]);
+  });
+
+  it('holds a long poll past REQUEST_TIMEOUT_MS, which limits only how long the client takes to send', async () => {
+    const { a } = instances;
+    const gateway = await aGateway(a, await aCustomer(a));
+    const etag = (await poll(a, gateway)).response.headers.get('etag')!;
+    const started = Date.now();
+    expect((await poll(a, gateway, { etag, waitSec: 3 })).response.status).toBe(304);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(2900);
   });
 });
