@@ -220,6 +220,13 @@ export class Env {
   @Transform(toInt) @IsInt() @Min(1) @Max(3650)
   TELEMETRY_RETENTION_DAYS = 365;
 
+  /** Bytes of log lines (messages and tags) one device may store per UTC day; then 429 until midnight UTC. */
+  @Transform(toInt) @IsInt() @Min(1024) @Max(1_073_741_824)
+  LOG_BYTES_PER_DEVICE_PER_DAY = 1_048_576;
+
+  @Transform(toInt) @IsInt() @Min(1) @Max(365)
+  LOG_RETENTION_DAYS = 14;
+
   /** Telemetry uploads one device may make per TELEMETRY_RATE_WINDOW_SEC; then 429. */
   @Transform(toInt) @IsInt() @Min(1) @Max(1_000_000)
   TELEMETRY_MAX_REQUESTS_PER_DEVICE = 120;

@@ -41,6 +41,7 @@ const TITLES = {
   TOO_MANY_COMMANDS: 'Too many commands wait for this device',
   COMMAND_NOT_QUEUED: 'The command is no longer queued',
   COMMAND_FINISHED: 'The command has ended already',
+  LOG_QUOTA_EXCEEDED: 'The device stored its log quota for today',
   SERVICE_UNAVAILABLE: 'The service is temporarily unavailable',
   INTERNAL_ERROR: 'Internal error',
 } as const;

@@ -67,6 +67,7 @@ describe('schema drift: the records describe exactly what the migrations build',
     await dataSource.initialize();
     // The service adds monthly partitions at start; they have no record and must not count as drift.
     await dataSource.query(`CREATE TABLE telemetry_y2026m01 PARTITION OF telemetry FOR VALUES FROM ('2026-01-01T00:00:00Z') TO ('2026-02-01T00:00:00Z')`);
+    await dataSource.query(`CREATE TABLE device_logs_y2026m01d01 PARTITION OF device_logs FOR VALUES FROM ('2026-01-01T00:00:00Z') TO ('2026-01-02T00:00:00Z')`);
   });
   afterAll(async () => {
     await dataSource?.destroy();
@@ -197,6 +198,8 @@ describe('schema drift: the records alone build what the migrations build', () =
       'column user_refresh_tokens.id uuid NOT NULL DEFAULT gen_random_uuid()',
       // TypeORM indexes have no column direction.
       'index CREATE INDEX ota_events_history_idx ON public.ota_events USING btree (device_id, ts DESC, id DESC)',
+      // Partitioned by day: the parent's index is ON ONLY the parent.
+      'index CREATE UNIQUE INDEX device_logs_pkey ON ONLY public.device_logs USING btree (device_id, ts, line_hash)',
       // An expression index (firmware_version_key(), COALESCE): synchronize: false on the record.
       "index CREATE UNIQUE INDEX firmware_releases_identity_key ON public.firmware_releases USING btree (firmware_version_key((version)::text), COALESCE(hardware_id, ''::character varying), channel)",
       // Partitioned by month: the parent's index is ON ONLY the parent.
@@ -206,6 +209,7 @@ describe('schema drift: the records alone build what the migrations build', () =
       'column device_refresh_tokens.id uuid NOT NULL DEFAULT uuid_generate_v4()',
       'column user_refresh_tokens.id uuid NOT NULL DEFAULT uuid_generate_v4()',
       'index CREATE INDEX ota_events_history_idx ON public.ota_events USING btree (device_id, ts, id)',
+      'index CREATE UNIQUE INDEX device_logs_pkey ON public.device_logs USING btree (device_id, ts, line_hash)',
       'index CREATE UNIQUE INDEX telemetry_pkey ON public.telemetry USING btree (device_id, ts, battery_id)',
     ]);
   });

@@ -1,6 +1,7 @@
 import { Injectable, type PipeTransform } from '@nestjs/common';
 import { Ajv, type ErrorObject, type SchemaObject, type ValidateFunction } from 'ajv';
 import { ValidationFailedError, type FieldError } from '../domain-error.js';
+import { parseIsoInstant } from '../kernel/iso-instant.js';
 
 /** Enough to fix a request; a hostile 100,000-element body must not become a 100,000-line answer. */
 const MAX_REPORTED = 20;
@@ -25,6 +26,9 @@ export function addFormat(name: string, validate: (value: string) => boolean, me
   ajv.addFormat(name, { type: 'string', validate });
   formatMessages.set(name, message);
 }
+
+/** `format: 'iso-instant'`: an ISO 8601 date-time with a zone that names a real instant (the gateways' timestamps). */
+addFormat('iso-instant', (value) => parseIsoInstant(value) !== null, 'must be a real ISO 8601 date-time with a time zone, e.g. 2026-11-21T12:00:00Z');
 
 /** The field a schema error names, in the dotted form the class-validator routes use ("records.3.ts"). */
 function fieldOf(error: ErrorObject, fieldFor: (path: string[]) => string[]): string {

@@ -1,6 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { addFormat, JsonSchemaBody } from '../../../shared/http/json-schema-body.js';
-import { BATTERY_ID_PATTERN, MAX_METRICS_PER_RECORD, METRIC_NAME, parseIsoInstant } from '../domain/telemetry-record.js';
+import { JsonSchemaBody } from '../../../shared/http/json-schema-body.js';
+import { BATTERY_ID_PATTERN, MAX_METRICS_PER_RECORD, METRIC_NAME } from '../domain/telemetry-record.js';
 
 export const MAX_RECORDS_PER_BATCH = 500;
 
@@ -8,8 +8,6 @@ export const MAX_RECORDS_PER_BATCH = 500;
 export interface IngestBody {
   records: Array<{ ts: string; batteryId?: string; metrics: Record<string, number> }>;
 }
-
-addFormat('iso-instant', (value) => parseIsoInstant(value) !== null, 'must be a real ISO 8601 date-time with a time zone, e.g. 2026-11-21T12:00:00Z');
 
 /**
  * The ingest body's rules as a compiled JSON schema: up to 500 records × 64 metrics arrive per
