@@ -13,7 +13,7 @@ type DefaultsPatch = components['schemas']['ConfigDefaultsPatchRequest'];
 type DefaultsBody = components['schemas']['ConfigDefaultsResponse'];
 
 /** What the migration seeds as fleet defaults (revision 1). */
-const INITIAL_DEFAULTS = { telemetryIntervalSec: 60, uploadBatchSize: 50, otaCheckIntervalSec: 3600, otaChannel: 'stable', logLevel: 'warn', otaMinSoc: 40, otaTemperatureRange: { min: 0, max: 45 } } as const;
+const INITIAL_DEFAULTS = { telemetryIntervalSec: 60, uploadBatchSize: 50, otaCheckIntervalSec: 3600, otaChannel: 'stable', logLevel: 'warn', logUpload: 'errors', otaMinSoc: 40, otaTemperatureRange: { min: 0, max: 45 } } as const;
 const ISO_INSTANT = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
 
 /** A gateway: its registration, and the claim code printed on its label. */

@@ -51,6 +51,7 @@ describe('POST /api/v1/device/register', () => {
           otaTemperatureRange: { min: expect.any(Number), max: expect.any(Number) },
           otaChannel: expect.stringMatching(/^(stable|beta)$/),
           logLevel: expect.stringMatching(/^(error|warn|info|debug)$/),
+          logUpload: expect.stringMatching(/^(off|errors|all)$/),
           updatedAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$/),
         },
       });

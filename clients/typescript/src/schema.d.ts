@@ -1850,6 +1850,12 @@ export interface components {
              */
             logLevel: "error" | "warn" | "info" | "debug";
             /**
+             * @description Which log lines the gateway uploads (POST /device/logs): none, errors only, or all it logs.
+             * @example errors
+             * @enum {string}
+             */
+            logUpload: "off" | "errors" | "all";
+            /**
              * @description Updates are held back (GET /ota/latest) while the latest soc of a battery is below this (%).
              * @example 40
              */
@@ -2028,6 +2034,11 @@ export interface components {
              */
             logLevel: "error" | "warn" | "info" | "debug";
             /**
+             * @description Which log lines the gateway uploads (POST /device/logs): none, errors only, or all it logs at its logLevel. A collect-logs command asks for a one-off upload whatever this says.
+             * @enum {string}
+             */
+            logUpload: "off" | "errors" | "all";
+            /**
              * @description GET /ota/latest holds an update back while the latest soc of any battery of the device is below this (%). A device that reports no soc is not held back.
              * @example 40
              */
@@ -2077,6 +2088,11 @@ export interface components {
              * @enum {string}
              */
             logLevel?: "error" | "warn" | "info" | "debug";
+            /**
+             * @description Which log lines the gateway uploads (POST /device/logs): none, errors only, or all it logs at its logLevel. A collect-logs command asks for a one-off upload whatever this says.
+             * @enum {string}
+             */
+            logUpload?: "off" | "errors" | "all";
             /**
              * @description GET /ota/latest holds an update back while the latest soc of any battery of the device is below this (%). A device that reports no soc is not held back.
              * @example 40
@@ -3008,6 +3024,11 @@ export interface components {
              */
             logLevel?: "error" | "warn" | "info" | "debug";
             /**
+             * @description Which log lines the gateway uploads (POST /device/logs): none, errors only, or all it logs at its logLevel. A collect-logs command asks for a one-off upload whatever this says.
+             * @enum {string}
+             */
+            logUpload?: "off" | "errors" | "all";
+            /**
              * @description GET /ota/latest holds an update back while the latest soc of any battery of the device is below this (%). A device that reports no soc is not held back.
              * @example 60
              */
@@ -3038,6 +3059,7 @@ export interface components {
              *       "otaCheckIntervalSec": 3600,
              *       "otaChannel": "stable",
              *       "logLevel": "info",
+             *       "logUpload": "errors",
              *       "otaMinSoc": 40,
              *       "otaTemperatureRange": {
              *         "min": 0,
@@ -3094,6 +3116,11 @@ export interface components {
              * @enum {string|null}
              */
             logLevel?: "error" | "warn" | "info" | "debug" | null;
+            /**
+             * @description Which log lines the gateway uploads (POST /device/logs): none, errors only, or all it logs at its logLevel. A collect-logs command asks for a one-off upload whatever this says.
+             * @enum {string|null}
+             */
+            logUpload?: "off" | "errors" | "all" | null;
             /**
              * @description GET /ota/latest holds an update back while the latest soc of any battery of the device is below this (%). A device that reports no soc is not held back.
              * @example 60

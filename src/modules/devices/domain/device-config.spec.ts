@@ -35,6 +35,7 @@ const validValue: { [K in keyof ConfigSettings]: fc.Arbitrary<ConfigSettings[K]>
   otaCheckIntervalSec: fc.integer({ min: 60, max: 604_800 }),
   otaChannel: fc.constantFrom('stable' as const, 'beta' as const),
   logLevel: fc.constantFrom('error' as const, 'warn' as const, 'info' as const, 'debug' as const),
+  logUpload: fc.constantFrom('off' as const, 'errors' as const, 'all' as const),
   otaMinSoc: fc.integer({ min: 0, max: 100 }),
   otaTemperatureRange: fc
     .tuple(fc.integer({ min: -40, max: 85 }), fc.integer({ min: -40, max: 85 }))

@@ -4,6 +4,7 @@ import type { OtaChannel } from '../../../shared/kernel/ota-channel.js';
 
 export type { OtaChannel };
 export type LogLevel = 'error' | 'warn' | 'info' | 'debug';
+export type LogUpload = 'off' | 'errors' | 'all';
 
 /** The settings a gateway runs with; fleet defaults hold every key, a device overrides some. */
 export interface ConfigSettings {
@@ -12,6 +13,8 @@ export interface ConfigSettings {
   otaCheckIntervalSec: number;
   otaChannel: OtaChannel;
   logLevel: LogLevel;
+  /** Which log lines the gateway uploads (POST /device/logs): none, errors only, or all it logs. */
+  logUpload: LogUpload;
   /** An update is offered only while the battery's latest SoC is at least this (%). */
   otaMinSoc: number;
   /** …and its latest temperature within this range (°C, both ends included). */
@@ -41,6 +44,7 @@ export const CONFIG_RULES: Record<ConfigKey, Rule> = {
   otaCheckIntervalSec: { kind: 'int', min: 60, max: 604_800, description: 'Seconds between OTA checks.' },
   otaChannel: { kind: 'enum', values: ['stable', 'beta'], description: 'Release channel: beta gateways also receive stable releases.' },
   logLevel: { kind: 'enum', values: ['error', 'warn', 'info', 'debug'], description: 'How much the gateway logs locally.' },
+  logUpload: { kind: 'enum', values: ['off', 'errors', 'all'], description: 'Which log lines the gateway uploads (POST /device/logs): none, errors only, or all it logs at its logLevel. A collect-logs command asks for a one-off upload whatever this says.' },
   otaMinSoc: { kind: 'int', min: 0, max: 100, description: 'GET /ota/latest holds an update back while the latest soc of any battery of the device is below this (%). A device that reports no soc is not held back.' },
   otaTemperatureRange: {
     kind: 'range',
@@ -64,6 +68,7 @@ export const INITIAL_FLEET_DEFAULTS: ConfigSettings = {
   otaCheckIntervalSec: 3600,
   otaChannel: 'stable',
   logLevel: 'warn',
+  logUpload: 'errors',
   otaMinSoc: 40,
   otaTemperatureRange: { min: 0, max: 45 },
 };

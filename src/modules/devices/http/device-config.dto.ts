@@ -19,7 +19,7 @@ const intDoc = (key: IntKey, example: number = DEFAULT_EXAMPLES[key]) => {
   const r = rule[key] as { min: number; max: number; description: string };
   return { type: 'integer' as const, minimum: r.min, maximum: r.max, description: r.description, example };
 };
-const enumDoc = (key: 'otaChannel' | 'logLevel') => {
+const enumDoc = (key: 'otaChannel' | 'logLevel' | 'logUpload') => {
   const r = rule[key] as { values: readonly string[]; description: string };
   return { enum: [...r.values], description: r.description };
 };
@@ -54,6 +54,10 @@ export class ConfigOverridesPatchRequest {
   @Allow()
   logLevel?: ConfigSettings['logLevel'] | null;
 
+  @ApiPropertyOptional({ ...enumDoc('logUpload'), nullable: true })
+  @Allow()
+  logUpload?: ConfigSettings['logUpload'] | null;
+
   @ApiPropertyOptional({ ...intDoc('otaMinSoc', OVERRIDE_EXAMPLES.otaMinSoc), nullable: true })
   @Allow()
   otaMinSoc?: number | null;
@@ -84,6 +88,10 @@ export class ConfigDefaultsPatchRequest {
   @Allow()
   logLevel?: ConfigSettings['logLevel'];
 
+  @ApiPropertyOptional(enumDoc('logUpload'))
+  @Allow()
+  logUpload?: ConfigSettings['logUpload'];
+
   @ApiPropertyOptional(intDoc('otaMinSoc'))
   @Allow()
   otaMinSoc?: number;
@@ -104,6 +112,8 @@ export class ConfigOverridesResponse {
   otaChannel?: ConfigSettings['otaChannel'];
   @ApiPropertyOptional(enumDoc('logLevel'))
   logLevel?: ConfigSettings['logLevel'];
+  @ApiPropertyOptional(enumDoc('logUpload'))
+  logUpload?: ConfigSettings['logUpload'];
   @ApiPropertyOptional(intDoc('otaMinSoc', OVERRIDE_EXAMPLES.otaMinSoc))
   otaMinSoc?: number;
   @ApiPropertyOptional(rangeDoc({ min: 5, max: 40 }))
@@ -117,7 +127,7 @@ export class DashboardDeviceConfigResponse {
   @ApiProperty({
     type: DeviceConfigResponse,
     description: 'The configuration the device should run: fleet defaults merged with its overrides.',
-    example: { version: 3, telemetryIntervalSec: 300, uploadBatchSize: 50, otaCheckIntervalSec: 3600, otaChannel: 'stable', logLevel: 'info', otaMinSoc: 40, otaTemperatureRange: { min: 0, max: 45 }, updatedAt: '2026-11-21T12:00:00.000Z' },
+    example: { version: 3, telemetryIntervalSec: 300, uploadBatchSize: 50, otaCheckIntervalSec: 3600, otaChannel: 'stable', logLevel: 'info', logUpload: 'errors', otaMinSoc: 40, otaTemperatureRange: { min: 0, max: 45 }, updatedAt: '2026-11-21T12:00:00.000Z' },
   })
   config!: DeviceConfigResponse;
 
@@ -159,6 +169,8 @@ export class ConfigDefaultsResponse {
   otaChannel!: ConfigSettings['otaChannel'];
   @ApiProperty(enumDoc('logLevel'))
   logLevel!: ConfigSettings['logLevel'];
+  @ApiProperty(enumDoc('logUpload'))
+  logUpload!: ConfigSettings['logUpload'];
   @ApiProperty(intDoc('otaMinSoc'))
   otaMinSoc!: number;
   @ApiProperty(rangeDoc())

@@ -23,6 +23,9 @@ export class DeviceConfigResponse {
   @ApiProperty({ enum: ['error', 'warn', 'info', 'debug'], example: 'warn', description: 'How much the gateway logs locally.' })
   logLevel!: 'error' | 'warn' | 'info' | 'debug';
 
+  @ApiProperty({ enum: ['off', 'errors', 'all'], example: 'errors', description: 'Which log lines the gateway uploads (POST /device/logs): none, errors only, or all it logs.' })
+  logUpload!: 'off' | 'errors' | 'all';
+
   @ApiProperty({ description: 'Updates are held back (GET /ota/latest) while the latest soc of a battery is below this (%).', example: 40 })
   otaMinSoc!: number;
 
@@ -46,6 +49,7 @@ export class DeviceConfigResponse {
       otaCheckIntervalSec: config.otaCheckIntervalSec,
       otaChannel: config.otaChannel,
       logLevel: config.logLevel,
+      logUpload: config.logUpload,
       otaMinSoc: config.otaMinSoc,
       otaTemperatureRange: { min: config.otaTemperatureRange.min, max: config.otaTemperatureRange.max },
       updatedAt: config.updatedAt.toISOString(),
