@@ -191,6 +191,37 @@ describeWithBrowser('the dashboard browser test')('the reference dashboard (exam
     expect(pageErrors).toEqual([]);
   });
 
+  it('draws the window chosen, ending now, for a gateway claimed minutes ago with a single record (not uPlot\'s own range around one point)', async () => {
+    const owner = await aSignedInCustomer();
+    const { body: device, registered } = await aClaimedDevice(t, owner);
+    await ingest(t.api, registered.accessToken, [{ ts: iso(Date.now() - 3 * MINUTE), metrics: { soc: 64.2, voltage: 13.1, temperature: 20.5 } }]);
+    const { page, pageErrors } = await signedInPage(owner);
+
+    await page.locator(`table.devices tr[data-device-id="${device.deviceId}"] a`).click();
+    for (const [range, span] of [['24 h', DAY], ['7 d', 7 * DAY], ['30 d', 30 * DAY]] as const) {
+      const picked = Date.now();
+      if (range !== '24 h') await page.locator(`button[data-range="${range}"]`).click();
+      for (const metric of METRICS) {
+        const chart = page.locator(`figure.chart[data-metric="${metric}"]`);
+        // The span of the axis uPlot drew (data-axis-from, data-axis-to): the window, from when the page asked for it.
+        const axis = async () => ({
+          records: await chart.getAttribute('data-records'),
+          from: Date.parse((await chart.getAttribute('data-axis-from')) ?? ''),
+          to: Date.parse((await chart.getAttribute('data-axis-to')) ?? ''),
+        });
+        const { to } = await eventually(async () => {
+          const drawn = await axis();
+          expect({ range, metric, records: drawn.records, spanHours: (drawn.to - drawn.from) / HOUR }).toEqual({ range, metric, records: '1', spanHours: span / HOUR });
+          return drawn;
+        });
+        expect(to).toBeGreaterThanOrEqual(picked - 1000);
+        expect(to).toBeLessThanOrEqual(Date.now());
+      }
+    }
+    await screenshot(page, 'single-record');
+    expect(pageErrors).toEqual([]);
+  });
+
   it('shows an open alert and acknowledges it with its button', async () => {
     const owner = await aSignedInCustomer();
     const { body: device, registered } = await aClaimedDevice(t, owner);
@@ -239,6 +270,86 @@ describeWithBrowser('the dashboard browser test')('the reference dashboard (exam
     expect(refreshes).toBe(1);
     expect(await page.locator('#notice').isHidden()).toBe(true);
     expect(pageErrors).toEqual([]);
+  });
+
+  describe('the Commands panel', () => {
+    it('sends a ping; the gateway fetches it and answers, and the row says so as it happens, without a reload', async () => {
+      const owner = await aSignedInCustomer();
+      const { body: device, registered } = await aClaimedDevice(t, owner);
+      const gateway = bearer(registered.accessToken);
+      const { page, pageErrors } = await signedInPage(owner);
+      const unreloaded = await markDocument(page);
+      await page.locator('#stream-state[data-stream="open"]').waitFor({ timeout: 10_000 });
+      await page.locator(`table.devices tr[data-device-id="${device.deviceId}"] a`).click();
+      await page.locator('section.commands p.empty', { hasText: 'No commands sent.' }).waitFor();
+
+      await page.locator('section.commands button[data-command="ping"]').click();
+      const queued = page.locator('section.commands tr[data-type="ping"][data-state="queued"]');
+      await queued.waitFor();
+      const commandId = (await queued.getAttribute('data-command-id'))!;
+      expect(await queued.locator('button', { hasText: 'Cancel' }).count()).toBe(1);
+      const row = page.locator(`section.commands tr[data-command-id="${commandId}"]`);
+
+      // The gateway's poll hands it over (command.delivered), then the gateway answers (command.succeeded).
+      const polled = await t.api.GET('/api/v1/device/commands', { headers: gateway });
+      expect(polled.data?.commands.map((command) => [command.commandId, command.type])).toEqual([[commandId, 'ping']]);
+      await page.locator(`section.commands tr[data-command-id="${commandId}"][data-state="delivered"]`).waitFor({ timeout: 5000 });
+      expect(await row.locator('button', { hasText: 'Cancel' }).count()).toBe(0);
+      const answered = await t.api.POST('/api/v1/device/commands/{commandId}/result', { params: { path: { commandId } }, body: { status: 'succeeded', output: 'pong 12 ms' }, headers: gateway });
+      expect(answered.data).toEqual({ commandId, state: 'succeeded' });
+
+      await page.locator(`section.commands tr[data-command-id="${commandId}"][data-state="succeeded"]`).waitFor({ timeout: 5000 });
+      const cells = await row.locator('td').allInnerTexts();
+      expect(cells.map((cell) => cell.trim())).toEqual(['ping', 'succeeded', expect.any(String), expect.any(String), 'pong 12 ms', '']);
+      expect(cells[3]).not.toBe('');
+      expect(await page.locator('section.commands tbody tr').count()).toBe(1);
+
+      expect(await unreloaded()).toBe(true);
+      expect(await page.locator('#notice').isHidden()).toBe(true);
+      await screenshot(page, 'commands');
+      expect(pageErrors).toEqual([]);
+    });
+
+    it('cancels a queued reboot once confirmed; a viewer sees the commands but neither the buttons nor Cancel', async () => {
+      const owner = await aSignedInCustomer();
+      const viewer = await aSignedInCustomer();
+      const { body: device } = await aClaimedDevice(t, owner);
+      const deviceId = device.deviceId;
+      const shared = await t.api.POST('/api/v1/user/devices/{deviceId}/shares', { params: { path: { deviceId } }, body: { email: viewer.email, role: 'viewer' }, headers: owner.headers });
+      expect(shared.response.status).toBe(201);
+      const { page, pageErrors } = await signedInPage(owner);
+      await page.locator(`table.devices tr[data-device-id="${deviceId}"] a`).click();
+      const reboot = page.locator('section.commands button[data-command="reboot"]');
+
+      // Dismissed, the confirmation sends nothing; accepted, a reboot is queued.
+      page.once('dialog', (dialog) => void dialog.dismiss());
+      await reboot.click();
+      page.once('dialog', (dialog) => void dialog.accept());
+      await reboot.click();
+      const queued = page.locator('section.commands tr[data-type="reboot"][data-state="queued"]');
+      await queued.waitFor();
+      const commandId = (await queued.getAttribute('data-command-id'))!;
+      await queued.locator('button', { hasText: 'Cancel' }).click();
+      await page.locator(`section.commands tr[data-command-id="${commandId}"][data-state="cancelled"]`).waitFor();
+      expect(await page.locator('section.commands tbody tr').count()).toBe(1);
+      const { data } = await t.api.GET('/api/v1/dashboard/devices/{deviceId}/commands', { params: { path: { deviceId } }, headers: owner.headers });
+      expect(data!.items.map((command) => [command.commandId, command.type, command.state])).toEqual([[commandId, 'reboot', 'cancelled']]);
+
+      const ping = await t.api.POST('/api/v1/dashboard/devices/{deviceId}/commands', { params: { path: { deviceId } }, body: { type: 'ping' }, headers: owner.headers });
+      expect(ping.response.status).toBe(201);
+      const seen = await signedInPage(viewer);
+      await seen.page.locator(`table.devices tr[data-device-id="${deviceId}"] a`).click();
+      await seen.page.locator(`section.commands tr[data-command-id="${ping.data!.commandId}"][data-state="queued"]`).waitFor();
+      // The device's detail (which says the viewer's access) has arrived too.
+      await seen.page.locator('.facts .badge').waitFor();
+      expect(await seen.page.locator('section.commands tbody tr').count()).toBe(2);
+      expect(await seen.page.locator('section.commands .command-actions').isHidden()).toBe(true);
+      expect(await seen.page.locator('section.commands tbody button').count()).toBe(0);
+
+      expect(await page.locator('#notice').isHidden()).toBe(true);
+      expect(pageErrors).toEqual([]);
+      expect(seen.pageErrors).toEqual([]);
+    });
   });
 
   describe('live, from the event stream (GET /api/v1/dashboard/stream)', () => {

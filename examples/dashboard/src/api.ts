@@ -18,6 +18,7 @@ export type Battery = components['schemas']['BatteryResponse'];
 export type BatteryProfile = components['schemas']['BatteryProfileRequest'];
 export type EnergyPoint = components['schemas']['BatteryEnergyPointResponse'];
 export type BatteryHealth = components['schemas']['BatteryHealthResponse'];
+export type Command = components['schemas']['CommandResponse'];
 /** A record as the stream sends it: no id, records are not replayed after a break. */
 export type TelemetryMessage = StreamTelemetry;
 type Problem = components['schemas']['ProblemResponse'];

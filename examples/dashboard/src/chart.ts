@@ -96,10 +96,30 @@ export class MetricChart {
       ],
       bands: [{ series: [2, 1], fill: `${color}22` }],
       scales: {
-        // The whole chosen range, also where there is no data yet.
-        x: { time: true, range: (_plot, min, max) => [Math.min(this.fromMs / 1000, min ?? Infinity), Math.max(this.toMs / 1000, max ?? -Infinity)] },
+        // The whole chosen range, wherever the data is. Not uPlot's min and max: for a single point
+        // it makes up a range of its own (1000 days from that point, on a time scale in seconds).
+        x: { time: true, range: () => this.xRange() },
+      },
+      hooks: {
+        // The span drawn, for those (and tests) who cannot read the canvas's axis.
+        setScale: [
+          (plot, key) => {
+            if (key !== 'x') return;
+            const { min, max } = plot.scales.x;
+            if (typeof min !== 'number' || typeof max !== 'number') return;
+            this.element.dataset.axisFrom = new Date(min * 1000).toISOString();
+            this.element.dataset.axisTo = new Date(max * 1000).toISOString();
+          },
+        ],
       },
     };
+  }
+
+  /** From the start of the range chosen to its end (or the latest record, later), in seconds; buckets begun before it too. */
+  private xRange(): uPlot.Range.MinMax {
+    const first = this.buckets[0]?.startMs ?? Infinity;
+    const last = this.buckets.at(-1)?.startMs ?? -Infinity;
+    return [Math.min(this.fromMs, first) / 1000, Math.max(this.toMs, last) / 1000];
   }
 
   private size(): { width: number; height: number } {

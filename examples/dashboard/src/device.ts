@@ -1,6 +1,7 @@
 import { api, failure, type Device, type DeviceEvent, type OtaEvent, type TelemetryMessage } from './api';
 import { alertsPanel } from './alerts';
 import { batteriesPanel } from './batteries';
+import { commandsPanel } from './commands';
 import { MetricChart } from './chart';
 import { formatTime, formatValue, h, latestOnly, load, METRICS, onlineBadge, type View } from './dom';
 
@@ -8,7 +9,7 @@ const HOUR = 3_600_000;
 const RANGES = { '24 h': 24 * HOUR, '7 d': 7 * 24 * HOUR, '30 d': 30 * 24 * HOUR };
 type Range = keyof typeof RANGES;
 
-/** One device: latest values, charts over 24 h / 7 d / 30 d, its batteries, OTA history and its alerts. */
+/** One device: latest values, charts over 24 h / 7 d / 30 d, its batteries, commands, OTA history and its alerts. */
 export function deviceView(deviceId: string): View {
   let range: Range = '24 h';
   /** The battery shown; the first one reported ('main' when there is one) until the user picks another. */
@@ -26,6 +27,7 @@ export function deviceView(deviceId: string): View {
   const otaEmpty = h('p', { class: 'empty', hidden: true }, 'No OTA events.');
   const alerts = alertsPanel(deviceId);
   const batteryPanel = batteriesPanel(deviceId);
+  const commands = commandsPanel(deviceId);
   const element = h(
     'div',
     { class: 'device-page', 'data-device-id': deviceId },
@@ -34,6 +36,7 @@ export function deviceView(deviceId: string): View {
     h('section', { class: 'trends' }, h('div', { class: 'ranges' }, ...rangeButtons), ...charts.map((chart) => chart.element)),
     batteryPanel.element,
     alerts.element,
+    commands.element,
     h(
       'section',
       { class: 'ota' },
@@ -51,8 +54,9 @@ export function deviceView(deviceId: string): View {
     },
     (device: Device) => {
       facts.replaceChildren(onlineBadge(device.online), ` firmware ${device.firmwareVersion} · last seen ${formatTime(device.lastSeenAt)}`);
-      // Viewers may look, not change: the service answers their profile changes 403.
+      // Viewers may look, not change: the service answers their profile changes and commands 403.
       batteryPanel.editable(device.access !== 'viewer');
+      commands.editable(device.access !== 'viewer');
       const batteries = [...new Set(device.latestMetrics.map((metric) => metric.batteryId))].sort();
       batteryId ??= batteries.includes('main') ? 'main' : batteries[0];
       batteryPicker.replaceChildren(...batteries.map((battery) => h('option', { value: battery, selected: battery === batteryId }, battery)));
@@ -127,7 +131,7 @@ export function deviceView(deviceId: string): View {
 
   async function refresh(): Promise<void> {
     // The device names its batteries, which the history is asked for.
-    await Promise.all([loadDevice().then(loadHistory), loadOta(), alerts.refresh(), batteryPanel.refresh()]);
+    await Promise.all([loadDevice().then(loadHistory), loadOta(), alerts.refresh(), batteryPanel.refresh(), commands.refresh()]);
   }
 
   return {
@@ -155,6 +159,7 @@ export function deviceView(deviceId: string): View {
       if (event.type === 'alert.opened' || event.type === 'alert.resolved') load(alerts.refresh());
       if (event.type.startsWith('ota.')) load(loadOta());
       if (event.type === 'config.applied') load(loadDevice());
+      if (event.type.startsWith('command.')) load(commands.refresh());
       if (event.type === 'device.released' || event.type === 'device.decommissioned') location.hash = '#/';
     },
   };
