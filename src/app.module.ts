@@ -16,6 +16,7 @@ import { BatteriesModule } from './modules/batteries/index.js';
 import { AuditModule } from './modules/audit/index.js';
 import { ClaimsModule } from './modules/claims/index.js';
 import { CommandsModule } from './modules/commands/index.js';
+import { CrashesModule } from './modules/crashes/index.js';
 import { DeviceLogsModule } from './modules/device-logs/index.js';
 import { DashboardModule } from './modules/dashboard/index.js';
 import { DeviceReturnsModule, DevicesModule } from './modules/devices/index.js';
@@ -84,6 +85,7 @@ export class AppModule {
         SharingModule,
         CommandsModule,
         DeviceLogsModule,
+        CrashesModule,
       ],
     };
   }

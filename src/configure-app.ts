@@ -118,6 +118,7 @@ const TAGS: Array<[string, string]> = [
   ['ota', 'Gateways ask which firmware to install and report how the update went. Device tokens.'],
   ['commands', 'Commands to gateways (reboot, ping, upload now, log level, log collection, firmware-specific actions): sent and followed from the dashboard with customer tokens, fetched and answered by gateways with device tokens.'],
   ['logs', 'Gateways upload their log lines (device tokens); the dashboard reads them (customer tokens).'],
+  ['crashes', 'Gateways report crashes and reboot reasons (device tokens); owners read their devices\' reports, administrators the fleet\'s groups.'],
   ['accounts', 'Customer accounts: sign-up, e-mail verification, login, sessions, preferences.'],
   ['claims', 'Owning gateways: claim, list, release, and let a factory-reset gateway register again. Customer tokens.'],
   ['dashboard', 'What the dashboard reads and changes: devices, telemetry history, configuration, OTA history, alerts, events and the live stream. Customer tokens; administrators see every device.'],

@@ -6,6 +6,7 @@ import { BATTERIES_RECORDS } from './modules/batteries/index.js';
 import { AUDIT_RECORDS } from './modules/audit/index.js';
 import { CLAIMS_RECORDS } from './modules/claims/index.js';
 import { COMMANDS_RECORDS } from './modules/commands/index.js';
+import { CRASHES_RECORDS } from './modules/crashes/index.js';
 import { DEVICE_LOGS_RECORDS } from './modules/device-logs/index.js';
 import { DEVICES_RECORDS } from './modules/devices/index.js';
 import { EVENTS_RECORDS } from './modules/events/index.js';
@@ -22,7 +23,7 @@ import { dataSourceOptions, MIGRATIONS, type DatabaseSettings } from './shared/d
  * two empty. What TypeORM cannot describe (partitioning, triggers, functions, an expression index)
  * is named on the record concerned and lives in the migrations only. Each module lists its own.
  */
-export const ENTITIES = [...DEVICES_RECORDS, ...ACCOUNTS_RECORDS, ...CLAIMS_RECORDS, ...TELEMETRY_RECORDS, ...OTA_RECORDS, ...EVENTS_RECORDS, ...ALERTS_RECORDS, ...NOTIFICATIONS_RECORDS, ...STREAM_RECORDS, ...API_KEYS_RECORDS, ...SHARING_RECORDS, ...AUDIT_RECORDS, ...BATTERIES_RECORDS, ...COMMANDS_RECORDS, ...DEVICE_LOGS_RECORDS];
+export const ENTITIES = [...DEVICES_RECORDS, ...ACCOUNTS_RECORDS, ...CLAIMS_RECORDS, ...TELEMETRY_RECORDS, ...OTA_RECORDS, ...EVENTS_RECORDS, ...ALERTS_RECORDS, ...NOTIFICATIONS_RECORDS, ...STREAM_RECORDS, ...API_KEYS_RECORDS, ...SHARING_RECORDS, ...AUDIT_RECORDS, ...BATTERIES_RECORDS, ...COMMANDS_RECORDS, ...DEVICE_LOGS_RECORDS, ...CRASHES_RECORDS];
 
 export { MIGRATIONS };
 

@@ -1351,6 +1351,80 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/device/crashes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Report a crash or the reason of a reboot
+         * @description Send it after the restart, from what the firmware kept across the reset (ESP-IDF core dump, esp_reset_reason()). Idempotent by crashId: a retried report is answered 200 with the group the first one went to.
+         */
+        post: operations["reportCrash"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/dashboard/devices/{deviceId}/crashes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A visible device's crash reports and reboot reasons, newest first
+         * @description A later owner sees the reports received from the release before their claim on.
+         */
+        get: operations["listDeviceCrashes"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/admin/crash-groups": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The fleet's crashes and reboot reasons, grouped by reset reason and top frames, most devices affected first */
+        get: operations["listCrashGroups"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/admin/crash-groups/{groupId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One crash group with its latest reports */
+        get: operations["getCrashGroup"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export interface webhooks {
     "device.claimed": {
@@ -3924,6 +3998,147 @@ export interface components {
              * @example null
              */
             nextCursor: string | null;
+        };
+        PanicRequest: {
+            /**
+             * @description The FreeRTOS task that panicked.
+             * @example bms_poll
+             */
+            task?: string;
+            /**
+             * @description The exception cause as ESP-IDF names it.
+             * @example LoadProhibited
+             */
+            excCause?: string;
+            /** @example 0x400d2f1c */
+            pc?: string;
+            /**
+             * @description Return addresses, innermost first; at most 64 (more is a 400, not a cut).
+             * @example [
+             *       "0x400d2f1c",
+             *       "0x400d3a08",
+             *       "0x4008b2d1"
+             *     ]
+             */
+            backtrace: string[];
+        };
+        CrashReportRequest: {
+            /**
+             * @description Chosen by the gateway, unique for it: the report is stored once per crash id, however often it is sent.
+             * @example boot-1042
+             */
+            crashId: string;
+            /**
+             * Format: date-time
+             * @description When it crashed (gateway clock).
+             * @example 2026-11-21T12:00:00Z
+             */
+            ts: string;
+            /**
+             * @description The firmware that crashed.
+             * @example 1.4.2
+             */
+            firmwareVersion: string;
+            /**
+             * @description ESP-IDF's esp_reset_reason_t after the restart (ESP_RST_PANIC → panic). panic, int_wdt, task_wdt, wdt and cpu_lockup are crashes; the others are reboot reasons.
+             * @enum {string}
+             */
+            resetReason: "unknown" | "poweron" | "ext" | "sw" | "panic" | "int_wdt" | "task_wdt" | "wdt" | "deepsleep" | "brownout" | "sdio" | "usb" | "jtag" | "efuse" | "pwr_glitch" | "cpu_lockup";
+            /**
+             * @description How long it had run before the reset.
+             * @example 86400
+             */
+            uptimeSec: number;
+            panic?: components["schemas"]["PanicRequest"];
+        };
+        CrashReportResponse: {
+            /** @example boot-1042 */
+            crashId: string;
+            /**
+             * @description The crash group (reset reason and top frames).
+             * @example 9f2c1e4b6a4e0f8a
+             */
+            groupId: string;
+        };
+        CrashResponse: {
+            /** @example gw-0001 */
+            deviceId: string;
+            /** @example boot-1042 */
+            crashId: string;
+            /** Format: date-time */
+            ts: string;
+            /** @example 1.4.2 */
+            firmwareVersion: string;
+            /** @enum {string} */
+            resetReason: "unknown" | "poweron" | "ext" | "sw" | "panic" | "int_wdt" | "task_wdt" | "wdt" | "deepsleep" | "brownout" | "sdio" | "usb" | "jtag" | "efuse" | "pwr_glitch" | "cpu_lockup";
+            uptimeSec: number;
+            panic: components["schemas"]["PanicRequest"] | null;
+            /** @example 9f2c1e4b6a4e0f8a */
+            groupId: string;
+            /** Format: date-time */
+            receivedAt: string;
+        };
+        CrashesResponse: {
+            items: components["schemas"]["CrashResponse"][];
+            /**
+             * @description Pass as `cursor` for the next (older) page; null on the last one.
+             * @example null
+             */
+            nextCursor: string | null;
+        };
+        CrashGroupResponse: {
+            /** @example 9f2c1e4b6a4e0f8a */
+            groupId: string;
+            /** @enum {string} */
+            resetReason: "unknown" | "poweron" | "ext" | "sw" | "panic" | "int_wdt" | "task_wdt" | "wdt" | "deepsleep" | "brownout" | "sdio" | "usb" | "jtag" | "efuse" | "pwr_glitch" | "cpu_lockup";
+            /** @description The top frames of the backtrace (lower-case): with the reset reason, what the group is. */
+            topFrames: string[];
+            /** @description Whether the reset reason is a crash (panic, watchdogs, CPU lockup) rather than a reboot reason. */
+            crash: boolean;
+            /** @description Devices that reported it. */
+            devices: number;
+            /** @description Reports. */
+            crashes: number;
+            /**
+             * Format: date-time
+             * @description When the service received its first report.
+             */
+            firstSeen: string;
+            /** Format: date-time */
+            lastSeen: string;
+            /** @description Firmware versions that reported it, in version order. */
+            firmwareVersions: string[];
+        };
+        CrashGroupsResponse: {
+            /** @description Most devices affected first. */
+            items: components["schemas"]["CrashGroupResponse"][];
+            /** @example null */
+            nextCursor: string | null;
+        };
+        CrashGroupDetailResponse: {
+            /** @example 9f2c1e4b6a4e0f8a */
+            groupId: string;
+            /** @enum {string} */
+            resetReason: "unknown" | "poweron" | "ext" | "sw" | "panic" | "int_wdt" | "task_wdt" | "wdt" | "deepsleep" | "brownout" | "sdio" | "usb" | "jtag" | "efuse" | "pwr_glitch" | "cpu_lockup";
+            /** @description The top frames of the backtrace (lower-case): with the reset reason, what the group is. */
+            topFrames: string[];
+            /** @description Whether the reset reason is a crash (panic, watchdogs, CPU lockup) rather than a reboot reason. */
+            crash: boolean;
+            /** @description Devices that reported it. */
+            devices: number;
+            /** @description Reports. */
+            crashes: number;
+            /**
+             * Format: date-time
+             * @description When the service received its first report.
+             */
+            firstSeen: string;
+            /** Format: date-time */
+            lastSeen: string;
+            /** @description Firmware versions that reported it, in version order. */
+            firmwareVersions: string[];
+            /** @description Its latest reports (at most 20). */
+            samples: components["schemas"]["CrashResponse"][];
         };
         /**
          * @description Stable machine-readable code: branch on it. Each operation lists the codes it can answer per status.
@@ -12287,6 +12502,375 @@ export interface operations {
                 };
             };
             /** @description Temporarily unavailable: the database or the rate-limit store cannot be reached: send it again after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before sending the request again. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 503;
+                        /** @enum {string} */
+                        code: "SERVICE_UNAVAILABLE";
+                    };
+                };
+            };
+        };
+    };
+    reportCrash: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CrashReportRequest"];
+            };
+        };
+        responses: {
+            /** @description Stored already (a retry). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CrashReportResponse"];
+                };
+            };
+            /** @description Stored. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CrashReportResponse"];
+                };
+            };
+            /** @description The request is not valid; `errors` names each field at fault. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 400;
+                        /** @enum {string} */
+                        code: "VALIDATION_FAILED" | "MALFORMED_BODY";
+                    };
+                };
+            };
+            /** @description Missing, invalid, expired or revoked credentials. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 401;
+                        /** @enum {string} */
+                        code: "UNAUTHORIZED";
+                    };
+                };
+            };
+            /** @description The body is larger than this operation accepts. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 413;
+                        /** @enum {string} */
+                        code: "PAYLOAD_TOO_LARGE";
+                    };
+                };
+            };
+            /** @description The body is not JSON. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 415;
+                        /** @enum {string} */
+                        code: "UNSUPPORTED_MEDIA_TYPE";
+                    };
+                };
+            };
+            /** @description Temporarily unavailable (the database cannot be reached, or this instance is stopping): send it again after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before sending the request again. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 503;
+                        /** @enum {string} */
+                        code: "SERVICE_UNAVAILABLE";
+                    };
+                };
+            };
+        };
+    };
+    listDeviceCrashes: {
+        parameters: {
+            query?: {
+                /** @description Items per page. */
+                limit?: number;
+                /** @description nextCursor of the previous page, exactly as returned; anything else is a 400 naming `cursor`. */
+                cursor?: string;
+            };
+            header?: never;
+            path: {
+                deviceId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of reports. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CrashesResponse"];
+                };
+            };
+            /** @description The request is not valid; `errors` names each field at fault. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 400;
+                        /** @enum {string} */
+                        code: "VALIDATION_FAILED";
+                    };
+                };
+            };
+            /** @description Missing, invalid, expired or revoked credentials. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 401;
+                        /** @enum {string} */
+                        code: "UNAUTHORIZED";
+                    };
+                };
+            };
+            /** @description Not found, or not visible to you. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 404;
+                        /** @enum {string} */
+                        code: "NOT_FOUND";
+                    };
+                };
+            };
+            /** @description Too many requests: send it again after Retry-After seconds. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before sending the request again. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 429;
+                        /** @enum {string} */
+                        code: "RATE_LIMITED";
+                    };
+                };
+            };
+            /** @description Temporarily unavailable: the database or the rate-limit store cannot be reached: send it again after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before sending the request again. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 503;
+                        /** @enum {string} */
+                        code: "SERVICE_UNAVAILABLE";
+                    };
+                };
+            };
+        };
+    };
+    listCrashGroups: {
+        parameters: {
+            query?: {
+                /** @description Items per page. */
+                limit?: number;
+                /** @description nextCursor of the previous page, exactly as returned; anything else is a 400 naming `cursor`. */
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of groups. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CrashGroupsResponse"];
+                };
+            };
+            /** @description The request is not valid; `errors` names each field at fault. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 400;
+                        /** @enum {string} */
+                        code: "VALIDATION_FAILED";
+                    };
+                };
+            };
+            /** @description Missing, invalid, expired or revoked credentials. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 401;
+                        /** @enum {string} */
+                        code: "UNAUTHORIZED";
+                    };
+                };
+            };
+            /** @description The account is not an administrator (FORBIDDEN), or the credential is an API key, which never reaches admin operations (API_KEY_SCOPE). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 403;
+                        /** @enum {string} */
+                        code: "FORBIDDEN" | "API_KEY_SCOPE";
+                    };
+                };
+            };
+            /** @description Temporarily unavailable (the database cannot be reached, or this instance is stopping): send it again after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before sending the request again. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 503;
+                        /** @enum {string} */
+                        code: "SERVICE_UNAVAILABLE";
+                    };
+                };
+            };
+        };
+    };
+    getCrashGroup: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                groupId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The group. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CrashGroupDetailResponse"];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked credentials. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 401;
+                        /** @enum {string} */
+                        code: "UNAUTHORIZED";
+                    };
+                };
+            };
+            /** @description The account is not an administrator (FORBIDDEN), or the credential is an API key, which never reaches admin operations (API_KEY_SCOPE). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 403;
+                        /** @enum {string} */
+                        code: "FORBIDDEN" | "API_KEY_SCOPE";
+                    };
+                };
+            };
+            /** @description Not found, or not visible to you. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 404;
+                        /** @enum {string} */
+                        code: "NOT_FOUND";
+                    };
+                };
+            };
+            /** @description Temporarily unavailable (the database cannot be reached, or this instance is stopping): send it again after Retry-After seconds. */
             503: {
                 headers: {
                     /** @description Seconds to wait before sending the request again. */

@@ -1,0 +1,117 @@
+import { createHash } from 'node:crypto';
+import { Injectable } from '@nestjs/common';
+import { Sql } from '../../../shared/database/sql.js';
+import { FirmwareVersion } from '../../../shared/kernel/firmware-version.js';
+import { CrashStore, type CrashPage } from '../domain/crash.store.js';
+import { isCrash, signatureText, SIGNATURE_FRAMES, type CrashGroup, type CrashReport, type Panic, type ResetReason, type StoredCrash } from '../domain/crash-report.js';
+
+/** A group's id: 64 bits of SHA-256 of its signature text, in hexadecimal. */
+export const groupIdOf = (report: Pick<CrashReport, 'resetReason' | 'panic'>): string => createHash('sha256').update(signatureText(report)).digest('hex').slice(0, 16);
+
+interface CrashRow {
+  device_id: string;
+  crash_id: string;
+  ts: Date;
+  firmware_version: string;
+  reset_reason: ResetReason;
+  uptime_sec: string;
+  panic: Panic | null;
+  signature: string;
+  received_at: Date;
+}
+
+interface GroupRow {
+  group_id: string;
+  reset_reason: ResetReason;
+  backtrace: string[] | null;
+  devices: number;
+  crashes: number;
+  first_seen: Date;
+  last_seen: Date;
+  firmware_versions: string[];
+}
+
+const CRASH_COLUMNS = 'device_id, crash_id, ts, firmware_version, reset_reason, uptime_sec, panic, signature, received_at';
+
+const toCrash = (row: CrashRow): StoredCrash => ({
+  deviceId: row.device_id,
+  crashId: row.crash_id,
+  ts: row.ts,
+  firmwareVersion: row.firmware_version,
+  resetReason: row.reset_reason,
+  uptimeSec: Number(row.uptime_sec),
+  panic: row.panic,
+  groupId: row.signature,
+  receivedAt: row.received_at,
+});
+
+const byVersion = (a: string, b: string): number => FirmwareVersion.parse(a).compareTo(FirmwareVersion.parse(b));
+
+const toGroup = (row: GroupRow): CrashGroup => ({
+  groupId: row.group_id,
+  resetReason: row.reset_reason,
+  topFrames: (row.backtrace ?? []).slice(0, SIGNATURE_FRAMES).map((address) => address.toLowerCase()),
+  crash: isCrash(row.reset_reason),
+  devices: row.devices,
+  crashes: row.crashes,
+  firstSeen: row.first_seen,
+  lastSeen: row.last_seen,
+  firmwareVersions: [...row.firmware_versions].sort(byVersion),
+});
+
+/** Groups are aggregated from the reports by signature; `backtrace` is the latest report's. */
+const GROUPS = `
+  SELECT signature AS group_id, min(reset_reason) AS reset_reason,
+         (array_agg(panic->'backtrace' ORDER BY received_at DESC))[1] AS backtrace,
+         count(DISTINCT device_id)::int AS devices, count(*)::int AS crashes,
+         min(received_at) AS first_seen, max(received_at) AS last_seen,
+         array_agg(DISTINCT firmware_version) AS firmware_versions
+    FROM device_crashes`;
+
+@Injectable()
+export class SqlCrashStore extends CrashStore {
+  constructor(private readonly sql: Sql) {
+    super();
+  }
+
+  async store(deviceId: string, report: CrashReport, receivedAt: Date): Promise<{ groupId: string; created: boolean }> {
+    const groupId = groupIdOf(report);
+    const [inserted] = await this.sql.rows<{ signature: string }>(
+      `INSERT INTO device_crashes (${CRASH_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+       ON CONFLICT (device_id, crash_id) DO NOTHING RETURNING signature`,
+      [deviceId, report.crashId, report.ts, report.firmwareVersion, report.resetReason, report.uptimeSec, report.panic === null ? null : JSON.stringify(report.panic), groupId, receivedAt],
+      'crash-insert',
+    );
+    if (inserted) return { groupId, created: true };
+    // A retry: the first report of this crash id stands, and so does its group.
+    const [stored] = await this.sql.rows<{ signature: string }>('SELECT signature FROM device_crashes WHERE device_id = $1 AND crash_id = $2', [deviceId, report.crashId], 'crash-signature');
+    return { groupId: stored.signature, created: false };
+  }
+
+  async ofDevice(deviceId: string, page: CrashPage): Promise<StoredCrash[]> {
+    const rows = await this.sql.rows<CrashRow>(
+      `SELECT ${CRASH_COLUMNS} FROM device_crashes
+        WHERE device_id = $1 AND ($2::timestamptz IS NULL OR received_at >= $2)
+          AND ($3::timestamptz IS NULL OR (ts, crash_id) < ($3, $4::varchar))
+        ORDER BY ts DESC, crash_id DESC LIMIT $5`,
+      [deviceId, page.since, page.before?.ts ?? null, page.before?.crashId ?? null, page.limit],
+      'crash-of-device',
+    );
+    return rows.map(toCrash);
+  }
+
+  async groups(offset: number, limit: number): Promise<CrashGroup[]> {
+    const rows = await this.sql.rows<GroupRow>(`${GROUPS} GROUP BY signature ORDER BY devices DESC, crashes DESC, last_seen DESC, signature OFFSET $1 LIMIT $2`, [offset, limit], 'crash-groups');
+    return rows.map(toGroup);
+  }
+
+  async group(groupId: string): Promise<CrashGroup | null> {
+    const [row] = await this.sql.rows<GroupRow>(`${GROUPS} WHERE signature = $1 GROUP BY signature`, [groupId], 'crash-group');
+    return row ? toGroup(row) : null;
+  }
+
+  async samples(groupId: string, limit: number): Promise<StoredCrash[]> {
+    const rows = await this.sql.rows<CrashRow>(`SELECT ${CRASH_COLUMNS} FROM device_crashes WHERE signature = $1 ORDER BY received_at DESC, device_id, crash_id LIMIT $2`, [groupId, limit], 'crash-samples');
+    return rows.map(toCrash);
+  }
+}
