@@ -486,6 +486,7 @@ function loadReleases(): Promise<FirmwareRelease[]> {
       rolloutPercent: row.rollout_percent as number,
       minFromVersion: row.min_from_version as string | null,
       maxFailurePercent: row.max_failure_percent as number | null,
+      minCrashFreePercent: row.min_crash_free_percent as number | null,
       paused: row.paused as boolean,
       autoPausedAt: row.auto_paused_at as Date | null,
       revoked: row.revoked as boolean,

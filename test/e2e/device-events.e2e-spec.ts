@@ -282,7 +282,7 @@ describe('GET /api/v1/dashboard/events', () => {
       await outcome(gateways[9], 'install_failed');
       const after = Date.now();
 
-      const expectedData = { releaseId: release.id, version: '0.1.50', hardwareId, channel: 'stable', maxFailurePercent: 20 };
+      const expectedData = { releaseId: release.id, version: '0.1.50', hardwareId, channel: 'stable', reason: 'failures', maxFailurePercent: 20, minCrashFreePercent: null };
       const paused = await eventsSeenBy(t, admin, { type: 'ota.release_paused' });
       expect(paused.map((item) => item.deviceId).sort()).toEqual(gateways.map((gateway) => gateway.deviceId).sort());
       for (const item of paused) {

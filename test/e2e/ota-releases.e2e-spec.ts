@@ -30,6 +30,7 @@ interface ReleaseRow {
   rollout_percent: number;
   min_from_version: string | null;
   max_failure_percent: number | null;
+  min_crash_free_percent: number | null;
   paused: boolean;
   auto_paused_at: Date | null;
   revoked: boolean;
@@ -139,6 +140,7 @@ describe('OTA releases', () => {
         rolloutPercent: 100,
         minFromVersion: null,
         maxFailurePercent: null,
+        minCrashFreePercent: null,
         paused: false,
         autoPaused: false,
         revoked: false,
@@ -159,6 +161,7 @@ describe('OTA releases', () => {
         rollout_percent: 100,
         min_from_version: null,
         max_failure_percent: null,
+        min_crash_free_percent: null,
         paused: false,
         auto_paused_at: null,
         failure_budget_since: null,
@@ -442,6 +445,7 @@ describe('OTA releases', () => {
       expect(data).toEqual({
         release,
         devices: { offered: 0, downloading: 0, installing: 0, installed: 0, failed: 0, rolledBack: 0, stalled: 0, heldBack: 0 },
+        health: { bootConfirmed: 0, crashed: 0, crashFreePercent: null, failurePercent: null },
         autoPaused: false,
       });
     });

@@ -2613,6 +2613,11 @@ export interface components {
              * @example 20
              */
             maxFailurePercent?: number;
+            /**
+             * @description Pause the release by itself when, among the devices that confirmed booting it (at least 10), fewer than this share stayed crash-free for the day after (crash reports of this version; devices still inside their day count as crash-free so far).
+             * @example 95
+             */
+            minCrashFreePercent?: number;
         };
         FirmwareReleaseResponse: {
             /**
@@ -2640,10 +2645,12 @@ export interface components {
             minFromVersion: string | null;
             /** @example 20 */
             maxFailurePercent: number | null;
+            /** @example 95 */
+            minCrashFreePercent: number | null;
             /** @example false */
             paused: boolean;
             /**
-             * @description Paused by itself because too many devices failed it.
+             * @description Paused by itself because too many devices failed it, or too few stayed crash-free.
              * @example false
              */
             autoPaused: boolean;
@@ -2722,11 +2729,34 @@ export interface components {
              */
             heldBack: number;
         };
+        ReleaseHealthResponse: {
+            /**
+             * @description Devices of the rollout that confirmed booting the release (boot_confirmed).
+             * @example 96
+             */
+            bootConfirmed: number;
+            /**
+             * @description Of those, devices that reported a crash of this version (panic, watchdog, CPU lockup) within 24 h of confirming it (gateway time).
+             * @example 2
+             */
+            crashed: number;
+            /**
+             * @description Crash-free share of the confirming devices so far, one decimal; null before any confirmed.
+             * @example 97.9
+             */
+            crashFreePercent: number | null;
+            /**
+             * @description Failed or rolled-back share of the devices that finished it (installed, failed, rolled back), one decimal; null before any finished.
+             * @example 3
+             */
+            failurePercent: number | null;
+        };
         FirmwareReleaseStatusResponse: {
             release: components["schemas"]["FirmwareReleaseResponse"];
             devices: components["schemas"]["ReleaseCountsResponse"];
+            health: components["schemas"]["ReleaseHealthResponse"];
             /**
-             * @description The release paused itself: the failure share exceeded maxFailurePercent.
+             * @description The release paused itself: the failure share exceeded maxFailurePercent, or the crash-free share fell below minCrashFreePercent.
              * @example false
              */
             autoPaused: boolean;

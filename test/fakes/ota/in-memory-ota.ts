@@ -1,6 +1,6 @@
 import type { OtaChannel } from '../../../src/shared/kernel/ota-channel.js';
 import { FirmwareVersion } from '../../../src/shared/kernel/firmware-version.js';
-import type { FirmwareRelease, OtaTarget, ReleaseState } from '../../../src/modules/ota/domain/firmware-release.js';
+import type { CrashFreeCounts, FirmwareRelease, OtaTarget, ReleaseState } from '../../../src/modules/ota/domain/firmware-release.js';
 import type { SqlRunner } from '../../../src/shared/database/sql-runner.js';
 import { FirmwareReleaseRepository, type ReleaseCounts, type ReleaseFilter, type RolloutDevice } from '../../../src/modules/ota/domain/firmware-release.repository.js';
 import { OtaDevices } from '../../../src/modules/ota/domain/ota-devices.js';
@@ -188,8 +188,17 @@ export class InMemoryFirmwareReleaseRepository extends FirmwareReleaseRepository
     return counts;
   }
 
+  /** Crash reports live in another module's table: a test sets what a release's devices did (crashFreeOf). */
+  readonly crashFreeOf = new Map<string, CrashFreeCounts>();
+
+  async crashFree(release: FirmwareRelease): Promise<CrashFreeCounts> {
+    return this.crashFreeOf.get(release.id) ?? { bootConfirmed: 0, crashed: 0 };
+  }
+
   async watchedReleases(): Promise<FirmwareRelease[]> {
-    return [...this.tables.releases.values()].map(({ release }) => ({ ...release })).filter((release) => release.maxFailurePercent !== null && !release.paused && !release.revoked);
+    return [...this.tables.releases.values()]
+      .map(({ release }) => ({ ...release }))
+      .filter((release) => (release.maxFailurePercent !== null || release.minCrashFreePercent !== null) && !release.paused && !release.revoked);
   }
 
   async forVersions(versions: string[], hardwareId: string): Promise<FirmwareRelease[]> {

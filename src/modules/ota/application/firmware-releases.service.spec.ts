@@ -58,6 +58,7 @@ describe('FirmwareReleasesService', () => {
         rolloutPercent: 100,
         minFromVersion: null,
         maxFailurePercent: null,
+        minCrashFreePercent: null,
         paused: false,
         autoPausedAt: null,
         revoked: false,
@@ -148,6 +149,20 @@ describe('FirmwareReleasesService', () => {
 
       expect(status.autoPaused).toBe(true);
       expect(status.release).toMatchObject({ paused: true, autoPausedAt: clock.now(), updatedAt: clock.now() });
+    });
+
+    it('pauses a release whose crash-free share among at least 10 confirmed devices falls below minCrashFreePercent, and the minute check finds it', async () => {
+      const { service, repository } = setUp();
+      const release = await service.publish(ADMIN_BY, aRelease({ minCrashFreePercent: 95 }));
+      repository.crashFreeOf.set(release.id, { bootConfirmed: 20, crashed: 1 });
+      await service.pauseFailingReleases();
+      expect((await service.status(release.id)).autoPaused).toBe(false);
+
+      repository.crashFreeOf.set(release.id, { bootConfirmed: 20, crashed: 2 });
+      await service.pauseFailingReleases();
+      const status = await service.status(release.id);
+      expect(status.autoPaused).toBe(true);
+      expect(status.crashFree).toEqual({ bootConfirmed: 20, crashed: 2 });
     });
 
     it.each([

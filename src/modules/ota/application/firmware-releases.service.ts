@@ -8,7 +8,7 @@ import type { SqlRunner } from '../../../shared/database/sql-runner.js';
 import { DomainError, NotFoundError } from '../../../shared/domain-error.js';
 import type { OtaChannel } from '../../../shared/kernel/ota-channel.js';
 import { FirmwareVersion } from '../../../shared/kernel/firmware-version.js';
-import { exceedsFailureBudget, type FirmwareRelease } from '../domain/firmware-release.js';
+import { belowCrashFreeTarget, exceedsFailureBudget, type CrashFreeCounts, type FirmwareRelease } from '../domain/firmware-release.js';
 import { FirmwareReleaseRepository, type ReleaseCounts, type ReleaseFilter } from '../domain/firmware-release.repository.js';
 
 export class FirmwareReleaseExistsError extends DomainError {
@@ -28,6 +28,7 @@ export interface PublishRelease {
   rolloutPercent?: number;
   minFromVersion?: string;
   maxFailurePercent?: number;
+  minCrashFreePercent?: number;
 }
 
 export interface ReleaseChange {
@@ -39,7 +40,9 @@ export interface ReleaseChange {
 export interface ReleaseStatus {
   release: FirmwareRelease;
   counts: ReleaseCounts;
-  /** The release paused itself because too many devices failed it. */
+  /** Devices that confirmed booting it, and those of them that crashed on it within a day. */
+  crashFree: CrashFreeCounts;
+  /** The release paused itself because too many devices failed it, or too few stayed crash-free. */
   autoPaused: boolean;
 }
 
@@ -68,6 +71,7 @@ export class FirmwareReleasesService {
       rolloutPercent: input.rolloutPercent ?? 100,
       minFromVersion: input.minFromVersion === undefined ? null : FirmwareVersion.parse(input.minFromVersion).value,
       maxFailurePercent: input.maxFailurePercent ?? null,
+      minCrashFreePercent: input.minCrashFreePercent ?? null,
       paused: false,
       autoPausedAt: null,
       revoked: false,
@@ -113,7 +117,7 @@ export class FirmwareReleasesService {
     if (!found) throw new NotFoundError('No firmware release has this id.');
     const release = (await this.pauseIfOverBudget(found)) ? ((await this.releases.findById(id)) ?? found) : found;
     const stalledBefore = new Date(this.clock.now().getTime() - this.env.OTA_STALL_TIMEOUT_SEC * 1000);
-    return { release, counts: await this.releases.counts(id, stalledBefore), autoPaused: release.autoPausedAt !== null };
+    return { release, counts: await this.releases.counts(id, stalledBefore), crashFree: await this.releases.crashFree(release), autoPaused: release.autoPausedAt !== null };
   }
 
   /** Pauses each live release whose failure share among finished devices exceeds its budget. */
@@ -125,13 +129,20 @@ export class FirmwareReleasesService {
     await this.pauseIfFailing(await this.releases.watchedReleases());
   }
 
+  /** Why the release should pause itself now, if it should: too many failed installs, or too few devices crash-free. */
+  private async pauseReason(release: FirmwareRelease): Promise<'failures' | 'crashes' | null> {
+    if (release.maxFailurePercent !== null && exceedsFailureBudget(release, await this.releases.counts(release.id, new Date(0), true))) return 'failures';
+    if (release.minCrashFreePercent !== null && belowCrashFreeTarget(release, await this.releases.crashFree(release, true))) return 'crashes';
+    return null;
+  }
+
   /** True when this call paused it. `release` may be a little stale: autoPause only pauses a live one. */
   private async pauseIfOverBudget(release: FirmwareRelease): Promise<boolean> {
-    if (release.paused || release.revoked || release.maxFailurePercent === null) return false;
-    const counts = await this.releases.counts(release.id, new Date(0), true);
-    if (!exceedsFailureBudget(release, counts)) return false;
+    if (release.paused || release.revoked) return false;
+    const reason = await this.pauseReason(release);
+    if (reason === null) return false;
     const now = this.clock.now();
-    const data = { releaseId: release.id, version: release.version, hardwareId: release.hardwareId, channel: release.channel, maxFailurePercent: release.maxFailurePercent };
+    const data = { releaseId: release.id, version: release.version, hardwareId: release.hardwareId, channel: release.channel, reason, maxFailurePercent: release.maxFailurePercent, minCrashFreePercent: release.minCrashFreePercent };
     // One ota.release_paused per device the rollout reached, so each owner hears of it.
     return this.releases.autoPause(release.id, now, async (tx, devices) => {
       for (const device of devices) await this.events.record(tx, { type: 'ota.release_paused', deviceId: device.deviceId, ownerId: device.ownerId, occurredAt: now, data });

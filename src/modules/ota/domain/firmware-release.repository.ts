@@ -1,6 +1,6 @@
 import type { SqlRunner } from '../../../shared/database/sql-runner.js';
 import type { OtaChannel } from '../../../shared/kernel/ota-channel.js';
-import type { FirmwareRelease } from './firmware-release.js';
+import type { CrashFreeCounts, FirmwareRelease } from './firmware-release.js';
 
 export interface ReleaseFilter {
   channel?: OtaChannel;
@@ -55,7 +55,13 @@ export abstract class FirmwareReleaseRepository {
    * after the failure budget (re)started.
    */
   abstract counts(id: string, stalledBefore: Date, onlySinceBudgetStart?: boolean): Promise<ReleaseCounts>;
-  /** Releases that may pause themselves: live, with a failure budget. */
+  /**
+   * The devices of the release's rollout that confirmed booting its version, and how many of them
+   * reported a crash of it within a day of that (gateway time). `onlySinceBudgetStart`: only
+   * confirmations received after the budget (re)started, as for counts.
+   */
+  abstract crashFree(release: FirmwareRelease, onlySinceBudgetStart?: boolean): Promise<CrashFreeCounts>;
+  /** Releases that may pause themselves: live, with a failure budget or a crash-free target. */
   abstract watchedReleases(): Promise<FirmwareRelease[]>;
   /** Releases an event's toVersion may refer to: that version (numerically), for this hardware or any. */
   abstract forVersions(versions: string[], hardwareId: string): Promise<FirmwareRelease[]>;

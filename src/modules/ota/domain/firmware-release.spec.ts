@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import type { OtaChannel } from '../../../shared/kernel/ota-channel.js';
 import { FirmwareVersion } from '../../../shared/kernel/firmware-version.js';
-import { exceedsFailureBudget, inRollout, selectRelease, type FirmwareRelease, type OtaTarget } from './firmware-release.js';
+import { belowCrashFreeTarget, crashFreePercent, exceedsFailureBudget, inRollout, selectRelease, type FirmwareRelease, type OtaTarget } from './firmware-release.js';
 
 const PUBLISHED_AT = new Date('2026-11-21T12:00:00.000Z');
 let releaseCounter = 0;
@@ -21,6 +21,7 @@ function aRelease(overrides: Partial<FirmwareRelease> = {}): FirmwareRelease {
     rolloutPercent: 100,
     minFromVersion: null,
     maxFailurePercent: null,
+    minCrashFreePercent: null,
     paused: false,
     autoPausedAt: null,
     revoked: false,
@@ -266,5 +267,26 @@ describe('exceedsFailureBudget', () => {
         }
       }),
     );
+  });
+});
+
+describe('the crash-free target', () => {
+  const target = (minCrashFreePercent: number | null) => ({ minCrashFreePercent });
+
+  it('never pauses a release without one, or before 10 devices confirmed it', () => {
+    expect(belowCrashFreeTarget(target(null), { bootConfirmed: 100, crashed: 100 })).toBe(false);
+    expect(belowCrashFreeTarget(target(100), { bootConfirmed: 9, crashed: 9 })).toBe(false);
+  });
+
+  it('pauses below the percent, not at it', () => {
+    expect(belowCrashFreeTarget(target(90), { bootConfirmed: 10, crashed: 1 })).toBe(false);
+    expect(belowCrashFreeTarget(target(90), { bootConfirmed: 10, crashed: 2 })).toBe(true);
+    expect(belowCrashFreeTarget(target(0), { bootConfirmed: 10, crashed: 10 })).toBe(false);
+  });
+
+  it('gives the crash-free share with one decimal, none before a device confirmed', () => {
+    expect(crashFreePercent({ bootConfirmed: 0, crashed: 0 })).toBeNull();
+    expect(crashFreePercent({ bootConfirmed: 3, crashed: 1 })).toBe(66.7);
+    expect(crashFreePercent({ bootConfirmed: 96, crashed: 0 })).toBe(100);
   });
 });

@@ -15,6 +15,8 @@ export interface FirmwareRelease {
   rolloutPercent: number;
   minFromVersion: string | null;
   maxFailurePercent: number | null;
+  /** Pause by itself when fewer than this share of the devices that confirmed it (at least 10) stayed crash-free for a day. */
+  minCrashFreePercent: number | null;
   paused: boolean;
   /** When the release paused itself because too many devices failed it. */
   autoPausedAt: Date | null;
@@ -82,4 +84,27 @@ export function exceedsFailureBudget(release: Pick<FirmwareRelease, 'maxFailureP
   const total = finished.installed + finished.failed + finished.rolledBack;
   if (total < 10) return false;
   return ((finished.failed + finished.rolledBack) * 100) / total > release.maxFailurePercent;
+}
+
+/** Devices that confirmed booting a release, and those of them that crashed on it within a day. */
+export interface CrashFreeCounts {
+  bootConfirmed: number;
+  crashed: number;
+}
+
+/** The window after boot_confirmed in which a crash counts against the release. */
+export const CRASH_FREE_WINDOW_MS = 24 * 3600 * 1000;
+
+/** The share of confirming devices that did not crash within the window so far; null before any confirmed. */
+export const crashFreePercent = ({ bootConfirmed, crashed }: CrashFreeCounts): number | null =>
+  bootConfirmed === 0 ? null : Math.round(((bootConfirmed - crashed) * 1000) / bootConfirmed) / 10;
+
+/**
+ * Whether a release with minCrashFreePercent should pause itself: among devices that confirmed
+ * booting it (at least 10, as for the failure budget), the crash-free share fell below the percent.
+ * Devices still inside their day count as crash-free so far, so a crash pauses it at once.
+ */
+export function belowCrashFreeTarget(release: Pick<FirmwareRelease, 'minCrashFreePercent'>, counts: CrashFreeCounts): boolean {
+  if (release.minCrashFreePercent === null || counts.bootConfirmed < 10) return false;
+  return ((counts.bootConfirmed - counts.crashed) * 100) / counts.bootConfirmed < release.minCrashFreePercent;
 }

@@ -3,7 +3,7 @@ import { PageQuery } from '../../../shared/http/page-query.js';
 import { IsBoolean, IsIn, IsInt, IsString, IsUrl, Length, Matches, Max, MaxLength, Min } from 'class-validator';
 import { FirmwareVersion } from '../../../shared/kernel/firmware-version.js';
 import type { ReleaseStatus } from '../application/firmware-releases.service.js';
-import type { FirmwareRelease } from '../domain/firmware-release.js';
+import { crashFreePercent, type FirmwareRelease } from '../domain/firmware-release.js';
 import { Optional } from '../../../shared/http/optional.decorator.js';
 import {
   EXAMPLE_HARDWARE_ID,
@@ -84,6 +84,19 @@ export class PublishFirmwareRequest {
   @Min(0)
   @Max(100)
   maxFailurePercent?: number;
+
+  @ApiPropertyOptional({
+    type: 'integer',
+    minimum: 0,
+    maximum: 100,
+    description: 'Pause the release by itself when, among the devices that confirmed booting it (at least 10), fewer than this share stayed crash-free for the day after (crash reports of this version; devices still inside their day count as crash-free so far).',
+    example: 95,
+  })
+  @Optional()
+  @IsInt()
+  @Min(0)
+  @Max(100)
+  minCrashFreePercent?: number;
 }
 
 export class ChangeFirmwareRequest {
@@ -153,9 +166,11 @@ export class FirmwareReleaseResponse {
   minFromVersion!: string | null;
   @ApiProperty({ type: 'integer', nullable: true, example: 20 })
   maxFailurePercent!: number | null;
+  @ApiProperty({ type: 'integer', nullable: true, example: 95 })
+  minCrashFreePercent!: number | null;
   @ApiProperty({ example: false })
   paused!: boolean;
-  @ApiProperty({ description: 'Paused by itself because too many devices failed it.', example: false })
+  @ApiProperty({ description: 'Paused by itself because too many devices failed it, or too few stayed crash-free.', example: false })
   autoPaused!: boolean;
   @ApiProperty({ example: false })
   revoked!: boolean;
@@ -177,6 +192,7 @@ export class FirmwareReleaseResponse {
       rolloutPercent: release.rolloutPercent,
       minFromVersion: release.minFromVersion,
       maxFailurePercent: release.maxFailurePercent,
+      minCrashFreePercent: release.minCrashFreePercent,
       paused: release.paused,
       autoPaused: release.autoPausedAt !== null,
       revoked: release.revoked,
@@ -213,6 +229,17 @@ export class ReleaseCountsResponse {
   heldBack!: number;
 }
 
+export class ReleaseHealthResponse {
+  @ApiProperty({ type: 'integer', description: 'Devices of the rollout that confirmed booting the release (boot_confirmed).', example: 96 })
+  bootConfirmed!: number;
+  @ApiProperty({ type: 'integer', description: 'Of those, devices that reported a crash of this version (panic, watchdog, CPU lockup) within 24 h of confirming it (gateway time).', example: 2 })
+  crashed!: number;
+  @ApiProperty({ type: 'number', nullable: true, description: 'Crash-free share of the confirming devices so far, one decimal; null before any confirmed.', example: 97.9 })
+  crashFreePercent!: number | null;
+  @ApiProperty({ type: 'number', nullable: true, description: 'Failed or rolled-back share of the devices that finished it (installed, failed, rolled back), one decimal; null before any finished.', example: 3.0 })
+  failurePercent!: number | null;
+}
+
 export class FirmwareReleaseStatusResponse {
   @ApiProperty({ type: FirmwareReleaseResponse })
   release!: FirmwareReleaseResponse;
@@ -220,10 +247,24 @@ export class FirmwareReleaseStatusResponse {
   @ApiProperty({ type: ReleaseCountsResponse })
   devices!: ReleaseCountsResponse;
 
-  @ApiProperty({ description: 'The release paused itself: the failure share exceeded maxFailurePercent.', example: false })
+  @ApiProperty({ type: ReleaseHealthResponse })
+  health!: ReleaseHealthResponse;
+
+  @ApiProperty({ description: 'The release paused itself: the failure share exceeded maxFailurePercent, or the crash-free share fell below minCrashFreePercent.', example: false })
   autoPaused!: boolean;
 
   static from(status: ReleaseStatus): FirmwareReleaseStatusResponse {
-    return { release: FirmwareReleaseResponse.from(status.release), devices: status.counts, autoPaused: status.autoPaused };
+    const finished = status.counts.installed + status.counts.failed + status.counts.rolledBack;
+    return {
+      release: FirmwareReleaseResponse.from(status.release),
+      devices: status.counts,
+      health: {
+        bootConfirmed: status.crashFree.bootConfirmed,
+        crashed: status.crashFree.crashed,
+        crashFreePercent: crashFreePercent(status.crashFree),
+        failurePercent: finished === 0 ? null : Math.round(((status.counts.failed + status.counts.rolledBack) * 1000) / finished) / 10,
+      },
+      autoPaused: status.autoPaused,
+    };
   }
 }

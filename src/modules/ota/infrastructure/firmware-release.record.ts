@@ -12,6 +12,7 @@ import { Check, Column, Entity, Index, PrimaryColumn } from 'typeorm';
 @Check('firmware_releases_channel_check', "channel IN ('stable', 'beta')")
 @Check('firmware_releases_rollout_percent_check', 'rollout_percent BETWEEN 0 AND 100')
 @Check('firmware_releases_max_failure_percent_check', 'max_failure_percent BETWEEN 0 AND 100')
+@Check('firmware_releases_min_crash_free_percent_check', 'min_crash_free_percent BETWEEN 0 AND 100')
 export class FirmwareReleaseRecord {
   @PrimaryColumn({ type: 'uuid', primaryKeyConstraintName: 'firmware_releases_pkey' })
   id!: string;
@@ -46,6 +47,10 @@ export class FirmwareReleaseRecord {
 
   @Column({ name: 'max_failure_percent', type: 'smallint', nullable: true })
   maxFailurePercent!: number | null;
+
+  /** The rollout pauses itself when fewer devices stay crash-free for a day after confirming it (migration ReleaseHealth). */
+  @Column({ name: 'min_crash_free_percent', type: 'smallint', nullable: true })
+  minCrashFreePercent!: number | null;
 
   @Column({ type: 'boolean', default: false })
   paused!: boolean;

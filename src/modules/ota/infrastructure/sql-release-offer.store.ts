@@ -19,6 +19,7 @@ interface ReleaseRow {
   rollout_percent: number;
   min_from_version: string | null;
   max_failure_percent: number | null;
+  min_crash_free_percent: number | null;
   paused: boolean;
   auto_paused_at: Date | null;
   revoked: boolean;
@@ -38,6 +39,7 @@ const toRelease = (row: ReleaseRow): FirmwareRelease => ({
   rolloutPercent: row.rollout_percent,
   minFromVersion: row.min_from_version,
   maxFailurePercent: row.max_failure_percent,
+  minCrashFreePercent: row.min_crash_free_percent,
   paused: row.paused,
   autoPausedAt: row.auto_paused_at,
   revoked: row.revoked,
@@ -62,7 +64,7 @@ export class SqlReleaseOfferStore extends ReleaseOfferStore {
     this.offerable = new Mirror(feed, 'firmware_releases', async () =>
       (
         await this.sql.rows<ReleaseRow>(
-          'SELECT id, version, hardware_id, channel, url, sha256, size, release_notes, rollout_percent, min_from_version, max_failure_percent, paused, auto_paused_at, revoked, published_at, updated_at FROM firmware_releases WHERE NOT revoked AND NOT paused',
+          'SELECT id, version, hardware_id, channel, url, sha256, size, release_notes, rollout_percent, min_from_version, max_failure_percent, min_crash_free_percent, paused, auto_paused_at, revoked, published_at, updated_at FROM firmware_releases WHERE NOT revoked AND NOT paused',
           [],
           'releases_offerable',
         )

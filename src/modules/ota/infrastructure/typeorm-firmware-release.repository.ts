@@ -1,13 +1,15 @@
 import { Injectable } from '@nestjs/common';
 import { IsNull, Not } from 'typeorm';
+import { DEVICE_CRASHED } from '../../crashes/sql-api.js';
 import { ChangeFeed } from '../../../shared/database/change-feed.js';
 import { DEVICE_OWNERS, DEVICE_SUMMARIES } from '../../devices/sql-api.js';
 import { Orm } from '../../../shared/database/orm.js';
-import type { FirmwareRelease } from '../domain/firmware-release.js';
+import type { CrashFreeCounts, FirmwareRelease } from '../domain/firmware-release.js';
 import type { SqlRunner } from '../../../shared/database/sql-runner.js';
 import { FirmwareReleaseRepository, type ReleaseCounts, type ReleaseFilter, type RolloutDevice } from '../domain/firmware-release.repository.js';
 import { DeviceReleaseStateRecord } from './device-release-state.record.js';
 import { FirmwareReleaseRecord } from './firmware-release.record.js';
+import { OtaEventRecord } from './ota-event.record.js';
 
 function toRelease(record: FirmwareReleaseRecord): FirmwareRelease {
   return {
@@ -22,6 +24,7 @@ function toRelease(record: FirmwareReleaseRecord): FirmwareRelease {
     rolloutPercent: record.rolloutPercent,
     minFromVersion: record.minFromVersion,
     maxFailurePercent: record.maxFailurePercent,
+    minCrashFreePercent: record.minCrashFreePercent,
     paused: record.paused,
     autoPausedAt: record.autoPausedAt,
     revoked: record.revoked,
@@ -43,6 +46,7 @@ function toRecord(release: FirmwareRelease): FirmwareReleaseRecord {
     rolloutPercent: release.rolloutPercent,
     minFromVersion: release.minFromVersion,
     maxFailurePercent: release.maxFailurePercent,
+    minCrashFreePercent: release.minCrashFreePercent,
     paused: release.paused,
     autoPausedAt: release.autoPausedAt,
     failureBudgetSince: null,
@@ -183,8 +187,33 @@ export class TypeOrmFirmwareReleaseRepository extends FirmwareReleaseRepository 
     };
   }
 
+  async crashFree(release: FirmwareRelease, onlySinceBudgetStart = false): Promise<CrashFreeCounts> {
+    const row = await this.orm.run((manager) =>
+      manager
+        .createQueryBuilder()
+        .select('count(*)', 'bootConfirmed')
+        .addSelect(`count(*) FILTER (WHERE ${DEVICE_CRASHED}(c.device_id, :version, c.confirmed_ts, c.confirmed_ts + interval '24 hours'))`, 'crashed')
+        .from((confirmed) => {
+          const query = confirmed
+            .select('e.deviceId', 'device_id')
+            .addSelect('min(e.ts)', 'confirmed_ts')
+            .from(OtaEventRecord, 'e')
+            .innerJoin(DeviceReleaseStateRecord, 's', 's.deviceId = e.deviceId AND s.releaseId = :id')
+            .innerJoin(FirmwareReleaseRecord, 'r', 'r.id = s.releaseId')
+            .where("e.type = 'boot_confirmed'")
+            .andWhere('firmware_version_key(e.toVersion) = firmware_version_key(r.version)');
+          if (onlySinceBudgetStart) query.andWhere('(r.failureBudgetSince IS NULL OR e.receivedAt >= r.failureBudgetSince)');
+          return query.groupBy('e.deviceId');
+        }, 'c')
+        .setParameters({ id: release.id, version: release.version })
+        .getRawOne<{ bootConfirmed: string; crashed: string }>(),
+    );
+    return { bootConfirmed: Number(row?.bootConfirmed ?? 0), crashed: Number(row?.crashed ?? 0) };
+  }
+
   async watchedReleases(): Promise<FirmwareRelease[]> {
-    const records = await this.orm.run((manager) => manager.find(FirmwareReleaseRecord, { where: { maxFailurePercent: Not(IsNull()), paused: false, revoked: false } }));
+    const live = { paused: false, revoked: false };
+    const records = await this.orm.run((manager) => manager.find(FirmwareReleaseRecord, { where: [{ maxFailurePercent: Not(IsNull()), ...live }, { minCrashFreePercent: Not(IsNull()), ...live }] }));
     return records.map(toRelease);
   }
 }
