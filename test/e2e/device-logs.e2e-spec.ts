@@ -4,6 +4,7 @@ import { bearer } from '../support/builders.js';
 import { aClaimedDevice, aCustomer, type SignedIn } from '../support/claim-fixtures.js';
 import { createTestApp, type TestApp } from '../support/create-test-app.js';
 import { expectProblem, fieldsOf } from '../support/problems.js';
+import { dataOf, openSse, type SseMessage } from '../support/sse.js';
 
 type Line = components['schemas']['LogLineRequest'];
 type Headers = { authorization: string };
@@ -153,6 +154,28 @@ describe('device logs', () => {
     expectProblem(await list(t, owner.headers, gateway.deviceId, { from: batch[5].ts, to: batch[2].ts }), 400, 'VALIDATION_FAILED');
     expectProblem(await list(t, owner.headers, gateway.deviceId, { cursor: 'bm90IGEgY3Vyc29y' }), 400, 'VALIDATION_FAILED');
     expectProblem(await list(t, owner.headers, gateway.deviceId, { level: 'loud' as never }), 400, 'VALIDATION_FAILED');
+  });
+
+  it('sends new lines to the owner\'s open dashboard streams, once', async () => {
+    const gateway = await aGateway(t, owner);
+    const live = await openSse(new URL(`/api/v1/dashboard/stream?deviceId=${gateway.deviceId}`, t.baseUrl).toString(), owner.headers);
+    try {
+      const logOf = (message: string) => (frame: SseMessage) => frame.event === 'log' && dataOf<{ message: string }>(frame).message === message;
+      const batch = lines(2, Date.now() - MINUTE, 'live');
+      const sentAt = performance.now();
+      await upload(t, gateway, batch);
+      const first = await live.next(logOf('live 0'), 2000);
+      expect(first.at - sentAt).toBeLessThan(1000);
+      expect(first.id).toBeNull();
+      expect(dataOf(first)).toEqual({ deviceId: gateway.deviceId, ts: batch[0].ts, level: batch[0].level, tag: batch[0].tag, message: 'live 0' });
+      await live.next(logOf('live 1'), 2000);
+      // A retry stores nothing, so streams hear nothing: the next line they get is the new one.
+      await upload(t, gateway, [...batch, ...lines(1, Date.now(), 'fresh')]);
+      await live.next(logOf('fresh 0'), 2000);
+      expect(live.messages.filter((frame) => frame.event === 'log').map((frame) => dataOf<{ message: string }>(frame).message)).toEqual(['live 0', 'live 1', 'fresh 0']);
+    } finally {
+      live.close();
+    }
   });
 
   it('drops a day of lines once it is past LOG_RETENTION_DAYS', async () => {

@@ -9,5 +9,6 @@ export {
   type DeviceEvent,
   type EventSourceConstructor,
   type EventSourceLike,
+  type StreamLogLine,
   type StreamTelemetry,
 } from './stream.js';

@@ -987,7 +987,7 @@ export interface paths {
         };
         /**
          * Live telemetry and events of the devices you can see (Server-Sent Events)
-         * @description Pushes, within about a second of the gateway’s upload being stored on any instance: every stored telemetry record (`event: telemetry`) and every event of the log (`event: alert.opened`, `device.offline`, …, with `id: evt_<n>`) of your devices; an administrator’s stream carries every device.
+         * @description Pushes, within about a second of the gateway’s upload being stored on any instance: every stored telemetry record (`event: telemetry`), every stored log line (`event: log`) and every event of the log (`event: alert.opened`, `device.offline`, …, with `id: evt_<n>`) of your devices; an administrator’s stream carries every device.
          *
          *     Authenticate with `Authorization: Bearer` or, from EventSource, with `?ticket=` (POST /api/v1/dashboard/stream/tickets).
          *
@@ -3434,6 +3434,21 @@ export interface components {
             metrics: {
                 [key: string]: number;
             };
+        };
+        StreamLogLine: {
+            /** @example gw-0001 */
+            deviceId: string;
+            /**
+             * Format: date-time
+             * @example 2026-11-25T12:00:00.125Z
+             */
+            ts: string;
+            /** @enum {string} */
+            level: "error" | "warn" | "info" | "debug" | "verbose";
+            /** @example wifi */
+            tag: string | null;
+            /** @example reconnected after 3 attempts */
+            message: string;
         };
         StreamTicketResponse: {
             /**
@@ -10196,6 +10211,10 @@ export interface operations {
                         /** @enum {string} */
                         event: "telemetry";
                         data: components["schemas"]["StreamTelemetry"];
+                    } | {
+                        /** @enum {string} */
+                        event: "log";
+                        data: components["schemas"]["StreamLogLine"];
                     } | {
                         /** @example evt_1042 */
                         id: string;

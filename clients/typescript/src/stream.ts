@@ -4,6 +4,8 @@ import type { components } from './schema.js';
 
 /** A record as the stream sends it: no id, records are not replayed after a break. */
 export type StreamTelemetry = components['schemas']['StreamTelemetry'];
+/** A gateway's log line as the stream sends it: no id, lines are not replayed after a break. */
+export type StreamLogLine = components['schemas']['StreamLogLine'];
 /** An event of the log, as GET /api/v1/dashboard/events lists it. */
 export type DeviceEvent = components['schemas']['DeviceEventResponse'];
 
@@ -20,6 +22,7 @@ export interface DashboardStreamOptions {
   /** Start after this event (an id of GET /dashboard/events): the events since are sent first. */
   lastEventId?: string;
   onTelemetry?(message: StreamTelemetry): void;
+  onLog?(line: StreamLogLine): void;
   onEvent?(event: DeviceEvent): void;
   /**
    * The stream is open. `resumed`: after a break, from which the events were replayed but the
@@ -141,6 +144,7 @@ export function openDashboardStream(client: DeviceCloudClient, options: Dashboar
       reconnect();
     });
     opened.addEventListener('telemetry', (message) => options.onTelemetry?.(JSON.parse(message.data) as StreamTelemetry));
+    opened.addEventListener('log', (message) => options.onLog?.(JSON.parse(message.data) as StreamLogLine));
     for (const type of EVENT_TYPES) {
       opened.addEventListener(type, (message) => {
         const event = JSON.parse(message.data) as DeviceEvent;

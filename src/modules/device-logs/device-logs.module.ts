@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
 import { SharingModule } from '../sharing/index.js';
+import { DeviceLogFeed } from './application/device-log-feed.js';
 import { DeviceLogPartitions } from './application/device-log-partitions.js';
 import { DeviceLogsService } from './application/device-logs.service.js';
 import { DeviceLogStore } from './domain/device-log.store.js';
@@ -10,6 +11,7 @@ import { SqlDeviceLogStore } from './infrastructure/sql-device-log.store.js';
 @Module({
   imports: [SharingModule],
   controllers: [DeviceLogsController],
-  providers: [DeviceLogsService, DeviceLogPartitions, { provide: DeviceLogStore, useClass: SqlDeviceLogStore }],
+  providers: [DeviceLogsService, DeviceLogPartitions, DeviceLogFeed, { provide: DeviceLogStore, useClass: SqlDeviceLogStore }],
+  exports: [DeviceLogFeed],
 })
 export class DeviceLogsModule {}

@@ -5,6 +5,7 @@ import { HealthModule } from '../../health/health.module.js';
 import { ChangeFeed } from '../../shared/database/change-feed.js';
 import { Sql } from '../../shared/database/sql.js';
 import { AccountsModule } from '../accounts/index.js';
+import { DeviceLogsModule } from '../device-logs/index.js';
 import { EventsModule } from '../events/index.js';
 import { SharingModule } from '../sharing/index.js';
 import { TelemetryModule } from '../telemetry/index.js';
@@ -21,7 +22,7 @@ import { SqlStreamTicketStore } from './infrastructure/sql-stream-ticket.store.j
 
 /** The dashboard's live stream (Server-Sent Events): stored telemetry and the event log, pushed across instances. */
 @Module({
-  imports: [AccountsModule, EventsModule, TelemetryModule, HealthModule, SharingModule],
+  imports: [AccountsModule, EventsModule, TelemetryModule, DeviceLogsModule, HealthModule, SharingModule],
   controllers: [StreamController],
   providers: [
     StreamHub,

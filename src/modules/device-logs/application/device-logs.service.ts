@@ -3,6 +3,7 @@ import { Clock } from '../../../config/config.module.js';
 import { Env } from '../../../config/env.js';
 import { DeviceAccess, type DeviceViewer } from '../../sharing/index.js';
 import { DeviceLogStore, type LogQuery } from '../domain/device-log.store.js';
+import { DeviceLogFeed } from './device-log-feed.js';
 import { LogQuotaExceededError } from '../domain/device-logs.errors.js';
 import { admitLines, checkMessages, secondsToNextUtcDay, utcDay, type LogLine, type LogRejection, type StoredLogLine } from '../domain/device-log.js';
 
@@ -20,6 +21,7 @@ export class DeviceLogsService {
     private readonly access: DeviceAccess,
     private readonly clock: Clock,
     private readonly env: Env,
+    private readonly feed: DeviceLogFeed,
   ) {}
 
   async ingest(deviceId: string, lines: readonly LogLine[]): Promise<LogIngestOutcome> {
@@ -29,7 +31,8 @@ export class DeviceLogsService {
     if (admitted.length === 0) return { accepted: 0, duplicates: 0, rejected };
     const outcome = await this.store.store(deviceId, admitted, now, utcDay(now), this.env.LOG_BYTES_PER_DEVICE_PER_DAY);
     if (!outcome) throw new LogQuotaExceededError(this.env.LOG_BYTES_PER_DEVICE_PER_DAY, secondsToNextUtcDay(now));
-    return { accepted: outcome.stored, duplicates: outcome.duplicates, rejected };
+    this.feed.publish({ deviceId, ownerId: outcome.ownerId, lines: outcome.inserted });
+    return { accepted: outcome.inserted.length, duplicates: outcome.duplicates, rejected };
   }
 
   async list(viewer: DeviceViewer, deviceId: string, query: Omit<LogQuery, 'since'>): Promise<StoredLogLine[]> {

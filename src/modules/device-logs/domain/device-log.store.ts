@@ -14,13 +14,21 @@ export interface LogQuery {
   limit: number;
 }
 
+export interface StoredBatch {
+  /** The lines this call inserted (a retried line is not among them). */
+  inserted: LogLine[];
+  duplicates: number;
+  /** The device's owner as the transaction saw it, whose streams see the lines. */
+  ownerId: string | null;
+}
+
 /** The device_logs and device_log_usage tables. */
 export abstract class DeviceLogStore {
   /**
    * Stores the lines not stored yet and adds their bytes to the device's usage of `day`, unless that
    * usage had reached `quotaBytes` already (null then, nothing stored). One transaction.
    */
-  abstract store(deviceId: string, lines: readonly LogLine[], receivedAt: Date, day: string, quotaBytes: number): Promise<{ stored: number; duplicates: number } | null>;
+  abstract store(deviceId: string, lines: readonly LogLine[], receivedAt: Date, day: string, quotaBytes: number): Promise<StoredBatch | null>;
 
   /** Newest first. */
   abstract list(deviceId: string, query: LogQuery): Promise<StoredLogLine[]>;

@@ -1,7 +1,8 @@
 import { createHash } from 'node:crypto';
 import { Injectable, Logger } from '@nestjs/common';
 import { Sql } from '../../../shared/database/sql.js';
-import { DeviceLogStore, type LogQuery } from '../domain/device-log.store.js';
+import { DEVICE_OWNERS } from '../../devices/sql-api.js';
+import { DeviceLogStore, type LogQuery, type StoredBatch } from '../domain/device-log.store.js';
 import type { LogLevel, LogLine, StoredLogLine } from '../domain/device-log.js';
 
 /** Arbitrary constant: the advisory lock that lets one instance at a time maintain the log partitions. */
@@ -31,7 +32,7 @@ export class SqlDeviceLogStore extends DeviceLogStore {
     super();
   }
 
-  store(deviceId: string, lines: readonly LogLine[], receivedAt: Date, day: string, quotaBytes: number): Promise<{ stored: number; duplicates: number } | null> {
+  store(deviceId: string, lines: readonly LogLine[], receivedAt: Date, day: string, quotaBytes: number): Promise<StoredBatch | null> {
     return this.sql.transaction(async (tx) => {
       // Takes the day's usage row for this transaction: a device's concurrent batches count one after the other.
       const [usage] = await tx.rows<{ bytes: string }>(
@@ -41,19 +42,32 @@ export class SqlDeviceLogStore extends DeviceLogStore {
         'log-usage-take',
       );
       if (Number(usage.bytes) >= quotaBytes) return null;
-      const [inserted] = await tx.rows<{ stored: number; bytes: string }>(
+      const hashes = lines.map(lineHashOf);
+      // What was inserted comes back as (ts, hash) keys, not whole lines: the caller has the lines.
+      const [inserted] = await tx.rows<{ keys: string[] | null; bytes: string; owner_id: string | null }>(
         `WITH inserted AS (
            INSERT INTO device_logs (device_id, ts, line_hash, level, tag, message, received_at)
            SELECT $1, l.ts, l.line_hash, l.level, l.tag, l.message, $7
              FROM unnest($2::timestamptz[], $3::bigint[], $4::text[], $5::text[], $6::text[]) AS l(ts, line_hash, level, tag, message)
            ON CONFLICT DO NOTHING
-           RETURNING octet_length(message) + COALESCE(octet_length(tag), 0) AS bytes)
-         SELECT count(*)::int AS stored, COALESCE(sum(bytes), 0)::bigint AS bytes FROM inserted`,
-        [deviceId, lines.map((line) => line.ts), lines.map(lineHashOf), lines.map((line) => line.level), lines.map((line) => line.tag), lines.map((line) => line.message), receivedAt],
+           RETURNING ts, line_hash, octet_length(message) + COALESCE(octet_length(tag), 0) AS bytes)
+         SELECT array_agg((extract(epoch FROM ts) * 1000)::bigint::text || ':' || line_hash::text) AS keys, COALESCE(sum(bytes), 0)::bigint AS bytes,
+                (SELECT o.owner_id FROM ${DEVICE_OWNERS} o WHERE o.device_id = $1) AS owner_id
+           FROM inserted`,
+        [deviceId, lines.map((line) => line.ts), hashes, lines.map((line) => line.level), lines.map((line) => line.tag), lines.map((line) => line.message), receivedAt],
         'log-insert',
       );
-      if (inserted.stored > 0) await tx.rows('UPDATE device_log_usage SET bytes = bytes + $3 WHERE device_id = $1 AND day = $2', [deviceId, day, inserted.bytes], 'log-usage-add');
-      return { stored: inserted.stored, duplicates: lines.length - inserted.stored };
+      const keys = new Set(inserted.keys ?? []);
+      if (keys.size > 0) await tx.rows('UPDATE device_log_usage SET bytes = bytes + $3 WHERE device_id = $1 AND day = $2', [deviceId, day, inserted.bytes], 'log-usage-add');
+      // A line repeated within the batch is inserted once: the first of its copies is the stored one.
+      const taken = new Set<string>();
+      const stored = lines.filter((line, index) => {
+        const key = `${line.ts.getTime()}:${hashes[index]}`;
+        if (!keys.has(key) || taken.has(key)) return false;
+        taken.add(key);
+        return true;
+      });
+      return { inserted: stored, duplicates: lines.length - stored.length, ownerId: inserted.owner_id };
     });
   }
 

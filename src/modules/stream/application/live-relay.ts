@@ -2,9 +2,10 @@ import { Injectable, Logger, type OnModuleDestroy } from '@nestjs/common';
 import { ChangeFeed } from '../../../shared/database/change-feed.js';
 import { DeviceEventQueries } from '../../events/index.js';
 import { parseShareChanges, SHARES_TOPIC, SharingService } from '../../sharing/index.js';
+import { DeviceLogFeed, type StoredLogLines } from '../../device-logs/index.js';
 import { TelemetryFeed, type StoredTelemetry } from '../../telemetry/index.js';
 import { LiveBus, MAX_MESSAGE_LENGTH, WATCHING_RENEW_MS, type TelemetryMessage } from '../domain/live-bus.js';
-import { eventFrame, joinFrames, telemetryFrame } from '../domain/sse.js';
+import { eventFrame, joinFrames, logFrame, telemetryFrame } from '../domain/sse.js';
 import { StreamHub } from './stream-hub.js';
 
 /** The channel the device_events trigger (migration LiveStream) names new events on, at their commit. */
@@ -39,9 +40,11 @@ export class LiveRelay implements OnModuleDestroy {
     private readonly events: DeviceEventQueries,
     private readonly sharing: SharingService,
     telemetry: TelemetryFeed,
+    logs: DeviceLogFeed,
     feed: ChangeFeed,
   ) {
     telemetry.subscribe((stored) => this.stored(stored));
+    logs.subscribe((stored) => this.logged(stored));
     bus.subscribe((message) => this.hub.deliver(message.ownerId, message.deviceId, message.frames));
     feed.listen(EVENTS_CHANNEL, (payload) => this.eventsCommitted(payload));
     feed.subscribe(SHARES_TOPIC, (key) => this.sharesChanged(key));
@@ -108,21 +111,29 @@ export class LiveRelay implements OnModuleDestroy {
   }
 
   private stored(flush: StoredTelemetry[]): void {
+    this.relay(() => flush.filter((device) => device.records.length > 0).map((device) => ({ ...device, frames: device.records.map((record) => telemetryFrame(device.deviceId, record)) })));
+  }
+
+  /** Log lines go where telemetry goes, the same way. */
+  private logged(stored: StoredLogLines): void {
+    this.relay(() => [{ ...stored, frames: stored.lines.map((line) => logFrame(stored.deviceId, line)) }]);
+  }
+
+  /** Frames of devices to the streams here and, while other instances have streams, to them; built only when someone watches. */
+  private relay(framesOf: () => Array<{ deviceId: string; ownerId: string | null; frames: string[] }>): void {
     const here = this.hub.size > 0;
     const elsewhere = this.bus.othersWatching;
     if (!here && !elsewhere) return;
     const messages: TelemetryMessage[] = [];
-    for (const device of flush) {
-      if (device.records.length === 0) continue;
-      const frames = device.records.map((record) => telemetryFrame(device.deviceId, record));
-      for (const piece of joinFrames(frames, MAX_MESSAGE_LENGTH)) messages.push({ ownerId: device.ownerId, deviceId: device.deviceId, frames: piece });
+    for (const device of framesOf()) {
+      for (const piece of joinFrames(device.frames, MAX_MESSAGE_LENGTH)) messages.push({ ownerId: device.ownerId, deviceId: device.deviceId, frames: piece });
     }
     if (here) for (const message of messages) this.hub.deliver(message.ownerId, message.deviceId, message.frames);
     if (!elsewhere) return;
     this.bus.publish(messages).then(
       () => (this.publishWarned = false),
       (error: unknown) => {
-        if (!this.publishWarned) this.logger.warn({ err: error }, 'Could not pass stored telemetry on to the other instances');
+        if (!this.publishWarned) this.logger.warn({ err: error }, 'Could not pass stored telemetry and log lines on to the other instances');
         this.publishWarned = true;
       },
     );

@@ -27,6 +27,18 @@ export function telemetryFrame(deviceId: string, record: StreamedRecord): string
   return `event: telemetry\ndata: ${JSON.stringify({ deviceId, batteryId: record.batteryId, ts: record.ts.toISOString(), metrics: record.metrics })}\n\n`;
 }
 
+export interface StreamedLogLine {
+  ts: Date;
+  level: string;
+  tag: string | null;
+  message: string;
+}
+
+/** A stored log line of a gateway: `event: log`, no id (lines are not replayed). */
+export function logFrame(deviceId: string, line: StreamedLogLine): string {
+  return `event: log\ndata: ${JSON.stringify({ deviceId, ts: line.ts.toISOString(), level: line.level, tag: line.tag, message: line.message })}\n\n`;
+}
+
 /** An event of the log, named by its type, with the log's id as the SSE id. */
 export function eventFrame(event: StreamedEvent): string {
   const data = { id: event.id, type: event.type, deviceId: event.deviceId, occurredAt: event.occurredAt.toISOString(), data: event.data };

@@ -10,10 +10,10 @@ import { DeviceEventResponse, sequenceOf } from '../../events/index.js';
 import { StreamTickets } from '../application/stream-tickets.js';
 import { StreamsService } from '../application/streams.service.js';
 import { ResponseSink } from './response-sink.js';
-import { STREAM_MESSAGE_SCHEMA, StreamQuery, StreamTelemetry, StreamTicketResponse } from './stream.dto.js';
+import { STREAM_MESSAGE_SCHEMA, StreamQuery, StreamLogLine, StreamTelemetry, StreamTicketResponse } from './stream.dto.js';
 
 @ApiTags('dashboard')
-@ApiExtraModels(StreamTelemetry, DeviceEventResponse)
+@ApiExtraModels(StreamTelemetry, StreamLogLine, DeviceEventResponse)
 @Controller('dashboard/stream')
 export class StreamController {
   constructor(
@@ -41,7 +41,7 @@ export class StreamController {
     operationId: 'openStream',
     summary: 'Live telemetry and events of the devices you can see (Server-Sent Events)',
     description: [
-      'Pushes, within about a second of the gateway’s upload being stored on any instance: every stored telemetry record (`event: telemetry`) and every event of the log (`event: alert.opened`, `device.offline`, …, with `id: evt_<n>`) of your devices; an administrator’s stream carries every device.',
+      'Pushes, within about a second of the gateway’s upload being stored on any instance: every stored telemetry record (`event: telemetry`), every stored log line (`event: log`) and every event of the log (`event: alert.opened`, `device.offline`, …, with `id: evt_<n>`) of your devices; an administrator’s stream carries every device.',
       'Authenticate with `Authorization: Bearer` or, from EventSource, with `?ticket=` (POST /api/v1/dashboard/stream/tickets).',
       'Resume after a lost connection with `Last-Event-ID` (or `?lastEventId=`): the events recorded since are sent first. A device you release stops appearing at once.',
       'At most STREAM_MAX_PER_USER (default 10) streams per account and instance (429 past it). A client that stops reading is disconnected once more than 256 KiB have waited for it for a second. The service ends streams when it shuts down: reconnect.',

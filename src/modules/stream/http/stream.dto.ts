@@ -51,6 +51,23 @@ export class StreamTelemetry {
   metrics!: Record<string, number>;
 }
 
+export class StreamLogLine {
+  @ApiProperty({ example: 'gw-0001' })
+  deviceId!: string;
+
+  @ApiProperty({ format: 'date-time', example: '2026-11-25T12:00:00.125Z' })
+  ts!: string;
+
+  @ApiProperty({ enum: ['error', 'warn', 'info', 'debug', 'verbose'] })
+  level!: string;
+
+  @ApiProperty({ type: 'string', nullable: true, example: 'wifi' })
+  tag!: string | null;
+
+  @ApiProperty({ example: 'reconnected after 3 attempts' })
+  message!: string;
+}
+
 /** The body of GET /dashboard/stream: SSE messages, each one of these (OpenAPI 3.1 has no SSE schema of its own). */
 export const STREAM_MESSAGE_SCHEMA: SchemaObject = {
   description: 'Server-Sent Events. Each message is one of the objects below (`event`, `id` and `data` are the SSE fields; `data` is JSON). Comment lines (`: heartbeat`) come every 15 s.',
@@ -60,6 +77,13 @@ export const STREAM_MESSAGE_SCHEMA: SchemaObject = {
       title: 'TelemetryMessage',
       description: 'A record a gateway sent, once stored: for every record of a device you can see. No id: records are not replayed on resume.',
       properties: { event: { type: 'string', enum: ['telemetry'] }, data: { $ref: '#/components/schemas/StreamTelemetry' } },
+      required: ['event', 'data'],
+    },
+    {
+      type: 'object',
+      title: 'LogMessage',
+      description: 'A log line a gateway uploaded, once stored (POST /api/v1/device/logs; a retried line is not sent again). No id: lines are not replayed on resume.',
+      properties: { event: { type: 'string', enum: ['log'] }, data: { $ref: '#/components/schemas/StreamLogLine' } },
       required: ['event', 'data'],
     },
     {
