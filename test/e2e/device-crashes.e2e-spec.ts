@@ -1,6 +1,7 @@
 import type { components } from '@device-cloud/client';
 import { bearer } from '../support/builders.js';
 import { ADMIN_SETTINGS, aClaimedDevice, aCustomer, anAdmin, type SignedIn } from '../support/claim-fixtures.js';
+import { randomBytes } from 'node:crypto';
 import { createTestApp, type TestApp } from '../support/create-test-app.js';
 import { expectProblem, fieldsOf } from '../support/problems.js';
 
@@ -70,6 +71,7 @@ describe('crash reports', () => {
       groupId,
       resetReason: 'panic',
       topFrames: NULL_DEREF.slice(0, 5).map((frame) => frame.toLowerCase()),
+      topFunctions: [null, null, null, null, null],
       crash: true,
       devices: 2,
       crashes: 3,
@@ -129,5 +131,39 @@ describe('crash reports', () => {
     expect(page2.data).toEqual({ items: [expect.objectContaining({ crashId: reports[0].crashId, deviceId: gateway.deviceId, resetReason: 'panic' })], nextCursor: null });
     expectProblem(await list({}, (await aCustomer(t)).headers), 404, 'NOT_FOUND');
     expect((await list({}, admin.headers)).data!.items).toHaveLength(3);
+  });
+
+  it('names the functions of backtraces once the release has a symbol map', async () => {
+    const { data: release } = await t.api.POST('/api/v1/admin/firmware', {
+      body: { version: '2.0.1', url: 'https://fw.example.com/2.0.1.bin', sha256: randomBytes(32).toString('hex'), size: 4096 },
+      headers: admin.headers,
+    });
+    const gateway = await aGateway(t, owner, '2.0.1');
+    const frames = ['0x400d2f1c', '0x400d3a08', '0x4008b2d1', '0x500d0000'];
+    const reported = await report(t, gateway, aPanic(frames, { firmwareVersion: '2.0.1' }));
+    const list = async () => (await t.api.GET('/api/v1/dashboard/devices/{deviceId}/crashes', { params: { path: { deviceId: gateway.deviceId } }, headers: owner.headers })).data!.items[0];
+    expect((await list()).frames).toEqual(frames.map((address) => ({ address, function: null })));
+
+    // What `xtensa-esp32-elf-nm -S -n app.elf` prints: data and size-less symbols are skipped.
+    const nm = ['00000000 A _stext', '3ffb0000 00000100 D some_buffer', '400d2f00 00000080 T bms_poll_task', '400d3a00 00000040 t read_cell_voltages', '4008b200 00000100 W esp_panic_handler', '4008c000 U undefined_symbol'].join('\n');
+    const symbols = { path: { id: release!.id } };
+    expectProblem(await t.api.PUT('/api/v1/admin/firmware/{id}/symbols', { params: symbols, body: { text: nm }, headers: owner.headers }), 403, 'FORBIDDEN');
+    expectProblem(await t.api.PUT('/api/v1/admin/firmware/{id}/symbols', { params: symbols, body: { text: 'not a symbol map' }, headers: admin.headers }), 400, 'VALIDATION_FAILED');
+    expectProblem(await t.api.PUT('/api/v1/admin/firmware/{id}/symbols', { params: { path: { id: '00000000-0000-4000-8000-000000000000' } }, body: { text: nm }, headers: admin.headers }), 404, 'NOT_FOUND');
+    const stored = await t.api.PUT('/api/v1/admin/firmware/{id}/symbols', { params: symbols, body: { text: nm }, headers: admin.headers });
+    expect(stored.data).toEqual({ releaseId: release!.id, symbols: 3 });
+
+    expect((await list()).frames).toEqual([
+      { address: '0x400d2f1c', function: 'bms_poll_task' },
+      { address: '0x400d3a08', function: 'read_cell_voltages' },
+      { address: '0x4008b2d1', function: 'esp_panic_handler' },
+      { address: '0x500d0000', function: null },
+    ]);
+    const group = await t.api.GET('/api/v1/admin/crash-groups/{groupId}', { params: { path: { groupId: reported.data!.groupId } }, headers: admin.headers });
+    expect(group.data!.topFunctions).toEqual(['bms_poll_task', 'read_cell_voltages', 'esp_panic_handler', null]);
+
+    // A new map replaces the old one, on this instance's cache too.
+    await t.api.PUT('/api/v1/admin/firmware/{id}/symbols', { params: symbols, body: { text: '400d2f00 00000080 T renamed_task' }, headers: admin.headers });
+    expect((await list()).frames[0]).toEqual({ address: '0x400d2f1c', function: 'renamed_task' });
   });
 });

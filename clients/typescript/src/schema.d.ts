@@ -658,6 +658,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/admin/firmware/{id}/symbols": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Attach a symbol map to a release, so crash backtraces name functions
+         * @description The text `nm --print-size --numeric-sort` prints for the release's ELF (e.g. `xtensa-esp32-elf-nm -S -n build/app.elf`): one `<address> <size> <type> <name>` per line, in hex. Code symbols (T, t, W, w) are kept, other lines skipped; none at all is a 400. Replaces an earlier map. Up to 8 MiB (gzip accepted).
+         */
+        put: operations["putFirmwareSymbols"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/dashboard/events": {
         parameters: {
             query?: never;
@@ -2761,6 +2781,23 @@ export interface components {
              */
             autoPaused: boolean;
         };
+        SymbolMapRequest: {
+            /**
+             * @description What `nm --print-size --numeric-sort` prints for the release's ELF.
+             * @example 400d2f00 00000080 T bms_poll_task
+             *     400d3a00 00000040 t read_cell_voltages
+             */
+            text: string;
+        };
+        SymbolMapResponse: {
+            /** Format: uuid */
+            releaseId: string;
+            /**
+             * @description Code symbols kept.
+             * @example 5321
+             */
+            symbols: number;
+        };
         DeviceEventResponse: {
             /**
              * @description Unique and stable: the same on every redelivery (webhooks, stream).
@@ -4105,6 +4142,15 @@ export interface components {
              */
             groupId: string;
         };
+        NamedFrameResponse: {
+            /** @example 0x400d2f1c */
+            address: string;
+            /**
+             * @description The function, from the symbol map of the release (PUT /admin/firmware/{id}/symbols); null without one.
+             * @example bms_poll_task
+             */
+            function: string | null;
+        };
         CrashResponse: {
             /** @example gw-0001 */
             deviceId: string;
@@ -4118,6 +4164,8 @@ export interface components {
             resetReason: "unknown" | "poweron" | "ext" | "sw" | "panic" | "int_wdt" | "task_wdt" | "wdt" | "deepsleep" | "brownout" | "sdio" | "usb" | "jtag" | "efuse" | "pwr_glitch" | "cpu_lockup";
             uptimeSec: number;
             panic: components["schemas"]["PanicRequest"] | null;
+            /** @description The backtrace, each frame named where the release has a symbol map. */
+            frames: components["schemas"]["NamedFrameResponse"][];
             /** @example 9f2c1e4b6a4e0f8a */
             groupId: string;
             /** Format: date-time */
@@ -4138,6 +4186,8 @@ export interface components {
             resetReason: "unknown" | "poweron" | "ext" | "sw" | "panic" | "int_wdt" | "task_wdt" | "wdt" | "deepsleep" | "brownout" | "sdio" | "usb" | "jtag" | "efuse" | "pwr_glitch" | "cpu_lockup";
             /** @description The top frames of the backtrace (lower-case): with the reset reason, what the group is. */
             topFrames: string[];
+            /** @description The functions of topFrames, by the symbol map of the latest report's release; null where none names one. */
+            topFunctions: (string | null)[];
             /** @description Whether the reset reason is a crash (panic, watchdogs, CPU lockup) rather than a reboot reason. */
             crash: boolean;
             /** @description Devices that reported it. */
@@ -4167,6 +4217,8 @@ export interface components {
             resetReason: "unknown" | "poweron" | "ext" | "sw" | "panic" | "int_wdt" | "task_wdt" | "wdt" | "deepsleep" | "brownout" | "sdio" | "usb" | "jtag" | "efuse" | "pwr_glitch" | "cpu_lockup";
             /** @description The top frames of the backtrace (lower-case): with the reset reason, what the group is. */
             topFrames: string[];
+            /** @description The functions of topFrames, by the symbol map of the latest report's release; null where none names one. */
+            topFunctions: (string | null)[];
             /** @description Whether the reset reason is a crash (panic, watchdogs, CPU lockup) rather than a reboot reason. */
             crash: boolean;
             /** @description Devices that reported it. */
@@ -7884,6 +7936,132 @@ export interface operations {
                         status: 404;
                         /** @enum {string} */
                         code: "NOT_FOUND";
+                    };
+                };
+            };
+            /** @description Temporarily unavailable (the database cannot be reached, or this instance is stopping): send it again after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before sending the request again. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 503;
+                        /** @enum {string} */
+                        code: "SERVICE_UNAVAILABLE";
+                    };
+                };
+            };
+        };
+    };
+    putFirmwareSymbols: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SymbolMapRequest"];
+            };
+        };
+        responses: {
+            /** @description Stored. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SymbolMapResponse"];
+                };
+            };
+            /** @description The request is not valid; `errors` names each field at fault. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 400;
+                        /** @enum {string} */
+                        code: "VALIDATION_FAILED" | "MALFORMED_BODY";
+                    };
+                };
+            };
+            /** @description Missing, invalid, expired or revoked credentials. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 401;
+                        /** @enum {string} */
+                        code: "UNAUTHORIZED";
+                    };
+                };
+            };
+            /** @description The account is not an administrator (FORBIDDEN), or the credential is an API key, which never reaches admin operations (API_KEY_SCOPE). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 403;
+                        /** @enum {string} */
+                        code: "FORBIDDEN" | "API_KEY_SCOPE";
+                    };
+                };
+            };
+            /** @description Not found, or not visible to you. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 404;
+                        /** @enum {string} */
+                        code: "NOT_FOUND";
+                    };
+                };
+            };
+            /** @description The body is larger than this operation accepts. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 413;
+                        /** @enum {string} */
+                        code: "PAYLOAD_TOO_LARGE";
+                    };
+                };
+            };
+            /** @description The body is not JSON. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 415;
+                        /** @enum {string} */
+                        code: "UNSUPPORTED_MEDIA_TYPE";
                     };
                 };
             };

@@ -1,4 +1,5 @@
 import { Module } from '@nestjs/common';
+import { OtaModule } from '../ota/index.js';
 import { SharingModule } from '../sharing/index.js';
 import { CrashesService } from './application/crashes.service.js';
 import { CrashStore } from './domain/crash.store.js';
@@ -7,7 +8,7 @@ import { SqlCrashStore } from './infrastructure/sql-crash.store.js';
 
 /** Crash reports and reboot reasons: reported by gateways, grouped fleet-wide by signature, read by owners and administrators. */
 @Module({
-  imports: [SharingModule],
+  imports: [SharingModule, OtaModule],
   controllers: [CrashesController],
   providers: [CrashesService, { provide: CrashStore, useClass: SqlCrashStore }],
 })

@@ -4,6 +4,9 @@ import { DevicesModule } from '../devices/index.js';
 import { EventsModule } from '../events/index.js';
 import { TelemetryModule } from '../telemetry/index.js';
 import { FirmwareReleasesService } from './application/firmware-releases.service.js';
+import { FirmwareSymbols } from './application/firmware-symbols.js';
+import { FirmwareSymbolStore } from './domain/firmware-symbol.store.js';
+import { SqlFirmwareSymbolStore } from './infrastructure/sql-firmware-symbol.store.js';
 import { OtaMaintenance } from './application/ota-maintenance.js';
 import { OtaService } from './application/ota.service.js';
 import { FirmwareReleaseRepository } from './domain/firmware-release.repository.js';
@@ -25,13 +28,15 @@ import { TypeOrmFirmwareReleaseRepository } from './infrastructure/typeorm-firmw
   providers: [
     OtaService,
     FirmwareReleasesService,
+    FirmwareSymbols,
     OtaMaintenance,
+    { provide: FirmwareSymbolStore, useClass: SqlFirmwareSymbolStore },
     { provide: FirmwareReleaseRepository, useClass: TypeOrmFirmwareReleaseRepository },
     { provide: ReleaseOfferStore, useClass: SqlReleaseOfferStore },
     { provide: OtaEventStore, useClass: SqlOtaEventStore },
     { provide: OtaDevices, useClass: SnapshotOtaDevices },
     { provide: BatteryReadingsQueries, useClass: SqlBatteryReadingsQueries },
   ],
-  exports: [OtaService],
+  exports: [OtaService, FirmwareSymbols],
 })
 export class OtaModule {}

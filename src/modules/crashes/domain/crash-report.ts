@@ -34,6 +34,8 @@ export interface CrashReport {
 
 export interface StoredCrash extends CrashReport {
   deviceId: string;
+  /** The device's hardware now (symbol maps are per release, and releases per hardware); null when unknown. */
+  hardwareId: string | null;
   groupId: string;
   receivedAt: Date;
 }
@@ -46,10 +48,18 @@ export function signatureText(report: Pick<CrashReport, 'resetReason' | 'panic'>
   return [report.resetReason, ...frames].join('|');
 }
 
+/** A frame of a backtrace, named by the release's symbol map where there is one. */
+export interface NamedFrame {
+  address: string;
+  function: string | null;
+}
+
 export interface CrashGroup {
   groupId: string;
   resetReason: ResetReason;
   topFrames: string[];
+  /** The version and hardware of the latest report: whose symbol map names the top frames. */
+  latest: { firmwareVersion: string; hardwareId: string | null };
   crash: boolean;
   devices: number;
   crashes: number;

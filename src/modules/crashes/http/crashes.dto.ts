@@ -2,7 +2,8 @@ import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { JsonSchemaBody } from '../../../shared/http/json-schema-body.js';
 import { PageQuery } from '../../../shared/http/page-query.js';
 import { FirmwareVersion } from '../../../shared/kernel/firmware-version.js';
-import { ADDRESS, CRASH_ID, MAX_BACKTRACE_FRAMES, RESET_REASONS, type CrashGroup, type ResetReason, type StoredCrash } from '../domain/crash-report.js';
+import type { ReadCrash, ReadCrashGroup } from '../application/crashes.service.js';
+import { ADDRESS, CRASH_ID, MAX_BACKTRACE_FRAMES, RESET_REASONS, type ResetReason } from '../domain/crash-report.js';
 
 /** What the report route accepts, as the schema below has checked it. */
 export interface CrashReportBody {
@@ -81,6 +82,14 @@ export class CrashReportResponse {
   groupId!: string;
 }
 
+export class NamedFrameResponse {
+  @ApiProperty({ example: '0x400d2f1c' })
+  address!: string;
+
+  @ApiProperty({ type: 'string', nullable: true, example: 'bms_poll_task', description: 'The function, from the symbol map of the release (PUT /admin/firmware/{id}/symbols); null without one.' })
+  function!: string | null;
+}
+
 export class CrashResponse {
   @ApiProperty({ example: 'gw-0001' })
   deviceId!: string;
@@ -96,12 +105,14 @@ export class CrashResponse {
   uptimeSec!: number;
   @ApiProperty({ type: PanicRequest, nullable: true })
   panic!: PanicRequest | null;
+  @ApiProperty({ type: [NamedFrameResponse], description: 'The backtrace, each frame named where the release has a symbol map.' })
+  frames!: NamedFrameResponse[];
   @ApiProperty({ example: '9f2c1e4b6a4e0f8a' })
   groupId!: string;
   @ApiProperty({ format: 'date-time' })
   receivedAt!: string;
 
-  static from(crash: StoredCrash): CrashResponse {
+  static from(crash: ReadCrash): CrashResponse {
     return {
       deviceId: crash.deviceId,
       crashId: crash.crashId,
@@ -110,6 +121,7 @@ export class CrashResponse {
       resetReason: crash.resetReason,
       uptimeSec: crash.uptimeSec,
       panic: crash.panic === null ? null : { ...(crash.panic.task ? { task: crash.panic.task } : {}), ...(crash.panic.excCause ? { excCause: crash.panic.excCause } : {}), ...(crash.panic.pc ? { pc: crash.panic.pc } : {}), backtrace: crash.panic.backtrace },
+      frames: crash.frames,
       groupId: crash.groupId,
       receivedAt: crash.receivedAt.toISOString(),
     };
@@ -135,6 +147,8 @@ export class CrashGroupResponse {
   resetReason!: ResetReason;
   @ApiProperty({ type: [String], description: 'The top frames of the backtrace (lower-case): with the reset reason, what the group is.' })
   topFrames!: string[];
+  @ApiProperty({ type: 'array', items: { type: 'string', nullable: true }, description: 'The functions of topFrames, by the symbol map of the latest report\'s release; null where none names one.' })
+  topFunctions!: Array<string | null>;
   @ApiProperty({ description: 'Whether the reset reason is a crash (panic, watchdogs, CPU lockup) rather than a reboot reason.' })
   crash!: boolean;
   @ApiProperty({ type: 'integer', description: 'Devices that reported it.' })
@@ -148,8 +162,19 @@ export class CrashGroupResponse {
   @ApiProperty({ type: [String], description: 'Firmware versions that reported it, in version order.' })
   firmwareVersions!: string[];
 
-  static from(group: CrashGroup): CrashGroupResponse {
-    return { ...group, firstSeen: group.firstSeen.toISOString(), lastSeen: group.lastSeen.toISOString() };
+  static from(group: ReadCrashGroup): CrashGroupResponse {
+    return {
+      groupId: group.groupId,
+      resetReason: group.resetReason,
+      topFrames: group.topFrames,
+      topFunctions: group.topFunctions,
+      crash: group.crash,
+      devices: group.devices,
+      crashes: group.crashes,
+      firstSeen: group.firstSeen.toISOString(),
+      lastSeen: group.lastSeen.toISOString(),
+      firmwareVersions: group.firmwareVersions,
+    };
   }
 }
 

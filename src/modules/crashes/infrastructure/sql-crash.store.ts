@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import { Sql } from '../../../shared/database/sql.js';
+import { DEVICE_SUMMARIES } from '../../devices/sql-api.js';
 import { FirmwareVersion } from '../../../shared/kernel/firmware-version.js';
 import { CrashStore, type CrashPage } from '../domain/crash.store.js';
 import { isCrash, signatureText, SIGNATURE_FRAMES, type CrashGroup, type CrashReport, type Panic, type ResetReason, type StoredCrash } from '../domain/crash-report.js';
@@ -18,6 +19,7 @@ interface CrashRow {
   panic: Panic | null;
   signature: string;
   received_at: Date;
+  hardware_id: string | null;
 }
 
 interface GroupRow {
@@ -29,9 +31,14 @@ interface GroupRow {
   first_seen: Date;
   last_seen: Date;
   firmware_versions: string[];
+  latest_version: string;
+  latest_hardware: string | null;
 }
 
 const CRASH_COLUMNS = 'device_id, crash_id, ts, firmware_version, reset_reason, uptime_sec, panic, signature, received_at';
+/** The device's hardware, through the devices module's view. */
+const HARDWARE = `(SELECT d.hardware_id FROM ${DEVICE_SUMMARIES} d WHERE d.device_id = c.device_id)`;
+const READ_COLUMNS = `${CRASH_COLUMNS.split(', ').map((column) => `c.${column}`).join(', ')}, ${HARDWARE} AS hardware_id`;
 
 const toCrash = (row: CrashRow): StoredCrash => ({
   deviceId: row.device_id,
@@ -43,6 +50,7 @@ const toCrash = (row: CrashRow): StoredCrash => ({
   panic: row.panic,
   groupId: row.signature,
   receivedAt: row.received_at,
+  hardwareId: row.hardware_id,
 });
 
 const byVersion = (a: string, b: string): number => FirmwareVersion.parse(a).compareTo(FirmwareVersion.parse(b));
@@ -51,6 +59,7 @@ const toGroup = (row: GroupRow): CrashGroup => ({
   groupId: row.group_id,
   resetReason: row.reset_reason,
   topFrames: (row.backtrace ?? []).slice(0, SIGNATURE_FRAMES).map((address) => address.toLowerCase()),
+  latest: { firmwareVersion: row.latest_version, hardwareId: row.latest_hardware },
   crash: isCrash(row.reset_reason),
   devices: row.devices,
   crashes: row.crashes,
@@ -65,8 +74,10 @@ const GROUPS = `
          (array_agg(panic->'backtrace' ORDER BY received_at DESC))[1] AS backtrace,
          count(DISTINCT device_id)::int AS devices, count(*)::int AS crashes,
          min(received_at) AS first_seen, max(received_at) AS last_seen,
-         array_agg(DISTINCT firmware_version) AS firmware_versions
-    FROM device_crashes`;
+         array_agg(DISTINCT firmware_version) AS firmware_versions,
+         (array_agg(firmware_version ORDER BY received_at DESC))[1] AS latest_version,
+         (array_agg(${HARDWARE} ORDER BY received_at DESC))[1] AS latest_hardware
+    FROM device_crashes c`;
 
 @Injectable()
 export class SqlCrashStore extends CrashStore {
@@ -90,7 +101,7 @@ export class SqlCrashStore extends CrashStore {
 
   async ofDevice(deviceId: string, page: CrashPage): Promise<StoredCrash[]> {
     const rows = await this.sql.rows<CrashRow>(
-      `SELECT ${CRASH_COLUMNS} FROM device_crashes
+      `SELECT ${READ_COLUMNS} FROM device_crashes c
         WHERE device_id = $1 AND ($2::timestamptz IS NULL OR received_at >= $2)
           AND ($3::timestamptz IS NULL OR (ts, crash_id) < ($3, $4::varchar))
         ORDER BY ts DESC, crash_id DESC LIMIT $5`,
@@ -111,7 +122,7 @@ export class SqlCrashStore extends CrashStore {
   }
 
   async samples(groupId: string, limit: number): Promise<StoredCrash[]> {
-    const rows = await this.sql.rows<CrashRow>(`SELECT ${CRASH_COLUMNS} FROM device_crashes WHERE signature = $1 ORDER BY received_at DESC, device_id, crash_id LIMIT $2`, [groupId, limit], 'crash-samples');
+    const rows = await this.sql.rows<CrashRow>(`SELECT ${READ_COLUMNS} FROM device_crashes c WHERE signature = $1 ORDER BY received_at DESC, device_id, crash_id LIMIT $2`, [groupId, limit], 'crash-samples');
     return rows.map(toCrash);
   }
 }

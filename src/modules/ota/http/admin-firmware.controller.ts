@@ -1,4 +1,5 @@
-import { Body, Controller, Get, Param, ParseUUIDPipe, Patch, Post, Query } from '@nestjs/common';
+import { Body, Controller, Get, Param, ParseUUIDPipe, Patch, Post, Put, Query } from '@nestjs/common';
+import { RouteConfig } from '@nestjs/platform-fastify';
 import { Requester, type AuditContext } from '../../audit/index.js';
 import { ApiBody, ApiOperation, ApiParam, ApiResponse, ApiTags } from '@nestjs/swagger';
 import { AdminAuth } from '../../../auth/auth.decorators.js';
@@ -6,6 +7,7 @@ import { ValidationFailedError } from '../../../shared/domain-error.js';
 import { ApiProblems, JSON_BODY_PROBLEMS } from '../../../shared/http/api-problems.decorator.js';
 import { decodeTimeCursor, encodeTimeCursor } from '../../../shared/http/cursor.js';
 import { FirmwareReleasesService } from '../application/firmware-releases.service.js';
+import { FirmwareSymbols } from '../application/firmware-symbols.js';
 import {
   ChangeFirmwareRequest,
   FirmwareReleaseListResponse,
@@ -13,6 +15,9 @@ import {
   FirmwareReleaseStatusResponse,
   ListFirmwareQuery,
   PublishFirmwareRequest,
+  SymbolMapRequest,
+  SymbolMapResponse,
+  SYMBOL_MAP_MAX_BYTES,
 } from './admin-firmware.dto.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
@@ -22,7 +27,10 @@ const ReleaseIdParam = () =>
 @ApiTags('admin')
 @Controller('admin/firmware')
 export class AdminFirmwareController {
-  constructor(private readonly releases: FirmwareReleasesService) {}
+  constructor(
+    private readonly releases: FirmwareReleasesService,
+    private readonly symbols: FirmwareSymbols,
+  ) {}
 
   @Post()
   @AdminAuth()
@@ -74,5 +82,22 @@ export class AdminFirmwareController {
   @ApiProblems({ 400: ['VALIDATION_FAILED'], 404: ['NOT_FOUND'] })
   async status(@ReleaseIdParam() id: string): Promise<FirmwareReleaseStatusResponse> {
     return FirmwareReleaseStatusResponse.from(await this.releases.status(id));
+  }
+
+  @Put(':id/symbols')
+  @AdminAuth()
+  @RouteConfig({ bodyLimit: SYMBOL_MAP_MAX_BYTES })
+  @ApiOperation({
+    operationId: 'putFirmwareSymbols',
+    summary: 'Attach a symbol map to a release, so crash backtraces name functions',
+    description:
+      'The text `nm --print-size --numeric-sort` prints for the release\'s ELF (e.g. `xtensa-esp32-elf-nm -S -n build/app.elf`): one `<address> <size> <type> <name>` per line, in hex. Code symbols (T, t, W, w) are kept, other lines skipped; none at all is a 400. Replaces an earlier map. Up to 8 MiB (gzip accepted).',
+  })
+  @ApiParam({ name: 'id', format: 'uuid' })
+  @ApiBody({ type: SymbolMapRequest })
+  @ApiResponse({ status: 200, type: SymbolMapResponse, description: 'Stored.' })
+  @ApiProblems(JSON_BODY_PROBLEMS, { 404: ['NOT_FOUND'] })
+  async putSymbols(@Requester() by: AuditContext, @ReleaseIdParam() id: string, @Body() body: SymbolMapRequest): Promise<SymbolMapResponse> {
+    return this.symbols.upload(by, id, body.text);
   }
 }

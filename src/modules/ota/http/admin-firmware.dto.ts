@@ -268,3 +268,21 @@ export class FirmwareReleaseStatusResponse {
     };
   }
 }
+
+/** A symbol map is the text of `nm` over the firmware ELF: a few MB for a large image. */
+export const SYMBOL_MAP_MAX_BYTES = 8 * 1024 * 1024;
+
+export class SymbolMapRequest {
+  @ApiProperty({ description: 'What `nm --print-size --numeric-sort` prints for the release\'s ELF.', example: '400d2f00 00000080 T bms_poll_task\n400d3a00 00000040 t read_cell_voltages\n' })
+  @IsString()
+  @MaxLength(SYMBOL_MAP_MAX_BYTES)
+  text!: string;
+}
+
+export class SymbolMapResponse {
+  @ApiProperty({ format: 'uuid' })
+  releaseId!: string;
+
+  @ApiProperty({ type: 'integer', description: 'Code symbols kept.', example: 5321 })
+  symbols!: number;
+}
