@@ -12,6 +12,8 @@ import { eventually } from '../support/eventually.js';
 import { DAY, HOUR, MINUTE, ingest, ingestAll, iso, type TelemetryRecordBody } from '../support/telemetry.js';
 
 type OtaEventBody = components['schemas']['OtaEventRequest'];
+type LogLineBody = components['schemas']['LogLineRequest'];
+type CrashReportBody = components['schemas']['CrashReportRequest'];
 
 /**
  * The reference dashboard (examples/dashboard) built by Vite and served from an origin of its own,
@@ -113,6 +115,11 @@ describeWithBrowser('the dashboard browser test')('the reference dashboard (exam
   async function markDocument(page: Page): Promise<() => Promise<boolean>> {
     await page.locator('html').evaluate((root) => root.setAttribute('data-unreloaded', 'yes'));
     return async () => (await page.locator('html').getAttribute('data-unreloaded')) === 'yes';
+  }
+
+  /** The computed `property` of each element `selector` finds (this project's types have no DOM, hence the string). */
+  async function computed(page: Page, selector: string, property: 'color' | 'backgroundColor'): Promise<string[]> {
+    return (await page.evaluate(`[...document.querySelectorAll(${JSON.stringify(selector)})].map((element) => getComputedStyle(element).${property})`)) as string[];
   }
 
   function screenshot(page: Page, name: string): Promise<Buffer> {
@@ -347,6 +354,129 @@ describeWithBrowser('the dashboard browser test')('the reference dashboard (exam
       expect(await seen.page.locator('section.commands tbody button').count()).toBe(0);
 
       expect(await page.locator('#notice').isHidden()).toBe(true);
+      expect(pageErrors).toEqual([]);
+      expect(seen.pageErrors).toEqual([]);
+    });
+  });
+
+  describe('the Logs and Crashes panels', () => {
+    /** Newest first, as the Logs panel shows them: one of each level, then 100 heartbeats older than all of them. */
+    function gatewayLines(now: number): LogLineBody[] {
+      const recent: LogLineBody[] = [
+        { ts: iso(now - 1 * MINUTE), level: 'verbose', tag: 'ota', message: 'checking for updates' },
+        { ts: iso(now - 2 * MINUTE), level: 'debug', tag: 'bms', message: 'poll took 41 ms' },
+        { ts: iso(now - 3 * MINUTE), level: 'info', tag: 'wifi', message: 'reconnected after 3 attempts' },
+        { ts: iso(now - 4 * MINUTE), level: 'warn', tag: 'wifi', message: 'RSSI low: -82 dBm' },
+        { ts: iso(now - 5 * MINUTE), level: 'error', tag: 'bms', message: 'CAN timeout reading pack 2' },
+      ];
+      const heartbeats = Array.from({ length: 100 }, (_, k): LogLineBody => ({ ts: iso(now - 10 * MINUTE - k * 1000), level: 'info', tag: 'main', message: `heartbeat ${100 - k}` }));
+      return [...recent, ...heartbeats];
+    }
+
+    const BACKTRACE = ['0x400d2f1c', '0x400d3a08', '0x4008b2d1', '0x400d1000', '0x400d1100', '0x400d9999', '0x40081234'];
+
+    it('show what the gateway uploaded: log lines newest first, filtered by level and text, with older pages; crashes marked apart from reboots; for a viewer too', async () => {
+      const owner = await aSignedInCustomer();
+      const viewer = await aSignedInCustomer();
+      const { body: device, registered } = await aClaimedDevice(t, owner);
+      const deviceId = device.deviceId;
+      const gateway = bearer(registered.accessToken);
+      const now = Date.now();
+      const lines = gatewayLines(now);
+      // Sent oldest first, as a gateway empties its buffer.
+      const uploaded = await t.api.POST('/api/v1/device/logs', { body: { lines: [...lines].reverse() }, headers: gateway });
+      expect(uploaded.data).toEqual({ accepted: lines.length, duplicates: 0, rejected: [] });
+      const crashes: CrashReportBody[] = [
+        { crashId: 'boot-7', ts: iso(now - 30 * MINUTE), firmwareVersion: '1.4.2', resetReason: 'panic', uptimeSec: 86_400, panic: { task: 'bms_poll', excCause: 'LoadProhibited', pc: '0x400d2f1c', backtrace: BACKTRACE } },
+        { crashId: 'boot-8', ts: iso(now - 20 * MINUTE), firmwareVersion: '1.4.2', resetReason: 'brownout', uptimeSec: 42 },
+        { crashId: 'boot-9', ts: iso(now - 15 * MINUTE), firmwareVersion: '1.4.3', resetReason: 'task_wdt', uptimeSec: 5400, panic: { task: 'IDLE0', backtrace: BACKTRACE.slice(0, 3) } },
+      ];
+      for (const body of crashes) expect((await t.api.POST('/api/v1/device/crashes', { body, headers: gateway })).response.status).toBe(201);
+      const shared = await t.api.POST('/api/v1/user/devices/{deviceId}/shares', { params: { path: { deviceId } }, body: { email: viewer.email, role: 'viewer' }, headers: owner.headers });
+      expect(shared.response.status).toBe(201);
+
+      const { page, pageErrors } = await signedInPage(owner);
+      await page.locator(`table.devices tr[data-device-id="${deviceId}"] a`).click();
+      const logs = page.locator('section.logs');
+      const older = logs.locator('button[data-action="older"]');
+      const shown = () =>
+        logs.locator('ol.log-lines li').evaluateAll((items) =>
+          items.map((item) => ({
+            ts: item.querySelector('time')?.getAttribute('datetime'),
+            level: item.getAttribute('data-level'),
+            tag: item.querySelector('.tag')?.textContent,
+            message: item.querySelector('.message')?.textContent,
+          })),
+        );
+      const messages = async () => (await shown()).map((line) => line.message);
+      const expected = (picked: LogLineBody[]) => picked.map(({ ts, level, tag, message }) => ({ ts, level, tag, message }));
+
+      // The latest 100, newest first, each with its time, level, tag and message; the rest behind "Older".
+      await eventually(async () => expect(await shown()).toEqual(expected(lines.slice(0, 100))));
+      expect(await older.isVisible()).toBe(true);
+      const first = logs.locator('ol.log-lines li').first();
+      expect(await first.locator('time').innerText()).toMatch(/^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3}$/);
+      expect(await first.locator('.level').innerText()).toContain('VERBOSE');
+      // Each level in a colour of its own.
+      const levels = await logs.locator('ol.log-lines li').evaluateAll((items) => items.map((item) => item.getAttribute('data-level')));
+      const colours = new Map((await computed(page, 'section.logs ol.log-lines li .level', 'color')).map((colour, i) => [levels[i], colour]));
+      expect(colours.size).toBe(5);
+      expect(new Set(colours.values()).size).toBe(5);
+
+      await older.click();
+      await eventually(async () => expect(await shown()).toEqual(expected(lines)));
+      await older.waitFor({ state: 'hidden' });
+
+      // Warnings and more severe: the warning and the error.
+      await logs.locator('select[name=level]').selectOption('warn');
+      await eventually(async () => expect(await messages()).toEqual(['RSSI low: -82 dBm', 'CAN timeout reading pack 2']));
+      expect(await older.isHidden()).toBe(true);
+      // And a text, which the tag matches too.
+      await logs.locator('input[name=q]').fill('wifi');
+      await eventually(async () => expect(await messages()).toEqual(['RSSI low: -82 dBm']));
+      await logs.locator('select[name=level]').selectOption('');
+      await eventually(async () => expect(await messages()).toEqual(['reconnected after 3 attempts', 'RSSI low: -82 dBm']));
+      // Case-insensitive, in the message.
+      await logs.locator('input[name=q]').fill('POLL TOOK');
+      await eventually(async () => expect(await shown()).toEqual(expected([lines[1]])));
+      await logs.locator('input[name=q]').fill('no such line');
+      await logs.locator('p.empty', { hasText: 'No lines match.' }).waitFor();
+      expect(await logs.locator('ol.log-lines').isHidden()).toBe(true);
+      await logs.locator('input[name=q]').fill('');
+      await eventually(async () => expect(await shown()).toEqual(expected(lines.slice(0, 100))));
+
+      // Crashes, newest first: the watchdog and the panic marked as crashes, the brown-out as a reboot.
+      const crashRows = page.locator('section.crashes tbody tr');
+      await eventually(async () => expect(await crashRows.evaluateAll((rows) => rows.map((row) => [row.getAttribute('data-crash-id'), row.getAttribute('data-kind')]))).toEqual([
+        ['boot-9', 'crash'],
+        ['boot-8', 'reboot'],
+        ['boot-7', 'crash'],
+      ]));
+      const cells = async (crashId: string) => (await page.locator(`section.crashes tr[data-crash-id="${crashId}"] td`).allInnerTexts()).map((cell) => cell.trim());
+      expect((await cells('boot-7')).slice(1)).toEqual(['1.4.2', 'panic', '1 d 0 h', 'bms_poll · LoadProhibited', `${BACKTRACE.slice(0, 5).join(' ')} … +2`]);
+      expect((await cells('boot-8')).slice(1)).toEqual(['1.4.2', 'brownout', '42 s', '', '']);
+      expect((await cells('boot-9')).slice(1)).toEqual(['1.4.3', 'task_wdt', '1 h 30 min', 'IDLE0', BACKTRACE.slice(0, 3).join(' ')]);
+      const reasonColour = async (crashId: string) => (await computed(page, `section.crashes tr[data-crash-id="${crashId}"] .reason`, 'backgroundColor'))[0];
+      expect(await reasonColour('boot-7')).toBe(await reasonColour('boot-9'));
+      expect(await reasonColour('boot-7')).not.toBe(await reasonColour('boot-8'));
+
+      // Refresh shows a report sent since.
+      const rebooted: CrashReportBody = { crashId: 'boot-10', ts: iso(Date.now() - MINUTE), firmwareVersion: '1.4.3', resetReason: 'sw', uptimeSec: 120 };
+      expect((await t.api.POST('/api/v1/device/crashes', { body: rebooted, headers: gateway })).response.status).toBe(201);
+      await page.locator('section.crashes button[data-action="refresh"]').click();
+      await page.locator('section.crashes tbody tr:first-child[data-crash-id="boot-10"][data-kind="reboot"]').waitFor();
+      expect(await page.locator('#notice').isHidden()).toBe(true);
+      await screenshot(page, 'logs-crashes');
+
+      // A viewer sees both.
+      const seen = await signedInPage(viewer);
+      await seen.page.locator(`table.devices tr[data-device-id="${deviceId}"] a`).click();
+      await seen.page.locator('section.crashes tr[data-crash-id="boot-7"][data-kind="crash"]').waitFor();
+      await seen.page.locator('section.logs[data-lines="100"]').waitFor();
+      await seen.page.locator('section.logs select[name=level]').selectOption('error');
+      await eventually(async () => expect(await seen.page.locator('section.logs ol.log-lines li .message').allInnerTexts()).toEqual(['CAN timeout reading pack 2']));
+      expect(await seen.page.locator('#notice').isHidden()).toBe(true);
+
       expect(pageErrors).toEqual([]);
       expect(seen.pageErrors).toEqual([]);
     });

@@ -19,6 +19,8 @@ export type BatteryProfile = components['schemas']['BatteryProfileRequest'];
 export type EnergyPoint = components['schemas']['BatteryEnergyPointResponse'];
 export type BatteryHealth = components['schemas']['BatteryHealthResponse'];
 export type Command = components['schemas']['CommandResponse'];
+export type LogLine = components['schemas']['LogLineResponse'];
+export type Crash = components['schemas']['CrashResponse'];
 /** A record as the stream sends it: no id, records are not replayed after a break. */
 export type TelemetryMessage = StreamTelemetry;
 type Problem = components['schemas']['ProblemResponse'];

@@ -2,14 +2,16 @@ import { api, failure, type Device, type DeviceEvent, type OtaEvent, type Teleme
 import { alertsPanel } from './alerts';
 import { batteriesPanel } from './batteries';
 import { commandsPanel } from './commands';
+import { crashesPanel } from './crashes';
 import { MetricChart } from './chart';
 import { formatTime, formatValue, h, latestOnly, load, METRICS, onlineBadge, type View } from './dom';
+import { logsPanel } from './logs';
 
 const HOUR = 3_600_000;
 const RANGES = { '24 h': 24 * HOUR, '7 d': 7 * 24 * HOUR, '30 d': 30 * 24 * HOUR };
 type Range = keyof typeof RANGES;
 
-/** One device: latest values, charts over 24 h / 7 d / 30 d, its batteries, commands, OTA history and its alerts. */
+/** One device: latest values, charts over 24 h / 7 d / 30 d, its batteries, commands, crashes, OTA history, logs and its alerts. */
 export function deviceView(deviceId: string): View {
   let range: Range = '24 h';
   /** The battery shown; the first one reported ('main' when there is one) until the user picks another. */
@@ -28,6 +30,8 @@ export function deviceView(deviceId: string): View {
   const alerts = alertsPanel(deviceId);
   const batteryPanel = batteriesPanel(deviceId);
   const commands = commandsPanel(deviceId);
+  const crashes = crashesPanel(deviceId);
+  const logs = logsPanel(deviceId);
   const element = h(
     'div',
     { class: 'device-page', 'data-device-id': deviceId },
@@ -37,6 +41,7 @@ export function deviceView(deviceId: string): View {
     batteryPanel.element,
     alerts.element,
     commands.element,
+    crashes.element,
     h(
       'section',
       { class: 'ota' },
@@ -44,6 +49,7 @@ export function deviceView(deviceId: string): View {
       otaTable,
       otaEmpty,
     ),
+    logs.element,
   );
 
   const loadDevice = latestOnly(
@@ -131,7 +137,7 @@ export function deviceView(deviceId: string): View {
 
   async function refresh(): Promise<void> {
     // The device names its batteries, which the history is asked for.
-    await Promise.all([loadDevice().then(loadHistory), loadOta(), alerts.refresh(), batteryPanel.refresh(), commands.refresh()]);
+    await Promise.all([loadDevice().then(loadHistory), loadOta(), alerts.refresh(), batteryPanel.refresh(), commands.refresh(), crashes.refresh(), logs.refresh()]);
   }
 
   return {
