@@ -2,7 +2,8 @@
  * Runs N simulated gateways against a Device Cloud Service, each living the life docs/gateway.md
  * describes: register (or log in with saved credentials), upload telemetry in batches, poll its
  * configuration and firmware with ETags, install an offered release (download, SHA-256 check, OTA
- * events) and recover from 401, 413, 429 and 503 the way firmware should.
+ * events), run the commands sent to it (short or long poll, repeats dropped by commandId) and
+ * recover from 401, 413, 429 and 503 the way firmware should.
  *
  *   npm run simulate -- --url http://localhost:3000 --gateways 5 --interval 2 --batch 5 --duration 60
  *
@@ -24,6 +25,9 @@ type DeviceConfig = Schemas['DeviceConfigResponse'];
 type Offer = Schemas['FirmwareOfferResponse'];
 type OtaEvent = Schemas['OtaEventRequest'];
 type Registration = Schemas['RegisterDeviceRequest'];
+type Command = Schemas['PendingCommandResponse'];
+type CommandResult = Schemas['CommandResultRequest'];
+type FinalStatus = Exclude<CommandResult['status'], 'accepted'>;
 
 /** What the service enforces (docs/gateway.md, "Limits"). */
 const MAX_RECORDS_PER_UPLOAD = 500;
@@ -42,6 +46,11 @@ const PROGRESS_REPORT_EVERY_MS = 30_000;
 const FLUSH_TIMEOUT_MS = 10_000;
 /** A 500 may be caused by the batch itself: after this many tries it is dropped. */
 const MAX_SERVER_ERROR_TRIES = 5;
+/** What this firmware chooses (docs/gateway.md, "Commands"). */
+const LONG_POLL_WAIT_SEC = 25;
+const REMEMBERED_COMMANDS = 20;
+/** Long polls start at least this far apart: one answered at once (an instance shutting down) must not make the loop spin. */
+const MIN_LONG_POLL_SPACING_MS = 1_000;
 
 const HELP = `Usage: npm run simulate -- [options]      (or: npm exec -- node examples/gateway-simulator.ts [options])
 
@@ -57,7 +66,9 @@ const HELP = `Usage: npm run simulate -- [options]      (or: npm exec -- node ex
   --prefix <text>           deviceId prefix (default sim-<random>); deviceIds are <prefix>-0001, …
   --firmware <version>      firmware the gateways run at first boot (default 0.1.4; 0.1.4 and later send a claim code)
   --clock-skew <sec>        start every gateway's clock this far off (the Date header corrects it)
-  --install-sec <sec>       how long a simulated install and reboot take (default 1)
+  --install-sec <sec>       how long a simulated install and reboot take (default 1; a reboot command: half)
+  --long-poll               fetch commands with a long poll (waitSec=${LONG_POLL_WAIT_SEC}) on a loop of their own,
+                            instead of a short poll at the config poll's cadence
   --state <file>            keep credentials here (mode 0600): an existing file is the fleet, which logs in instead of registering
   --admin-email <email>     with --admin-password (or SIMULATOR_ADMIN_PASSWORD): import the fleet into the
                             registration allowlist first (needed under REGISTRATION_MODE=allowlist)
@@ -83,6 +94,7 @@ export interface Options {
   firmware: string;
   clockSkewSec: number;
   installSec: number;
+  longPoll: boolean;
   stateFile?: string;
   adminEmail?: string;
   adminPassword?: string;
@@ -110,6 +122,11 @@ interface Answer<T> {
 
 type Sent<T> = Promise<{ data?: T; error?: unknown; response: Response }>;
 
+interface SendOptions {
+  timeoutMs?: number;
+  untilStop?: boolean;
+}
+
 export function parseOptions(argv: string[]): Options | 'help' {
   const { values } = parseArgs({
     args: argv,
@@ -128,6 +145,7 @@ export function parseOptions(argv: string[]): Options | 'help' {
       firmware: { type: 'string' },
       'clock-skew': { type: 'string' },
       'install-sec': { type: 'string' },
+      'long-poll': { type: 'boolean' },
       state: { type: 'string' },
       'admin-email': { type: 'string' },
       'admin-password': { type: 'string' },
@@ -163,6 +181,7 @@ export function parseOptions(argv: string[]): Options | 'help' {
     firmware,
     clockSkewSec: Number(values['clock-skew'] ?? 0) || 0,
     installSec: number('install-sec', values['install-sec'], { min: 0 }) ?? 1,
+    longPoll: values['long-poll'] ?? false,
     stateFile: values.state,
     adminEmail: values['admin-email'],
     adminPassword: values['admin-password'] ?? process.env.SIMULATOR_ADMIN_PASSWORD,
@@ -240,6 +259,13 @@ class Stats {
   installed = 0;
   updateFailures = 0;
   otaEvents = 0;
+  commandPolls = 0;
+  commandsUnchanged = 0;
+  commandsReceived = 0;
+  commandRepeats = 0;
+  commandResults: Record<FinalStatus, number> = { succeeded: 0, failed: 0, rejected: 0 };
+  commandsFinished = 0;
+  reboots = 0;
   retries = 0;
   waitedMs = 0;
   clockSteps = 0;
@@ -256,13 +282,20 @@ class Run {
   stopping = false;
   flushDeadline = Infinity;
   readonly hard = new AbortController();
+  private readonly soft = new AbortController();
   private readonly stopped = new Notifier();
 
   stop(): void {
     if (this.stopping) return;
     this.stopping = true;
     this.flushDeadline = Date.now() + FLUSH_TIMEOUT_MS;
+    this.soft.abort();
     this.stopped.notify();
+  }
+
+  /** Aborted on a soft stop too: for a request that only waits (a long poll). */
+  get stopSignal(): AbortSignal {
+    return this.soft.signal;
   }
 
   /** Sleeps; wakes early on a hard stop, and on a soft one unless `throughStop`. True when it slept the whole time. */
@@ -290,7 +323,7 @@ interface Sample {
   restamped: boolean;
 }
 
-type GatewayState = 'booting' | 'registering' | 'online' | 'updating' | 'failed' | 'stopped';
+type GatewayState = 'booting' | 'registering' | 'online' | 'updating' | 'rebooting' | 'failed' | 'stopped';
 
 class Gateway {
   state: GatewayState = 'booting';
@@ -306,8 +339,16 @@ class Gateway {
   private otaEtag: string | null = null;
   /** Each offered version is tried once per run; firmware would retry a failed one at a later OTA check. */
   private readonly attemptedVersions = new Set<string>();
+  private commandsEtag: string | null = null;
+  /** The last commands run, oldest first, with their final status (null: running): in NVS on a gateway, so it survives a reboot. */
+  private readonly commandsRun = new Map<string, FinalStatus | null>();
+  /** set-log-level's, until the next restart; then the configuration's logLevel holds again. */
+  private logLevelSet: string | null = null;
   private readonly buffer: Sample[] = [];
   private readonly buffered = new Notifier();
+  /** upload-now: the last sample buffered when it came, and who waits for it to leave the buffer. */
+  private flushes: Array<{ last: Sample; records: number; done: (records: number | null) => void }> = [];
+  private uploadsEnded = false;
   private samplingDone = false;
   private readonly bootedAt = performance.now();
   private soc = 40 + Math.random() * 55;
@@ -326,6 +367,10 @@ class Gateway {
 
   get firmwareVersion(): string {
     return this.credentials.firmwareVersion;
+  }
+
+  get logLevel(): string {
+    return this.logLevelSet ?? this.config?.logLevel ?? 'warn';
   }
 
   private get api(): Api {
@@ -355,7 +400,7 @@ class Gateway {
       if (!(await this.boot())) return;
       this.state = 'online';
       this.cameOnline = true;
-      await Promise.all([this.sampleLoop(), this.uploadLoop(), this.configLoop(), this.otaLoop()]);
+      await Promise.all([this.sampleLoop(), this.uploadLoop(), this.configLoop(), this.otaLoop(), this.commandLoop()]);
     } finally {
       this.doneSampling();
       if (this.state !== 'failed') this.state = 'stopped';
@@ -380,8 +425,9 @@ class Gateway {
 
   // ---- one request ----
 
-  private async send<T>(send: (signal: AbortSignal) => Sent<T>): Promise<Answer<T>> {
-    const signal = AbortSignal.any([AbortSignal.timeout(REQUEST_TIMEOUT_MS), this.run.hard.signal]);
+  /** `untilStop`: a request that only waits (a long poll) is given up when the run stops, and that is not counted as a failure. */
+  private async send<T>(send: (signal: AbortSignal) => Sent<T>, { timeoutMs = REQUEST_TIMEOUT_MS, untilStop = false }: SendOptions = {}): Promise<Answer<T>> {
+    const signal = AbortSignal.any([AbortSignal.timeout(timeoutMs), this.run.hard.signal, ...(untilStop ? [this.run.stopSignal] : [])]);
     let answer: Answer<T>;
     try {
       const { data, error, response } = await send(signal);
@@ -389,6 +435,7 @@ class Gateway {
       const problem = typeof error === 'object' && error !== null ? (error as { code?: string; detail?: string }) : undefined;
       answer = { status: response.status, data, code: problem?.code, detail: problem?.detail, retryAfterMs: retryAfterMsOf(response.headers.get('retry-after')), etag: response.headers.get('etag') };
     } catch (error) {
+      if (untilStop && this.run.stopping) return { status: 0, detail: 'stopped' };
       answer = { status: 0, detail: error instanceof Error ? error.message : String(error) };
     }
     this.stats.count(answer);
@@ -509,12 +556,12 @@ class Gateway {
   }
 
   /** An authenticated request: a 401 is answered by a refresh (or login) and one more try. */
-  private async authed<T>(send: (headers: { authorization: string }, signal: AbortSignal) => Sent<T>): Promise<Answer<T>> {
+  private async authed<T>(send: (headers: { authorization: string }, signal: AbortSignal) => Sent<T>, options: SendOptions = {}): Promise<Answer<T>> {
     let answer: Answer<T> = { status: 401, code: 'UNAUTHORIZED' };
     for (let tries = 0; tries < 2; tries++) {
       const token = await this.accessToken();
       if (!token) return answer;
-      answer = await this.send((signal) => send({ authorization: `Bearer ${token}` }, signal));
+      answer = await this.send((signal) => send({ authorization: `Bearer ${token}` }, signal), options);
       if (answer.status !== 401) return answer;
       if (this.tokens?.access === token) this.tokens.expiresAt = 0;
     }
@@ -566,12 +613,23 @@ class Gateway {
   }
 
   private async uploadLoop(): Promise<void> {
+    try {
+      await this.uploadBatches();
+    } finally {
+      this.uploadsEnded = true;
+      this.settleFlushes();
+    }
+  }
+
+  private async uploadBatches(): Promise<void> {
     let maxRecords = MAX_RECORDS_PER_UPLOAD;
     for (;;) {
+      this.settleFlushes();
       const flushing = this.samplingDone || this.run.stopping;
       if (this.state === 'failed' || this.run.hard.signal.aborted) return;
       if (this.buffer.length === 0 && flushing) return;
-      if (this.buffer.length < this.batchSize() && !flushing) {
+      // upload-now: what was buffered when it came goes out whatever the batch size.
+      if (this.buffer.length < this.batchSize() && !flushing && this.flushes.length === 0) {
         await Promise.race([this.buffered.wait(), this.run.whenStopped()]);
         continue;
       }
@@ -620,6 +678,27 @@ class Gateway {
 
   get unsent(): number {
     return this.buffer.length;
+  }
+
+  /** Resolves with the records buffered now once they left the buffer; null if uploads ended first (the run stopped, or failed). */
+  private flushBuffer(): Promise<number | null> {
+    const last = this.buffer.at(-1);
+    if (!last) return Promise.resolve(0);
+    if (this.uploadsEnded) return Promise.resolve(null);
+    return new Promise((done) => {
+      this.flushes.push({ last, records: this.buffer.length, done });
+      this.buffered.notify();
+    });
+  }
+
+  private settleFlushes(): void {
+    const waiting = this.flushes;
+    this.flushes = [];
+    for (const flush of waiting) {
+      if (!this.buffer.includes(flush.last)) flush.done(flush.records);
+      else if (this.uploadsEnded) flush.done(null);
+      else this.flushes.push(flush);
+    }
   }
 
   // ---- configuration ----
@@ -749,6 +828,168 @@ class Gateway {
     if (hash.digest('hex') !== offer.sha256.toLowerCase()) return { type: 'verify_failed', errorCode: 'E_SHA_MISMATCH', message: 'SHA-256 of the downloaded image does not match the release' };
     return null;
   }
+
+  // ---- commands ----
+
+  /**
+   * A short poll at the config poll's cadence, or (--long-poll) a long poll held by the service
+   * until a command comes, polled again as soon as it answers.
+   */
+  private async commandLoop(): Promise<void> {
+    const long = this.fleet.options.longPoll;
+    for (let failures = 0; ; ) {
+      const startedAt = performance.now();
+      let waitMs = long ? 0 : this.fleet.options.configIntervalSec * 1000;
+      const answer = await this.authed(
+        (headers, signal) =>
+          this.api.GET('/api/v1/device/commands', {
+            params: { query: long ? { waitSec: LONG_POLL_WAIT_SEC } : {} },
+            headers: { ...headers, ...(this.commandsEtag ? { 'if-none-match': this.commandsEtag } : {}) },
+            signal,
+          }),
+        // The service holds a long poll up to waitSec: the timeout is the wait plus the usual one.
+        long ? { timeoutMs: LONG_POLL_WAIT_SEC * 1000 + REQUEST_TIMEOUT_MS, untilStop: true } : {},
+      );
+      if (this.run.stopping && answer.status === 0) return;
+      this.stats.commandPolls++;
+      if (answer.status === 304 || answer.status === 200) failures = 0;
+      if (answer.status === 304) {
+        this.stats.commandsUnchanged++;
+      } else if (answer.status === 200 && answer.data) {
+        this.commandsEtag = answer.etag ?? null;
+        await this.runCommands(answer.data.commands);
+      } else if (answer.retryAfterMs !== undefined) {
+        waitMs = Math.max(waitMs, answer.retryAfterMs + Math.random() * RETRY_AFTER_JITTER_MS);
+      } else if (long) {
+        waitMs = backoffMs(failures++);
+      }
+      if (long) waitMs = Math.max(waitMs, MIN_LONG_POLL_SPACING_MS - (performance.now() - startedAt));
+      if (this.state === 'failed' || !(await this.run.sleep(waitMs))) return;
+    }
+  }
+
+  /** One at a time, oldest first. Delivery is at least once: a command run already is not run again, its result is sent again. */
+  private async runCommands(commands: Command[]): Promise<void> {
+    for (const command of commands) {
+      if (this.state === 'failed' || this.run.stopping) return;
+      if (this.commandsRun.has(command.commandId)) {
+        this.stats.commandRepeats++;
+        const status = this.commandsRun.get(command.commandId);
+        this.log(`command ${command.commandId} (${command.type}) again: run already${status ? `, reporting ${status} again` : ''}`);
+        if (status) await this.reportResult(command, { status });
+        continue;
+      }
+      // Remembered before it runs: a reboot delivered again after the restart must not run twice.
+      this.remember(command.commandId, null);
+      this.stats.commandsReceived++;
+      this.log(`command ${command.commandId}: ${command.type} ${JSON.stringify(command.params)}`);
+      if (await this.execute(command)) {
+        // Restarted: the rest of the answer and its ETag were in RAM. Poll again.
+        this.commandsEtag = null;
+        return;
+      }
+    }
+  }
+
+  /** Runs one command and reports its result; true when the gateway restarted. */
+  private async execute(command: Command): Promise<boolean> {
+    switch (command.type) {
+      case 'reboot': {
+        if (!(await this.started(command))) return false;
+        if (!(await this.restart())) return true;
+        await this.finish(command, 'succeeded', `restarted, runs ${this.firmwareVersion}`);
+        return true;
+      }
+      case 'ping':
+        await this.finish(command, 'succeeded', `runs ${this.firmwareVersion}, up ${Math.round((performance.now() - this.bootedAt) / 1000)} s`);
+        return false;
+      case 'upload-now': {
+        if (!(await this.started(command))) return false;
+        const records = await this.flushBuffer();
+        await (records === null ? this.finish(command, 'failed', 'uploads stopped before the buffer was sent') : this.finish(command, 'succeeded', `uploaded ${records} buffered records`));
+        return false;
+      }
+      case 'set-log-level': {
+        const level = String(command.params.level);
+        this.logLevelSet = level;
+        await this.finish(command, 'succeeded', `log level ${level}`);
+        return false;
+      }
+      case 'collect-logs':
+        await this.finish(command, 'rejected', 'log upload not supported');
+        return false;
+      case 'custom':
+        await this.finish(command, 'rejected', `unknown command ${String(command.params.name)}`);
+        return false;
+      default:
+        // A type newer than this firmware.
+        await this.finish(command, 'rejected', `unknown command type ${String((command as { type: unknown }).type)}`);
+        return false;
+    }
+  }
+
+  /** `accepted` before a command that takes a while; false when the service says it ended already (expired). */
+  private async started(command: Command): Promise<boolean> {
+    const answer = await this.reportResult(command, { status: 'accepted' });
+    if (answer.status === 409 || answer.status === 404) return false;
+    return answer.status !== 200 || answer.data?.state === 'delivered';
+  }
+
+  private async finish(command: Command, status: FinalStatus, output: string): Promise<void> {
+    this.remember(command.commandId, status);
+    this.stats.commandResults[status]++;
+    await this.reportResult(command, { status, output });
+  }
+
+  private remember(commandId: string, status: FinalStatus | null): void {
+    this.commandsRun.delete(commandId);
+    this.commandsRun.set(commandId, status);
+    for (const oldest of this.commandsRun.keys()) {
+      if (this.commandsRun.size <= REMEMBERED_COMMANDS) break;
+      this.commandsRun.delete(oldest);
+    }
+  }
+
+  /** Results are idempotent: retried like any write. 409 COMMAND_FINISHED (expired, cancelled) and 404: drop the command. */
+  private async reportResult(command: Command, body: CommandResult): Promise<Answer<Schemas['CommandResultResponse']>> {
+    const answer = await this.retrying('command result', () =>
+      this.authed((headers, signal) => this.api.POST('/api/v1/device/commands/{commandId}/result', { params: { path: { commandId: command.commandId } }, body, headers, signal })),
+    );
+    if (answer.status === 409 || answer.status === 404) {
+      this.stats.commandsFinished++;
+      this.log(`command ${command.commandId}: ${answer.status} ${answer.code ?? ''}, dropped`);
+    }
+    return answer;
+  }
+
+  /**
+   * The reboot command: tokens and the ETags held in RAM are gone, what is in NVS (the secret, the
+   * commands run) stays, and the gateway logs in again. Requests of the other loops wait for that
+   * login. The telemetry buffer is kept (firmware keeps it in flash, or uploads it first).
+   */
+  private async restart(): Promise<boolean> {
+    await this.reauthenticating;
+    this.state = 'rebooting';
+    this.tokens = null;
+    this.logLevelSet = null;
+    this.log('restarting');
+    const restarting = (async () => {
+      try {
+        if (!(await this.run.sleep((this.fleet.options.installSec * 1000) / 2))) return false;
+        return await this.login();
+      } finally {
+        this.reauthenticating = null;
+      }
+    })();
+    this.reauthenticating = restarting;
+    try {
+      const loggedIn = await restarting;
+      if (loggedIn) this.stats.reboots++;
+      return loggedIn;
+    } finally {
+      if (this.state === 'rebooting') this.state = 'online';
+    }
+  }
 }
 
 class Fleet {
@@ -799,6 +1040,7 @@ class Fleet {
     return (
       `[${seconds}s] online ${online}/${this.gateways.length}${failed ? ` (${failed} failed)` : ''} · telemetry ${s.accepted}/${s.sampled} stored in ${s.uploads} uploads` +
       ` · config ${s.configPolls} polls (${s.configUnchanged} × 304) · OTA ${s.otaPolls} polls, ${s.installed} installed${s.updateFailures ? `, ${s.updateFailures} failed` : ''}` +
+      ` · commands ${s.commandsReceived} run` +
       ` · retries ${s.retries}${limited ? ` (${limited} × 429/503/no answer)` : ''}`
     );
   }
@@ -822,9 +1064,19 @@ class Fleet {
         dropped: s.dropped,
         unsent: this.gateways.reduce((sum, gateway) => sum + gateway.unsent, 0),
       },
-      perGateway: this.gateways.map((gateway) => ({ deviceId: gateway.deviceId, firmwareVersion: gateway.firmwareVersion, sampled: gateway.sampled, stored: gateway.accepted })),
+      perGateway: this.gateways.map((gateway) => ({ deviceId: gateway.deviceId, firmwareVersion: gateway.firmwareVersion, logLevel: gateway.logLevel, sampled: gateway.sampled, stored: gateway.accepted })),
       config: { polls: s.configPolls, unchanged: s.configUnchanged, applied: s.configApplied },
       ota: { polls: s.otaPolls, unchanged: s.otaUnchanged, offers: s.offers, downloads: s.downloads, installed: s.installed, failed: s.updateFailures, eventsAccepted: s.otaEvents },
+      commands: {
+        mode: this.options.longPoll ? 'long poll' : 'short poll',
+        polls: s.commandPolls,
+        unchanged: s.commandsUnchanged,
+        received: s.commandsReceived,
+        repeats: s.commandRepeats,
+        ...s.commandResults,
+        finished: s.commandsFinished,
+        reboots: s.reboots,
+      },
       retries: s.retries,
       waitedSec: Math.round(s.waitedMs / 100) / 10,
       clockSteps: s.clockSteps,
@@ -842,10 +1094,15 @@ export interface Summary {
   failed: Array<{ deviceId: string; reason: string }>;
   identity: { registered: number; fromState: number; logins: number; refreshes: number };
   telemetry: { sampled: number; uploads: number; accepted: number; duplicates: number; rejected: Record<string, number>; restamped: number; dropped: number; unsent: number };
-  /** `stored`: records the service confirmed for this gateway (accepted or already stored). */
-  perGateway: Array<{ deviceId: string; firmwareVersion: string; sampled: number; stored: number }>;
+  /** `stored`: records the service confirmed for this gateway (accepted or already stored); `logLevel`: set-log-level's, else the configuration's. */
+  perGateway: Array<{ deviceId: string; firmwareVersion: string; logLevel: string; sampled: number; stored: number }>;
   config: { polls: number; unchanged: number; applied: number };
   ota: { polls: number; unchanged: number; offers: number; downloads: number; installed: number; failed: number; eventsAccepted: number };
+  /**
+   * `received`: commands run (each once); `repeats`: deliveries of a command run already, dropped;
+   * `succeeded`, `failed`, `rejected`: the results reported; `finished`: results answered 409 or 404 (dropped).
+   */
+  commands: { mode: 'short poll' | 'long poll'; polls: number; unchanged: number; received: number; repeats: number; succeeded: number; failed: number; rejected: number; finished: number; reboots: number };
   retries: number;
   waitedSec: number;
   clockSteps: number;
@@ -854,6 +1111,9 @@ export interface Summary {
 }
 
 function textSummary(s: Summary): string {
+  const levels = new Map<string, number>();
+  for (const gateway of s.perGateway) levels.set(gateway.logLevel, (levels.get(gateway.logLevel) ?? 0) + 1);
+  const logLevels = [...levels].map(([level, count]) => `${count} × ${level}`).join(', ') || 'none';
   const rejected = Object.entries(s.telemetry.rejected).map(([code, count]) => `${count} ${code}`).join(', ') || 'none';
   const answers = Object.entries(s.answers)
     .sort(([a], [b]) => a.localeCompare(b))
@@ -866,6 +1126,8 @@ function textSummary(s: Summary): string {
     `  telemetry   ${s.telemetry.sampled} sampled, ${s.telemetry.accepted} stored (${s.telemetry.duplicates} duplicates) in ${s.telemetry.uploads} uploads; rejected: ${rejected}; re-stamped ${s.telemetry.restamped}, dropped ${s.telemetry.dropped}, unsent ${s.telemetry.unsent}`,
     `  config      ${s.config.polls} polls, ${s.config.unchanged} unchanged (304), ${s.config.applied} versions applied`,
     `  OTA         ${s.ota.polls} checks, ${s.ota.unchanged} unchanged (304), ${s.ota.offers} offers, ${s.ota.downloads} verified downloads, ${s.ota.installed} installed, ${s.ota.failed} failed; ${s.ota.eventsAccepted} events stored`,
+    `  commands    ${s.commands.polls} ${s.commands.mode}s, ${s.commands.unchanged} unchanged (304); ${s.commands.received} run: ${s.commands.succeeded} succeeded, ${s.commands.failed} failed, ${s.commands.rejected} rejected; ${s.commands.repeats} repeats dropped, ${s.commands.finished} ended elsewhere (409, 404), ${s.commands.reboots} reboots`,
+    `  log levels  ${logLevels}`,
     `  retries     ${s.retries} (waited ${s.waitedSec} s in all); clock steps from the Date header: ${s.clockSteps}`,
     `  answers     ${answers}`,
   ].join('\n');

@@ -4,6 +4,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import https from 'node:https';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import type { components } from '@device-cloud/client';
 import type { Summary } from '../../examples/gateway-simulator.js';
 import { selfSignedCertificate, type Certificate } from '../support/certificates.js';
 import { ADMIN_SETTINGS, anAdmin, type SignedIn } from '../support/claim-fixtures.js';
@@ -71,6 +72,11 @@ async function telemetryCounts(t: TestApp, prefix: string): Promise<Record<strin
     [prefix],
   );
   return Object.fromEntries(rows.map((row) => [row.device_id, row.n]));
+}
+
+async function registered(t: TestApp, prefix: string): Promise<number> {
+  const { rows } = await t.db.query<{ n: number }>("SELECT count(*)::int AS n FROM devices WHERE device_id LIKE $1 || '-%'", [prefix]);
+  return rows[0].n;
 }
 
 const storedPerGateway = (summary: Summary) => Object.fromEntries(summary.perGateway.map((gateway) => [gateway.deviceId, gateway.sampled]));
@@ -163,14 +169,95 @@ describe('the gateway simulator (examples/gateway-simulator.ts) against the real
       }
     });
 
+    it('runs the commands sent to it: reboots and logs in again, answers a ping, uploads now, sets its log level, rejects what it cannot run', async () => {
+      const prefix = aPrefix();
+      const deviceId = `${prefix}-0001`;
+      // Batches of 500 at 5 samples a second: only upload-now sends telemetry before the stop.
+      const simulator = startSimulator(
+        ['--url', t.baseUrl, '--gateways', '1', '--prefix', prefix, '--interval', '0.2', '--batch', '500', '--config-interval', '0.5', '--ramp', '0', '--install-sec', '0.2'],
+        certificate,
+      );
+      await eventually(async () => expect(await registered(t, prefix)).toBe(1));
+
+      const sent: string[] = [];
+      for (const body of [
+        { type: 'reboot' },
+        { type: 'ping' },
+        { type: 'upload-now' },
+        { type: 'set-log-level', params: { level: 'debug' } },
+        { type: 'collect-logs', params: { sinceSec: 600 } },
+        { type: 'custom', params: { name: 'relay.toggle', payload: { relay: 2 } } },
+      ] as const) {
+        sent.push(await sendCommand(t, admin, deviceId, body));
+      }
+
+      const finals = await eventually(async () => {
+        const commands = await commandsOf(t, admin, deviceId);
+        expect(commands.map((command) => [command.commandId, command.state])).toEqual(
+          sent.map((commandId, index) => [commandId, ['succeeded', 'succeeded', 'succeeded', 'succeeded', 'rejected', 'rejected'][index]]),
+        );
+        return commands;
+      }, 20_000);
+      const [reboot, ping, uploadNow, setLogLevel, collectLogs, custom] = finals;
+      expect(reboot.output).toBe('restarted, runs 0.1.4');
+      expect(ping.output).toMatch(/^runs 0\.1\.4, up \d+ s$/);
+      expect(setLogLevel.output).toBe('log level debug');
+      expect(collectLogs.output).toBe('log upload not supported');
+      expect(custom.output).toBe('unknown command relay.toggle');
+      // upload-now sent what was buffered, though far from a batch of 500.
+      const uploaded = Number(/^uploaded (\d+) buffered records$/.exec(uploadNow.output ?? '')?.[1]);
+      expect(uploaded).toBeGreaterThan(0);
+      expect((await telemetryCounts(t, prefix))[deviceId]).toBeGreaterThanOrEqual(uploaded);
+      // The reboot was accepted, then the gateway logged in again (a new refresh-token family: a login), then it succeeded.
+      const { rows: sessions } = await t.db.query<{ issued_at: Date }>(
+        'SELECT min(issued_at) AS issued_at FROM device_refresh_tokens WHERE device_id = $1 GROUP BY family_id ORDER BY 1',
+        [deviceId],
+      );
+      expect(sessions).toHaveLength(2);
+      expect(sessions[1].issued_at.getTime()).toBeGreaterThanOrEqual(new Date(reboot.acceptedAt!).getTime());
+      expect(sessions[1].issued_at.getTime()).toBeLessThanOrEqual(new Date(reboot.finishedAt!).getTime());
+
+      simulator.child.kill('SIGINT');
+      const { code, summary } = await simulator.finished;
+
+      expect(code).toBe(0);
+      expect(summary.identity).toMatchObject({ registered: 1, logins: 1 });
+      expect(summary.commands).toMatchObject({ mode: 'short poll', received: 6, succeeded: 4, rejected: 2, failed: 0, finished: 0, reboots: 1 });
+      expect(summary.perGateway).toEqual([expect.objectContaining({ deviceId, logLevel: 'debug' })]);
+    });
+
+    it('with --long-poll gets a command about a second after it was sent, and stops at once while its poll is held', async () => {
+      const prefix = aPrefix();
+      const deviceId = `${prefix}-0001`;
+      // Config and OTA polls an hour apart: only the long poll can bring the command.
+      const simulator = startSimulator(
+        ['--url', t.baseUrl, '--gateways', '1', '--prefix', prefix, '--interval', '0.5', '--long-poll', '--config-interval', '3600', '--ota-interval', '3600', '--ramp', '0'],
+        certificate,
+      );
+      await eventually(async () => expect(await waitingPolls(t)).toBe(1));
+
+      const sentAt = Date.now();
+      const commandId = await sendCommand(t, admin, deviceId, { type: 'ping' });
+      await eventually(async () => expect((await commandsOf(t, admin, deviceId)).map((command) => [command.commandId, command.state])).toEqual([[commandId, 'succeeded']]));
+      expect(Date.now() - sentAt).toBeLessThan(3000);
+      // Polled again and held, until the stop gives the poll up.
+      await eventually(async () => expect(await waitingPolls(t)).toBe(1));
+
+      const stoppedAt = Date.now();
+      simulator.child.kill('SIGINT');
+      const { code, summary } = await simulator.finished;
+
+      expect(Date.now() - stoppedAt).toBeLessThan(5000);
+      expect(code).toBe(0);
+      expect(summary.commands).toMatchObject({ mode: 'long poll', received: 1, succeeded: 1, repeats: 0 });
+      expect(summary.answers['no answer']).toBeUndefined();
+    });
+
     it('on Ctrl-C stops sampling, uploads what it buffered and prints the summary', async () => {
       const prefix = aPrefix();
       // Batches of 500 at 20 samples a second: nothing is uploaded before the stop.
       const simulator = startSimulator(['--url', t.baseUrl, '--gateways', '2', '--prefix', prefix, '--interval', '0.05', '--batch', '500', '--ramp', '0'], certificate);
-      await eventually(async () => {
-        const { rows } = await t.db.query<{ n: number }>("SELECT count(*)::int AS n FROM devices WHERE device_id LIKE $1 || '-%'", [prefix]);
-        expect(rows[0].n).toBe(2);
-      });
+      await eventually(async () => expect(await registered(t, prefix)).toBe(2));
       await new Promise((done) => setTimeout(done, 1000));
       expect(await telemetryCounts(t, prefix)).toEqual({});
 
@@ -215,6 +302,25 @@ describe('the gateway simulator (examples/gateway-simulator.ts) against the real
     });
   });
 });
+
+async function sendCommand(t: TestApp, sender: SignedIn, deviceId: string, body: components['schemas']['SendCommandRequest']): Promise<string> {
+  const { data, response } = await t.api.POST('/api/v1/dashboard/devices/{deviceId}/commands', { params: { path: { deviceId } }, body, headers: sender.headers });
+  if (response.status !== 201 || !data) throw new Error(`sending ${body.type} answered ${response.status}`);
+  return data.commandId;
+}
+
+/** The device's commands as the dashboard reads them, oldest first. */
+async function commandsOf(t: TestApp, reader: SignedIn, deviceId: string): Promise<Array<components['schemas']['CommandResponse']>> {
+  const { data, response } = await t.api.GET('/api/v1/dashboard/devices/{deviceId}/commands', { params: { path: { deviceId } }, headers: reader.headers });
+  if (response.status !== 200 || !data) throw new Error(`listing commands answered ${response.status}`);
+  return data.items.toReversed();
+}
+
+/** Long polls of commands the service holds. */
+async function waitingPolls(t: TestApp): Promise<number> {
+  const { CommandWaiters } = await import('../../src/modules/commands/index.js');
+  return t.app.get(CommandWaiters).size;
+}
 
 async function publish(t: TestApp, admin: SignedIn, body: { version: string; url: string; sha256: string; size: number }): Promise<string> {
   const { data, response } = await t.api.POST('/api/v1/admin/firmware', { body, headers: admin.headers });
