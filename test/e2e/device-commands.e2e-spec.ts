@@ -246,6 +246,17 @@ describe('commands to gateways', () => {
     expect(Date.now() - sentAt).toBeLessThan(2000);
   });
 
+  it('frees a long poll\'s place as soon as its gateway hangs up', async () => {
+    const gateway = await aGateway(t, owner);
+    const etag = (await poll(t, gateway)).response.headers.get('etag')!;
+    const hangUp = new AbortController();
+    const held = t.api.GET('/api/v1/device/commands', { params: { query: { waitSec: 30 } }, headers: { ...gateway.headers, 'if-none-match': etag }, signal: hangUp.signal }).catch((error: unknown) => error);
+    await eventually(async () => expect(await waitingPolls(t)).toBe(1));
+    hangUp.abort();
+    expect(await held).toEqual(expect.objectContaining({ name: 'AbortError' }));
+    await eventually(async () => expect(await waitingPolls(t)).toBe(0), 5000);
+  });
+
   it('refuses a waitSec out of 1–30', async () => {
     const gateway = await aGateway(t, owner);
     for (const waitSec of [0, 31]) expectProblem(await poll(t, gateway, { waitSec }), 400, 'VALIDATION_FAILED');

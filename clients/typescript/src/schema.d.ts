@@ -2790,7 +2790,10 @@ export interface components {
             text: string;
         };
         SymbolMapResponse: {
-            /** Format: uuid */
+            /**
+             * Format: uuid
+             * @example 7d9f2c1e-4b6a-4e0f-8a3d-2c5b9e1f6a70
+             */
             releaseId: string;
             /**
              * @description Code symbols kept.
@@ -3948,28 +3951,43 @@ export interface components {
              * @enum {string}
              */
             state: "queued" | "delivered" | "succeeded" | "failed" | "rejected" | "expired" | "cancelled";
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @example 2026-11-21T12:00:00.000Z
+             */
             createdAt: string;
             /**
              * Format: date-time
              * @description Still queued or delivered at this instant, the command expires.
+             * @example 2026-11-21T13:00:00.000Z
              */
             expiresAt: string;
             /**
              * Format: date-time
              * @description When a poll first handed it to the gateway.
+             * @example 2026-11-21T12:00:01.000Z
              */
             deliveredAt: string | null;
-            /** @description Poll answers that carried it: more than one when the gateway missed an answer (delivery is at least once). */
+            /**
+             * @description Poll answers that carried it: more than one when the gateway missed an answer (delivery is at least once).
+             * @example 1
+             */
             deliveries: number;
             /**
              * Format: date-time
              * @description When the gateway reported `accepted`.
+             * @example 2026-11-21T12:00:01.500Z
              */
             acceptedAt: string | null;
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @example 2026-11-21T12:00:09.000Z
+             */
             finishedAt: string | null;
-            /** @description What the gateway reported with its result. */
+            /**
+             * @description What the gateway reported with its result.
+             * @example rebooted in 8 s
+             */
             output: string | null;
         };
         CommandsResponse: {
@@ -3992,9 +4010,15 @@ export interface components {
             params: {
                 [key: string]: unknown;
             };
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @example 2026-11-21T12:00:00.000Z
+             */
             createdAt: string;
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @example 2026-11-21T13:00:00.000Z
+             */
             expiresAt: string;
         };
         DeviceCommandsResponse: {
@@ -4007,7 +4031,10 @@ export interface components {
              * @enum {string}
              */
             status: "accepted" | "succeeded" | "failed" | "rejected";
-            /** @description What to show the operator: at most 4096 bytes of UTF-8. */
+            /**
+             * @description What to show the operator: at most 4096 bytes of UTF-8.
+             * @example rebooted in 8 s
+             */
             output?: string;
         };
         CommandResultResponse: {
@@ -4066,11 +4093,16 @@ export interface components {
             rejected: components["schemas"]["RejectedLineResponse"][];
         };
         LogLineResponse: {
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @example 2026-11-21T12:00:00.125Z
+             */
             ts: string;
             /** @enum {string} */
             level: "error" | "warn" | "info" | "debug" | "verbose";
+            /** @example wifi */
             tag: string | null;
+            /** @example reconnected after 3 attempts */
             message: string;
         };
         LogsResponse: {
@@ -4156,19 +4188,37 @@ export interface components {
             deviceId: string;
             /** @example boot-1042 */
             crashId: string;
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @example 2026-11-21T12:00:00.000Z
+             */
             ts: string;
             /** @example 1.4.2 */
             firmwareVersion: string;
             /** @enum {string} */
             resetReason: "unknown" | "poweron" | "ext" | "sw" | "panic" | "int_wdt" | "task_wdt" | "wdt" | "deepsleep" | "brownout" | "sdio" | "usb" | "jtag" | "efuse" | "pwr_glitch" | "cpu_lockup";
+            /** @example 86400 */
             uptimeSec: number;
+            /**
+             * @example {
+             *       "task": "bms_poll",
+             *       "excCause": "LoadProhibited",
+             *       "pc": "0x400d2f1c",
+             *       "backtrace": [
+             *         "0x400d2f1c",
+             *         "0x400d3a08"
+             *       ]
+             *     }
+             */
             panic: components["schemas"]["PanicRequest"] | null;
             /** @description The backtrace, each frame named where the release has a symbol map. */
             frames: components["schemas"]["NamedFrameResponse"][];
             /** @example 9f2c1e4b6a4e0f8a */
             groupId: string;
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @example 2026-11-21T12:00:05.000Z
+             */
             receivedAt: string;
         };
         CrashesResponse: {
@@ -4184,24 +4234,55 @@ export interface components {
             groupId: string;
             /** @enum {string} */
             resetReason: "unknown" | "poweron" | "ext" | "sw" | "panic" | "int_wdt" | "task_wdt" | "wdt" | "deepsleep" | "brownout" | "sdio" | "usb" | "jtag" | "efuse" | "pwr_glitch" | "cpu_lockup";
-            /** @description The top frames of the backtrace (lower-case): with the reset reason, what the group is. */
+            /**
+             * @description The top frames of the backtrace (lower-case): with the reset reason, what the group is.
+             * @example [
+             *       "0x400d2f1c",
+             *       "0x400d3a08"
+             *     ]
+             */
             topFrames: string[];
-            /** @description The functions of topFrames, by the symbol map of the latest report's release; null where none names one. */
+            /**
+             * @description The functions of topFrames, by the symbol map of the latest report's release; null where none names one.
+             * @example [
+             *       "bms_poll_task",
+             *       null
+             *     ]
+             */
             topFunctions: (string | null)[];
-            /** @description Whether the reset reason is a crash (panic, watchdogs, CPU lockup) rather than a reboot reason. */
+            /**
+             * @description Whether the reset reason is a crash (panic, watchdogs, CPU lockup) rather than a reboot reason.
+             * @example true
+             */
             crash: boolean;
-            /** @description Devices that reported it. */
+            /**
+             * @description Devices that reported it.
+             * @example 12
+             */
             devices: number;
-            /** @description Reports. */
+            /**
+             * @description Reports.
+             * @example 31
+             */
             crashes: number;
             /**
              * Format: date-time
              * @description When the service received its first report.
+             * @example 2026-11-20T08:00:00.000Z
              */
             firstSeen: string;
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @example 2026-11-21T12:00:05.000Z
+             */
             lastSeen: string;
-            /** @description Firmware versions that reported it, in version order. */
+            /**
+             * @description Firmware versions that reported it, in version order.
+             * @example [
+             *       "1.4.2",
+             *       "1.4.10"
+             *     ]
+             */
             firmwareVersions: string[];
         };
         CrashGroupsResponse: {
@@ -4215,24 +4296,55 @@ export interface components {
             groupId: string;
             /** @enum {string} */
             resetReason: "unknown" | "poweron" | "ext" | "sw" | "panic" | "int_wdt" | "task_wdt" | "wdt" | "deepsleep" | "brownout" | "sdio" | "usb" | "jtag" | "efuse" | "pwr_glitch" | "cpu_lockup";
-            /** @description The top frames of the backtrace (lower-case): with the reset reason, what the group is. */
+            /**
+             * @description The top frames of the backtrace (lower-case): with the reset reason, what the group is.
+             * @example [
+             *       "0x400d2f1c",
+             *       "0x400d3a08"
+             *     ]
+             */
             topFrames: string[];
-            /** @description The functions of topFrames, by the symbol map of the latest report's release; null where none names one. */
+            /**
+             * @description The functions of topFrames, by the symbol map of the latest report's release; null where none names one.
+             * @example [
+             *       "bms_poll_task",
+             *       null
+             *     ]
+             */
             topFunctions: (string | null)[];
-            /** @description Whether the reset reason is a crash (panic, watchdogs, CPU lockup) rather than a reboot reason. */
+            /**
+             * @description Whether the reset reason is a crash (panic, watchdogs, CPU lockup) rather than a reboot reason.
+             * @example true
+             */
             crash: boolean;
-            /** @description Devices that reported it. */
+            /**
+             * @description Devices that reported it.
+             * @example 12
+             */
             devices: number;
-            /** @description Reports. */
+            /**
+             * @description Reports.
+             * @example 31
+             */
             crashes: number;
             /**
              * Format: date-time
              * @description When the service received its first report.
+             * @example 2026-11-20T08:00:00.000Z
              */
             firstSeen: string;
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @example 2026-11-21T12:00:05.000Z
+             */
             lastSeen: string;
-            /** @description Firmware versions that reported it, in version order. */
+            /**
+             * @description Firmware versions that reported it, in version order.
+             * @example [
+             *       "1.4.2",
+             *       "1.4.10"
+             *     ]
+             */
             firmwareVersions: string[];
             /** @description Its latest reports (at most 20). */
             samples: components["schemas"]["CrashResponse"][];

@@ -23,18 +23,23 @@ export class CommandWaiters implements OnModuleDestroy {
     return count;
   }
 
-  /** Resolves when the device's commands change, after `ms`, or when the instance shuts down, whichever comes first. */
-  wait(deviceId: string, ms: number): Promise<void> {
+  /**
+   * Resolves when the device's commands change, after `ms`, when `gone` aborts (the client hung
+   * up: its place is free at once) or when the instance shuts down, whichever comes first.
+   */
+  wait(deviceId: string, ms: number, gone?: AbortSignal): Promise<void> {
     const set = this.waiting.get(deviceId) ?? new Set<() => void>();
-    if (this.closing || set.size >= CommandWaiters.MAX_WAITERS_PER_DEVICE) return Promise.resolve();
+    if (this.closing || gone?.aborted || set.size >= CommandWaiters.MAX_WAITERS_PER_DEVICE) return Promise.resolve();
     return new Promise((resolve) => {
       const done = () => {
         clearTimeout(timer);
+        gone?.removeEventListener('abort', done);
         set.delete(done);
         if (set.size === 0 && this.waiting.get(deviceId) === set) this.waiting.delete(deviceId);
         resolve();
       };
       const timer = setTimeout(done, ms);
+      gone?.addEventListener('abort', done, { once: true });
       set.add(done);
       this.waiting.set(deviceId, set);
     });

@@ -49,7 +49,7 @@ export class GatewayCommandsService {
    * As poll, but when there is nothing new for the gateway (no command, or the set it holds by
    * `heldEtag`) waits up to `waitMs` for a change first.
    */
-  async longPoll(deviceId: string, waitMs: number, heldEtag: (etag: string) => boolean): Promise<CommandsPoll> {
+  async longPoll(deviceId: string, waitMs: number, heldEtag: (etag: string) => boolean, gone?: AbortSignal): Promise<CommandsPoll> {
     // A change announced while the poll read (the feed's epoch moved) may not be in what it read:
     // read again, so that the wait below starts from what is there and misses no announcement.
     let current: CommandsPoll;
@@ -60,7 +60,7 @@ export class GatewayCommandsService {
       current = await this.poll(deviceId);
     } while (this.feed.epoch !== epoch && ++reads < 3);
     if (waitMs <= 0 || (current.commands.length > 0 && !heldEtag(current.etag))) return current;
-    await this.waiters.wait(deviceId, waitMs);
+    await this.waiters.wait(deviceId, waitMs, gone);
     return this.poll(deviceId);
   }
 

@@ -61,25 +61,25 @@ export class CommandResponse {
   @ApiProperty({ enum: COMMAND_STATES, description: 'queued → delivered → succeeded | failed | rejected; queued or delivered → expired; queued → cancelled.' })
   state!: CommandState;
 
-  @ApiProperty({ format: 'date-time' })
+  @ApiProperty({ format: 'date-time', example: '2026-11-21T12:00:00.000Z' })
   createdAt!: string;
 
-  @ApiProperty({ format: 'date-time', description: 'Still queued or delivered at this instant, the command expires.' })
+  @ApiProperty({ format: 'date-time', example: '2026-11-21T13:00:00.000Z', description: 'Still queued or delivered at this instant, the command expires.' })
   expiresAt!: string;
 
-  @ApiProperty({ type: 'string', format: 'date-time', nullable: true, description: 'When a poll first handed it to the gateway.' })
+  @ApiProperty({ type: 'string', format: 'date-time', nullable: true, example: '2026-11-21T12:00:01.000Z', description: 'When a poll first handed it to the gateway.' })
   deliveredAt!: string | null;
 
-  @ApiProperty({ type: 'integer', description: 'Poll answers that carried it: more than one when the gateway missed an answer (delivery is at least once).' })
+  @ApiProperty({ type: 'integer', example: 1, description: 'Poll answers that carried it: more than one when the gateway missed an answer (delivery is at least once).' })
   deliveries!: number;
 
-  @ApiProperty({ type: 'string', format: 'date-time', nullable: true, description: 'When the gateway reported `accepted`.' })
+  @ApiProperty({ type: 'string', format: 'date-time', nullable: true, example: '2026-11-21T12:00:01.500Z', description: 'When the gateway reported `accepted`.' })
   acceptedAt!: string | null;
 
-  @ApiProperty({ type: 'string', format: 'date-time', nullable: true })
+  @ApiProperty({ type: 'string', format: 'date-time', nullable: true, example: '2026-11-21T12:00:09.000Z' })
   finishedAt!: string | null;
 
-  @ApiProperty({ type: 'string', nullable: true, description: 'What the gateway reported with its result.' })
+  @ApiProperty({ type: 'string', nullable: true, example: 'rebooted in 8 s', description: 'What the gateway reported with its result.' })
   output!: string | null;
 
   static from(command: DeviceCommand): CommandResponse {
@@ -120,10 +120,10 @@ export class PendingCommandResponse {
   @ApiProperty({ type: 'object', additionalProperties: true, example: {} })
   params!: Record<string, unknown>;
 
-  @ApiProperty({ format: 'date-time' })
+  @ApiProperty({ format: 'date-time', example: '2026-11-21T12:00:00.000Z' })
   createdAt!: string;
 
-  @ApiProperty({ format: 'date-time' })
+  @ApiProperty({ format: 'date-time', example: '2026-11-21T13:00:00.000Z' })
   expiresAt!: string;
 
   static from(command: PendingCommand): PendingCommandResponse {
@@ -151,7 +151,7 @@ export class CommandResultRequest {
   @IsIn(RESULT_STATUSES)
   status!: ResultStatus;
 
-  @ApiPropertyOptional({ maxLength: MAX_OUTPUT_BYTES, description: `What to show the operator: at most ${MAX_OUTPUT_BYTES} bytes of UTF-8.` })
+  @ApiPropertyOptional({ maxLength: MAX_OUTPUT_BYTES, example: 'rebooted in 8 s', description: `What to show the operator: at most ${MAX_OUTPUT_BYTES} bytes of UTF-8.` })
   @Optional()
   @IsString()
   @MaxLength(MAX_OUTPUT_BYTES)

@@ -41,7 +41,10 @@ export class DeviceCommandsController implements OnModuleInit {
     @Res({ passthrough: true }) reply: FastifyReply,
   ): Promise<DeviceCommandsResponse | undefined> {
     const holds = (etag: string) => noneMatchHolds(ifNoneMatch, etag);
-    const { commands, etag } = await this.commands.longPoll(device.deviceId, (query.waitSec ?? 0) * 1000, holds);
+    // A gateway that hangs up (lost Wi-Fi, its own timeout) frees its place among the waiters at once.
+    const gone = new AbortController();
+    reply.raw.once('close', () => gone.abort());
+    const { commands, etag } = await this.commands.longPoll(device.deviceId, (query.waitSec ?? 0) * 1000, holds, gone.signal);
     reply.header('ETag', etag).header('Cache-Control', 'private, no-cache');
     if (holds(etag)) {
       reply.status(304);

@@ -95,21 +95,21 @@ export class CrashResponse {
   deviceId!: string;
   @ApiProperty({ example: 'boot-1042' })
   crashId!: string;
-  @ApiProperty({ format: 'date-time' })
+  @ApiProperty({ format: 'date-time', example: '2026-11-21T12:00:00.000Z' })
   ts!: string;
   @ApiProperty({ example: '1.4.2' })
   firmwareVersion!: string;
   @ApiProperty({ enum: RESET_REASONS })
   resetReason!: ResetReason;
-  @ApiProperty({ type: 'integer' })
+  @ApiProperty({ type: 'integer', example: 86_400 })
   uptimeSec!: number;
-  @ApiProperty({ type: PanicRequest, nullable: true })
+  @ApiProperty({ type: PanicRequest, nullable: true, example: { task: 'bms_poll', excCause: 'LoadProhibited', pc: '0x400d2f1c', backtrace: ['0x400d2f1c', '0x400d3a08'] } })
   panic!: PanicRequest | null;
   @ApiProperty({ type: [NamedFrameResponse], description: 'The backtrace, each frame named where the release has a symbol map.' })
   frames!: NamedFrameResponse[];
   @ApiProperty({ example: '9f2c1e4b6a4e0f8a' })
   groupId!: string;
-  @ApiProperty({ format: 'date-time' })
+  @ApiProperty({ format: 'date-time', example: '2026-11-21T12:00:05.000Z' })
   receivedAt!: string;
 
   static from(crash: ReadCrash): CrashResponse {
@@ -145,21 +145,21 @@ export class CrashGroupResponse {
   groupId!: string;
   @ApiProperty({ enum: RESET_REASONS })
   resetReason!: ResetReason;
-  @ApiProperty({ type: [String], description: 'The top frames of the backtrace (lower-case): with the reset reason, what the group is.' })
+  @ApiProperty({ type: [String], example: ['0x400d2f1c', '0x400d3a08'], description: 'The top frames of the backtrace (lower-case): with the reset reason, what the group is.' })
   topFrames!: string[];
-  @ApiProperty({ type: 'array', items: { type: 'string', nullable: true }, description: 'The functions of topFrames, by the symbol map of the latest report\'s release; null where none names one.' })
+  @ApiProperty({ type: 'array', items: { type: 'string', nullable: true }, example: ['bms_poll_task', null], description: 'The functions of topFrames, by the symbol map of the latest report\'s release; null where none names one.' })
   topFunctions!: Array<string | null>;
-  @ApiProperty({ description: 'Whether the reset reason is a crash (panic, watchdogs, CPU lockup) rather than a reboot reason.' })
+  @ApiProperty({ example: true, description: 'Whether the reset reason is a crash (panic, watchdogs, CPU lockup) rather than a reboot reason.' })
   crash!: boolean;
-  @ApiProperty({ type: 'integer', description: 'Devices that reported it.' })
+  @ApiProperty({ type: 'integer', example: 12, description: 'Devices that reported it.' })
   devices!: number;
-  @ApiProperty({ type: 'integer', description: 'Reports.' })
+  @ApiProperty({ type: 'integer', example: 31, description: 'Reports.' })
   crashes!: number;
-  @ApiProperty({ format: 'date-time', description: 'When the service received its first report.' })
+  @ApiProperty({ format: 'date-time', example: '2026-11-20T08:00:00.000Z', description: 'When the service received its first report.' })
   firstSeen!: string;
-  @ApiProperty({ format: 'date-time' })
+  @ApiProperty({ format: 'date-time', example: '2026-11-21T12:00:05.000Z' })
   lastSeen!: string;
-  @ApiProperty({ type: [String], description: 'Firmware versions that reported it, in version order.' })
+  @ApiProperty({ type: [String], example: ['1.4.2', '1.4.10'], description: 'Firmware versions that reported it, in version order.' })
   firmwareVersions!: string[];
 
   static from(group: ReadCrashGroup): CrashGroupResponse {

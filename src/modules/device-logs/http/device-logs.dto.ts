@@ -97,16 +97,16 @@ export class LogsQuery extends PageQuery(500) {
 }
 
 export class LogLineResponse {
-  @ApiProperty({ format: 'date-time' })
+  @ApiProperty({ format: 'date-time', example: '2026-11-21T12:00:00.125Z' })
   ts!: string;
 
   @ApiProperty({ enum: LOG_LEVELS })
   level!: LogLevel;
 
-  @ApiProperty({ type: 'string', nullable: true })
+  @ApiProperty({ type: 'string', nullable: true, example: 'wifi' })
   tag!: string | null;
 
-  @ApiProperty()
+  @ApiProperty({ example: 'reconnected after 3 attempts' })
   message!: string;
 
   static from(line: StoredLogLine): LogLineResponse {

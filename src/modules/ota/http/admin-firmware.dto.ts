@@ -280,7 +280,7 @@ export class SymbolMapRequest {
 }
 
 export class SymbolMapResponse {
-  @ApiProperty({ format: 'uuid' })
+  @ApiProperty({ format: 'uuid', example: '7d9f2c1e-4b6a-4e0f-8a3d-2c5b9e1f6a70' })
   releaseId!: string;
 
   @ApiProperty({ type: 'integer', description: 'Code symbols kept.', example: 5321 })
