@@ -2,8 +2,10 @@
  * Runs N simulated gateways against a Device Cloud Service, each living the life docs/gateway.md
  * describes: register (or log in with saved credentials), upload telemetry in batches, poll its
  * configuration and firmware with ETags, install an offered release (download, SHA-256 check, OTA
- * events), run the commands sent to it (short or long poll, repeats dropped by commandId) and
- * recover from 401, 413, 429 and 503 the way firmware should.
+ * events), run the commands sent to it (short or long poll, repeats dropped by commandId), keep
+ * a ring buffer of log lines and upload them as the configuration's logUpload says (or a collect-logs
+ * command asks), report the reason of every boot and, with --crash-every, crash and report the panic,
+ * and recover from 401, 413, 429 and 503 the way firmware should.
  *
  *   npm run simulate -- --url http://localhost:3000 --gateways 5 --interval 2 --batch 5 --duration 60
  *
@@ -15,6 +17,7 @@ import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
+import { gzipSync } from 'node:zlib';
 import createClient from 'openapi-fetch';
 import type { Client } from 'openapi-fetch';
 import type { components, paths } from '@device-cloud/client';
@@ -28,6 +31,10 @@ type Registration = Schemas['RegisterDeviceRequest'];
 type Command = Schemas['PendingCommandResponse'];
 type CommandResult = Schemas['CommandResultRequest'];
 type FinalStatus = Exclude<CommandResult['status'], 'accepted'>;
+type LogLevel = Schemas['LogLineRequest']['level'];
+type CrashReport = Schemas['CrashReportRequest'];
+type Panic = Schemas['PanicRequest'];
+type ResetReason = CrashReport['resetReason'];
 
 /** What the service enforces (docs/gateway.md, "Limits"). */
 const MAX_RECORDS_PER_UPLOAD = 500;
@@ -51,6 +58,16 @@ const LONG_POLL_WAIT_SEC = 25;
 const REMEMBERED_COMMANDS = 20;
 /** Long polls start at least this far apart: one answered at once (an instance shutting down) must not make the loop spin. */
 const MIN_LONG_POLL_SPACING_MS = 1_000;
+/** What this firmware chooses (docs/gateway.md, "Logs"): the ring buffer's size and the lines of one upload. */
+const MAX_LOG_LINES = 1_000;
+const LOG_LINES_PER_UPLOAD = 200;
+/** ESP-IDF's levels, quietest first: a gateway at `info` logs errors, warnings and info lines. */
+const LOG_LEVELS = ['none', 'error', 'warn', 'info', 'debug', 'verbose'] as const;
+type GatewayLogLevel = (typeof LOG_LEVELS)[number];
+/** Messages are at most 512 bytes of UTF-8 (a longer one refuses the batch): 160 characters are at most 480. */
+const MAX_MESSAGE_CHARS = 160;
+/** The reset reasons the service counts as crashes (docs/api.md, "Crash reports and reboot reasons"). */
+const CRASH_REASONS: readonly ResetReason[] = ['panic', 'int_wdt', 'task_wdt', 'wdt', 'cpu_lockup'];
 
 const HELP = `Usage: npm run simulate -- [options]      (or: npm exec -- node examples/gateway-simulator.ts [options])
 
@@ -69,6 +86,8 @@ const HELP = `Usage: npm run simulate -- [options]      (or: npm exec -- node ex
   --install-sec <sec>       how long a simulated install and reboot take (default 1; a reboot command: half)
   --long-poll               fetch commands with a long poll (waitSec=${LONG_POLL_WAIT_SEC}) on a loop of their own,
                             instead of a short poll at the config poll's cadence
+  --crash-every <n>         each gateway panics after every n-th telemetry upload (a made-up backtrace, the same for
+                            every gateway of a firmware version), restarts as after a reboot and reports the crash
   --state <file>            keep credentials here (mode 0600): an existing file is the fleet, which logs in instead of registering
   --admin-email <email>     with --admin-password (or SIMULATOR_ADMIN_PASSWORD): import the fleet into the
                             registration allowlist first (needed under REGISTRATION_MODE=allowlist)
@@ -95,6 +114,7 @@ export interface Options {
   clockSkewSec: number;
   installSec: number;
   longPoll: boolean;
+  crashEvery?: number;
   stateFile?: string;
   adminEmail?: string;
   adminPassword?: string;
@@ -108,6 +128,9 @@ interface Credentials {
   claimCode?: string;
   firmwareVersion: string;
   deviceSecret?: string;
+  /** NVS: the boots so far, and a tag drawn when NVS was first written: a crashId is <tag>-<boot>, unique even after a factory reset. */
+  boots?: number;
+  nvsTag?: string;
 }
 
 /** One answer of the service, or none (status 0: network error or timeout). */
@@ -146,6 +169,7 @@ export function parseOptions(argv: string[]): Options | 'help' {
       'clock-skew': { type: 'string' },
       'install-sec': { type: 'string' },
       'long-poll': { type: 'boolean' },
+      'crash-every': { type: 'string' },
       state: { type: 'string' },
       'admin-email': { type: 'string' },
       'admin-password': { type: 'string' },
@@ -182,6 +206,7 @@ export function parseOptions(argv: string[]): Options | 'help' {
     clockSkewSec: Number(values['clock-skew'] ?? 0) || 0,
     installSec: number('install-sec', values['install-sec'], { min: 0 }) ?? 1,
     longPoll: values['long-poll'] ?? false,
+    crashEvery: number('crash-every', values['crash-every'], { min: 1, integer: true }),
     stateFile: values.state,
     adminEmail: values['admin-email'],
     adminPassword: values['admin-password'] ?? process.env.SIMULATOR_ADMIN_PASSWORD,
@@ -215,6 +240,18 @@ function compareVersions(a: string, b: string): number {
   for (let i = 0; i < Math.max(x.length, y.length); i++) if ((x[i] ?? 0) !== (y[i] ?? 0)) return Math.sign((x[i] ?? 0) - (y[i] ?? 0));
   return 0;
 }
+
+/** A firmware version's bug: the same made-up panic on every gateway that runs it, so that their reports group. */
+function panicOf(firmwareVersion: string): Panic {
+  const digest = createHash('sha256').update(`panic ${firmwareVersion}`).digest();
+  const backtrace = Array.from({ length: 8 }, (_, frame) => `0x400d${digest.readUInt16BE(frame * 2).toString(16).padStart(4, '0')}`);
+  return { task: 'bms_poll', excCause: 'LoadProhibited', pc: backtrace[0], backtrace };
+}
+
+/** A message is at most 512 bytes of UTF-8, or the whole batch is refused: cut long ones. */
+const messageOf = (text: string): string => (text.length > MAX_MESSAGE_CHARS ? `${text.slice(0, MAX_MESSAGE_CHARS - 1)}…` : text);
+
+const gzipJson = (body: unknown): Buffer => gzipSync(JSON.stringify(body));
 
 function claimCode(): string {
   const group = () => Array.from({ length: 4 }, () => String.fromCharCode(65 + randomInt(26))).join('');
@@ -266,6 +303,18 @@ class Stats {
   commandResults: Record<FinalStatus, number> = { succeeded: 0, failed: 0, rejected: 0 };
   commandsFinished = 0;
   reboots = 0;
+  linesLogged = 0;
+  linesOverwritten = 0;
+  logUploads = 0;
+  linesAccepted = 0;
+  lineDuplicates = 0;
+  linesRejected: Record<string, number> = {};
+  linesRestamped = 0;
+  linesDropped = 0;
+  logQuotaRefusals = 0;
+  crashes = 0;
+  resetReports: Partial<Record<ResetReason, number>> = {};
+  resetRepeats = 0;
   retries = 0;
   waitedMs = 0;
   clockSteps = 0;
@@ -323,6 +372,23 @@ interface Sample {
   restamped: boolean;
 }
 
+/** A line of the log ring buffer; `sent` once the service stored it (or refused it for good). */
+interface LogLine {
+  mono: number;
+  ts: string;
+  level: LogLevel;
+  tag: string;
+  message: string;
+  sent: boolean;
+  restamped: boolean;
+}
+
+/** What a log upload did: the lines the service has now, and why it stopped early (the quota, the run's end). */
+interface LogUpload {
+  sent: number;
+  refused?: string;
+}
+
 type GatewayState = 'booting' | 'registering' | 'online' | 'updating' | 'rebooting' | 'failed' | 'stopped';
 
 class Gateway {
@@ -343,14 +409,24 @@ class Gateway {
   /** The last commands run, oldest first, with their final status (null: running): in NVS on a gateway, so it survives a reboot. */
   private readonly commandsRun = new Map<string, FinalStatus | null>();
   /** set-log-level's, until the next restart; then the configuration's logLevel holds again. */
-  private logLevelSet: string | null = null;
+  private logLevelSet: GatewayLogLevel | null = null;
+  /** The log ring buffer, oldest first (RAM, or flash to keep it across a restart: here it is kept). */
+  private readonly logLines: LogLine[] = [];
+  /** Log uploads go one at a time: the upload loop's and a collect-logs command's. */
+  private logsSending: Promise<unknown> = Promise.resolve();
+  /** 429 LOG_QUOTA_EXCEEDED: no log upload before this (performance.now()), Retry-After runs to midnight UTC. */
+  private logQuotaUntil = 0;
+  /** What the firmware keeps across a reset (RTC noinit memory, the core dump): reported once, after the login. */
+  private resetReport: CrashReport | null = null;
+  private telemetryUploads = 0;
+  crashes = 0;
   private readonly buffer: Sample[] = [];
   private readonly buffered = new Notifier();
   /** upload-now: the last sample buffered when it came, and who waits for it to leave the buffer. */
   private flushes: Array<{ last: Sample; records: number; done: (records: number | null) => void }> = [];
   private uploadsEnded = false;
   private samplingDone = false;
-  private readonly bootedAt = performance.now();
+  private bootedAt = performance.now();
   private soc = 40 + Math.random() * 55;
   readonly credentials: Credentials;
   private readonly fleet: Fleet;
@@ -369,7 +445,7 @@ class Gateway {
     return this.credentials.firmwareVersion;
   }
 
-  get logLevel(): string {
+  get logLevel(): GatewayLogLevel {
     return this.logLevelSet ?? this.config?.logLevel ?? 'warn';
   }
 
@@ -397,10 +473,12 @@ class Gateway {
   async live(): Promise<void> {
     try {
       if (!(await this.run.sleep(Math.random() * this.fleet.options.rampSec * 1000))) return;
+      // Powered on: nothing of the boot before survived.
+      this.newBoot('poweron');
       if (!(await this.boot())) return;
       this.state = 'online';
       this.cameOnline = true;
-      await Promise.all([this.sampleLoop(), this.uploadLoop(), this.configLoop(), this.otaLoop(), this.commandLoop()]);
+      await Promise.all([this.reportReset(), this.sampleLoop(), this.uploadLoop(), this.configLoop(), this.otaLoop(), this.commandLoop()]);
     } finally {
       this.doneSampling();
       if (this.state !== 'failed') this.state = 'stopped';
@@ -451,6 +529,7 @@ class Gateway {
     this.clockOffsetMs += error;
     this.stats.clockSteps++;
     this.log(`clock off by ${Math.round(error / 1000)} s, set from the Date header`);
+    this.logLine('warn', 'time', `clock off by ${Math.round(error / 1000)} s, set from the Date header`);
   }
 
   /**
@@ -458,14 +537,21 @@ class Gateway {
    * service gives one, else the backoff. Stops retrying when the run stops (uploads: when the flush
    * time is up), and for a 500 after MAX_SERVER_ERROR_TRIES.
    */
-  private async retrying<T>(what: string, attempt: () => Promise<Answer<T>>, { flush = false, capMs = BACKOFF_CAP_MS } = {}): Promise<Answer<T>> {
+  private async retrying<T>(
+    what: string,
+    attempt: () => Promise<Answer<T>>,
+    { flush = false, capMs = BACKOFF_CAP_MS, final }: { flush?: boolean; capMs?: number; final?: (answer: Answer<T>) => boolean } = {},
+  ): Promise<Answer<T>> {
     for (let tries = 0; ; tries++) {
       const answer = await attempt();
-      if (!isTransient(answer)) return answer;
+      // `final`: a refusal the caller handles itself (a 429 whose Retry-After runs to midnight).
+      if (!isTransient(answer) || final?.(answer)) return answer;
       if (answer.status === 500 && tries + 1 >= MAX_SERVER_ERROR_TRIES) return answer;
       const waitMs = answer.retryAfterMs !== undefined ? answer.retryAfterMs + Math.random() * RETRY_AFTER_JITTER_MS : backoffMs(tries, capMs);
       if (this.run.stopping && (!flush || Date.now() + waitMs > this.run.flushDeadline)) return answer;
-      this.log(`${what}: ${answer.status === 0 ? `no answer (${answer.detail})` : `${answer.status} ${answer.code ?? ''}`.trim()}, retrying in ${(waitMs / 1000).toFixed(1)} s`);
+      const retry = `${what}: ${answer.status === 0 ? `no answer (${answer.detail})` : `${answer.status} ${answer.code ?? ''}`.trim()}, retrying in ${(waitMs / 1000).toFixed(1)} s`;
+      this.log(retry);
+      this.logLine('warn', 'http', retry);
       this.stats.retries++;
       this.stats.waitedMs += waitMs;
       if (!(await this.run.sleep(waitMs, { throughStop: flush }))) return answer;
@@ -502,6 +588,7 @@ class Gateway {
     this.setTokens(answer.data);
     this.config = answer.data.config;
     this.stats.registered++;
+    this.logLine('info', 'auth', `registered as ${deviceId}`);
     return true;
   }
 
@@ -520,6 +607,7 @@ class Gateway {
     }
     this.setTokens(answer.data);
     this.stats.logins++;
+    this.logLine('info', 'auth', 'logged in');
     return true;
   }
 
@@ -597,19 +685,30 @@ class Gateway {
     while (!this.run.stopping && this.state !== 'failed') {
       if (this.state === 'online' || this.state === 'updating') {
         const mono = performance.now();
-        this.buffer.push({ mono, ts: new Date(this.now()).toISOString(), metrics: this.measure(), restamped: false });
+        const metrics = this.measure();
+        this.buffer.push({ mono, ts: new Date(this.now()).toISOString(), metrics, restamped: false });
         this.sampled++;
         this.stats.sampled++;
         if (this.buffer.length > MAX_BUFFERED_RECORDS) {
           this.buffer.shift();
           this.stats.dropped++;
         }
+        this.logSample(metrics);
         if (this.buffer.length >= this.batchSize()) this.buffered.notify();
         if (iterations !== undefined && this.sampled >= iterations) break;
       }
       if (!(await this.run.sleep(this.intervalMs()))) break;
     }
     this.doneSampling();
+  }
+
+  /** What firmware would log around a sample: a line at info, a warning now and then, a rare error, details at debug and verbose. */
+  private logSample(metrics: Record<string, number>): void {
+    if (Math.random() < 0.005) this.logLine('error', 'bms', 'cell voltages: CRC mismatch on UART1, kept the last reading');
+    if (metrics.rssi < -75) this.logLine('warn', 'wifi', `weak signal: rssi ${metrics.rssi} dBm`);
+    this.logLine('info', 'bms', `soc ${metrics.soc} %, ${metrics.voltage} V, ${metrics.current} A, ${metrics.temperature} °C`);
+    this.logLine('debug', 'telemetry', `sample buffered, ${this.buffer.length} waiting`);
+    this.logLine('verbose', 'telemetry', `free heap ${metrics.freeHeap} B, uptime ${metrics.uptime} s`);
   }
 
   private async uploadLoop(): Promise<void> {
@@ -627,7 +726,10 @@ class Gateway {
       this.settleFlushes();
       const flushing = this.samplingDone || this.run.stopping;
       if (this.state === 'failed' || this.run.hard.signal.aborted) return;
-      if (this.buffer.length === 0 && flushing) return;
+      if (this.buffer.length === 0 && flushing) {
+        await this.uploadLogs();
+        return;
+      }
       // upload-now: what was buffered when it came goes out whatever the batch size.
       if (this.buffer.length < this.batchSize() && !flushing && this.flushes.length === 0) {
         await Promise.race([this.buffered.wait(), this.run.whenStopped()]);
@@ -650,6 +752,12 @@ class Gateway {
         this.stats.duplicates += answer.data.duplicates;
         for (const { index, code } of answer.data.rejected) this.rejected(batch[index], code);
         maxRecords = MAX_RECORDS_PER_UPLOAD;
+        this.logLine('debug', 'telemetry', `uploaded ${batch.length} records`);
+        // The log lines go out with the telemetry, at its cadence.
+        await this.uploadLogs();
+        this.telemetryUploads++;
+        const { crashEvery } = this.fleet.options;
+        if (crashEvery !== undefined && this.telemetryUploads % crashEvery === 0 && this.state === 'online' && !this.run.stopping) await this.crash();
       } else if (answer.code === 'PAYLOAD_TOO_LARGE' && batch.length > 1) {
         maxRecords = Math.ceil(batch.length / 2);
       } else if (isTransient(answer) || answer.status === 401) {
@@ -701,6 +809,142 @@ class Gateway {
     }
   }
 
+  // ---- logs ----
+
+  /** ESP_LOGx: a line at the gateway's level or more severe goes into the ring buffer, over the oldest when it is full. */
+  private logLine(level: LogLevel, tag: string, message: string): void {
+    if (LOG_LEVELS.indexOf(level) > LOG_LEVELS.indexOf(this.logLevel)) return;
+    this.logLines.push({ mono: performance.now(), ts: new Date(this.now()).toISOString(), level, tag, message: messageOf(message), sent: false, restamped: false });
+    this.stats.linesLogged++;
+    if (this.logLines.length > MAX_LOG_LINES) {
+      this.logLines.shift();
+      this.stats.linesOverwritten++;
+    }
+  }
+
+  /** With the telemetry: the lines the configuration's logUpload asks for (errors, the default; all; none) that were not sent yet. */
+  private uploadLogs(): Promise<LogUpload> {
+    const upload = this.config?.logUpload ?? 'errors';
+    if (upload === 'off') return Promise.resolve({ sent: 0 });
+    return this.sendLogs((line) => upload === 'all' || line.level === 'error', { flush: true });
+  }
+
+  private sendLogs(select: (line: LogLine) => boolean, options: { flush: boolean }): Promise<LogUpload> {
+    const sending = this.logsSending.then(() => this.sendLogLines(select, options));
+    this.logsSending = sending.catch(() => undefined);
+    return sending;
+  }
+
+  /**
+   * The selected lines not sent yet, oldest first, gzip-compressed, up to LOG_LINES_PER_UPLOAD a
+   * request. Safe to repeat (a line stored already comes back as a duplicate), so retried like
+   * telemetry; but 429 LOG_QUOTA_EXCEEDED waits for its Retry-After (midnight UTC) without holding
+   * the upload loop: the lines stay in the ring until then, and the oldest may be overwritten.
+   */
+  private async sendLogLines(select: (line: LogLine) => boolean, { flush }: { flush: boolean }): Promise<LogUpload> {
+    let sent = 0;
+    for (;;) {
+      if (this.state === 'failed' || this.run.hard.signal.aborted) return { sent, refused: 'stopped' };
+      const batch = this.logLines.filter((line) => !line.sent && select(line)).slice(0, LOG_LINES_PER_UPLOAD);
+      if (batch.length === 0) return { sent };
+      if (performance.now() < this.logQuotaUntil) return { sent, refused: 'the daily log quota is spent (429 LOG_QUOTA_EXCEEDED)' };
+      const lines = batch.map(({ ts, level, tag, message }) => ({ ts, level, tag, message }));
+      const answer = await this.retrying(
+        'logs',
+        () =>
+          this.authed((headers, signal) =>
+            this.api.POST('/api/v1/device/logs', { body: { lines }, bodySerializer: gzipJson, headers: { ...headers, 'content-encoding': 'gzip' }, signal }),
+          ),
+        { flush, final: (refusal) => refusal.code === 'LOG_QUOTA_EXCEEDED' },
+      );
+      this.stats.logUploads++;
+      if (answer.status === 200 && answer.data) {
+        for (const line of batch) line.sent = true;
+        sent += answer.data.accepted + answer.data.duplicates;
+        this.stats.linesAccepted += answer.data.accepted;
+        this.stats.lineDuplicates += answer.data.duplicates;
+        for (const { index, code } of answer.data.rejected) this.rejectedLine(batch[index], code);
+      } else if (answer.code === 'LOG_QUOTA_EXCEEDED') {
+        this.stats.logQuotaRefusals++;
+        const waitMs = (answer.retryAfterMs ?? 3_600_000) + Math.random() * RETRY_AFTER_JITTER_MS;
+        this.logQuotaUntil = performance.now() + waitMs;
+        this.log(`log quota spent: no log upload for ${Math.round(waitMs / 1000)} s`);
+        this.logLine('warn', 'logs', `daily log quota spent, next upload in ${Math.round(waitMs / 1000)} s`);
+        return { sent, refused: 'the daily log quota is spent (429 LOG_QUOTA_EXCEEDED)' };
+      } else if (isTransient(answer) || answer.status === 401) {
+        // Out of time while stopping, or credentials lost: the lines stay in the ring.
+        return { sent, refused: `${answer.status || 'no answer'} ${answer.code ?? ''}`.trim() };
+      } else {
+        // A 400 or 413: sending these lines again cannot help.
+        for (const line of batch) line.sent = true;
+        this.stats.linesDropped += batch.length;
+        this.log(`dropped ${batch.length} log lines: ${answer.status} ${answer.code ?? ''}`);
+        return { sent, refused: `${answer.status} ${answer.code ?? ''}`.trim() };
+      }
+    }
+  }
+
+  /** TS_IN_FUTURE: the line was not stored, so it is re-stamped from its monotonic time and sent once more. */
+  private rejectedLine(line: LogLine, code: string): void {
+    this.stats.linesRejected[code] = (this.stats.linesRejected[code] ?? 0) + 1;
+    if (code === 'TS_IN_FUTURE' && !line.restamped) {
+      line.ts = new Date(this.now() - (performance.now() - line.mono)).toISOString();
+      line.restamped = true;
+      line.sent = false;
+      this.stats.linesRestamped++;
+    } else {
+      this.stats.linesDropped++;
+    }
+  }
+
+  // ---- boots and crashes ----
+
+  /**
+   * A boot: counted in NVS, and its reset reason (with what the firmware kept in RTC memory at the
+   * reset: when, the firmware, the uptime, a panic) kept to be reported once the gateway is logged
+   * in. After a power-on nothing was kept.
+   */
+  private newBoot(resetReason: ResetReason, reset: Pick<CrashReport, 'ts' | 'firmwareVersion' | 'uptimeSec' | 'panic'> | null = null): void {
+    const credentials = this.credentials;
+    credentials.nvsTag ??= randomBytes(2).toString('hex');
+    credentials.boots = (credentials.boots ?? 0) + 1;
+    this.fleet.saveState();
+    this.bootedAt = performance.now();
+    this.resetReport = { crashId: `${credentials.nvsTag}-${credentials.boots}`, resetReason, ...(reset ?? { ts: new Date(this.now()).toISOString(), firmwareVersion: this.firmwareVersion, uptimeSec: 0 }) };
+    // A crash is worth an error line: with logUpload `errors` it reaches the service too.
+    const panic = reset?.panic;
+    const crashed = CRASH_REASONS.includes(resetReason);
+    this.logLine(
+      crashed ? 'error' : 'info',
+      'boot',
+      `boot ${credentials.boots}: reset reason ${resetReason}, firmware ${this.firmwareVersion}${panic ? `, after a panic: ${panic.excCause} in ${panic.task} at ${panic.pc}` : ''}`,
+    );
+  }
+
+  /** The boot's reset reason, once. Idempotent by crashId: a report whose answer was lost is answered 200 when sent again. */
+  private async reportReset(): Promise<void> {
+    const report = this.resetReport;
+    if (!report) return;
+    const answer = await this.retrying('crash report', () => this.authed((headers, signal) => this.api.POST('/api/v1/device/crashes', { body: report, headers, signal })));
+    if (answer.status === 201 || answer.status === 200) {
+      this.stats.resetReports[report.resetReason] = (this.stats.resetReports[report.resetReason] ?? 0) + 1;
+      if (answer.status === 200) this.stats.resetRepeats++;
+    } else if (isTransient(answer) || answer.status === 401) {
+      // Out of time while stopping, or credentials lost: firmware keeps it and sends it after the next login.
+      return;
+    } else {
+      this.log(`crash report ${report.crashId} dropped: ${answer.status} ${answer.code ?? ''}`);
+    }
+    if (this.resetReport === report) this.resetReport = null;
+  }
+
+  /** --crash-every: this firmware's bug strikes. The panic handler keeps what the report needs; the gateway restarts as after a reboot. */
+  private async crash(): Promise<void> {
+    this.crashes++;
+    this.stats.crashes++;
+    await this.restart('panic', { panic: panicOf(this.firmwareVersion) });
+  }
+
   // ---- configuration ----
 
   private async configLoop(): Promise<void> {
@@ -726,7 +970,9 @@ class Gateway {
 
   private async confirmApplied(version: number): Promise<void> {
     const answer = await this.retrying('config applied', () => this.authed((headers, signal) => this.api.POST('/api/v1/device/config/applied', { body: { version }, headers, signal })));
-    if (answer.status === 204) this.stats.configApplied++;
+    if (answer.status !== 204) return;
+    this.stats.configApplied++;
+    this.logLine('info', 'config', `applied configuration version ${version}`);
   }
 
   // ---- OTA ----
@@ -776,12 +1022,14 @@ class Gateway {
   private async update(offer: Offer): Promise<void> {
     this.state = 'updating';
     this.log(`offered ${offer.version}: downloading ${offer.url}`);
+    this.logLine('info', 'ota', `offered ${offer.version}, downloading`);
     try {
       if (!(await this.report([this.event('check', offer), this.event('download_started', offer)]))) return;
       const failure = await this.download(offer);
       if (failure) {
         this.stats.updateFailures++;
         this.log(`${failure.type} ${failure.errorCode}: ${failure.message}`);
+        this.logLine('error', 'ota', `${offer.version}: ${failure.type} ${failure.errorCode}: ${failure.message}`);
         await this.report([this.event(failure.type, offer, { errorCode: failure.errorCode, message: failure.message })]);
         return;
       }
@@ -791,11 +1039,7 @@ class Gateway {
       if (!(await this.report([this.event('install_succeeded', offer)]))) return;
       // Reboot into the new image: tokens lived in RAM, the secret in flash.
       const previous = this.firmwareVersion;
-      this.credentials.firmwareVersion = offer.version;
-      this.fleet.saveState();
-      this.tokens = null;
-      if (!(await this.run.sleep((this.fleet.options.installSec * 1000) / 2))) return;
-      if (!(await this.login())) return;
+      if (!(await this.restart('sw', { install: offer.version }))) return;
       await this.report([{ ts: new Date(this.now()).toISOString(), type: 'boot_confirmed', fromVersion: previous, toVersion: offer.version }]);
       this.stats.installed++;
       this.log(`runs ${offer.version}`);
@@ -883,6 +1127,7 @@ class Gateway {
       this.remember(command.commandId, null);
       this.stats.commandsReceived++;
       this.log(`command ${command.commandId}: ${command.type} ${JSON.stringify(command.params)}`);
+      this.logLine('info', 'commands', `run ${command.commandId}: ${command.type}`);
       if (await this.execute(command)) {
         // Restarted: the rest of the answer and its ETag were in RAM. Poll again.
         this.commandsEtag = null;
@@ -896,7 +1141,8 @@ class Gateway {
     switch (command.type) {
       case 'reboot': {
         if (!(await this.started(command))) return false;
-        if (!(await this.restart())) return true;
+        if (!(await this.restart('sw'))) return true;
+        this.stats.reboots++;
         await this.finish(command, 'succeeded', `restarted, runs ${this.firmwareVersion}`);
         return true;
       }
@@ -910,14 +1156,28 @@ class Gateway {
         return false;
       }
       case 'set-log-level': {
-        const level = String(command.params.level);
+        const level = LOG_LEVELS.find((known) => known === command.params.level);
+        if (!level) {
+          await this.finish(command, 'rejected', `unknown log level ${String(command.params.level)}`);
+          return false;
+        }
         this.logLevelSet = level;
+        this.logLine('info', 'log', `log level ${level}`);
         await this.finish(command, 'succeeded', `log level ${level}`);
         return false;
       }
-      case 'collect-logs':
-        await this.finish(command, 'rejected', 'log upload not supported');
+      case 'collect-logs': {
+        // The lines of the span whatever logUpload says; those sent already are at the service.
+        if (!(await this.started(command))) return false;
+        const sinceSec = Number(command.params.sinceSec);
+        const until = performance.now();
+        const inSpan = (line: LogLine) => line.mono >= until - sinceSec * 1000 && line.mono <= until;
+        const before = this.logLines.filter((line) => line.sent && inSpan(line)).length;
+        const upload = await this.sendLogs(inSpan, { flush: false });
+        const sent = `uploaded ${upload.sent} log lines of the last ${sinceSec} s${before ? ` (${before} sent before)` : ''}`;
+        await (upload.refused ? this.finish(command, 'failed', `${sent}, then: ${upload.refused}`) : this.finish(command, 'succeeded', sent));
         return false;
+      }
       case 'custom':
         await this.finish(command, 'rejected', `unknown command ${String(command.params.name)}`);
         return false;
@@ -963,32 +1223,46 @@ class Gateway {
   }
 
   /**
-   * The reboot command: tokens and the ETags held in RAM are gone, what is in NVS (the secret, the
-   * commands run) stays, and the gateway logs in again. Requests of the other loops wait for that
-   * login. The telemetry buffer is kept (firmware keeps it in flash, or uploads it first).
+   * A reboot command or an update (`sw`, `install`: into that version) or a crash (`panic`): tokens
+   * and the ETags held in RAM are gone, what is in NVS (the secret, the commands run, the boot
+   * counter) stays, and the gateway logs in again, then reports the reset. Requests of the other
+   * loops wait for that login. The telemetry buffer and the log ring are kept (firmware keeps them
+   * in flash, or uploads them first).
    */
-  private async restart(): Promise<boolean> {
+  private async restart(resetReason: 'sw' | 'panic', { panic, install }: { panic?: Panic; install?: string } = {}): Promise<boolean> {
     await this.reauthenticating;
+    const running = this.state === 'updating' ? 'updating' : 'online';
     this.state = 'rebooting';
+    // What RTC memory keeps across the reset (the panic handler writes it on a crash).
+    const reset = { ts: new Date(this.now()).toISOString(), firmwareVersion: this.firmwareVersion, uptimeSec: Math.round((performance.now() - this.bootedAt) / 1000), ...(panic ? { panic } : {}) };
+    if (install) {
+      this.credentials.firmwareVersion = install;
+      this.fleet.saveState();
+    }
     this.tokens = null;
     this.logLevelSet = null;
-    this.log('restarting');
+    this.commandsEtag = null;
+    this.log(panic ? `panics (${panic.excCause} in ${panic.task} at ${panic.pc}), restarting` : `restarting${install ? ` into ${install}` : ''}`);
     const restarting = (async () => {
       try {
-        if (!(await this.run.sleep((this.fleet.options.installSec * 1000) / 2))) return false;
+        // A restart under way completes while the run stops: the gateway then uploads what it buffered.
+        if (!(await this.run.sleep((this.fleet.options.installSec * 1000) / 2, { throughStop: true }))) return false;
+        this.newBoot(resetReason, reset);
         return await this.login();
       } finally {
         this.reauthenticating = null;
       }
     })();
     this.reauthenticating = restarting;
+    let loggedIn: boolean;
     try {
-      const loggedIn = await restarting;
-      if (loggedIn) this.stats.reboots++;
-      return loggedIn;
+      loggedIn = await restarting;
     } finally {
-      if (this.state === 'rebooting') this.state = 'online';
+      if (this.state === 'rebooting') this.state = running;
     }
+    if (!loggedIn) return false;
+    await this.reportReset();
+    return true;
   }
 }
 
@@ -1041,6 +1315,7 @@ class Fleet {
       `[${seconds}s] online ${online}/${this.gateways.length}${failed ? ` (${failed} failed)` : ''} · telemetry ${s.accepted}/${s.sampled} stored in ${s.uploads} uploads` +
       ` · config ${s.configPolls} polls (${s.configUnchanged} × 304) · OTA ${s.otaPolls} polls, ${s.installed} installed${s.updateFailures ? `, ${s.updateFailures} failed` : ''}` +
       ` · commands ${s.commandsReceived} run` +
+      ` · logs ${s.linesAccepted} lines in ${s.logUploads} uploads${s.crashes ? ` · ${s.crashes} crashes` : ''}` +
       ` · retries ${s.retries}${limited ? ` (${limited} × 429/503/no answer)` : ''}`
     );
   }
@@ -1064,7 +1339,14 @@ class Fleet {
         dropped: s.dropped,
         unsent: this.gateways.reduce((sum, gateway) => sum + gateway.unsent, 0),
       },
-      perGateway: this.gateways.map((gateway) => ({ deviceId: gateway.deviceId, firmwareVersion: gateway.firmwareVersion, logLevel: gateway.logLevel, sampled: gateway.sampled, stored: gateway.accepted })),
+      perGateway: this.gateways.map((gateway) => ({
+        deviceId: gateway.deviceId,
+        firmwareVersion: gateway.firmwareVersion,
+        logLevel: gateway.logLevel,
+        sampled: gateway.sampled,
+        stored: gateway.accepted,
+        crashes: gateway.crashes,
+      })),
       config: { polls: s.configPolls, unchanged: s.configUnchanged, applied: s.configApplied },
       ota: { polls: s.otaPolls, unchanged: s.otaUnchanged, offers: s.offers, downloads: s.downloads, installed: s.installed, failed: s.updateFailures, eventsAccepted: s.otaEvents },
       commands: {
@@ -1077,6 +1359,18 @@ class Fleet {
         finished: s.commandsFinished,
         reboots: s.reboots,
       },
+      logs: {
+        logged: s.linesLogged,
+        overwritten: s.linesOverwritten,
+        uploads: s.logUploads,
+        accepted: s.linesAccepted,
+        duplicates: s.lineDuplicates,
+        rejected: s.linesRejected,
+        restamped: s.linesRestamped,
+        dropped: s.linesDropped,
+        quotaRefusals: s.logQuotaRefusals,
+      },
+      crashes: { crashed: s.crashes, reported: s.resetReports, repeats: s.resetRepeats },
       retries: s.retries,
       waitedSec: Math.round(s.waitedMs / 100) / 10,
       clockSteps: s.clockSteps,
@@ -1094,8 +1388,11 @@ export interface Summary {
   failed: Array<{ deviceId: string; reason: string }>;
   identity: { registered: number; fromState: number; logins: number; refreshes: number };
   telemetry: { sampled: number; uploads: number; accepted: number; duplicates: number; rejected: Record<string, number>; restamped: number; dropped: number; unsent: number };
-  /** `stored`: records the service confirmed for this gateway (accepted or already stored); `logLevel`: set-log-level's, else the configuration's. */
-  perGateway: Array<{ deviceId: string; firmwareVersion: string; logLevel: string; sampled: number; stored: number }>;
+  /**
+   * `stored`: records the service confirmed for this gateway (accepted or already stored); `logLevel`: set-log-level's, else the
+   * configuration's; `crashes`: its panics (--crash-every).
+   */
+  perGateway: Array<{ deviceId: string; firmwareVersion: string; logLevel: string; sampled: number; stored: number; crashes: number }>;
   config: { polls: number; unchanged: number; applied: number };
   ota: { polls: number; unchanged: number; offers: number; downloads: number; installed: number; failed: number; eventsAccepted: number };
   /**
@@ -1103,6 +1400,14 @@ export interface Summary {
    * `succeeded`, `failed`, `rejected`: the results reported; `finished`: results answered 409 or 404 (dropped).
    */
   commands: { mode: 'short poll' | 'long poll'; polls: number; unchanged: number; received: number; repeats: number; succeeded: number; failed: number; rejected: number; finished: number; reboots: number };
+  /**
+   * `logged`: lines put in the gateways' ring buffers (at their log level); `overwritten`: pushed out of a full ring; `uploads`:
+   * POST /device/logs requests; `accepted`, `duplicates`, `rejected` (by code): as the service answered; `dropped`: refused for good;
+   * `quotaRefusals`: 429 LOG_QUOTA_EXCEEDED answers, after each of which the gateway waited for its Retry-After.
+   */
+  logs: { logged: number; overwritten: number; uploads: number; accepted: number; duplicates: number; rejected: Record<string, number>; restamped: number; dropped: number; quotaRefusals: number };
+  /** `crashed`: panics simulated (--crash-every); `reported`: reset reasons the service stored, by reason (a power-on, `sw` after a restart, `panic`); `repeats`: reports answered 200. */
+  crashes: { crashed: number; reported: Partial<Record<ResetReason, number>>; repeats: number };
   retries: number;
   waitedSec: number;
   clockSteps: number;
@@ -1115,6 +1420,8 @@ function textSummary(s: Summary): string {
   for (const gateway of s.perGateway) levels.set(gateway.logLevel, (levels.get(gateway.logLevel) ?? 0) + 1);
   const logLevels = [...levels].map(([level, count]) => `${count} × ${level}`).join(', ') || 'none';
   const rejected = Object.entries(s.telemetry.rejected).map(([code, count]) => `${count} ${code}`).join(', ') || 'none';
+  const linesRejected = Object.entries(s.logs.rejected).map(([code, count]) => `${count} ${code}`).join(', ') || 'none';
+  const resets = Object.entries(s.crashes.reported).map(([reason, count]) => `${count} ${reason}`).join(', ') || 'none';
   const answers = Object.entries(s.answers)
     .sort(([a], [b]) => a.localeCompare(b))
     .map(([key, count]) => `${key}: ${count}`)
@@ -1128,6 +1435,8 @@ function textSummary(s: Summary): string {
     `  OTA         ${s.ota.polls} checks, ${s.ota.unchanged} unchanged (304), ${s.ota.offers} offers, ${s.ota.downloads} verified downloads, ${s.ota.installed} installed, ${s.ota.failed} failed; ${s.ota.eventsAccepted} events stored`,
     `  commands    ${s.commands.polls} ${s.commands.mode}s, ${s.commands.unchanged} unchanged (304); ${s.commands.received} run: ${s.commands.succeeded} succeeded, ${s.commands.failed} failed, ${s.commands.rejected} rejected; ${s.commands.repeats} repeats dropped, ${s.commands.finished} ended elsewhere (409, 404), ${s.commands.reboots} reboots`,
     `  log levels  ${logLevels}`,
+    `  logs        ${s.logs.logged} lines logged (${s.logs.overwritten} overwritten), ${s.logs.accepted} stored (${s.logs.duplicates} duplicates) in ${s.logs.uploads} uploads; rejected: ${linesRejected}; re-stamped ${s.logs.restamped}, dropped ${s.logs.dropped}; ${s.logs.quotaRefusals} refused by the daily quota (429)`,
+    `  crashes     ${s.crashes.crashed} simulated; reset reasons reported: ${resets}${s.crashes.repeats ? ` (${s.crashes.repeats} repeats)` : ''}`,
     `  retries     ${s.retries} (waited ${s.waitedSec} s in all); clock steps from the Date header: ${s.clockSteps}`,
     `  answers     ${answers}`,
   ].join('\n');

@@ -102,16 +102,17 @@ describe('the gateway simulator (examples/gateway-simulator.ts) against the real
       await t.close();
     });
 
-    it('registers every gateway, stores its telemetry, polls with ETags and installs the published release', async () => {
+    it('registers every gateway, stores its telemetry, polls with ETags, installs the published release, crashes and reports it', async () => {
       const image = randomBytes(64 * 1024);
       const cdn = await firmwareServer(certificate, { '/fw/0.2.0.bin': image });
       const release = await publish(t, admin, { version: '0.2.0', url: `${cdn.base}/fw/0.2.0.bin`, sha256: createHash('sha256').update(image).digest('hex'), size: image.length });
       try {
         const prefix = aPrefix();
 
+        // An upload every 0.8 s and a panic after every third: each gateway crashes once or twice, after its update.
         const { code, summary } = await startSimulator(
           ['--url', t.baseUrl, '--gateways', '3', '--prefix', prefix, '--firmware', '0.1.4', '--interval', '0.2', '--batch', '4', '--duration', '5']
-            .concat(['--config-interval', '1', '--ramp', '0.5', '--install-sec', '0.2']),
+            .concat(['--config-interval', '1', '--ramp', '0.5', '--install-sec', '0.2', '--crash-every', '3']),
           certificate,
         ).finished;
 
@@ -138,6 +139,29 @@ describe('the gateway simulator (examples/gateway-simulator.ts) against the real
         expect(cdn.downloads).toEqual(['/fw/0.2.0.bin', '/fw/0.2.0.bin', '/fw/0.2.0.bin']);
         const status = await t.api.GET('/api/v1/admin/firmware/{id}/status', { params: { path: { id: release } }, headers: admin.headers });
         expect(status.data?.devices).toMatchObject({ offered: 3, installed: 3, failed: 0 });
+
+        // Every boot's reason, once: the power-on, the restart into 0.2.0, and each panic, reported after the login that followed it.
+        const crashes = Object.fromEntries(summary.perGateway.map((gateway) => [gateway.deviceId, gateway.crashes]));
+        const panics: Array<components['schemas']['CrashResponse']> = [];
+        for (const deviceId of Object.keys(counts)) {
+          expect(crashes[deviceId]).toBeGreaterThan(0);
+          const reports = await crashesOf(t, admin, deviceId);
+          expect(reports.map((report) => report.resetReason).sort()).toEqual(['poweron', 'sw', ...Array<string>(crashes[deviceId]).fill('panic')].sort());
+          expect(new Set(reports.map((report) => report.crashId)).size).toBe(reports.length);
+          panics.push(...reports.filter((report) => report.resetReason === 'panic'));
+          // A new session for each restart: the registration's, the update's and one per crash.
+          const { rows } = await t.db.query<{ n: number }>('SELECT count(DISTINCT family_id)::int AS n FROM device_refresh_tokens WHERE device_id = $1', [deviceId]);
+          expect(rows[0].n).toBe(2 + crashes[deviceId]);
+        }
+        expect(summary.crashes).toMatchObject({ crashed: panics.length, reported: { poweron: 3, sw: 3, panic: panics.length }, repeats: 0 });
+        // One firmware, one bug: every panic has the same backtrace, so they make one group of three devices.
+        expect(panics.map((report) => report.firmwareVersion)).toEqual(panics.map(() => '0.2.0'));
+        expect(new Set(panics.map((report) => report.groupId)).size).toBe(1);
+        const groups = await t.api.GET('/api/v1/admin/crash-groups', { headers: admin.headers });
+        expect(groups.data?.items.find((group) => group.groupId === panics[0].groupId)).toMatchObject({ resetReason: 'panic', crash: true, devices: 3, crashes: panics.length, firmwareVersions: ['0.2.0'] });
+        // Release health counts them: each gateway crashed on the release it confirmed.
+        const health = await t.api.GET('/api/v1/admin/firmware/{id}/status', { params: { path: { id: release } }, headers: admin.headers });
+        expect(health.data?.health).toMatchObject({ bootConfirmed: 3, crashed: 3 });
       } finally {
         await cdn.close();
         await revoke(t, admin, release);
@@ -169,7 +193,7 @@ describe('the gateway simulator (examples/gateway-simulator.ts) against the real
       }
     });
 
-    it('runs the commands sent to it: reboots and logs in again, answers a ping, uploads now, sets its log level, rejects what it cannot run', async () => {
+    it('runs the commands sent to it: reboots and logs in again, answers a ping, uploads now, sets its log level, collects its logs, rejects what it cannot run', async () => {
       const prefix = aPrefix();
       const deviceId = `${prefix}-0001`;
       // Batches of 500 at 5 samples a second: only upload-now sends telemetry before the stop.
@@ -194,7 +218,7 @@ describe('the gateway simulator (examples/gateway-simulator.ts) against the real
       const finals = await eventually(async () => {
         const commands = await commandsOf(t, admin, deviceId);
         expect(commands.map((command) => [command.commandId, command.state])).toEqual(
-          sent.map((commandId, index) => [commandId, ['succeeded', 'succeeded', 'succeeded', 'succeeded', 'rejected', 'rejected'][index]]),
+          sent.map((commandId, index) => [commandId, ['succeeded', 'succeeded', 'succeeded', 'succeeded', 'succeeded', 'rejected'][index]]),
         );
         return commands;
       }, 20_000);
@@ -202,8 +226,14 @@ describe('the gateway simulator (examples/gateway-simulator.ts) against the real
       expect(reboot.output).toBe('restarted, runs 0.1.4');
       expect(ping.output).toMatch(/^runs 0\.1\.4, up \d+ s$/);
       expect(setLogLevel.output).toBe('log level debug');
-      expect(collectLogs.output).toBe('log upload not supported');
       expect(custom.output).toBe('unknown command relay.toggle');
+      // collect-logs sent the lines of its span, info lines too, though logUpload (errors, the default) sends errors only.
+      const collected = Number(/^uploaded (\d+) log lines of the last 600 s/.exec(collectLogs.output ?? '')?.[1]);
+      expect(collected).toBeGreaterThan(0);
+      const lines = await linesOf(t, admin, deviceId);
+      expect(lines.length).toBeGreaterThanOrEqual(collected);
+      expect(lines).toContainEqual(expect.objectContaining({ level: 'info', tag: 'log', message: 'log level debug' }));
+      expect(lines).toContainEqual(expect.objectContaining({ level: 'info', tag: 'commands', message: `run ${collectLogs.commandId}: collect-logs` }));
       // upload-now sent what was buffered, though far from a batch of 500.
       const uploaded = Number(/^uploaded (\d+) buffered records$/.exec(uploadNow.output ?? '')?.[1]);
       expect(uploaded).toBeGreaterThan(0);
@@ -222,7 +252,8 @@ describe('the gateway simulator (examples/gateway-simulator.ts) against the real
 
       expect(code).toBe(0);
       expect(summary.identity).toMatchObject({ registered: 1, logins: 1 });
-      expect(summary.commands).toMatchObject({ mode: 'short poll', received: 6, succeeded: 4, rejected: 2, failed: 0, finished: 0, reboots: 1 });
+      expect(summary.commands).toMatchObject({ mode: 'short poll', received: 6, succeeded: 5, rejected: 1, failed: 0, finished: 0, reboots: 1 });
+      expect(summary.logs.accepted).toBeGreaterThanOrEqual(collected);
       expect(summary.perGateway).toEqual([expect.objectContaining({ deviceId, logLevel: 'debug' })]);
     });
 
@@ -273,16 +304,20 @@ describe('the gateway simulator (examples/gateway-simulator.ts) against the real
     });
   });
 
-  describe('on a service that allows one upload per device every 4 s', () => {
+  describe('on a service that allows one upload per device every 4 s, and 1 KiB of log lines a day', () => {
     let t: TestApp;
     beforeAll(async () => {
-      t = await createTestApp({ TELEMETRY_MAX_REQUESTS_PER_DEVICE: '1', TELEMETRY_RATE_WINDOW_SEC: '4' });
+      t = await createTestApp({ ...ADMIN_SETTINGS, TELEMETRY_MAX_REQUESTS_PER_DEVICE: '1', TELEMETRY_RATE_WINDOW_SEC: '4', LOG_BYTES_PER_DEVICE_PER_DAY: '1024' });
+      // Every gateway logs a line a sample and uploads all of them.
+      const admin = await anAdmin(t);
+      const { response } = await t.api.PATCH('/api/v1/admin/config/defaults', { body: { logLevel: 'info', logUpload: 'all' }, headers: admin.headers });
+      if (response.status !== 200) throw new Error(`setting the fleet defaults answered ${response.status}`);
     });
     afterAll(async () => {
       await t.close();
     });
 
-    it('waits Retry-After after a 429, at most one refusal per window, and loses no record', async () => {
+    it('waits Retry-After after a 429, at most one refusal per window, and loses no record; stops uploading logs once the quota is spent', async () => {
       const prefix = aPrefix();
 
       const { code, summary } = await startSimulator(
@@ -299,6 +334,11 @@ describe('the gateway simulator (examples/gateway-simulator.ts) against the real
       expect(refusals).toBeLessThanOrEqual(2 * Math.ceil(summary.seconds / 4));
       expect(await telemetryCounts(t, prefix)).toEqual(storedPerGateway(summary));
       expect(summary.telemetry).toMatchObject({ dropped: 0, unsent: 0 });
+      // The upload that crossed 1 KiB was stored whole; the next was refused until midnight UTC, and no gateway asked again.
+      expect(summary.logs.accepted).toBeGreaterThan(0);
+      expect(summary.logs.quotaRefusals).toBe(summary.answers['429 LOG_QUOTA_EXCEEDED']);
+      expect(summary.logs.quotaRefusals).toBeGreaterThan(0);
+      expect(summary.logs.quotaRefusals).toBeLessThanOrEqual(2);
     });
   });
 });
@@ -314,6 +354,20 @@ async function commandsOf(t: TestApp, reader: SignedIn, deviceId: string): Promi
   const { data, response } = await t.api.GET('/api/v1/dashboard/devices/{deviceId}/commands', { params: { path: { deviceId } }, headers: reader.headers });
   if (response.status !== 200 || !data) throw new Error(`listing commands answered ${response.status}`);
   return data.items.toReversed();
+}
+
+/** The device's crash reports and reboot reasons as the dashboard reads them. */
+async function crashesOf(t: TestApp, reader: SignedIn, deviceId: string): Promise<Array<components['schemas']['CrashResponse']>> {
+  const { data, response } = await t.api.GET('/api/v1/dashboard/devices/{deviceId}/crashes', { params: { path: { deviceId } }, headers: reader.headers });
+  if (response.status !== 200 || !data) throw new Error(`listing crashes answered ${response.status}`);
+  return data.items;
+}
+
+/** The device's log lines as the dashboard reads them, newest first. */
+async function linesOf(t: TestApp, reader: SignedIn, deviceId: string): Promise<Array<components['schemas']['LogLineResponse']>> {
+  const { data, response } = await t.api.GET('/api/v1/dashboard/devices/{deviceId}/logs', { params: { path: { deviceId }, query: { limit: 500 } }, headers: reader.headers });
+  if (response.status !== 200 || !data) throw new Error(`listing log lines answered ${response.status}`);
+  return data.items;
 }
 
 /** Long polls of commands the service holds. */
