@@ -8,7 +8,8 @@
  * Routes: POST /api/v1/telemetry, GET /api/v1/dashboard/devices/:deviceId/telemetry/history
  * (buckets; raw mode is not benchmarked and answers 400 here),
  * GET /api/v1/dashboard/devices/:deviceId/batteries/:batteryId/energy, POST /api/v1/device/login,
- * POST /api/v1/auth/login, GET /health.
+ * POST /api/v1/auth/login, GET /api/v1/device/config, GET /api/v1/ota/latest,
+ * GET /api/v1/device/commands (short polls; no long poll), POST /api/v1/device/logs, GET /health.
  */
 import { createHash, createHmac, createSecretKey, randomBytes, randomUUID, timingSafeEqual, type KeyObject } from 'node:crypto';
 import * as argon2 from 'argon2';
@@ -27,6 +28,20 @@ import { ENERGY_BUCKETS, MAX_ENERGY_POINTS, type EnergyBucketName } from '../src
 import type { EnergySumRow } from '../src/modules/batteries/infrastructure/sql-battery-energy.store.js';
 import { parseInstant } from '../src/modules/telemetry/domain/history-query.js';
 import { ARGON2_OPTIONS } from '../src/shared/crypto/secret-hasher.js';
+import { strongTag } from '../src/shared/http/etag.js';
+import { commandIdOf } from '../src/modules/commands/domain/device-command.js';
+import {
+  admitLines,
+  checkMessages,
+  LOG_LEVELS,
+  MAX_BATCH_BYTES,
+  MAX_LINES_PER_BATCH,
+  MAX_MESSAGE_BYTES,
+  MAX_TAG_LENGTH,
+  utcDay,
+  type LogLevel,
+  type LogLine,
+} from '../src/modules/device-logs/domain/device-log.js';
 
 const env = (name: string, fallback?: string): string => {
   const value = process.env[name] ?? fallback;
@@ -43,6 +58,8 @@ const config = {
   customerJwtSecret: env('CUSTOMER_JWT_SECRET'),
   pepper: env('SECRET_PEPPER'),
   retentionDays: Number(env('TELEMETRY_RETENTION_DAYS', '365')),
+  logRetentionDays: Number(env('LOG_RETENTION_DAYS', '14')),
+  logBytesPerDevicePerDay: Number(env('LOG_BYTES_PER_DEVICE_PER_DAY', '1048576')),
   deviceTokenTtlSec: 3600,
   customerTokenTtlSec: 900,
   refreshTtlDays: 30,
@@ -625,6 +642,142 @@ app.get<{ Params: { deviceId: string; batteryId: string }; Querystring: { from?:
       });
     }
     return { batteryId, bucketSeconds, points };
+  },
+);
+
+// S8: command polls. A device's pending commands are read once and kept, as the service mirrors
+// them until the change feed says they changed: nothing sends a command to the fleet S8 polls with.
+interface PendingCommandRow {
+  command_id: string;
+  type: string;
+  params: Record<string, unknown>;
+  created_at: Date;
+  expires_at: Date;
+}
+
+const pendingCommands = new Map<string, Promise<PendingCommandRow[]>>();
+
+function pendingOf(deviceId: string): Promise<PendingCommandRow[]> {
+  let rows = pendingCommands.get(deviceId);
+  if (!rows) {
+    rows = pool.query<PendingCommandRow>({ name: SQL.COMMAND_PENDING_NAME, text: SQL.COMMAND_PENDING_SQL, values: [deviceId, new Date()] }).then(({ rows }) => rows);
+    rows.catch(() => pendingCommands.delete(deviceId));
+    pendingCommands.set(deviceId, rows);
+  }
+  return rows;
+}
+
+app.get<{ Querystring: Record<string, string> }>('/api/v1/device/commands', async (request, reply) => {
+  const device = await deviceOf(request);
+  if (Object.hasOwn(request.query, 'waitSec')) throw new HttpError(400, 'LONG_POLL_NOT_IN_BASELINE');
+  const now = Date.now();
+  const commands = (await pendingOf(device.device_id)).filter((row) => row.expires_at.getTime() > now);
+  // src/modules/commands/application/gateway-commands.service.ts, commandsTag().
+  const etag = strongTag(`commands-${commands.map((row) => commandIdOf(row.command_id)).join('.')}`);
+  void reply.header('ETag', etag).header('Cache-Control', 'private, no-cache');
+  if (noneMatch(request.headers['if-none-match'], etag)) return reply.status(304).send();
+  // The service then counts a delivery of each command it hands out; the fleet has none to hand out.
+  if (commands.length > 0) throw new HttpError(503, 'DELIVERY_NOT_IN_BASELINE');
+  return { commands: [] };
+});
+
+// S10: log uploads, stored as SqlDeviceLogStore.store() does: one transaction that takes the
+// device's usage row for the day, inserts the lines (ON CONFLICT DO NOTHING; the keys of those
+// inserted and the device's owner come back) and adds their bytes.
+
+/** src/modules/device-logs/infrastructure/sql-device-log.store.ts, lineHashOf(): 64 bits of SHA-256 over level, tag and message. */
+const lineHashOf = (line: LogLine): string =>
+  createHash('sha256').update(`${line.level}\u0000${line.tag ?? ''}\u0000${line.message}`).digest().readBigInt64BE(0).toString();
+
+/** As the service's Sql.transaction(): BEGIN, the work, COMMIT (ROLLBACK on an error), on one pooled connection. */
+async function inTransaction<T>(work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+  const client = await pool.connect();
+  let broken = false;
+  try {
+    await client.query('BEGIN');
+    const result = await work(client);
+    await client.query('COMMIT');
+    return result;
+  } catch (error) {
+    await client.query('ROLLBACK').catch(() => (broken = true));
+    throw error;
+  } finally {
+    client.release(broken);
+  }
+}
+
+interface LogBody {
+  lines: Array<{ ts: string; level: LogLevel; tag?: string; message: string }>;
+}
+
+app.post<{ Body: LogBody }>(
+  '/api/v1/device/logs',
+  {
+    bodyLimit: MAX_BATCH_BYTES,
+    preValidation: async (request) => {
+      (request as FastifyRequest & { deviceId?: string }).deviceId = await authenticateDevice(request);
+    },
+    schema: {
+      body: {
+        type: 'object',
+        additionalProperties: false,
+        required: ['lines'],
+        properties: {
+          lines: {
+            type: 'array',
+            minItems: 1,
+            maxItems: MAX_LINES_PER_BATCH,
+            items: {
+              type: 'object',
+              additionalProperties: false,
+              required: ['ts', 'level', 'message'],
+              properties: {
+                // Whether ts names a real instant is checked in the handler, with the service's parseIsoInstant.
+                ts: { type: 'string', maxLength: 40 },
+                level: { enum: [...LOG_LEVELS] },
+                tag: { type: 'string', minLength: 1, maxLength: MAX_TAG_LENGTH },
+                message: { type: 'string', maxLength: MAX_MESSAGE_BYTES },
+              },
+            },
+          },
+        },
+      },
+    },
+  },
+  async (request) => {
+    const deviceId = (request as FastifyRequest & { deviceId: string }).deviceId;
+    const lines: LogLine[] = request.body.lines.map((line) => {
+      const ts = parseIsoInstant(line.ts);
+      if (!ts) throw new HttpError(400, 'VALIDATION_FAILED');
+      return { ts, level: line.level, tag: line.tag ?? null, message: line.message };
+    });
+    checkMessages(lines);
+    const now = new Date();
+    const { admitted, rejected } = admitLines(lines, now, config.logRetentionDays);
+    if (admitted.length === 0) return { accepted: 0, duplicates: 0, rejected };
+    const day = utcDay(now);
+    const stored = await inTransaction(async (client) => {
+      const { rows: usage } = await client.query<{ bytes: string }>({ name: SQL.LOG_USAGE_TAKE_NAME, text: SQL.LOG_USAGE_TAKE_SQL, values: [deviceId, day] });
+      if (Number(usage[0].bytes) >= config.logBytesPerDevicePerDay) return null;
+      const hashes = admitted.map(lineHashOf);
+      const { rows: inserted } = await client.query<{ keys: string[] | null; bytes: string; owner_id: string | null }>({
+        name: SQL.LOG_INSERT_NAME,
+        text: SQL.LOG_INSERT_SQL,
+        values: [deviceId, admitted.map((line) => line.ts), hashes, admitted.map((line) => line.level), admitted.map((line) => line.tag), admitted.map((line) => line.message), now],
+      });
+      const keys = new Set(inserted[0].keys ?? []);
+      if (keys.size > 0) await client.query({ name: SQL.LOG_USAGE_ADD_NAME, text: SQL.LOG_USAGE_ADD_SQL, values: [deviceId, day, inserted[0].bytes] });
+      // The lines inserted, as the service picks them to hand to the live stream (which, with no stream open, takes nothing).
+      const taken = new Set<string>();
+      return admitted.filter((line, index) => {
+        const key = `${line.ts.getTime()}:${hashes[index]}`;
+        if (!keys.has(key) || taken.has(key)) return false;
+        taken.add(key);
+        return true;
+      }).length;
+    });
+    if (stored === null) throw new HttpError(429, 'LOG_QUOTA_EXCEEDED');
+    return { accepted: stored, duplicates: admitted.length - stored, rejected };
   },
 );
 

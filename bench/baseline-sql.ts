@@ -198,3 +198,26 @@ export const ENERGY_SUMS_NAME = 'battery_energy_sums';
 /** src/modules/batteries/infrastructure/sql-battery-profiles.store.ts: get(). */
 export const BATTERY_PROFILE_SQL = 'SELECT name, chemistry, nominal_voltage, capacity_ah, updated_at FROM battery_profiles WHERE device_id = $1 AND battery_id = $2';
 export const BATTERY_PROFILE_NAME = 'battery_profile';
+
+/** src/modules/commands/infrastructure/sql-command.store.ts: pending(), what a command poll's mirror loads per device (S8). */
+export const COMMAND_PENDING_SQL = `SELECT command_id, device_id, type, params, state, created_at, expires_at, delivered_at, deliveries, accepted_at, finished_at, output FROM device_commands
+        WHERE device_id = $1 AND state IN ('queued', 'delivered') AND expires_at > $2
+        ORDER BY command_id`;
+export const COMMAND_PENDING_NAME = 'command-pending';
+
+/** src/modules/device-logs/infrastructure/sql-device-log.store.ts: store(), in one transaction (S10): the day's usage row taken, the lines, the usage added. */
+export const LOG_USAGE_TAKE_SQL = `INSERT INTO device_log_usage (device_id, day, bytes) VALUES ($1, $2, 0)
+         ON CONFLICT (device_id, day) DO UPDATE SET bytes = device_log_usage.bytes RETURNING bytes`;
+export const LOG_USAGE_TAKE_NAME = 'log-usage-take';
+export const LOG_INSERT_SQL = `WITH inserted AS (
+           INSERT INTO device_logs (device_id, ts, line_hash, level, tag, message, received_at)
+           SELECT $1, l.ts, l.line_hash, l.level, l.tag, l.message, $7
+             FROM unnest($2::timestamptz[], $3::bigint[], $4::text[], $5::text[], $6::text[]) AS l(ts, line_hash, level, tag, message)
+           ON CONFLICT DO NOTHING
+           RETURNING ts, line_hash, octet_length(message) + COALESCE(octet_length(tag), 0) AS bytes)
+         SELECT array_agg((extract(epoch FROM ts) * 1000)::bigint::text || ':' || line_hash::text) AS keys, COALESCE(sum(bytes), 0)::bigint AS bytes,
+                (SELECT o.owner_id FROM device_owners o WHERE o.device_id = $1) AS owner_id
+           FROM inserted`;
+export const LOG_INSERT_NAME = 'log-insert';
+export const LOG_USAGE_ADD_SQL = 'UPDATE device_log_usage SET bytes = bytes + $3 WHERE device_id = $1 AND day = $2';
+export const LOG_USAGE_ADD_NAME = 'log-usage-add';

@@ -102,6 +102,31 @@ export function viewersOf(): CustomerFixture[] {
   }));
 }
 
+/**
+ * The gateways of S9 (each holds a long poll of its commands) and S10 (they upload logs): a set
+ * of their own, like S6's, claimed by accounts of their own (their operators, who send the
+ * commands), DEVICES_PER_CUSTOMER each, with no telemetry history. bench/seed.ts adds them to
+ * whatever database a run uses.
+ */
+export const GATEWAYS = 1000;
+
+export function gatewaysOf(): DeviceFixture[] {
+  return Array.from({ length: GATEWAYS }, (_, index) => {
+    const secret = `bench-gateway-secret-${index}`;
+    return { index, deviceId: `bench-gw-${String(index).padStart(5, '0')}`, secret, secretHash: hmac(secret), ownerIndex: Math.floor(index / DEVICES_PER_CUSTOMER) };
+  });
+}
+
+export function operatorsOf(): CustomerFixture[] {
+  return Array.from({ length: Math.ceil(GATEWAYS / DEVICES_PER_CUSTOMER) }, (_, index) => ({
+    index,
+    // Apart from customersOf's and viewersOf's ids.
+    userId: `00000000-0000-4000-8002-${String(index).padStart(12, '0')}`,
+    email: `bench-operator-${index}@example.com`,
+    sessionId: `00000000-0000-4000-9002-${String(index).padStart(12, '0')}`,
+  }));
+}
+
 const TOKEN_TTL_SEC = 6 * 3600;
 
 export function deviceAccessToken(device: DeviceFixture): string {

@@ -5,17 +5,19 @@ import { machineBusyUs, peakRssKb, postgresCpuUs, processCpuUs, resetPeakRss, rs
 import type { LoadSpec, Variant } from './scenarios.js';
 import { firePaced, type LoadOutcome } from './paced.js';
 import type { ServerProcess } from './servers.js';
+import { LongPollClient, type LongPollStats } from './long-poll-load.js';
 import { StreamClient, type StreamStats } from './stream-load.js';
-import { liveFleetOf, type Fleet, type IngestClock, type Integrity, type SentRecords, type Workload } from './workloads.js';
+import { gatewayFleetOf, liveFleetOf, type Fleet, type IngestClock, type Integrity, type SentRecords, type Workload } from './workloads.js';
 
 /**
  * The servers a variant runs against: the hand-written baseline, the service as configured for
  * production (alerting on, the fleet default rules on every device, battery analytics on) and, for
  * S1 and S2 only, a second service process that differs by ALERTS_ENABLED=false and a third that
  * differs by BATTERY_ANALYTICS_ENABLED=false. 'service-streams' (S6) is the
- * first service with the variant's stream subscribers connected.
+ * first service with the variant's stream subscribers connected; 'service-long-polls' (S9) the
+ * first service with the 1,000 gateways holding long polls of their commands.
  */
-export type Target = 'baseline' | 'service' | 'service-alerts-off' | 'service-batteries-off' | 'service-streams';
+export type Target = 'baseline' | 'service' | 'service-alerts-off' | 'service-batteries-off' | 'service-streams' | 'service-long-polls';
 
 /** What alert evaluation did during an ingest run against a service (both services report it; alerting off must show none). */
 export interface AlertingActivity {
@@ -73,6 +75,16 @@ export interface StreamRunResult extends StreamStats {
   rssAfterOpenMb: number;
 }
 
+/** S9: what the long-poll client saw, the CPU it used per request of the run, and the service's RSS for the polls it holds. */
+export interface LongPollRunResult extends LongPollStats {
+  clientCpuUsPerRequest: number;
+  /** Gateways holding a long poll once the client had opened them, when the RSS while they wait was read. */
+  heldAtOpen: number;
+  /** The server's VmRSS, MB, just before the client opened its polls (the server quiet), and while they wait (the server quiet again, before the warm-up: the most of 5 readings over a second). */
+  rssBeforeOpenMb: number;
+  rssWaitingMb: number;
+}
+
 export interface RunResult {
   variant: string;
   target: Target;
@@ -103,6 +115,8 @@ export interface RunResult {
   alerting?: AlertingActivity;
   /** S6 (with and without subscribers): the stream client's figures. */
   streams?: StreamRunResult;
+  /** S9, the run with the long polls: the long-poll client's figures. */
+  longPolls?: LongPollRunResult;
 }
 
 /** Backends report their statistics at most every 10 s when idle (PGSTAT_IDLE_INTERVAL): wait that out. */
@@ -170,19 +184,40 @@ async function alertCounts(pool: pg.Pool): Promise<{ opened: number; resolved: n
 /**
  * One run of a variant against one server: warm-up, then the measured period with CPU, RSS and
  * integrity. S6: the stream client opens its streams (target 'service-streams'; none for 'service')
- * and starts its probes before the warm-up, and closes the streams once the server is quiet.
+ * and starts its probes before the warm-up, and closes the streams once the server is quiet. S9
+ * (target 'service-long-polls'): the long-poll client opens its polls, the server's RSS is read
+ * before and while they wait, the commands start with the warm-up; once the server is quiet the
+ * polls are dropped and the run waits until the service is quiet again (it let them go).
  */
 export async function runVariant(variant: Variant, server: ServerProcess, target: Target, round: number, context: RunContext, alertLog?: () => AlertLogCounts): Promise<RunResult> {
   let streams: StreamClientRun | undefined;
-  if (variant.streams) {
-    const rssBeforeOpenMb = rssKb(server.pid) / 1024;
-    const { client } = await StreamClient.start(server.url, liveFleetOf(context.fleet), variant.streams, target === 'service-streams');
-    streams = { client, rssBeforeOpenMb, rssAfterOpenMb: rssKb(server.pid) / 1024 };
-  }
+  let longPolls: LongPollClientRun | undefined;
   try {
-    return await measureRun(variant, server, target, round, context, streams, alertLog);
+    if (variant.streams) {
+      const rssBeforeOpenMb = rssKb(server.pid) / 1024;
+      const { client } = await StreamClient.start(server.url, liveFleetOf(context.fleet), variant.streams, target === 'service-streams');
+      streams = { client, rssBeforeOpenMb, rssAfterOpenMb: rssKb(server.pid) / 1024 };
+    }
+    if (variant.longPolls && target === 'service-long-polls') {
+      const rssBeforeOpenMb = rssKb(server.pid) / 1024;
+      const { client, held } = await LongPollClient.start(server.url, gatewayFleetOf(context.fleet), variant.longPolls);
+      longPolls = { client, heldAtOpen: held, rssBeforeOpenMb, rssWaitingMb: 0 };
+      // The service has answered the first polls and holds the long ones once it is quiet: its RSS while they wait.
+      await waitQuiet(server.pid, process.hrtime.bigint());
+      for (let reading = 0; reading < 5; reading++) {
+        longPolls.rssWaitingMb = Math.max(longPolls.rssWaitingMb, rssKb(server.pid) / 1024);
+        await new Promise((resolve) => setTimeout(resolve, 200));
+      }
+      client.startSending();
+    }
+    return await measureRun(variant, server, target, round, context, streams, longPolls, alertLog);
   } finally {
     await streams?.client.close();
+    if (longPolls) {
+      await longPolls.client.close();
+      // The service lets go of a poll whose client hung up: the next run (its RSS reading before opening, above all) starts once it has.
+      await waitQuiet(server.pid, process.hrtime.bigint());
+    }
   }
 }
 
@@ -192,6 +227,13 @@ interface StreamClientRun {
   rssAfterOpenMb: number;
 }
 
+interface LongPollClientRun {
+  client: LongPollClient;
+  heldAtOpen: number;
+  rssBeforeOpenMb: number;
+  rssWaitingMb: number;
+}
+
 async function measureRun(
   variant: Variant,
   server: ServerProcess,
@@ -199,9 +241,14 @@ async function measureRun(
   round: number,
   context: RunContext,
   streamRun: StreamClientRun | undefined,
+  pollRun: LongPollClientRun | undefined,
   alertLog?: () => AlertLogCounts,
 ): Promise<RunResult> {
   const streamClient = streamRun?.client;
+  const pollClient = pollRun?.client;
+  // The bench's own helper processes (S6's stream client, S9's long-poll client): their CPU is counted apart.
+  const clientPids = [streamClient?.pid, pollClient?.pid].filter((pid): pid is number => pid !== undefined);
+  const clientCpuOf = () => clientPids.reduce((sum, pid) => sum + processCpuUs(pid), 0);
   const start = (durationSec: number) =>
     variant.loads.map((load) => {
       const workload = load.workload(context.fleet, context.clock);
@@ -227,22 +274,25 @@ async function measureRun(
   const postgresCpu = postgresCpuUs(context.postmasterPid);
   const ownCpu = process.cpuUsage();
   const machineCpu = machineBusyUs();
-  const clientCpu = streamClient ? processCpuUs(streamClient.pid) : 0;
+  const clientCpu = clientCpuOf();
   const began = process.hrtime.bigint();
 
   streamClient?.measure();
+  pollClient?.measure();
   const runs = start(context.durationSec);
   const results = await Promise.all(runs.map((run) => run.done));
   const streamStats = streamClient?.stop();
+  const pollStats = pollClient?.stop();
   // Awaited after the quiet wait below; a failure must not go unhandled meanwhile.
   streamStats?.catch(() => undefined);
+  pollStats?.catch(() => undefined);
 
   const serverCpuUs = processCpuUs(server.pid) - serverCpu;
   const postgresCpuUs_ = postgresCpuUs(context.postmasterPid) - postgresCpu;
   const ownCpuDelta = process.cpuUsage(ownCpu);
   const machineCpuUs = machineBusyUs() - machineCpu;
   const idleCpuUs = idleCpuOf() - idleCpu;
-  const clientCpuUs = streamClient ? processCpuUs(streamClient.pid) - clientCpu : 0;
+  const clientCpuUs = clientCpuOf() - clientCpu;
   const elapsedUs = Number(process.hrtime.bigint() - began) / 1000;
   const otherCpuUs = machineCpuUs - serverCpuUs - postgresCpuUs_ - ownCpuDelta.user - ownCpuDelta.system - idleCpuUs - clientCpuUs;
   const loadEnded = process.hrtime.bigint();
@@ -281,6 +331,9 @@ async function measureRun(
   }
   const requests = Math.max(1, loads.reduce((sum, load) => sum + load.requests, 0));
   const streams = streamRun && streamStats ? { ...(await streamStats), clientCpuUsPerRequest: clientCpuUs / requests, rssBeforeOpenMb: streamRun.rssBeforeOpenMb, rssAfterOpenMb: streamRun.rssAfterOpenMb } : undefined;
+  const longPolls = pollRun && pollStats
+    ? { ...(await pollStats), clientCpuUsPerRequest: clientCpuUs / requests, heldAtOpen: pollRun.heldAtOpen, rssBeforeOpenMb: pollRun.rssBeforeOpenMb, rssWaitingMb: pollRun.rssWaitingMb }
+    : undefined;
   let alerting: AlertingActivity | undefined;
   if (alertsBefore && alertsAfter) {
     const sent = runs.reduce<SentRecords>(
@@ -314,5 +367,6 @@ async function measureRun(
     afterLoad: { seconds: tail.seconds, quiet: tail.quiet, serverCpuUsPerRequest: Math.max(0, tailServerCpuUs) / requests, postgresCpuUsPerRequest: Math.max(0, tailPostgresCpuUs) / requests },
     alerting,
     streams,
+    longPolls,
   };
 }

@@ -1,4 +1,5 @@
-import { QUIET_MAX_MS, type AlertingActivity, type RunResult, type StreamRunResult, type Target } from './measure.js';
+import { QUIET_MAX_MS, type AlertingActivity, type LongPollRunResult, type RunResult, type StreamRunResult, type Target } from './measure.js';
+import { COMMAND_GRACE_MS } from './long-poll-load.js';
 import type { BenchOptions } from './options.js';
 import type { MachineInfo } from './proc-stats.js';
 import type { Variant } from './scenarios.js';
@@ -50,6 +51,8 @@ interface Aggregate {
   alerting?: AlertingActivity;
   /** S6: the stream client's figures over rounds. */
   streams?: StreamAggregate;
+  /** S9: the long-poll client's figures over rounds. */
+  longPolls?: LongPollAggregate;
   integrity?: { ok: boolean; acknowledged: number; stored: number; committedUnanswered: number; duplicates: number; rejected: number };
 }
 
@@ -84,6 +87,42 @@ function aggregateStreams(results: StreamRunResult[]): StreamAggregate | undefin
     clientCpu: mid((r) => r.clientCpuUsPerRequest),
     rssBeforeOpenMb: mid((r) => r.rssBeforeOpenMb),
     rssAfterOpenMb: mid((r) => r.rssAfterOpenMb),
+  };
+}
+
+/** S9's long-poll client over rounds: medians of the per-round figures (RSS growth included), sums of the counts, the worst of the rest (`held`: the fewest in a round). */
+type LongPollAggregate = LongPollRunResult & { rssGrowthMb: number };
+
+function aggregateLongPolls(results: LongPollRunResult[]): LongPollAggregate | undefined {
+  if (results.length === 0) return undefined;
+  const sum = (pick: (result: LongPollRunResult) => number) => results.reduce((total, result) => total + pick(result), 0);
+  const mid = (pick: (result: LongPollRunResult) => number) => median(results.map(pick));
+  return {
+    held: Math.min(...results.map((result) => result.held)),
+    heldAtOpen: Math.min(...results.map((result) => result.heldAtOpen)),
+    openSeconds: mid((r) => r.openSeconds),
+    openFailures: sum((r) => r.openFailures),
+    commands: sum((r) => r.commands),
+    sendFailures: sum((r) => r.sendFailures),
+    sendP50Ms: mid((r) => r.sendP50Ms),
+    sendP99Ms: mid((r) => r.sendP99Ms),
+    deliveries: sum((r) => r.deliveries),
+    deliveryP50Ms: mid((r) => r.deliveryP50Ms),
+    deliveryP99Ms: mid((r) => r.deliveryP99Ms),
+    deliveryMaxMs: Math.max(...results.map((result) => result.deliveryMaxMs)),
+    answers: sum((r) => r.answers),
+    answerP50Ms: mid((r) => r.answerP50Ms),
+    answerP99Ms: mid((r) => r.answerP99Ms),
+    answerMaxMs: Math.max(...results.map((result) => result.answerMaxMs)),
+    polls200: sum((r) => r.polls200),
+    polls304: sum((r) => r.polls304),
+    pollErrors: sum((r) => r.pollErrors),
+    early304: sum((r) => r.early304),
+    resultFailures: sum((r) => r.resultFailures),
+    clientCpuUsPerRequest: mid((r) => r.clientCpuUsPerRequest),
+    rssBeforeOpenMb: mid((r) => r.rssBeforeOpenMb),
+    rssWaitingMb: mid((r) => r.rssWaitingMb),
+    rssGrowthMb: mid((r) => r.rssWaitingMb - r.rssBeforeOpenMb),
   };
 }
 
@@ -146,6 +185,7 @@ function aggregate(runs: RunResult[]): Aggregate | undefined {
     },
     alerting: sumAlerting(runs.flatMap((run) => (run.alerting ? [run.alerting] : []))),
     streams: aggregateStreams(runs.flatMap((run) => (run.streams ? [run.streams] : []))),
+    longPolls: aggregateLongPolls(runs.flatMap((run) => (run.longPolls ? [run.longPolls] : []))),
     integrity:
       checks.length === 0
         ? undefined
@@ -184,6 +224,8 @@ export interface VariantSummary {
   batteriesOff?: Aggregate;
   /** S6: the service with the stream subscribers connected (`service` is then the same without). */
   streams?: Aggregate;
+  /** S9: the service with the 1,000 gateways holding long polls (`service` is then the same without). */
+  longPolls?: Aggregate;
 }
 
 export function summarize(variants: Variant[], runs: RunResult[]): VariantSummary[] {
@@ -195,6 +237,7 @@ export function summarize(variants: Variant[], runs: RunResult[]): VariantSummar
     alertsOff: of(variant, 'service-alerts-off'),
     batteriesOff: of(variant, 'service-batteries-off'),
     streams: of(variant, 'service-streams'),
+    longPolls: of(variant, 'service-long-polls'),
   }));
 }
 
@@ -290,6 +333,59 @@ function streamsTable(summary: VariantSummary): string | undefined {
   return [`| ${summary.variant.id} | no subscribers | ${int(b?.streams ?? NaN)} subscribers | with ÷ without |`, '| --- | ---: | ---: | ---: |', ...rows].join('\n');
 }
 
+/** A command latency: Infinity stands for commands that never came within the grace. */
+const commandMs = (value: number) => (value === Number.POSITIVE_INFINITY ? `> ${COMMAND_GRACE_MS / 1000} s (commands missing)` : ms(value));
+
+/**
+ * S9: S1 on the service beside the 1,000 gateways holding long polls (and, in S9-commands, the
+ * commands sent to them) against S1 alone, measured in the same rounds (S9-commands has no runs of
+ * its own without: `alone` is S9-wait's); the ratios are with ÷ without (for S9-wait, throughput
+ * ≥ 0.9 is the target).
+ */
+function longPollsTable(summary: VariantSummary, alone: Aggregate | undefined): string | undefined {
+  const without = summary.service ?? alone;
+  const withPolls = summary.longPolls;
+  if (!without || !withPolls) return undefined;
+  const p = withPolls.longPolls;
+  const commands = summary.variant.longPolls?.commandIntervalMs != null;
+  const rows: string[] = [];
+  const row = (label: string, x: string, y: string, r = '') => rows.push(`| ${label} | ${x} | ${y} | ${r} |`);
+  withPolls.loads.forEach((load, index) => {
+    const other = without.loads[index];
+    row(`${load.name} req/s`, int(other?.rps ?? NaN), int(load.rps), ratio(load.rps, other?.rps));
+    row(`${load.name} p50 ms`, ms(other?.p50Ms ?? NaN), ms(load.p50Ms), ratio(load.p50Ms, other?.p50Ms));
+    row(`${load.name} p99 ms`, ms(other?.p99Ms ?? NaN), ms(load.p99Ms), ratio(load.p99Ms, other?.p99Ms));
+    row(`${load.name} non-2xx / errors (all rounds)`, other ? `${other.non2xx} / ${other.errors}` : '–', `${load.non2xx} / ${load.errors}`);
+  });
+  if (p) {
+    row('long polls held once opened (fewest in a round) / failed to open (all rounds)', '–', `${int(p.heldAtOpen)} / ${int(p.openFailures)}`);
+    row('long polls held at the start of the measured run (fewest in a round; the others between two polls)', '–', int(p.held));
+    row('seconds to open them (before the warm-up)', '–', String(p.openSeconds));
+    row('server RSS MB before opening them → while they wait (quiet, before the warm-up and the commands)', '–', `${int(p.rssBeforeOpenMb)} → ${int(p.rssWaitingMb)}`);
+    row('server RSS growth MB for the held polls (median of rounds)', '–', ms(p.rssGrowthMb));
+  }
+  if (p && commands) {
+    row('commands sent / refused (all rounds)', '–', `${int(p.commands)} / ${int(p.sendFailures)}`);
+    row('send answered (201) p50 / p99 ms', '–', `${ms(p.sendP50Ms)} / ${ms(p.sendP99Ms)}`);
+    row('delivery p50 / p99 / max ms (send → the long poll carrying it answered)', '–', `${commandMs(p.deliveryP50Ms)} / ${commandMs(p.deliveryP99Ms)} / ${commandMs(p.deliveryMaxMs)}`);
+    row("answer p50 / p99 / max ms (send → the gateway's result answered)", '–', `${commandMs(p.answerP50Ms)} / ${commandMs(p.answerP99Ms)} / ${commandMs(p.answerMaxMs)}`);
+    row('commands delivered / answered (all rounds)', '–', `${int(p.deliveries)} / ${int(p.answers)}`);
+  }
+  if (p) {
+    row('long polls answered 200 / 304 / failed (all rounds)', '–', `${int(p.polls200)} / ${int(p.polls304)} / ${int(p.pollErrors)}`);
+    row('304s more than 1 s before the wait ran out / results not answered 200 (all rounds)', '–', `${int(p.early304)} / ${int(p.resultFailures)}`);
+  }
+  row('server CPU µs/request', int(without.serverCpu), int(withPolls.serverCpu), ratio(withPolls.serverCpu, without.serverCpu));
+  row('PostgreSQL CPU µs/request', int(without.postgresCpu), int(withPolls.postgresCpu), ratio(withPolls.postgresCpu, without.postgresCpu));
+  row('load generator CPU µs/request (autocannon)', int(without.loadGeneratorCpu), int(withPolls.loadGeneratorCpu));
+  row(`long-poll client CPU µs/request (its own process: polls${commands ? ', results, sends' : ''})`, '–', int(p?.clientCpuUsPerRequest ?? NaN));
+  row('after the load: seconds until the server was quiet', without.afterLoad.seconds.toFixed(1), withPolls.afterLoad.seconds.toFixed(1));
+  row('peak RSS MB (max of rounds)', int(without.peakRssMb), int(withPolls.peakRssMb), ratio(withPolls.peakRssMb, without.peakRssMb));
+  if (without.integrity || withPolls.integrity) row('stored = acknowledged (all rounds)', integrityText(without), integrityText(withPolls));
+  const aloneLabel = summary.service ? 'S1 alone' : `S1 alone (${alone === undefined ? '–' : "S9-wait-c50's runs"})`;
+  return [`| ${summary.variant.id} | ${aloneLabel} | beside ${int(p?.heldAtOpen ?? NaN)} long polls${commands ? ' and the commands' : ''} | with ÷ without |`, '| --- | ---: | ---: | ---: |', ...rows].join('\n');
+}
+
 function variantTable(summary: VariantSummary): string {
   const { baseline, service } = summary;
   const rows: string[] = [];
@@ -367,6 +463,56 @@ export function checkTargets(summaries: VariantSummary[], info: RunInfo): Target
       checks.push({ target: 'S4: no database query for a poll the ETag answers', measured: `${tx.toFixed(4)} PostgreSQL transactions per request; ${pct(s4.service.loads[0].notModified / Math.max(1, s4.service.loads[0].requests))} of answers were 304`, met: tx < 0.001 });
     }
   }
+  const s8 = find('S8-c50');
+  if (s8?.service) {
+    const rps = s8.service.loads[0].rps;
+    const s4Rps = s4?.service?.loads[0].rps;
+    checks.push({
+      target: "S8 idle command polls ≥ S4's poll rate (same run)",
+      measured: s4Rps === undefined ? `${int(rps)} req/s (S4 not measured)` : `${(rps / s4Rps).toFixed(2)} × (${int(rps)} vs ${int(s4Rps)} req/s)`,
+      met: s4Rps === undefined ? undefined : rps >= s4Rps,
+    });
+    const tx = s8.service.postgresTransactionsPerRequest;
+    if (tx !== undefined) {
+      checks.push({ target: 'S8: no database query for a command poll the ETag answers', measured: `${tx.toFixed(4)} PostgreSQL transactions per request; ${pct(s8.service.loads[0].notModified / Math.max(1, s8.service.loads[0].requests))} of answers were 304`, met: tx < 0.001 });
+    }
+  }
+  const s9Wait = find('S9-wait-c50');
+  const s9Commands = find('S9-commands-c50');
+  const delivered = s9Commands?.longPolls?.longPolls;
+  if (delivered) {
+    checks.push({
+      target: `S9 command round trip p99 ≤ 1 s (send → the gateway's result answered, ${int(delivered.heldAtOpen)} long polls held, S1 at 50 connections)`,
+      measured: `${commandMs(delivered.answerP99Ms)} ms (p50 ${commandMs(delivered.answerP50Ms)} ms; delivery p50 ${commandMs(delivered.deliveryP50Ms)}, p99 ${commandMs(delivered.deliveryP99Ms)} ms; ${int(delivered.answers)} of ${int(delivered.commands - delivered.sendFailures)} commands answered)`,
+      met: delivered.answerP99Ms <= 1000 && delivered.commands > 0 && delivered.sendFailures === 0,
+    });
+  }
+  const waiting = (s9Wait ?? s9Commands)?.longPolls?.longPolls;
+  if (waiting) {
+    checks.push({
+      target: 'S9 service RSS growth ≤ 50 MB for 1,000 held long polls',
+      measured: `${ms(waiting.rssGrowthMb)} MB (${int(waiting.rssBeforeOpenMb)} → ${int(waiting.rssWaitingMb)} MB, medians of rounds${s9Wait ? '' : ', S9-commands-c50'})`,
+      met: waiting.rssGrowthMb <= 50 && waiting.heldAtOpen >= 1000,
+    });
+  }
+  const s9 = s9Wait;
+  if (s9?.longPolls && s9.service) {
+    const r = s9.longPolls.loads[0].rps / s9.service.loads[0].rps;
+    checks.push({
+      target: 'S9: S1 throughput beside 1,000 held long polls ≥ 0.9 × without them',
+      measured: `${r.toFixed(2)} × (${int(s9.longPolls.loads[0].rps)} vs ${int(s9.service.loads[0].rps)} req/s)`,
+      met: r >= 0.9,
+    });
+  }
+  const s10 = find('S10-c50');
+  if (s10?.service) {
+    const rps = s10.service.loads[0].rps;
+    checks.push({
+      target: 'S10 log upload ≥ 1,000 req/s (50-line batches)',
+      measured: `${int(rps)} req/s, ${int(rps * 50)} lines/s${s10.baseline ? ` (${(rps / s10.baseline.loads[0].rps).toFixed(2)} × baseline, ${int(s10.baseline.loads[0].rps)} req/s)` : ''}`,
+      met: rps >= 1000,
+    });
+  }
   const fullData = info.seed.devices >= 1000 && info.seed.days >= 30;
   for (const [label, limit] of [
     ['24h', 20],
@@ -415,7 +561,7 @@ export function checkTargets(summaries: VariantSummary[], info: RunInfo): Target
     const peak = Math.max(...s1Rss);
     checks.push({ target: 'Service RSS ≤ 200 MB under S1', measured: `${int(peak)} MB peak`, met: peak <= 200 });
   }
-  const all = summaries.flatMap((summary) => [summary.baseline, summary.service, summary.alertsOff, summary.batteriesOff, summary.streams]).filter((aggregate): aggregate is Aggregate => aggregate !== undefined);
+  const all = summaries.flatMap((summary) => [summary.baseline, summary.service, summary.alertsOff, summary.batteriesOff, summary.streams, summary.longPolls]).filter((aggregate): aggregate is Aggregate => aggregate !== undefined);
   if (all.length > 0) {
     const non2xx = all.reduce((sum, aggregate) => sum + aggregate.loads.reduce((s, load) => s + load.non2xx, 0), 0);
     const errors = all.reduce((sum, aggregate) => sum + aggregate.loads.reduce((s, load) => s + load.errors, 0), 0);
@@ -423,7 +569,7 @@ export function checkTargets(summaries: VariantSummary[], info: RunInfo): Target
     const integrity = all.map((aggregate) => aggregate.integrity).filter((check) => check !== undefined);
     if (integrity.length > 0) {
       checks.push({
-        target: 'stored records = acknowledged records (every ingest run)',
+        target: 'stored records (S10: log lines) = acknowledged (every ingest and log upload run)',
         measured: integrity.every((check) => check.ok) ? 'equal in every run' : 'MISMATCH in at least one run (see tables)',
         met: integrity.every((check) => check.ok),
       });
@@ -467,6 +613,25 @@ function streamRunsTable(runs: RunResult[]): string[] {
   return [...lines, ''];
 }
 
+/** S9: the long-poll client's figures of every run with the long polls. */
+function longPollRunsTable(runs: RunResult[]): string[] {
+  const withPolls = runs.filter((run) => run.longPolls);
+  if (withPolls.length === 0) return [];
+  const lines = [
+    '### S9 every run: the long-poll client',
+    '',
+    '| variant | round | held once opened / at the measured start | RSS before → waiting MB | commands / refused | delivery p50 ms | delivery p99 ms | answer p50 ms | answer p99 ms | answer max ms | polls 200 / 304 / failed | early 304s | long-poll client µs/req |',
+    '| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
+  ];
+  for (const run of withPolls) {
+    const p = run.longPolls!;
+    lines.push(
+      `| ${run.variant} | ${run.round} | ${int(p.heldAtOpen)} / ${int(p.held)} | ${int(p.rssBeforeOpenMb)} → ${int(p.rssWaitingMb)} | ${int(p.commands)} / ${int(p.sendFailures)} | ${commandMs(p.deliveryP50Ms)} | ${commandMs(p.deliveryP99Ms)} | ${commandMs(p.answerP50Ms)} | ${commandMs(p.answerP99Ms)} | ${commandMs(p.answerMaxMs)} | ${int(p.polls200)} / ${int(p.polls304)} / ${int(p.pollErrors)} | ${int(p.early304)} | ${int(p.clientCpuUsPerRequest)} |`,
+    );
+  }
+  return [...lines, ''];
+}
+
 /** A warning when other processes used a noticeable share of the CPUs during measured runs. */
 function disturbance(runs: RunResult[]): string[] {
   const idle = `- The servers not measured sat idle during each run and used at most ${pct(Math.max(0, ...runs.map((run) => run.idleServersCpuShare)))} of the CPUs (job polling, timers; "idle servers CPU" in "Every run").`;
@@ -502,11 +667,13 @@ export function renderReport(info: RunInfo, summaries: VariantSummary[], runs: R
     `# Benchmark run ${info.startedAt.toISOString()}`,
     '',
     `- Machine: ${machineText(info)}. Load generator, server and PostgreSQL share the CPUs.`,
-    `- Run: profile ${options.profile}, scenarios ${options.scenarios.join(', ')}, ${options.rounds} round(s)${summaries.some((summary) => !summary.variant.streams) ? ' of baseline then service per variant' : ''}${
+    `- Run: profile ${options.profile}, scenarios ${options.scenarios.join(', ')}, ${options.rounds} round(s)${summaries.some((summary) => !summary.variant.streams && !summary.variant.longPolls) ? ' of baseline then service per variant' : ''}${
       summaries.some((summary) => summary.alertsOff)
         ? ' (S1 and S2: baseline, then the service as in production, with ALERTS_ENABLED=false and with BATTERY_ANALYTICS_ENABLED=false, those three reversed every other round)'
         : ''
-    }${summaries.some((summary) => summary.variant.streams) ? ' (S6: the service alone, without and with the stream subscribers, the pair swapped every other round)' : ''}, ${options.warmupSec} s warm-up + ${options.durationSec} s measured per run, then a wait until the server is quiet; ${minutes} min in all.`,
+    }${summaries.some((summary) => summary.variant.streams) ? ' (S6: the service alone, without and with the stream subscribers, the pair swapped every other round)' : ''}${
+      summaries.some((summary) => summary.variant.longPolls) ? ' (S9: the service alone, without and with the long polls held, the pair swapped every other round, then with them and commands)' : ''
+    }, ${options.warmupSec} s warm-up + ${options.durationSec} s measured per run, then a wait until the server is quiet; ${minutes} min in all.`,
     `- Data: ${dataText(info.seed)}`,
     `- Every server: pool of ${info.poolSize} connections; service run as npm start runs it (${startCommandOf(info)}) with NODE_ENV=production, LOG_LEVEL=warn. Medians over rounds; non-2xx and integrity summed over rounds; peak RSS ${info.peakRssExact ? 'is VmHWM reset at the start of each measured run' : 'is sampled every 200 ms'}.`,
     '',
@@ -524,6 +691,14 @@ export function renderReport(info: RunInfo, summaries: VariantSummary[], runs: R
         const streams = streamsTable(summary);
         return [`### ${summary.variant.title}`, '', 'The service alone (no baseline serves streams), without and with the subscribers, in the same rounds:', '', streams ?? 'Incomplete: no pair of runs yet.', ''];
       }
+      if (summary.variant.longPolls) {
+        const alone = summaries.find((other) => other.variant.longPolls?.compareWithout && other.service)?.service;
+        const longPolls = longPollsTable(summary, alone);
+        const intro = summary.variant.longPolls.compareWithout
+          ? 'The service alone (no baseline holds long polls), S1 without and beside the long polls, in the same rounds:'
+          : "The service alone, S1 beside the long polls and the commands; S1 alone is S9-wait-c50's, in the same rounds:";
+        return [`### ${summary.variant.title}`, '', intro, '', longPolls ?? 'Incomplete: no runs yet.', ''];
+      }
       const alerting = onOffTable(summary, 'alerting');
       const batteries = onOffTable(summary, 'battery analytics');
       return [
@@ -540,5 +715,6 @@ export function renderReport(info: RunInfo, summaries: VariantSummary[], runs: R
     roundsTable(runs),
     '',
     ...streamRunsTable(runs),
+    ...longPollRunsTable(runs),
   ].join('\n');
 }

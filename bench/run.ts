@@ -15,7 +15,23 @@ import { fileURLToPath } from 'node:url';
 import { Logger } from '@nestjs/common';
 import pg from 'pg';
 import { startEmbeddedPostgres, type EmbeddedPostgresHandle } from '../src/shared/database/embedded-postgres.js';
-import { BASELINE_PORT, BENCH_SECRETS, customersOf, DATABASE, devicesOf, HOST, liveDevicesOf, PG_PORT, POOL_SIZE, SERVICE_ALERTS_OFF_PORT, SERVICE_BATTERIES_OFF_PORT, SERVICE_PORT, viewersOf } from './fixtures.js';
+import {
+  BASELINE_PORT,
+  BENCH_SECRETS,
+  customersOf,
+  DATABASE,
+  devicesOf,
+  gatewaysOf,
+  HOST,
+  liveDevicesOf,
+  operatorsOf,
+  PG_PORT,
+  POOL_SIZE,
+  SERVICE_ALERTS_OFF_PORT,
+  SERVICE_BATTERIES_OFF_PORT,
+  SERVICE_PORT,
+  viewersOf,
+} from './fixtures.js';
 import { runVariant, type AlertLogCounts, type RunResult, type Target } from './measure.js';
 import { parseOptions, USAGE } from './options.js';
 import { machineInfo, resetPeakRss } from './proc-stats.js';
@@ -36,10 +52,15 @@ const log = (message: string) => process.stdout.write(`${message}\n`);
 /**
  * The targets of a variant, in the order of the round: the baseline, then the service as in
  * production and (S1, S2) with alerting off and with battery analytics off, those reversed every
- * other round; S6: the service alone without and with its stream subscribers, swapped likewise.
+ * other round; S6: the service alone without and with its stream subscribers, swapped likewise;
+ * S9 the same without and with its long polls.
  */
 function targetsOf(variant: Variant, round: number): Target[] {
   if (variant.streams) return round % 2 === 1 ? ['service', 'service-streams'] : ['service-streams', 'service'];
+  if (variant.longPolls) {
+    if (!variant.longPolls.compareWithout) return ['service-long-polls'];
+    return round % 2 === 1 ? ['service', 'service-long-polls'] : ['service-long-polls', 'service'];
+  }
   const services: Target[] = ['service'];
   if (variant.compareAlerting) services.push('service-alerts-off');
   if (variant.compareBatteries) services.push('service-batteries-off');
@@ -99,7 +120,7 @@ async function main(): Promise<void> {
           compareBatteries ? ' and with BATTERY_ANALYTICS_ENABLED=false' : ''
         }${
           options.scenarios.includes('S6') ? '; S6 the service alone, with 1,000 stream subscribers and with none' : ''
-        }): about ${estimateMin} min of load after seeding.`,
+        }${options.scenarios.includes('S9') ? '; S9 the service alone, with 1,000 command long polls held and with none, then with them and commands' : ''}): about ${estimateMin} min of load after seeding.`,
     );
     await checkSqlParity();
     log('SQL parity: the baseline runs the same statements as the service.');
@@ -144,6 +165,8 @@ async function main(): Promise<void> {
     );
     const postgresVersion = `PostgreSQL ${(await pool.query<{ server_version: string }>('SHOW server_version')).rows[0].server_version}`;
 
+    // S10 uploads megabytes of log lines per second from the 1,000 gateways, far above the production default of 1 MiB per device and day: the most the service allows.
+    const logQuota = { LOG_BYTES_PER_DEVICE_PER_DAY: String(2 ** 30) };
     const common = {
       HOST,
       DATABASE_URL: databaseUrl,
@@ -176,12 +199,14 @@ async function main(): Promise<void> {
       BATTERY_ANALYTICS_ENABLED: 'true',
       // Twice the 5 streams per account S6 opens (the production default too): a run's streams whose close the service has not seen yet never make the next run's answer 429.
       STREAM_MAX_PER_USER: '10',
+      ...logQuota,
     };
     const devices = devicesOf(options.devices);
     const live = liveDevicesOf();
     const fleet: Fleet = {
       ...fleetOf(devices, customersOf(options.devices), new Date(seed.t0)),
       live: { ...fleetOf(live, viewersOf(), new Date(seed.t0)), clock: new IngestClock(live.length) },
+      gateways: { ...fleetOf(gatewaysOf(), operatorsOf(), new Date(seed.t0)), clock: new IngestClock(gatewaysOf().length) },
     };
     const clock = new IngestClock(devices.length);
 
@@ -219,7 +244,7 @@ async function main(): Promise<void> {
       ? await startServer({
           name: 'baseline',
           script: join(root, 'dist', 'bench', 'baseline-server.js'),
-          env: { ...common, PORT: String(BASELINE_PORT) },
+          env: { ...common, ...logQuota, PORT: String(BASELINE_PORT) },
           url: `http://${HOST}:${BASELINE_PORT}`,
           readyPath: '/health',
           logDir: outputDir,
@@ -277,6 +302,7 @@ async function main(): Promise<void> {
       'service-alerts-off': serviceAlertsOff,
       'service-batteries-off': serviceBatteriesOff,
       'service-streams': service,
+      'service-long-polls': service,
     };
     const alertLogOf: Record<Target, AlertLog | undefined> = {
       baseline: undefined,
@@ -284,6 +310,7 @@ async function main(): Promise<void> {
       'service-alerts-off': alertsOffLog,
       'service-batteries-off': batteriesOffLog,
       'service-streams': alertLog,
+      'service-long-polls': alertLog,
     };
     for (let round = 1; round <= options.rounds; round++) {
       for (const variant of variants) {
@@ -304,13 +331,18 @@ async function main(): Promise<void> {
             ? `; streams ${run.streams.streams} open (${run.streams.refused} refused, ${run.streams.closedByServer} closed by the service), ${Math.round(run.streams.eventsPerSec)} events/s received, ` +
               `push p50 ${run.streams.pushP50Ms} p99 ${run.streams.pushP99Ms} ms (${run.streams.deliveriesReceived}/${run.streams.deliveriesExpected} probe deliveries), stream client CPU µs/req ${Math.round(run.streams.clientCpuUsPerRequest)}`
             : '';
+          const longPolls = run.longPolls
+            ? `; long polls ${run.longPolls.heldAtOpen} held once opened (${run.longPolls.held} at the measured start), RSS ${Math.round(run.longPolls.rssBeforeOpenMb)} → ${Math.round(run.longPolls.rssWaitingMb)} MB while they wait, ${run.longPolls.commands} commands (${run.longPolls.sendFailures} refused): ` +
+              `delivered p50 ${run.longPolls.deliveryP50Ms} p99 ${run.longPolls.deliveryP99Ms} ms, answered p50 ${run.longPolls.answerP50Ms} p99 ${run.longPolls.answerP99Ms} ms (${run.longPolls.answers}/${run.longPolls.commands - run.longPolls.sendFailures}); ` +
+              `polls 200/304/errors ${run.longPolls.polls200}/${run.longPolls.polls304}/${run.longPolls.pollErrors} (${run.longPolls.early304} early 304s), long-poll client CPU µs/req ${Math.round(run.longPolls.clientCpuUsPerRequest)}`
+            : '';
           const alerting = run.alerting
             ? `; alerts opened ${run.alerting.opened} resolved ${run.alerting.resolved}, series at end ${run.alerting.seriesAtEnd}, flushes not evaluated ${run.alerting.skippedFlushes + run.alerting.failedFlushes}`
             : '';
           log(
             `[round ${round} ${variant.id} ${target}] ${Math.round(head.rps)} req/s p50 ${head.p50Ms} p99 ${head.p99Ms} ms non-2xx ${head.non2xx} errors ${head.errors}; ` +
               `CPU µs/req server ${Math.round(run.serverCpuUsPerRequest)} PostgreSQL ${Math.round(run.postgresCpuUsPerRequest)}; peak RSS ${Math.round(run.peakRssMb)} MB; other CPU ${(run.otherCpuShare * 100).toFixed(1)} %, idle servers ${(run.idleServersCpuShare * 100).toFixed(1)} %; ` +
-              `after the load ${run.afterLoad.seconds.toFixed(1)} s${run.afterLoad.quiet ? '' : ' (not quiet)'}, CPU µs/req server ${Math.round(run.afterLoad.serverCpuUsPerRequest)} PostgreSQL ${Math.round(run.afterLoad.postgresCpuUsPerRequest)}${integrity}${alerting}${streams}${extra}`,
+              `after the load ${run.afterLoad.seconds.toFixed(1)} s${run.afterLoad.quiet ? '' : ' (not quiet)'}, CPU µs/req server ${Math.round(run.afterLoad.serverCpuUsPerRequest)} PostgreSQL ${Math.round(run.afterLoad.postgresCpuUsPerRequest)}${integrity}${alerting}${streams}${longPolls}${extra}`,
           );
         }
       }

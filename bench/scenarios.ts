@@ -1,6 +1,21 @@
 import type { ScenarioId } from './options.js';
+import type { LongPollSpec } from './long-poll-load.js';
 import type { StreamSpec } from './stream-load.js';
-import { customerLoginWorkload, deviceLoginWorkload, energyWorkload, historyWorkload, ingestWorkload, liveFleetOf, pollWorkload, type Fleet, type IngestClock, type Workload } from './workloads.js';
+import {
+  commandPollWorkload,
+  customerLoginWorkload,
+  deviceLoginWorkload,
+  energyWorkload,
+  gatewayFleetOf,
+  historyWorkload,
+  ingestWorkload,
+  liveFleetOf,
+  logUploadWorkload,
+  pollWorkload,
+  type Fleet,
+  type IngestClock,
+  type Workload,
+} from './workloads.js';
 
 /** One stream of requests inside a variant; several run at once in S5. */
 export interface LoadSpec {
@@ -36,6 +51,12 @@ export interface Variant {
    * and once without (target 'service'), in the same rounds; probes in both (bench/stream-load.ts).
    */
   streams?: StreamSpec;
+  /**
+   * S9: run against the service alone with the 1,000 gateways holding long polls of their commands
+   * (target 'service-long-polls'; commands sent to them if the spec says so) and, if the spec says
+   * so, also without them (target 'service'), in the same rounds (bench/long-poll-load.ts).
+   */
+  longPolls?: LongPollSpec;
 }
 
 const HOUR = 3_600_000;
@@ -146,4 +167,54 @@ const S7: Variant[] = [
   },
 ];
 
-export const VARIANTS: Record<ScenarioId, Variant[]> = { S1, S2, S3, S4, S5, S6, S7 };
+/**
+ * Command polls with If-None-Match on the fleet, as S4's config and OTA polls (same devices, same
+ * connections): no command is sent, so all but the first answer per device are 304s, answered
+ * from memory (target: no database query, and at least S4's poll rate in the same run).
+ */
+const S8: Variant[] = [
+  {
+    id: 'S8-c50',
+    scenario: 'S8',
+    title: 'S8 idle command polls with If-None-Match (304), 50 connections',
+    countTransactions: true,
+    loads: [{ name: 'command poll', connections: 50, workload: (fleet) => commandPollWorkload(fleet) }],
+  },
+];
+
+/**
+ * S1's load (1 record per request, 50 connections, as fast as answered) on the fleet, beside the
+ * 1,000 gateways each holding GET /device/commands?waitSec=30 on the same service: first while they
+ * only wait, against S1 alone in the same rounds (what the waiting requests cost: RSS, throughput);
+ * then with a ping sent every 100 ms through the dashboard route to one of them (delivery). Apart,
+ * because what the commands themselves cost (a send, a delivery and a result, each a transaction
+ * with its event, the event's dispatch job, the audit) is not what 1,000 waiting requests cost.
+ */
+const S9: Variant[] = [
+  {
+    id: 'S9-wait-c50',
+    scenario: 'S9',
+    title: 'S9 long polls waiting: S1 at 50 connections beside 1,000 gateways holding long polls, and S1 alone',
+    longPolls: { waitSec: 30, commandIntervalMs: null, compareWithout: true },
+    loads: [{ name: 'ingest', connections: 50, ingest: true, workload: ingest(1) }],
+  },
+  {
+    id: 'S9-commands-c50',
+    scenario: 'S9',
+    title: 'S9 command delivery: S1 at 50 connections beside 1,000 gateways holding long polls, a ping every 100 ms',
+    longPolls: { waitSec: 30, commandIntervalMs: 100, compareWithout: false },
+    loads: [{ name: 'ingest', connections: 50, ingest: true, workload: ingest(1) }],
+  },
+];
+
+/** Log uploads of 50 lines from the 1,000 gateways, as fast as answered (target: ≥ 1,000 req/s). */
+const S10: Variant[] = [
+  {
+    id: 'S10-c50',
+    scenario: 'S10',
+    title: 'S10 log upload, 50-line batches, 1,000 gateways, 50 connections',
+    loads: [{ name: 'log upload', connections: 50, workload: (fleet) => logUploadWorkload(gatewayFleetOf(fleet), 50) }],
+  },
+];
+
+export const VARIANTS: Record<ScenarioId, Variant[]> = { S1, S2, S3, S4, S5, S6, S7, S8, S9, S10 };

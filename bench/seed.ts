@@ -13,7 +13,7 @@ import { dataSourceOptions, MIGRATIONS } from '../src/shared/database/data-sourc
 import { runMigrations } from '../src/shared/database/migrate.js';
 import { Sql } from '../src/shared/database/sql.js';
 import { ARGON2_OPTIONS } from '../src/shared/crypto/secret-hasher.js';
-import { BATTERY_ID, CUSTOMER_PASSWORD, customersOf, devicesOf, liveDevicesOf, viewersOf, type CustomerFixture, type DeviceFixture } from './fixtures.js';
+import { BATTERY_ID, CUSTOMER_PASSWORD, customersOf, devicesOf, gatewaysOf, liveDevicesOf, operatorsOf, viewersOf, type CustomerFixture, type DeviceFixture } from './fixtures.js';
 
 export interface SeedPlan {
   devices: number;
@@ -173,6 +173,28 @@ async function ensureLiveViewers(url: string, at: Date): Promise<void> {
     await insertAccountsAndDevices(client, viewers, liveDevicesOf(), at);
     await client.query('DELETE FROM user_refresh_tokens WHERE user_id = ANY($1::uuid[])', [viewers.map((viewer) => viewer.userId)]);
     await insertSessions(client, viewers, at);
+  } finally {
+    await client.end();
+  }
+}
+
+/**
+ * S9's and S10's gateways and their operators (bench/fixtures.ts), added like S6's viewers, with
+ * a live session each again; what earlier runs left of theirs goes: their commands (S9) and every
+ * log line with its daily usage (S10; only the bench writes logs, and a day's usage counts against
+ * the quota).
+ */
+async function ensureGateways(url: string, at: Date): Promise<void> {
+  const client = await connect(url);
+  try {
+    const operators = operatorsOf();
+    const gateways = gatewaysOf();
+    await insertAccountsAndDevices(client, operators, gateways, at);
+    await client.query('DELETE FROM user_refresh_tokens WHERE user_id = ANY($1::uuid[])', [operators.map((operator) => operator.userId)]);
+    await insertSessions(client, operators, at);
+    await client.query('DELETE FROM device_commands WHERE device_id = ANY($1::text[])', [gateways.map((gateway) => gateway.deviceId)]);
+    await client.query('TRUNCATE device_logs, device_log_usage');
+    await client.query('VACUUM (ANALYZE) devices, users, device_commands, device_log_usage');
   } finally {
     await client.end();
   }
@@ -416,6 +438,7 @@ export async function prepareData(serverUrl: string, database: string, dataDir: 
       const cleanupSeconds = await resetReused(`${serverUrl}/${database}`, info, log);
       if (!info.batteryEnergy) writeFileSync(marker, JSON.stringify({ ...info, batteryEnergy: true }, null, 2));
       await ensureLiveViewers(`${serverUrl}/${database}`, new Date(info.t0));
+      await ensureGateways(`${serverUrl}/${database}`, new Date(info.t0));
       return { ...info, batteryEnergy: true, reused: true, cleanupSeconds };
     }
     log('The seeded database does not match this plan or the migrations changed: seeding again.');
@@ -424,5 +447,6 @@ export async function prepareData(serverUrl: string, database: string, dataDir: 
   const info = await seedFresh(serverUrl, database, plan, log);
   writeFileSync(marker, JSON.stringify(info, null, 2));
   await ensureLiveViewers(`${serverUrl}/${database}`, new Date(info.t0));
+  await ensureGateways(`${serverUrl}/${database}`, new Date(info.t0));
   return info;
 }

@@ -6,6 +6,8 @@ import { SqlDeviceGrantQueries } from '../src/modules/sharing/infrastructure/sql
 import { SqlSessionUsers } from '../src/modules/accounts/infrastructure/sql-session-users.js';
 import { SqlBatteryEnergyStore } from '../src/modules/batteries/infrastructure/sql-battery-energy.store.js';
 import { SqlBatteryProfilesStore } from '../src/modules/batteries/infrastructure/sql-battery-profiles.store.js';
+import { SqlCommandStore } from '../src/modules/commands/infrastructure/sql-command.store.js';
+import { SqlDeviceLogStore } from '../src/modules/device-logs/infrastructure/sql-device-log.store.js';
 import { SqlReleaseOfferStore } from '../src/modules/ota/infrastructure/sql-release-offer.store.js';
 import { SqlTelemetryHistoryQueries } from '../src/modules/telemetry/infrastructure/sql-telemetry-history.queries.js';
 import { TelemetryFeed } from '../src/modules/telemetry/application/telemetry-feed.js';
@@ -20,13 +22,21 @@ interface Captured {
   name: string | undefined;
 }
 
-/** Stands in for the service's Sql and records what it is asked to run. */
+/** Stands in for the service's Sql and records what it is asked to run, in a transaction too. */
 class CapturingSql implements SqlRunner {
   readonly calls: Captured[] = [];
 
   async rows<T>(text: string, _values: unknown[] = [], name?: string): Promise<T[]> {
     this.calls.push({ text, name });
-    return (text.includes('AS inserted') ? [{ inserted: 0 }] : []) as T[];
+    if (text.includes('AS inserted')) return [{ inserted: 0 }] as T[];
+    // The log store's statements: a day's usage under the quota, then one line stored (so the usage is added).
+    if (name === 'log-usage-take') return [{ bytes: '0' }] as T[];
+    if (name === 'log-insert') return [{ keys: ['0:0'], bytes: '10', owner_id: null }] as T[];
+    return [];
+  }
+
+  async transaction<T>(work: (tx: SqlRunner) => Promise<T>): Promise<T> {
+    return work(this);
   }
 }
 
@@ -35,11 +45,15 @@ class NoReturns extends DeviceReturns {
   async backOnline(): Promise<void> {}
 }
 
-async function capture(run: (sql: CapturingSql) => Promise<unknown>): Promise<Captured> {
+async function captureAll(run: (sql: CapturingSql) => Promise<unknown>, expected: number): Promise<Captured[]> {
   const sql = new CapturingSql();
   await run(sql);
-  if (sql.calls.length !== 1) throw new Error(`expected one statement, captured ${sql.calls.length}`);
-  return sql.calls[0];
+  if (sql.calls.length !== expected) throw new Error(`expected ${expected} statement(s), captured ${sql.calls.length}`);
+  return sql.calls;
+}
+
+async function capture(run: (sql: CapturingSql) => Promise<unknown>): Promise<Captured> {
+  return (await captureAll(run, 1))[0];
 }
 
 /**
@@ -70,7 +84,17 @@ export async function checkSqlParity(): Promise<void> {
     ],
     ['battery profile', await capture((sql) => new SqlBatteryProfilesStore(asSql(sql)).get({ deviceId: 'd', batteryId: 'main' })), baseline.BATTERY_PROFILE_SQL, baseline.BATTERY_PROFILE_NAME],
     ['battery energy sums', await capture((sql) => new SqlBatteryEnergyStore(asSql(sql)).sums({ deviceId: 'd', batteryId: 'main' }, now, now, 86_400)), baseline.ENERGY_SUMS_SQL, baseline.ENERGY_SUMS_NAME],
+    ['pending commands', await capture((sql) => new SqlCommandStore(asSql(sql)).pending('d', now)), baseline.COMMAND_PENDING_SQL, baseline.COMMAND_PENDING_NAME],
   ];
+  const [usageTake, logInsert, usageAdd] = await captureAll(
+    (sql) => new SqlDeviceLogStore(asSql(sql)).store('d', [{ ts: now, level: 'info', tag: 'app', message: 'm' }], now, '2026-01-01', 1_048_576),
+    3,
+  );
+  expectations.push(
+    ['log usage taken', usageTake, baseline.LOG_USAGE_TAKE_SQL, baseline.LOG_USAGE_TAKE_NAME],
+    ['log lines inserted', logInsert, baseline.LOG_INSERT_SQL, baseline.LOG_INSERT_NAME],
+    ['log usage added', usageAdd, baseline.LOG_USAGE_ADD_SQL, baseline.LOG_USAGE_ADD_NAME],
+  );
   const problems = expectations
     .filter(([, captured, text, name]) => captured.text !== text || captured.name !== name)
     .map(([label]) => `${label}: the service's statement differs from bench/baseline-sql.ts; copy it again`);

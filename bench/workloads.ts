@@ -50,6 +50,8 @@ export interface Fleet {
   t0: number;
   /** S6: its streamed devices and their viewers (bench/fixtures.ts, liveDevicesOf), with an ingest clock of their own. */
   live?: LiveFleet;
+  /** S9 and S10: the 1,000 gateways and their operators (bench/fixtures.ts, gatewaysOf), with a clock of their own for S10's log lines. */
+  gateways?: LiveFleet;
 }
 
 export interface LiveFleet extends Fleet {
@@ -60,6 +62,12 @@ export interface LiveFleet extends Fleet {
 export function liveFleetOf(fleet: Fleet): LiveFleet {
   if (!fleet.live) throw new Error('S6 needs the streamed devices (fleet.live)');
   return fleet.live;
+}
+
+/** The gateways of S9 and S10 (set in run.ts). */
+export function gatewayFleetOf(fleet: Fleet): LiveFleet {
+  if (!fleet.gateways) throw new Error('S9 and S10 need the gateways (fleet.gateways)');
+  return fleet.gateways;
 }
 
 export function fleetOf(devices: DeviceFixture[], customers: CustomerFixture[], t0: Date): Fleet {
@@ -330,4 +338,140 @@ export function energyWorkload(fleet: Fleet): Workload {
     },
   };
   return { request, unexpectedBodies: () => unexpected };
+}
+
+/**
+ * S8: gateways polling GET /device/commands with the ETag of their last answer in If-None-Match,
+ * as firmware does between commands: no command is sent to the fleet, so after the first answer
+ * per device (an empty list) every poll is a 304.
+ */
+export function commandPollWorkload(fleet: Fleet): Workload {
+  const etags = new Map<number, string>();
+  let unexpected = 0;
+  let notModified = 0;
+  const request: autocannon.Request = {
+    method: 'GET',
+    path: '/api/v1/device/commands',
+    setupRequest: (req, context) => {
+      const device = pick(fleet.devices.length);
+      (context as { device?: number }).device = device;
+      const etag = etags.get(device);
+      return { ...req, headers: { authorization: `Bearer ${fleet.deviceTokens[device]}`, ...(etag ? { 'if-none-match': etag } : {}) } };
+    },
+    onResponse: (status, body, context, headers) => {
+      if (status === 304) {
+        notModified += 1;
+        return;
+      }
+      const device = (context as { device?: number }).device;
+      const etag = (headers as Record<string, string | undefined> | undefined)?.etag;
+      if (status === 200 && device !== undefined && etag && body.includes('"commands":[]')) etags.set(device, etag);
+      else if (status >= 200 && status < 300) unexpected += 1;
+    },
+  };
+  return { request, unexpectedBodies: () => unexpected, notModified: () => notModified };
+}
+
+const LOG_TAGS = ['wifi', 'mqtt', 'bms', 'ota', 'app', 'http'] as const;
+
+/** What a gateway logs, more or less: ESP-IDF-style lines of 40–70 bytes, mostly info. */
+function logLine(sequence: number): { level: string; tag: string; message: string } {
+  const roll = Math.random();
+  const level = roll < 0.8 ? 'info' : roll < 0.9 ? 'debug' : roll < 0.97 ? 'warn' : 'error';
+  const tag = LOG_TAGS[pick(LOG_TAGS.length)];
+  const message =
+    tag === 'wifi'
+      ? `sta connected, rssi ${-40 - pick(50)} dBm, channel ${1 + pick(11)}, reconnects ${pick(5)}`
+      : tag === 'bms'
+        ? `cell voltages min ${(3.2 + Math.random() * 0.1).toFixed(3)} V max ${(3.3 + Math.random() * 0.1).toFixed(3)} V, balancing ${pick(2) === 1 ? 'on' : 'off'}`
+        : tag === 'mqtt'
+          ? `publish ok, msg_id=${sequence}, ${pick(400)} bytes in ${pick(90)} ms`
+          : `free heap ${100_000 + pick(60_000)} bytes, min ${80_000 + pick(20_000)}, uptime ${pick(864_000)} s, seq ${sequence}`;
+  return { level, tag, message };
+}
+
+/**
+ * Lines without their time, as JSON members, made once: a request picks 50 of them at random and
+ * puts its own times in front, so the load generator spends its CPU on sending, not on making text
+ * (a line is its device, its time and its text: with times never repeated, no line is a duplicate).
+ */
+const LOG_LINE_TAILS = Array.from({ length: 4096 }, (_, index) => JSON.stringify(logLine(index)).slice(1));
+
+interface PendingLines {
+  device: number;
+  base: number;
+  lines: number;
+}
+
+/**
+ * S10: POST /api/v1/device/logs, `linesPerRequest` lines from a random one of the 1,000 gateways,
+ * its lines 1 ms apart on its own clock (never repeated across the run, so none is a duplicate).
+ * settle() checks that the lines stored in the run's window are those acknowledged.
+ */
+export function logUploadWorkload(gateways: LiveFleet, linesPerRequest: number): Workload {
+  const clock = gateways.clock;
+  const from = clock.startWindow();
+  const inFlight = new Set<PendingLines>();
+  let acknowledged = 0;
+  let duplicates = 0;
+  let rejected = 0;
+  let unexpected = 0;
+
+  const request: autocannon.Request = {
+    method: 'POST',
+    path: '/api/v1/device/logs',
+    setupRequest: (req, context) => {
+      const device = pick(gateways.devices.length);
+      const base = clock.next(device, linesPerRequest);
+      let body = '{"lines":[';
+      for (let k = 0; k < linesPerRequest; k++) body += `${k === 0 ? '' : ','}{"ts":"${new Date(base + k).toISOString()}",${LOG_LINE_TAILS[pick(LOG_LINE_TAILS.length)]}`;
+      body += ']}';
+      const pending: PendingLines = { device, base, lines: linesPerRequest };
+      (context as { pending?: PendingLines }).pending = pending;
+      inFlight.add(pending);
+      return { ...req, headers: { 'content-type': 'application/json', authorization: `Bearer ${gateways.deviceTokens[device]}` }, body };
+    },
+    onResponse: (status, body, context) => {
+      const pending = (context as { pending?: PendingLines }).pending;
+      if (pending) inFlight.delete(pending);
+      if (status < 200 || status >= 300) return;
+      try {
+        const parsed = JSON.parse(body) as IngestResponse;
+        acknowledged += parsed.accepted;
+        duplicates += parsed.duplicates;
+        rejected += parsed.rejected.length;
+      } catch {
+        unexpected += 1;
+      }
+    },
+  };
+
+  return {
+    request,
+    unexpectedBodies: () => unexpected,
+    async settle(pool) {
+      const ids = gateways.devices.map((device) => device.deviceId);
+      const countStored = async () =>
+        (await pool.query<{ n: number }>('SELECT count(*)::int AS n FROM device_logs WHERE device_id = ANY($1::text[]) AND ts >= $2 AND ts <= $3', [ids, new Date(from), new Date(clock.latest)])).rows[0].n;
+      // Requests cut off at the end may still be committing: wait until the count stops moving.
+      let stored = await countStored();
+      for (let waited = 0; waited < 10_000; waited += 300) {
+        await new Promise((resolve) => setTimeout(resolve, 300));
+        const again = await countStored();
+        if (again === stored) break;
+        stored = again;
+      }
+      const keys = [...inFlight].flatMap((pending) => Array.from({ length: pending.lines }, (_, k) => [gateways.devices[pending.device].deviceId, new Date(pending.base + k)] as const));
+      const committedUnanswered =
+        keys.length === 0
+          ? 0
+          : (
+              await pool.query<{ n: number }>(
+                'SELECT count(*)::int AS n FROM device_logs l JOIN unnest($1::text[], $2::timestamptz[]) AS k (device_id, ts) ON l.device_id = k.device_id AND l.ts = k.ts',
+                [keys.map((key) => key[0]), keys.map((key) => key[1])],
+              )
+            ).rows[0].n;
+      return { acknowledged, stored, committedUnanswered, duplicates, rejected, ok: stored === acknowledged + committedUnanswered && duplicates === 0 && rejected === 0 };
+    },
+  };
 }
