@@ -1,7 +1,5 @@
-import { fork, type ChildProcess } from 'node:child_process';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { track } from './servers.js';
+import type { ChildProcess } from 'node:child_process';
+import { ChildProcessClient } from './child-client.js';
 import type { LiveFleet } from './workloads.js';
 
 /** S9's gateways holding long polls, and the commands sent to them (bench/long-poll-client.ts does the work, in a process of its own). */
@@ -67,33 +65,14 @@ export const COMMAND_GRACE_MS = 5000;
  * and their answers do not run on autocannon's event loop (S1's load generator stays the same with
  * and without them), and send, delivery and result are timed on one clock. Its CPU is counted apart.
  */
-export class LongPollClient {
-  private readonly replies: FromLongPollClient[] = [];
-  private waiting: (() => void) | null = null;
-  private exited = false;
-
-  private constructor(private readonly child: ChildProcess) {
-    child.on('message', (message) => {
-      this.replies.push(message as FromLongPollClient);
-      this.waiting?.();
-    });
-    child.once('exit', () => {
-      this.exited = true;
-      this.waiting?.();
-    });
-  }
-
-  get pid(): number {
-    return this.child.pid!;
+export class LongPollClient extends ChildProcessClient<ToLongPollClient, FromLongPollClient> {
+  private constructor(child: ChildProcess) {
+    super(child, 'long-poll client');
   }
 
   /** Starts the client and opens one long poll per gateway of `gateways`; no command is sent yet. */
   static async start(url: string, gateways: LiveFleet, spec: LongPollSpec): Promise<{ client: LongPollClient; held: number; failures: number }> {
-    const script = join(dirname(fileURLToPath(import.meta.url)), 'long-poll-client.js');
-    // No inherited flags (BENCH_NODE_ARGS profiles the servers, not this); structured clone keeps Infinity.
-    const child = fork(script, [], { execArgv: [], serialization: 'advanced', stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
-    track(child);
-    const client = new LongPollClient(child);
+    const client = new LongPollClient(ChildProcessClient.forkScript('long-poll-client.js'));
     client.send({
       type: 'setup',
       setup: {
@@ -121,33 +100,5 @@ export class LongPollClient {
   async stop(): Promise<LongPollStats> {
     this.send({ type: 'stop', graceMs: COMMAND_GRACE_MS });
     return (await this.reply('stats')).stats;
-  }
-
-  /** Drops every held poll and ends the process. */
-  async close(): Promise<void> {
-    if (this.exited) return;
-    const exited = new Promise<void>((resolve) => this.child.once('exit', () => resolve()));
-    this.send({ type: 'close' });
-    const killer = setTimeout(() => this.child.kill('SIGKILL'), 10_000);
-    await exited;
-    clearTimeout(killer);
-  }
-
-  private send(message: ToLongPollClient): void {
-    if (!this.exited) this.child.send(message);
-  }
-
-  private async reply<T extends FromLongPollClient['type']>(type: T): Promise<Extract<FromLongPollClient, { type: T }>> {
-    for (;;) {
-      const index = this.replies.findIndex((message) => message.type === type || message.type === 'failed');
-      if (index >= 0) {
-        const [message] = this.replies.splice(index, 1);
-        if (message.type === 'failed') throw new Error(`long-poll client: ${message.message}`);
-        return message as Extract<FromLongPollClient, { type: T }>;
-      }
-      if (this.exited) throw new Error(`long-poll client exited before it answered ${type}`);
-      await new Promise<void>((resolve) => (this.waiting = resolve));
-      this.waiting = null;
-    }
   }
 }

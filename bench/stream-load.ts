@@ -1,7 +1,5 @@
-import { fork, type ChildProcess } from 'node:child_process';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { track } from './servers.js';
+import type { ChildProcess } from 'node:child_process';
+import { ChildProcessClient } from './child-client.js';
 import type { LiveFleet } from './workloads.js';
 
 /** S6's subscribers and probes (bench/stream-client.ts does the work, in a process of its own). */
@@ -65,33 +63,14 @@ export const PUSH_GRACE_MS = 5000;
  * receive does not run on autocannon's event loop (S1's load generator stays the same with and
  * without subscribers), and ack and receipt are timed on one clock. Its CPU is counted apart.
  */
-export class StreamClient {
-  private readonly replies: FromStreamClient[] = [];
-  private waiting: (() => void) | null = null;
-  private exited = false;
-
-  private constructor(private readonly child: ChildProcess) {
-    child.on('message', (message) => {
-      this.replies.push(message as FromStreamClient);
-      this.waiting?.();
-    });
-    child.once('exit', () => {
-      this.exited = true;
-      this.waiting?.();
-    });
-  }
-
-  get pid(): number {
-    return this.child.pid!;
+export class StreamClient extends ChildProcessClient<ToStreamClient, FromStreamClient> {
+  private constructor(child: ChildProcess) {
+    super(child, 'stream client');
   }
 
   /** Starts the client, opens `perViewer` streams per viewer of `live` (none when `subscribe` is false) and starts the probes. */
   static async start(url: string, live: LiveFleet, spec: StreamSpec, subscribe: boolean): Promise<{ client: StreamClient; streams: number; refused: number }> {
-    const script = join(dirname(fileURLToPath(import.meta.url)), 'stream-client.js');
-    // No inherited flags (BENCH_NODE_ARGS profiles the servers, not this); structured clone keeps Infinity.
-    const child = fork(script, [], { execArgv: [], serialization: 'advanced', stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
-    track(child);
-    const client = new StreamClient(child);
+    const client = new StreamClient(ChildProcessClient.forkScript('stream-client.js'));
     const viewers = live.customers.map((viewer) => {
       const device = live.devices.find((candidate) => candidate.ownerIndex === viewer.index);
       if (!device) throw new Error(`viewer ${viewer.index} owns no streamed device`);
@@ -121,33 +100,5 @@ export class StreamClient {
   async stop(): Promise<StreamStats> {
     this.send({ type: 'stop', graceMs: PUSH_GRACE_MS });
     return (await this.reply('stats')).stats;
-  }
-
-  /** Closes every stream and ends the process. */
-  async close(): Promise<void> {
-    if (this.exited) return;
-    const exited = new Promise<void>((resolve) => this.child.once('exit', () => resolve()));
-    this.send({ type: 'close' });
-    const killer = setTimeout(() => this.child.kill('SIGKILL'), 10_000);
-    await exited;
-    clearTimeout(killer);
-  }
-
-  private send(message: ToStreamClient): void {
-    if (!this.exited) this.child.send(message);
-  }
-
-  private async reply<T extends FromStreamClient['type']>(type: T): Promise<Extract<FromStreamClient, { type: T }>> {
-    for (;;) {
-      const index = this.replies.findIndex((message) => message.type === type || message.type === 'failed');
-      if (index >= 0) {
-        const [message] = this.replies.splice(index, 1);
-        if (message.type === 'failed') throw new Error(`stream client: ${message.message}`);
-        return message as Extract<FromStreamClient, { type: T }>;
-      }
-      if (this.exited) throw new Error(`stream client exited before it answered ${type}`);
-      await new Promise<void>((resolve) => (this.waiting = resolve));
-      this.waiting = null;
-    }
   }
 }

@@ -9,7 +9,7 @@ import { CommandStore } from '../domain/command.store.js';
 import { CommandNotFoundError, CommandNotQueuedError, TooManyCommandsError } from '../domain/commands.errors.js';
 import { commandSequenceOf, DEFAULT_TTL_SEC, MAX_QUEUED_PER_DEVICE, parseCommandParams, type CommandType, type DeviceCommand } from '../domain/device-command.js';
 import { recordCommandEvent } from './command-events.js';
-import { EXPIRE_COMMAND_QUEUE } from './expire-command.js';
+import { EXPIRE_COMMAND_QUEUE, type ExpiryJob } from './expire-command.js';
 
 export interface SendCommand {
   type: CommandType;
@@ -47,7 +47,8 @@ export class CommandsService {
     const command = await this.store.queue({ deviceId, type: request.type, params, createdAt: now, expiresAt: new Date(now.getTime() + ttlSec * 1000) }, MAX_QUEUED_PER_DEVICE, async (tx, queued) => {
       await recordCommandEvent(this.events, tx, queued, grant.ownerId, now);
       await this.audit.record(tx, { by, action: 'device.command_sent', target: `command:${queued.commandId}`, deviceId, detail: { commandId: queued.commandId, type: queued.type, ttlSec }, at: now });
-      await this.jobs.send(EXPIRE_COMMAND_QUEUE, { commandId: queued.commandId }, { id: jobIdFor(EXPIRE_COMMAND_QUEUE, queued.commandId), startAfterSec: ttlSec }, tx);
+      const expiry: ExpiryJob = { deviceId, commandId: queued.commandId };
+      await this.jobs.send(EXPIRE_COMMAND_QUEUE, expiry, { id: jobIdFor(EXPIRE_COMMAND_QUEUE, queued.commandId), startAfterSec: ttlSec }, tx);
     });
     if (!command) throw new TooManyCommandsError();
     return command;
@@ -60,15 +61,15 @@ export class CommandsService {
 
   async get(viewer: DeviceViewer, deviceId: string, commandId: string): Promise<DeviceCommand> {
     const grant = await this.access.toSee(viewer, deviceId);
-    return this.visible(grant, deviceId, commandId);
+    return (await this.visible(grant, deviceId, commandId)).command;
   }
 
   /** Cancels a command the gateway has not fetched yet; cancelling it again answers it as it is. */
   async cancel(viewer: DeviceViewer, deviceId: string, commandId: string, by: AuditContext): Promise<DeviceCommand> {
     const grant = await this.access.toManage(viewer, deviceId);
-    const sequence = (await this.visible(grant, deviceId, commandId)).commandId;
+    const { sequence } = await this.visible(grant, deviceId, commandId);
     const now = this.clock.now();
-    const outcome = await this.store.transition(deviceId, commandSequenceOf(sequence)!, { from: ['queued'], to: 'cancelled', at: now }, async (tx, { command, ownerId }) => {
+    const outcome = await this.store.transition(deviceId, sequence, { from: ['queued'], to: 'cancelled', at: now }, async (tx, { command, ownerId }) => {
       await recordCommandEvent(this.events, tx, command, ownerId, now);
       await this.audit.record(tx, { by, action: 'device.command_cancelled', target: `command:${command.commandId}`, deviceId, detail: { commandId: command.commandId, type: command.type }, at: now });
     });
@@ -78,12 +79,12 @@ export class CommandsService {
   }
 
   /** The command, if the viewer's view of the device's history reaches it (a later owner's starts at their claim). */
-  private async visible(grant: DeviceGrant, deviceId: string, commandId: string): Promise<DeviceCommand> {
+  private async visible(grant: DeviceGrant, deviceId: string, commandId: string): Promise<{ command: DeviceCommand; sequence: string }> {
     const sequence = commandSequenceOf(commandId);
     const command = sequence === null ? null : await this.store.find(deviceId, sequence);
     const since = sinceOf(grant);
-    if (!command || (since !== null && command.createdAt < since)) throw new CommandNotFoundError();
-    return command;
+    if (sequence === null || !command || (since !== null && command.createdAt < since)) throw new CommandNotFoundError();
+    return { command, sequence };
   }
 }
 

@@ -8,6 +8,12 @@ import { recordCommandEvent } from './command-events.js';
 
 export const EXPIRE_COMMAND_QUEUE = 'commands.expire';
 
+/** The command an expiry job is about. A command whose device is gone is gone with it: the job finds nothing. */
+export interface ExpiryJob {
+  deviceId: string;
+  commandId: string;
+}
+
 const QUEUE: QueueSpec = { name: EXPIRE_COMMAND_QUEUE, retry: { delaySec: 10, delayMaxSec: 300, limit: 20 }, expireInSec: 60 };
 
 /**
@@ -26,20 +32,19 @@ export class ExpireCommand implements OnModuleInit {
   ) {}
 
   onModuleInit(): void {
-    this.jobs.define<{ commandId: string }>(QUEUE, (data) => this.run(data.commandId));
+    this.jobs.define<ExpiryJob>(QUEUE, (data) => this.run(data));
   }
 
-  async run(commandId: string): Promise<void> {
+  async run({ deviceId, commandId }: ExpiryJob): Promise<void> {
     const sequence = commandSequenceOf(commandId);
-    const deviceId = sequence === null ? null : await this.store.deviceOf(sequence);
-    if (sequence === null || deviceId === null) return; // the device, and its commands, are gone
+    if (sequence === null) return;
     const now = this.clock.now();
     const outcome = await this.store.transition(deviceId, sequence, { from: PENDING_STATES, to: 'expired', at: now, expiredBy: now }, async (tx, { command, ownerId }) => {
       await recordCommandEvent(this.events, tx, command, ownerId, now);
     });
     if (outcome && !outcome.changed && PENDING_STATES.includes(outcome.command.state)) {
       const startAfterSec = Math.max(1, Math.ceil((outcome.command.expiresAt.getTime() - now.getTime()) / 1000));
-      await this.jobs.send(EXPIRE_COMMAND_QUEUE, { commandId }, { startAfterSec });
+      await this.jobs.send(EXPIRE_COMMAND_QUEUE, { deviceId, commandId } satisfies ExpiryJob, { startAfterSec });
     }
   }
 }

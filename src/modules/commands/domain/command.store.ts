@@ -61,7 +61,4 @@ export abstract class CommandStore {
    * `changed` false when it was in another state (the command as it is then).
    */
   abstract transition(deviceId: string, sequence: string, change: CommandTransition, then: (tx: SqlRunner, changed: ChangedCommand) => Promise<void>): Promise<{ command: DeviceCommand; changed: boolean } | null>;
-
-  /** The device of a command, for the expiry job, which knows only the command. */
-  abstract deviceOf(sequence: string): Promise<string | null>;
 }

@@ -136,9 +136,4 @@ export class SqlCommandStore extends CommandStore {
       return row ? { command: toCommand(row), changed: false } : null;
     });
   }
-
-  async deviceOf(sequence: string): Promise<string | null> {
-    const [row] = await this.sql.rows<{ device_id: string }>('SELECT device_id FROM device_commands WHERE command_id = $1', [sequence]);
-    return row?.device_id ?? null;
-  }
 }

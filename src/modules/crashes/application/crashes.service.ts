@@ -37,26 +37,24 @@ export class CrashesService {
   }
 
   async groups(offset: number, limit: number): Promise<ReadCrashGroup[]> {
-    return Promise.all((await this.store.groups(offset, limit)).map((group) => this.namedGroup(group)));
+    return this.namedGroups(await this.store.groups(offset, limit));
   }
 
   async group(groupId: string): Promise<{ group: ReadCrashGroup; samples: ReadCrash[] }> {
     const group = /^[0-9a-f]{16}$/.test(groupId) ? await this.store.group(groupId) : null;
     if (!group) throw new NotFoundError('No crash group has this id.');
-    return { group: await this.namedGroup(group), samples: await this.named(await this.store.samples(groupId, SAMPLES_PER_GROUP)) };
+    const [named] = await this.namedGroups([group]);
+    return { group: named, samples: await this.named(await this.store.samples(groupId, SAMPLES_PER_GROUP)) };
   }
 
-  private async namedGroup(group: CrashGroup): Promise<ReadCrashGroup> {
-    return { ...group, topFunctions: await this.symbols.name(group.latest.firmwareVersion, group.latest.hardwareId, group.topFrames) };
+  private async namedGroups(groups: CrashGroup[]): Promise<ReadCrashGroup[]> {
+    const names = await this.symbols.name(groups.map((group) => ({ version: group.latest.firmwareVersion, hardwareId: group.latest.hardwareId, addresses: group.topFrames })));
+    return groups.map((group, index) => ({ ...group, topFunctions: names[index] }));
   }
 
-  private named(crashes: StoredCrash[]): Promise<ReadCrash[]> {
-    return Promise.all(
-      crashes.map(async (crash) => {
-        const backtrace = crash.panic?.backtrace ?? [];
-        const names = await this.symbols.name(crash.firmwareVersion, crash.hardwareId, backtrace);
-        return { ...crash, frames: backtrace.map((address, index) => ({ address, function: names[index] })) };
-      }),
-    );
+  private async named(crashes: StoredCrash[]): Promise<ReadCrash[]> {
+    const backtraces = crashes.map((crash) => crash.panic?.backtrace ?? []);
+    const names = await this.symbols.name(crashes.map((crash, index) => ({ version: crash.firmwareVersion, hardwareId: crash.hardwareId, addresses: backtraces[index] })));
+    return crashes.map((crash, index) => ({ ...crash, frames: backtraces[index].map((address, frame) => ({ address, function: names[index][frame] })) }));
   }
 }

@@ -1,4 +1,5 @@
-import { Injectable, Logger } from '@nestjs/common';
+import { Injectable } from '@nestjs/common';
+import { InProcessFeed } from '../../../shared/in-process-feed.js';
 import type { LogLine } from '../domain/device-log.js';
 
 /** What one upload stored for one device: the lines actually inserted (no duplicates), after the commit. */
@@ -9,30 +10,14 @@ export interface StoredLogLines {
   lines: LogLine[];
 }
 
-export type StoredLogListener = (stored: StoredLogLines) => void;
-
-/**
- * Tells this instance's listeners (the live stream) what each upload stored, once it committed.
- * Listeners run synchronously and must only hand the work on: the upload is answered right after.
- */
+/** Tells this instance's listeners (the live stream) what each upload stored, once it committed. */
 @Injectable()
-export class DeviceLogFeed {
-  private readonly logger = new Logger(DeviceLogFeed.name);
-  private readonly listeners = new Set<StoredLogListener>();
-
-  subscribe(listener: StoredLogListener): () => void {
-    this.listeners.add(listener);
-    return () => this.listeners.delete(listener);
+export class DeviceLogFeed extends InProcessFeed<StoredLogLines> {
+  constructor() {
+    super('stored-log');
   }
 
   publish(stored: StoredLogLines): void {
-    if (stored.lines.length === 0) return;
-    for (const listener of this.listeners) {
-      try {
-        listener(stored);
-      } catch (error) {
-        this.logger.error({ err: error }, 'A stored-log listener failed');
-      }
-    }
+    if (stored.lines.length > 0) this.notify(stored);
   }
 }

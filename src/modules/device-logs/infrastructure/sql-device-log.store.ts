@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { Injectable, Logger } from '@nestjs/common';
+import { maintainPartitions } from '../../../shared/database/range-partitions.js';
 import { Sql } from '../../../shared/database/sql.js';
 import { DEVICE_OWNERS } from '../../devices/sql-api.js';
 import { DeviceLogStore, type LogQuery, type StoredBatch } from '../domain/device-log.store.js';
@@ -10,6 +11,9 @@ const PARTITION_LOCK = 7_221_950_005;
 const DAY_MS = 86_400_000;
 
 const dayStart = (at: Date): Date => new Date(Date.UTC(at.getUTCFullYear(), at.getUTCMonth(), at.getUTCDate()));
+
+/** Daily partitions of device_logs. */
+const DAYS = { startOf: dayStart, next: (day: Date) => new Date(day.getTime() + DAY_MS), nameOf: (day: Date) => logPartitionName(day) };
 
 export function logPartitionName(day: Date): string {
   const iso = day.toISOString();
@@ -92,27 +96,7 @@ export class SqlDeviceLogStore extends DeviceLogStore {
       const [{ locked }] = await tx.rows<{ locked: boolean }>('SELECT pg_try_advisory_xact_lock($1) AS locked', [PARTITION_LOCK]);
       if (!locked) return { created: [], dropped: [] };
       const cutoff = new Date(now.getTime() - retentionDays * DAY_MS);
-      const existing = await tx.rows<{ name: string; upper: Date }>(
-        `SELECT c.relname AS name,
-                (regexp_match(pg_get_expr(c.relpartbound, c.oid), 'TO \\(''([^'']+)''\\)'))[1]::timestamptz AS upper
-           FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
-          WHERE i.inhparent = 'device_logs'::regclass`,
-      );
-      const dropped: string[] = [];
-      for (const partition of existing) {
-        if (partition.upper <= cutoff) {
-          await tx.rows(`DROP TABLE ${partition.name}`);
-          dropped.push(partition.name);
-        }
-      }
-      const names = new Set(existing.map((partition) => partition.name));
-      const created: string[] = [];
-      for (let day = dayStart(cutoff); day.getTime() <= dayStart(now).getTime() + 2 * DAY_MS; day = new Date(day.getTime() + DAY_MS)) {
-        const name = logPartitionName(day);
-        if (names.has(name)) continue;
-        await tx.rows(`CREATE TABLE IF NOT EXISTS ${name} PARTITION OF device_logs FOR VALUES FROM ('${day.toISOString()}') TO ('${new Date(day.getTime() + DAY_MS).toISOString()}')`);
-        created.push(name);
-      }
+      const { created, dropped } = await maintainPartitions(tx, 'device_logs', DAYS, cutoff, new Date(dayStart(now).getTime() + 2 * DAY_MS));
       await tx.rows('DELETE FROM device_log_usage WHERE day < $1::date', [dayStart(cutoff).toISOString().slice(0, 10)]);
       if (created.length > 0 || dropped.length > 0) this.logger.log({ created: created.length, dropped: dropped.length }, 'Device log partitions maintained');
       return { created, dropped };

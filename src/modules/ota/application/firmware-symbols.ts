@@ -38,17 +38,31 @@ export class FirmwareSymbols {
   }
 
   /**
-   * The functions of `addresses` in `version` as it runs on `hardwareId`: by the map of the release
-   * of that version for that hardware, else of the one for any hardware; null where no map names one.
+   * For each backtrace, the functions of its addresses in its `version` as it runs on its
+   * `hardwareId`: by the map of the release of that version for that hardware, else of the one for
+   * any hardware; null where no map names one. Each version and hardware is looked up once.
    */
-  async name(version: string, hardwareId: string | null, addresses: readonly string[]): Promise<Array<string | null>> {
+  async name(backtraces: ReadonlyArray<{ version: string; hardwareId: string | null; addresses: readonly string[] }>): Promise<Array<Array<string | null>>> {
+    const maps = new Map<string, Promise<StoredSymbols | null>>();
+    return Promise.all(
+      backtraces.map(async ({ version, hardwareId, addresses }) => {
+        const key = `${version}\u0000${hardwareId ?? ''}`;
+        let map = maps.get(key);
+        if (!map) maps.set(key, (map = this.mapFor(version, hardwareId)));
+        const symbols = (await map)?.symbols;
+        return addresses.map((address) => (symbols ? functionAt(symbols, address) : null));
+      }),
+    );
+  }
+
+  private async mapFor(version: string, hardwareId: string | null): Promise<StoredSymbols | null> {
     const candidates = await this.releases.forVersions([version], hardwareId ?? '');
     candidates.sort((a, b) => (a.hardwareId === null ? 1 : 0) - (b.hardwareId === null ? 1 : 0));
     for (const release of candidates) {
       const map = await this.mapOf(release.id);
-      if (map) return addresses.map((address) => functionAt(map.symbols, address));
+      if (map) return map;
     }
-    return addresses.map(() => null);
+    return null;
   }
 
   private async mapOf(releaseId: string): Promise<StoredSymbols | null> {

@@ -1,4 +1,5 @@
-import { Injectable, Logger } from '@nestjs/common';
+import { Injectable } from '@nestjs/common';
+import { InProcessFeed } from '../../../shared/in-process-feed.js';
 import type { TelemetryRecord } from '../domain/telemetry-record.js';
 
 /** What one flush stored for one device: the records ingest actually inserted, after the commit. */
@@ -14,31 +15,18 @@ export interface StoredTelemetry {
   records: TelemetryRecord[];
 }
 
-export type StoredTelemetryListener = (stored: StoredTelemetry[]) => void;
-
 /**
  * Tells this instance's listeners (alert evaluation, the live stream) what each ingest flush
  * stored, once it committed. Listeners run synchronously and must only hand the work on: the
  * requests of the flush are answered right after.
  */
 @Injectable()
-export class TelemetryFeed {
-  private readonly logger = new Logger(TelemetryFeed.name);
-  private readonly listeners = new Set<StoredTelemetryListener>();
-
-  subscribe(listener: StoredTelemetryListener): () => void {
-    this.listeners.add(listener);
-    return () => this.listeners.delete(listener);
+export class TelemetryFeed extends InProcessFeed<StoredTelemetry[]> {
+  constructor() {
+    super('stored-telemetry');
   }
 
   publish(stored: StoredTelemetry[]): void {
-    if (stored.length === 0) return;
-    for (const listener of this.listeners) {
-      try {
-        listener(stored);
-      } catch (error) {
-        this.logger.error({ err: error }, 'A stored-telemetry listener failed');
-      }
-    }
+    if (stored.length > 0) this.notify(stored);
   }
 }

@@ -1,4 +1,5 @@
 import { Injectable, Logger } from '@nestjs/common';
+import { maintainPartitions } from '../../../shared/database/range-partitions.js';
 import { Sql } from '../../../shared/database/sql.js';
 import { ROLLUP_LEVELS } from '../domain/rollup-levels.js';
 import { TelemetryPartitionStore } from '../domain/telemetry-partition.store.js';
@@ -14,6 +15,9 @@ function monthStart(date: Date): Date {
 function addMonths(date: Date, months: number): Date {
   return new Date(Date.UTC(date.getUTCFullYear(), date.getUTCMonth() + months, 1));
 }
+
+/** Monthly partitions of telemetry. */
+const MONTHS = { startOf: monthStart, next: (month: Date) => addMonths(month, 1), nameOf: (month: Date) => partitionName(month) };
 
 export function partitionName(month: Date): string {
   return `telemetry_y${month.getUTCFullYear()}m${String(month.getUTCMonth() + 1).padStart(2, '0')}`;
@@ -37,29 +41,7 @@ export class SqlTelemetryPartitionStore extends TelemetryPartitionStore {
       const [{ locked }] = await tx.rows<{ locked: boolean }>('SELECT pg_try_advisory_xact_lock($1) AS locked', [PARTITION_LOCK]);
       if (!locked) return { created: [], dropped: [] };
       const cutoff = new Date(now.getTime() - retentionDays * 86_400_000);
-      const existing = await tx.rows<{ name: string; upper: Date }>(
-        `SELECT c.relname AS name,
-                (regexp_match(pg_get_expr(c.relpartbound, c.oid), 'TO \\(''([^'']+)''\\)'))[1]::timestamptz AS upper
-           FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
-          WHERE i.inhparent = 'telemetry'::regclass`,
-      );
-      const dropped: string[] = [];
-      for (const partition of existing) {
-        if (partition.upper <= cutoff) {
-          await tx.rows(`DROP TABLE ${partition.name}`);
-          dropped.push(partition.name);
-        }
-      }
-      const names = new Set(existing.map((partition) => partition.name));
-      const created: string[] = [];
-      for (let month = monthStart(cutoff); month <= addMonths(monthStart(now), 2); month = addMonths(month, 1)) {
-        const name = partitionName(month);
-        if (names.has(name)) continue;
-        await tx.rows(
-          `CREATE TABLE IF NOT EXISTS ${name} PARTITION OF telemetry FOR VALUES FROM ('${month.toISOString()}') TO ('${addMonths(month, 1).toISOString()}')`,
-        );
-        created.push(name);
-      }
+      const { created, dropped } = await maintainPartitions(tx, 'telemetry', MONTHS, cutoff, addMonths(monthStart(now), 2));
       // Rollup slots go with the raw months they summarise: below the oldest month kept (a month
       // starts at a UTC midnight, so no coarser slot straddles it).
       for (const level of ROLLUP_LEVELS) {
