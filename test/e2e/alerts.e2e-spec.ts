@@ -36,6 +36,7 @@ const SHIPPED_DEFAULTS: AlertRule[] = [
   { ruleId: 'soc-low', metric: 'soc', op: 'below', threshold: 20, clearAt: 25, forSec: 600, enabled: true },
   { ruleId: 'temperature-high', metric: 'temperature', op: 'above', threshold: 55, clearAt: 50, forSec: 60, enabled: true },
   { ruleId: 'temperature-low', metric: 'temperature', op: 'below', threshold: -10, clearAt: -5, forSec: 60, enabled: true },
+  { ruleId: 'crash-loop', metric: 'crashes', op: 'above', threshold: 2, clearAt: 0, forSec: 0, windowSec: 600, enabled: true },
 ];
 const [SOC_LOW, TEMPERATURE_HIGH, TEMPERATURE_LOW] = SHIPPED_DEFAULTS;
 

@@ -1667,6 +1667,26 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
+    "device.crashed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Event device.crashed of one of your devices (data: the event, as GET /api/v1/dashboard/events shows it)
+         * @description Sent to your webhooks, signed per the Standard Webhooks specification; answer 2xx within 5 s. Other answers and timeouts are retried with backoff for more than 24 h.
+         */
+        post: operations["webhook_device_crashed"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "command.queued": {
         parameters: {
             query?: never;
@@ -2808,7 +2828,7 @@ export interface components {
              */
             id: string;
             /** @enum {string} */
-            type: "device.claimed" | "device.released" | "device.decommissioned" | "device.online" | "device.offline" | "alert.opened" | "alert.resolved" | "ota.succeeded" | "ota.failed" | "ota.release_paused" | "config.applied" | "command.queued" | "command.delivered" | "command.succeeded" | "command.failed" | "command.rejected" | "command.expired" | "command.cancelled";
+            type: "device.claimed" | "device.released" | "device.decommissioned" | "device.online" | "device.offline" | "alert.opened" | "alert.resolved" | "ota.succeeded" | "ota.failed" | "ota.release_paused" | "config.applied" | "device.crashed" | "command.queued" | "command.delivered" | "command.succeeded" | "command.failed" | "command.rejected" | "command.expired" | "command.cancelled";
             /**
              * Format: date-time
              * @example 2026-11-21T12:00:00.000Z
@@ -2838,7 +2858,7 @@ export interface components {
             /** @example soc-low */
             ruleId: string;
             /**
-             * @description A metric name of the telemetry (soc, voltage, temperature, …).
+             * @description A metric name of the telemetry (soc, voltage, temperature, …), or `crashes`: the device's crash reports in the last `windowSec` seconds.
              * @example soc
              */
             metric: string;
@@ -2864,6 +2884,11 @@ export interface components {
              * @example main
              */
             batteryId?: string;
+            /**
+             * @description For the metric `crashes` only, and required there: the window its crash reports are counted in. The value is judged when a report arrives and again when the window has passed over it, so an alert on a crash loop resolves by itself once the device stops crashing.
+             * @example 600
+             */
+            windowSec?: number;
             /** @example true */
             enabled: boolean;
         };
@@ -2886,7 +2911,10 @@ export interface components {
             alertId: string;
             /** @example gw-0001 */
             deviceId: string;
-            /** @example main */
+            /**
+             * @description The battery; empty for a rule on the device itself (the metric `crashes`).
+             * @example main
+             */
             batteryId: string;
             /** @example soc-low */
             ruleId: string;
@@ -2907,7 +2935,7 @@ export interface components {
             state: "open" | "acknowledged" | "resolved";
             /**
              * Format: date-time
-             * @description Time of the record that opened it (gateway clock).
+             * @description Time of the record that opened it (gateway clock); for `crashes`, when the service judged the count (its clock).
              * @example 2026-11-21T12:10:00.000Z
              */
             openedAt: string;
@@ -3383,7 +3411,7 @@ export interface components {
              *       "device.offline"
              *     ]
              */
-            types?: ("device.claimed" | "device.released" | "device.decommissioned" | "device.online" | "device.offline" | "alert.opened" | "alert.resolved" | "ota.succeeded" | "ota.failed" | "ota.release_paused" | "config.applied" | "command.queued" | "command.delivered" | "command.succeeded" | "command.failed" | "command.rejected" | "command.expired" | "command.cancelled")[];
+            types?: ("device.claimed" | "device.released" | "device.decommissioned" | "device.online" | "device.offline" | "alert.opened" | "alert.resolved" | "ota.succeeded" | "ota.failed" | "ota.release_paused" | "config.applied" | "device.crashed" | "command.queued" | "command.delivered" | "command.succeeded" | "command.failed" | "command.rejected" | "command.expired" | "command.cancelled")[];
         };
         CreatedWebhookResponse: {
             /**
@@ -3400,7 +3428,7 @@ export interface components {
              *       "device.offline"
              *     ]
              */
-            types: ("device.claimed" | "device.released" | "device.decommissioned" | "device.online" | "device.offline" | "alert.opened" | "alert.resolved" | "ota.succeeded" | "ota.failed" | "ota.release_paused" | "config.applied" | "command.queued" | "command.delivered" | "command.succeeded" | "command.failed" | "command.rejected" | "command.expired" | "command.cancelled")[] | null;
+            types: ("device.claimed" | "device.released" | "device.decommissioned" | "device.online" | "device.offline" | "alert.opened" | "alert.resolved" | "ota.succeeded" | "ota.failed" | "ota.release_paused" | "config.applied" | "device.crashed" | "command.queued" | "command.delivered" | "command.succeeded" | "command.failed" | "command.rejected" | "command.expired" | "command.cancelled")[] | null;
             /**
              * @description False once it was disabled for failing (WEBHOOK_DISABLE_AFTER_SEC).
              * @example true
@@ -3432,7 +3460,7 @@ export interface components {
              *       "device.offline"
              *     ]
              */
-            types: ("device.claimed" | "device.released" | "device.decommissioned" | "device.online" | "device.offline" | "alert.opened" | "alert.resolved" | "ota.succeeded" | "ota.failed" | "ota.release_paused" | "config.applied" | "command.queued" | "command.delivered" | "command.succeeded" | "command.failed" | "command.rejected" | "command.expired" | "command.cancelled")[] | null;
+            types: ("device.claimed" | "device.released" | "device.decommissioned" | "device.online" | "device.offline" | "alert.opened" | "alert.resolved" | "ota.succeeded" | "ota.failed" | "ota.release_paused" | "config.applied" | "device.crashed" | "command.queued" | "command.delivered" | "command.succeeded" | "command.failed" | "command.rejected" | "command.expired" | "command.cancelled")[] | null;
             /**
              * @description False once it was disabled for failing (WEBHOOK_DISABLE_AFTER_SEC).
              * @example true
@@ -8204,7 +8232,7 @@ export interface operations {
                 cursor?: string;
                 /** @description Only this device’s events. */
                 deviceId?: string;
-                /** @description Comma-separated event types (device.claimed, device.released, device.decommissioned, device.online, device.offline, alert.opened, alert.resolved, ota.succeeded, ota.failed, ota.release_paused, config.applied, command.queued, command.delivered, command.succeeded, command.failed, command.rejected, command.expired, command.cancelled). */
+                /** @description Comma-separated event types (device.claimed, device.released, device.decommissioned, device.online, device.offline, alert.opened, alert.resolved, ota.succeeded, ota.failed, ota.release_paused, config.applied, device.crashed, command.queued, command.delivered, command.succeeded, command.failed, command.rejected, command.expired, command.cancelled). */
                 type?: string;
             };
             header?: never;
@@ -10509,7 +10537,7 @@ export interface operations {
                         /** @example evt_1042 */
                         id: string;
                         /** @enum {string} */
-                        event: "device.claimed" | "device.released" | "device.decommissioned" | "device.online" | "device.offline" | "alert.opened" | "alert.resolved" | "ota.succeeded" | "ota.failed" | "ota.release_paused" | "config.applied" | "command.queued" | "command.delivered" | "command.succeeded" | "command.failed" | "command.rejected" | "command.expired" | "command.cancelled";
+                        event: "device.claimed" | "device.released" | "device.decommissioned" | "device.online" | "device.offline" | "alert.opened" | "alert.resolved" | "ota.succeeded" | "ota.failed" | "ota.release_paused" | "config.applied" | "device.crashed" | "command.queued" | "command.delivered" | "command.succeeded" | "command.failed" | "command.rejected" | "command.expired" | "command.cancelled";
                         data: components["schemas"]["DeviceEventResponse"];
                     };
                 };
@@ -13596,6 +13624,41 @@ export interface operations {
                 "application/json": {
                     /** @constant */
                     type: "config.applied";
+                    /** Format: date-time */
+                    timestamp: string;
+                    data: components["schemas"]["DeviceEventResponse"];
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx answer acknowledges the message. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_device_crashed: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id (evt_…), the same on every retry: drop duplicates by it. */
+                "webhook-id": string;
+                /** @description Unix seconds when this attempt was signed. */
+                "webhook-timestamp": string;
+                /** @description `v1,<base64 HMAC-SHA256 of "id.timestamp.body">` under your webhook secret (Standard Webhooks). */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @constant */
+                    type: "device.crashed";
                     /** Format: date-time */
                     timestamp: string;
                     data: components["schemas"]["DeviceEventResponse"];

@@ -66,6 +66,7 @@ const EVENT_TYPES = Object.keys({
   'ota.failed': true,
   'ota.release_paused': true,
   'config.applied': true,
+  'device.crashed': true,
   'command.queued': true,
   'command.delivered': true,
   'command.succeeded': true,

@@ -166,6 +166,7 @@ export function deviceView(deviceId: string): View {
       if (event.type.startsWith('ota.')) load(loadOta());
       if (event.type === 'config.applied') load(loadDevice());
       if (event.type.startsWith('command.')) load(commands.refresh());
+      if (event.type === 'device.crashed') load(crashes.refresh());
       if (event.type === 'device.released' || event.type === 'device.decommissioned') location.hash = '#/';
     },
   };

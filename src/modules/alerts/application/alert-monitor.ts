@@ -3,7 +3,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Env } from '../../../config/env.js';
 import { TelemetryFeed, type StoredTelemetry } from '../../telemetry/index.js';
 import { breaches, ruleAppliesTo } from '../domain/alert-evaluator.js';
-import type { AlertRule } from '../domain/alert-rule.js';
+import { isCrashRule, type AlertRule } from '../domain/alert-rule.js';
 import { AlertStore } from '../domain/alert.store.js';
 import { AlertRules } from './alert-rules.service.js';
 import { AlertTransitions, type DeviceRecords } from './alert-transitions.js';
@@ -32,7 +32,7 @@ function newRecords(stored: StoredTelemetry): StoredTelemetry['records'] {
 /** Whether any of the records breaches one of the device's enabled rules. */
 function breachesAny(records: StoredTelemetry['records'], rules: AlertRule[]): boolean {
   return records.some((record) =>
-    rules.some((rule) => rule.enabled && ruleAppliesTo(rule, record.batteryId) && typeof record.metrics[rule.metric] === 'number' && breaches(rule, record.metrics[rule.metric])),
+    rules.some((rule) => rule.enabled && !isCrashRule(rule) && ruleAppliesTo(rule, record.batteryId) && typeof record.metrics[rule.metric] === 'number' && breaches(rule, record.metrics[rule.metric])),
   );
 }
 

@@ -3,12 +3,18 @@ import { Injectable } from '@nestjs/common';
 import { EventLog } from '../../events/index.js';
 import type { TelemetryRecord } from '../../telemetry/index.js';
 import type { Alert } from '../domain/alert.js';
-import { breaches, evaluate, ruleAppliesTo, type SeriesState } from '../domain/alert-evaluator.js';
-import type { AlertRule } from '../domain/alert-rule.js';
+import { breaches, evaluate, ruleAppliesTo, type SeriesRecord, type SeriesState } from '../domain/alert-evaluator.js';
+import { DEVICE_LEVEL_BATTERY_ID, isCrashRule, type AlertRule } from '../domain/alert-rule.js';
 import type { AlertWork, SeriesKey, StoredSeries } from '../domain/alert.store.js';
 
 const later = (a: Date | null, b: Date | null): Date | null => (a === null ? b : b === null ? a : a > b ? a : b);
 const keyOf = (series: SeriesKey) => `${series.deviceId}\u0000${series.batteryId}\u0000${series.ruleId}`;
+
+interface SeriesChanges {
+  saves: StoredSeries[];
+  drops: SeriesKey[];
+  transitions: number;
+}
 
 /** What one device's evaluation works on: its rules and the records that count. */
 export interface DeviceRecords {
@@ -33,9 +39,7 @@ export class AlertTransitions {
   /** Evaluates the records ingest stored for these devices; answers the number of transitions. */
   async evaluate(unit: AlertWork, devices: DeviceRecords[]): Promise<number> {
     const stored = new Map((await unit.series()).map((series) => [keyOf(series), series]));
-    const saves: StoredSeries[] = [];
-    const drops: SeriesKey[] = [];
-    let transitions = 0;
+    const changes: SeriesChanges = { saves: [], drops: [], transitions: 0 };
     for (const device of devices) {
       const byBattery = new Map<string, TelemetryRecord[]>();
       for (const record of device.records) {
@@ -44,6 +48,7 @@ export class AlertTransitions {
         else byBattery.set(record.batteryId, [record]);
       }
       for (const rule of device.rules) {
+        if (isCrashRule(rule)) continue; // judged on crash reports (CrashLoopWatch), not on telemetry
         for (const [batteryId, records] of byBattery) {
           if (!ruleAppliesTo(rule, batteryId)) continue;
           const key = { deviceId: device.deviceId, batteryId, ruleId: rule.ruleId };
@@ -52,32 +57,56 @@ export class AlertTransitions {
           if (!current && !(rule.enabled && records.some((record) => typeof record.metrics[rule.metric] === 'number' && breaches(rule, record.metrics[rule.metric])))) continue;
           const values = records.filter((record) => typeof record.metrics[rule.metric] === 'number').map((record) => ({ ts: record.ts, value: record.metrics[rule.metric] }));
           if (values.length === 0) continue;
-          const heard = device.previousNewestTs.get(batteryId) ?? null;
-          const before: SeriesState = current ? { ...current.state, watermark: later(current.state.watermark, heard) } : { watermark: heard, breachingSince: null, open: null };
-          const result = evaluate(rule, before, values);
-          let openAlertId = current?.openAlertId ?? null;
-          for (const transition of result.transitions) {
-            transitions += 1;
-            if (transition.kind === 'opened') {
-              openAlertId = randomUUID();
-              await this.open(unit, { alertId: openAlertId, ...key, metric: rule.metric, op: rule.op, threshold: rule.threshold, clearAt: rule.clearAt, value: transition.value, state: 'open', openedAt: transition.at, acknowledgedAt: null, resolvedAt: null, resolvedValue: null }, device.ownerId);
-            } else if (openAlertId) {
-              await this.resolve(unit, openAlertId, transition.at, transition.value, device.ownerId, 'cleared');
-              openAlertId = null;
-            }
-          }
-          // A quiet series keeps no row; the device's newest record time is its watermark then.
-          if (result.state.breachingSince === null && result.state.open === null) {
-            if (current) drops.push(key);
-          } else {
-            saves.push({ ...key, state: result.state, openAlertId });
-          }
+          await this.step(unit, changes, { key, rule, current, heard: device.previousNewestTs.get(batteryId) ?? null, values, ownerId: device.ownerId });
         }
       }
     }
-    await unit.saveSeries(saves);
-    await unit.dropSeries(drops);
-    return transitions;
+    await unit.saveSeries(changes.saves);
+    await unit.dropSeries(changes.drops);
+    return changes.transitions;
+  }
+
+  /**
+   * Evaluates device-level values (a rule on the metric \`crashes\`: a count judged at \`value.ts\`)
+   * for one device; answers the number of transitions.
+   */
+  async evaluateDeviceValues(unit: AlertWork, deviceId: string, judged: Array<{ rule: AlertRule; value: SeriesRecord }>): Promise<number> {
+    const stored = new Map((await unit.series()).map((series) => [keyOf(series), series]));
+    const changes: SeriesChanges = { saves: [], drops: [], transitions: 0 };
+    const ownerId = judged.length > 0 ? await unit.ownerOf(deviceId) : null;
+    for (const { rule, value } of judged) {
+      const key = { deviceId, batteryId: DEVICE_LEVEL_BATTERY_ID, ruleId: rule.ruleId };
+      const current = stored.get(keyOf(key));
+      if (!current && !(rule.enabled && breaches(rule, value.value))) continue;
+      await this.step(unit, changes, { key, rule, current, heard: null, values: [value], ownerId });
+    }
+    await unit.saveSeries(changes.saves);
+    await unit.dropSeries(changes.drops);
+    return changes.transitions;
+  }
+
+  /** One series moved by its new values: alerts opened and resolved now, its new state to save or drop. */
+  private async step(unit: AlertWork, changes: SeriesChanges, series: { key: SeriesKey; rule: AlertRule; current: StoredSeries | undefined; heard: Date | null; values: SeriesRecord[]; ownerId: string | null }): Promise<void> {
+    const { key, rule, current, heard, values, ownerId } = series;
+    const before: SeriesState = current ? { ...current.state, watermark: later(current.state.watermark, heard) } : { watermark: heard, breachingSince: null, open: null };
+    const result = evaluate(rule, before, values);
+    let openAlertId = current?.openAlertId ?? null;
+    for (const transition of result.transitions) {
+      changes.transitions += 1;
+      if (transition.kind === 'opened') {
+        openAlertId = randomUUID();
+        await this.open(unit, { alertId: openAlertId, ...key, metric: rule.metric, op: rule.op, threshold: rule.threshold, clearAt: rule.clearAt, value: transition.value, state: 'open', openedAt: transition.at, acknowledgedAt: null, resolvedAt: null, resolvedValue: null }, ownerId);
+      } else if (openAlertId) {
+        await this.resolve(unit, openAlertId, transition.at, transition.value, ownerId, 'cleared');
+        openAlertId = null;
+      }
+    }
+    // A quiet series keeps no row; the device's newest record time is its watermark then.
+    if (result.state.breachingSince === null && result.state.open === null) {
+      if (current) changes.drops.push(key);
+    } else {
+      changes.saves.push({ ...key, state: result.state, openAlertId });
+    }
   }
 
   /**

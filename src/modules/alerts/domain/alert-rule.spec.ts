@@ -1,5 +1,5 @@
 import { DomainError } from '../../../shared/domain-error.js';
-import { DEFAULT_ALERT_RULES, MAX_ALERT_RULES, validateAlertRules, type AlertRule } from './alert-rule.js';
+import { DEFAULT_ALERT_RULES, isCrashRule, MAX_ALERT_RULES, validateAlertRules, type AlertRule } from './alert-rule.js';
 
 function aRule(overrides: Partial<AlertRule> = {}): AlertRule {
   return { ruleId: 'soc-low', metric: 'soc', op: 'below', threshold: 20, clearAt: 25, forSec: 600, enabled: true, ...overrides };
@@ -23,12 +23,14 @@ function refusal(run: () => unknown): DomainError {
 const fieldsOf = (error: DomainError) => (error.details.errors ?? []).map((problem) => problem.field);
 
 describe('DEFAULT_ALERT_RULES', () => {
-  it('are the shipped fleet defaults, every battery, all enabled', () => {
+  it('are the shipped fleet defaults, every battery, all enabled, and a crash loop: 3 crashes in 10 minutes', () => {
     expect(DEFAULT_ALERT_RULES).toEqual([
       { ruleId: 'soc-low', metric: 'soc', op: 'below', threshold: 20, clearAt: 25, forSec: 600, enabled: true },
       { ruleId: 'temperature-high', metric: 'temperature', op: 'above', threshold: 55, clearAt: 50, forSec: 60, enabled: true },
       { ruleId: 'temperature-low', metric: 'temperature', op: 'below', threshold: -10, clearAt: -5, forSec: 60, enabled: true },
+      { ruleId: 'crash-loop', metric: 'crashes', op: 'above', threshold: 2, clearAt: 0, forSec: 0, windowSec: 600, enabled: true },
     ]);
+    expect(DEFAULT_ALERT_RULES.filter(isCrashRule).map((rule) => rule.ruleId)).toEqual(['crash-loop']);
     expect(DEFAULT_ALERT_RULES.every((rule) => !('batteryId' in rule))).toBe(true);
   });
 
@@ -113,5 +115,18 @@ describe('validateAlertRules', () => {
     const error = refusal(() => validateAlertRules([aRule({ forSec: -1 }), aRule({ ruleId: 'ok' }), aRule({ ruleId: 'bad id', metric: '', threshold: Number.NaN })]));
 
     expect(fieldsOf(error)).toEqual(['rules[0].forSec', 'rules[2].ruleId', 'rules[2].metric', 'rules[2].threshold']);
+  });
+
+  it('takes windowSec for the metric "crashes" only, and requires it there, with no batteryId', () => {
+    const crashLoop = aRule({ ruleId: 'loop', metric: 'crashes', op: 'above', threshold: 2, clearAt: 0, forSec: 0, windowSec: 600 });
+    expect(validateAlertRules([crashLoop])).toEqual([crashLoop]);
+
+    const { windowSec: _, ...withoutWindow } = crashLoop;
+    expect(refusal(() => validateAlertRules([withoutWindow])).message).toBe('rule 0: windowSec must be an integer from 60 to 86400 for the metric "crashes"');
+    expect(fieldsOf(refusal(() => validateAlertRules([{ ...crashLoop, windowSec: 59 }])))).toEqual(['rules[0].windowSec']);
+    expect(fieldsOf(refusal(() => validateAlertRules([{ ...crashLoop, windowSec: 86_401 }])))).toEqual(['rules[0].windowSec']);
+    expect(fieldsOf(refusal(() => validateAlertRules([{ ...crashLoop, windowSec: 600.5 }])))).toEqual(['rules[0].windowSec']);
+    expect(refusal(() => validateAlertRules([{ ...crashLoop, batteryId: 'main' }])).message).toBe('rule 0: the metric "crashes" is the device\'s: it takes no batteryId');
+    expect(refusal(() => validateAlertRules([aRule({ windowSec: 600 })])).message).toBe('rule 0: windowSec is for the metric "crashes" only');
   });
 });

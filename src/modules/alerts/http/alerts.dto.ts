@@ -5,7 +5,7 @@ import { PageQuery } from '../../../shared/http/page-query.js';
 import { Optional } from '../../../shared/http/optional.decorator.js';
 import { DEVICE_ID_PATTERN } from '../../../shared/kernel/device-id.js';
 import { ALERT_STATES, type Alert, type AlertState } from '../domain/alert.js';
-import { MAX_ALERT_RULES, MAX_FOR_SEC, RULE_BATTERY_ID_PATTERN, RULE_NAME_PATTERN, type AlertOp, type AlertRule } from '../domain/alert-rule.js';
+import { CRASH_METRIC, MAX_ALERT_RULES, MAX_FOR_SEC, MAX_WINDOW_SEC, MIN_WINDOW_SEC, RULE_BATTERY_ID_PATTERN, RULE_NAME_PATTERN, type AlertOp, type AlertRule } from '../domain/alert-rule.js';
 import type { RulesView } from '../application/alert-rules.service.js';
 
 export class AlertRuleDto {
@@ -14,7 +14,7 @@ export class AlertRuleDto {
   @Matches(RULE_NAME_PATTERN, { message: 'ruleId must be 1–64 of A–Z a–z 0–9 _ . -' })
   ruleId!: string;
 
-  @ApiProperty({ example: 'soc', pattern: RULE_NAME_PATTERN.source, description: 'A metric name of the telemetry (soc, voltage, temperature, …).' })
+  @ApiProperty({ example: 'soc', pattern: RULE_NAME_PATTERN.source, description: `A metric name of the telemetry (soc, voltage, temperature, …), or \`${CRASH_METRIC}\`: the device's crash reports in the last \`windowSec\` seconds.` })
   @IsString()
   @Matches(RULE_NAME_PATTERN, { message: 'metric must be 1–64 of A–Z a–z 0–9 _ . -' })
   metric!: string;
@@ -43,6 +43,18 @@ export class AlertRuleDto {
   @Matches(RULE_BATTERY_ID_PATTERN, { message: 'batteryId must be 1–64 of A–Z a–z 0–9 . _ : -' })
   batteryId?: string;
 
+  @ApiPropertyOptional({
+    example: 600,
+    minimum: MIN_WINDOW_SEC,
+    maximum: MAX_WINDOW_SEC,
+    description: `For the metric \`${CRASH_METRIC}\` only, and required there: the window its crash reports are counted in. The value is judged when a report arrives and again when the window has passed over it, so an alert on a crash loop resolves by itself once the device stops crashing.`,
+  })
+  @Optional()
+  @IsInt()
+  @Min(MIN_WINDOW_SEC)
+  @Max(MAX_WINDOW_SEC)
+  windowSec?: number;
+
   @ApiProperty({ example: true })
   @IsBoolean()
   enabled!: boolean;
@@ -56,6 +68,7 @@ export class AlertRuleDto {
       clearAt: rule.clearAt,
       forSec: rule.forSec,
       ...(rule.batteryId !== undefined ? { batteryId: rule.batteryId } : {}),
+      ...(rule.windowSec !== undefined ? { windowSec: rule.windowSec } : {}),
       enabled: rule.enabled,
     };
   }
@@ -108,7 +121,7 @@ export class AlertResponse {
   @ApiProperty({ example: 'gw-0001' })
   deviceId!: string;
 
-  @ApiProperty({ example: 'main' })
+  @ApiProperty({ example: 'main', description: `The battery; empty for a rule on the device itself (the metric \`${CRASH_METRIC}\`).` })
   batteryId!: string;
 
   @ApiProperty({ example: 'soc-low' })
@@ -132,7 +145,7 @@ export class AlertResponse {
   @ApiProperty({ enum: ALERT_STATES })
   state!: AlertState;
 
-  @ApiProperty({ format: 'date-time', example: '2026-11-21T12:10:00.000Z', description: 'Time of the record that opened it (gateway clock).' })
+  @ApiProperty({ format: 'date-time', example: '2026-11-21T12:10:00.000Z', description: `Time of the record that opened it (gateway clock); for \`${CRASH_METRIC}\`, when the service judged the count (its clock).` })
   openedAt!: string;
 
   @ApiProperty({ type: 'string', format: 'date-time', nullable: true, example: null })

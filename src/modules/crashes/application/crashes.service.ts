@@ -1,10 +1,11 @@
 import { Injectable } from '@nestjs/common';
 import { Clock } from '../../../config/config.module.js';
 import { NotFoundError } from '../../../shared/domain-error.js';
+import { EventLog } from '../../events/index.js';
 import { FirmwareSymbols } from '../../ota/index.js';
 import { DeviceAccess, type DeviceViewer } from '../../sharing/index.js';
 import { CrashStore, type CrashPage } from '../domain/crash.store.js';
-import type { CrashGroup, CrashReport, NamedFrame, StoredCrash } from '../domain/crash-report.js';
+import { isCrash, type CrashGroup, type CrashReport, type NamedFrame, type StoredCrash } from '../domain/crash-report.js';
 
 export const SAMPLES_PER_GROUP = 20;
 
@@ -25,10 +26,31 @@ export class CrashesService {
     private readonly access: DeviceAccess,
     private readonly symbols: FirmwareSymbols,
     private readonly clock: Clock,
+    private readonly events: EventLog,
   ) {}
 
+  /**
+   * Stores a report once per crash id. A new one with a crash reset reason is the event
+   * `device.crashed` (at the time it arrived: a gateway's clock may not be set yet after a crash),
+   * in the same transaction; a reboot for another reason (power on, brownout, …) is stored only.
+   */
   report(deviceId: string, report: CrashReport): Promise<{ groupId: string; created: boolean }> {
-    return this.store.store(deviceId, report, this.clock.now());
+    const receivedAt = this.clock.now();
+    return this.store.store(deviceId, report, receivedAt, async (tx, { groupId, ownerId }) => {
+      if (!isCrash(report.resetReason)) return;
+      await this.events.record(tx, {
+        type: 'device.crashed',
+        deviceId,
+        ownerId,
+        occurredAt: receivedAt,
+        data: { crashId: report.crashId, ts: report.ts.toISOString(), resetReason: report.resetReason, firmwareVersion: report.firmwareVersion, uptimeSec: report.uptimeSec, groupId },
+      });
+    });
+  }
+
+  /** How many crashes (not other reboots) of the device arrived after `since`. */
+  crashesReceivedAfter(deviceId: string, since: Date): Promise<number> {
+    return this.store.crashesReceivedAfter(deviceId, since);
   }
 
   async ofDevice(viewer: DeviceViewer, deviceId: string, page: Omit<CrashPage, 'since'>): Promise<ReadCrash[]> {

@@ -1,3 +1,4 @@
+import type { SqlRunner } from '../../../shared/database/sql-runner.js';
 import type { CrashGroup, CrashReport, StoredCrash } from './crash-report.js';
 
 export interface CrashPage {
@@ -10,8 +11,19 @@ export interface CrashPage {
 
 /** The device_crashes table, and the groups computed from it. */
 export abstract class CrashStore {
-  /** Stores the report unless the device sent one with this crash id already; the group either way, and whether it was new. */
-  abstract store(deviceId: string, report: CrashReport, receivedAt: Date): Promise<{ groupId: string; created: boolean }>;
+  /**
+   * Stores the report unless the device sent one with this crash id already; the group either way,
+   * and whether it was new. `onCreated` runs in the insert's transaction, with the device's owner.
+   */
+  abstract store(
+    deviceId: string,
+    report: CrashReport,
+    receivedAt: Date,
+    onCreated: (tx: SqlRunner, stored: { groupId: string; ownerId: string | null }) => Promise<void>,
+  ): Promise<{ groupId: string; created: boolean }>;
+
+  /** How many of the device's reports with a crash reset reason (CRASH_REASONS) arrived after `since`. */
+  abstract crashesReceivedAfter(deviceId: string, since: Date): Promise<number>;
 
   /** A device's reports, newest first (gateway time). */
   abstract ofDevice(deviceId: string, page: CrashPage): Promise<StoredCrash[]>;

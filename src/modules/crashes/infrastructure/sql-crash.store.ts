@@ -1,10 +1,11 @@
 import { createHash } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import { Sql } from '../../../shared/database/sql.js';
-import { DEVICE_SUMMARIES } from '../../devices/sql-api.js';
+import type { SqlRunner } from '../../../shared/database/sql-runner.js';
+import { DEVICE_OWNERS, DEVICE_SUMMARIES } from '../../devices/sql-api.js';
 import { FirmwareVersion } from '../../../shared/kernel/firmware-version.js';
 import { CrashStore, type CrashPage } from '../domain/crash.store.js';
-import { isCrash, signatureText, SIGNATURE_FRAMES, type CrashGroup, type CrashReport, type Panic, type ResetReason, type StoredCrash } from '../domain/crash-report.js';
+import { CRASH_REASONS, isCrash, signatureText, SIGNATURE_FRAMES, type CrashGroup, type CrashReport, type Panic, type ResetReason, type StoredCrash } from '../domain/crash-report.js';
 
 /** A group's id: 64 bits of SHA-256 of its signature text, in hexadecimal. */
 export const groupIdOf = (report: Pick<CrashReport, 'resetReason' | 'panic'>): string => createHash('sha256').update(signatureText(report)).digest('hex').slice(0, 16);
@@ -85,18 +86,38 @@ export class SqlCrashStore extends CrashStore {
     super();
   }
 
-  async store(deviceId: string, report: CrashReport, receivedAt: Date): Promise<{ groupId: string; created: boolean }> {
+  store(
+    deviceId: string,
+    report: CrashReport,
+    receivedAt: Date,
+    onCreated: (tx: SqlRunner, stored: { groupId: string; ownerId: string | null }) => Promise<void>,
+  ): Promise<{ groupId: string; created: boolean }> {
     const groupId = groupIdOf(report);
-    const [inserted] = await this.sql.rows<{ signature: string }>(
-      `INSERT INTO device_crashes (${CRASH_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
-       ON CONFLICT (device_id, crash_id) DO NOTHING RETURNING signature`,
-      [deviceId, report.crashId, report.ts, report.firmwareVersion, report.resetReason, report.uptimeSec, report.panic === null ? null : JSON.stringify(report.panic), groupId, receivedAt],
-      'crash-insert',
+    return this.sql.transaction(async (tx) => {
+      const [inserted] = await tx.rows<{ owner_id: string | null }>(
+        `INSERT INTO device_crashes AS c (${CRASH_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+         ON CONFLICT (device_id, crash_id) DO NOTHING
+         RETURNING (SELECT o.owner_id FROM ${DEVICE_OWNERS} o WHERE o.device_id = c.device_id) AS owner_id`,
+        [deviceId, report.crashId, report.ts, report.firmwareVersion, report.resetReason, report.uptimeSec, report.panic === null ? null : JSON.stringify(report.panic), groupId, receivedAt],
+        'crash-insert',
+      );
+      if (inserted) {
+        await onCreated(tx, { groupId, ownerId: inserted.owner_id });
+        return { groupId, created: true };
+      }
+      // A retry: the first report of this crash id stands, and so does its group.
+      const [stored] = await tx.rows<{ signature: string }>('SELECT signature FROM device_crashes WHERE device_id = $1 AND crash_id = $2', [deviceId, report.crashId], 'crash-signature');
+      return { groupId: stored.signature, created: false };
+    });
+  }
+
+  async crashesReceivedAfter(deviceId: string, since: Date): Promise<number> {
+    const [row] = await this.sql.rows<{ n: number }>(
+      'SELECT count(*)::int AS n FROM device_crashes WHERE device_id = $1 AND received_at > $2 AND reset_reason = ANY($3::text[])',
+      [deviceId, since, CRASH_REASONS],
+      'crash-count-since',
     );
-    if (inserted) return { groupId, created: true };
-    // A retry: the first report of this crash id stands, and so does its group.
-    const [stored] = await this.sql.rows<{ signature: string }>('SELECT signature FROM device_crashes WHERE device_id = $1 AND crash_id = $2', [deviceId, report.crashId], 'crash-signature');
-    return { groupId: stored.signature, created: false };
+    return row.n;
   }
 
   async ofDevice(deviceId: string, page: CrashPage): Promise<StoredCrash[]> {

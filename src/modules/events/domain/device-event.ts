@@ -11,6 +11,7 @@ export const DEVICE_EVENT_TYPES = [
   'ota.failed',
   'ota.release_paused',
   'config.applied',
+  'device.crashed',
   'command.queued',
   'command.delivered',
   'command.succeeded',
