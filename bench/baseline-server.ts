@@ -757,24 +757,20 @@ app.post<{ Body: LogBody }>(
     if (admitted.length === 0) return { accepted: 0, duplicates: 0, rejected };
     const day = utcDay(now);
     const stored = await inTransaction(async (client) => {
-      const { rows: usage } = await client.query<{ bytes: string }>({ name: SQL.LOG_USAGE_TAKE_NAME, text: SQL.LOG_USAGE_TAKE_SQL, values: [deviceId, day] });
+      const { rows: usage } = await client.query<{ bytes: string }>({ name: SQL.LOG_USAGE_TAKE_NAME, text: SQL.LOG_USAGE_TAKE_SQL, values: [[deviceId], [day]] });
       if (Number(usage[0].bytes) >= config.logBytesPerDevicePerDay) return null;
       const hashes = admitted.map(lineHashOf);
-      const { rows: inserted } = await client.query<{ keys: string[] | null; bytes: string; owner_id: string | null }>({
+      const { rows: inserted } = await client.query<{ keys: string }>({
         name: SQL.LOG_INSERT_NAME,
         text: SQL.LOG_INSERT_SQL,
-        values: [deviceId, admitted.map((line) => line.ts), hashes, admitted.map((line) => line.level), admitted.map((line) => line.tag), admitted.map((line) => line.message), now],
+        values: [admitted.map(() => deviceId), admitted.map((line) => line.ts.toISOString()), hashes, admitted.map((line) => line.level), admitted.map((line) => line.tag), admitted.map((line) => line.message), now],
       });
-      const keys = new Set(inserted[0].keys ?? []);
-      if (keys.size > 0) await client.query({ name: SQL.LOG_USAGE_ADD_NAME, text: SQL.LOG_USAGE_ADD_SQL, values: [deviceId, day, inserted[0].bytes] });
       // The lines inserted, as the service picks them to hand to the live stream (which, with no stream open, takes nothing).
-      const taken = new Set<string>();
-      return admitted.filter((line, index) => {
-        const key = `${line.ts.getTime()}:${hashes[index]}`;
-        if (!keys.has(key) || taken.has(key)) return false;
-        taken.add(key);
-        return true;
-      }).length;
+      const keys = new Set(inserted[0]?.keys.split(',') ?? []);
+      const storedLines = admitted.filter((line, index) => keys.delete(`${line.ts.getTime()}:${hashes[index]}`));
+      const bytes = storedLines.reduce((sum, line) => sum + Buffer.byteLength(line.message) + (line.tag === null ? 0 : Buffer.byteLength(line.tag)), 0);
+      if (bytes > 0) await client.query({ name: SQL.LOG_USAGE_ADD_NAME, text: SQL.LOG_USAGE_ADD_SQL, values: [[deviceId], [day], [bytes]] });
+      return storedLines.length;
     });
     if (stored === null) throw new HttpError(429, 'LOG_QUOTA_EXCEEDED');
     return { accepted: stored, duplicates: admitted.length - stored, rejected };

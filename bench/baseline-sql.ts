@@ -205,19 +205,27 @@ export const COMMAND_PENDING_SQL = `SELECT command_id, device_id, type, params, 
         ORDER BY command_id`;
 export const COMMAND_PENDING_NAME = 'command-pending';
 
-/** src/modules/device-logs/infrastructure/sql-device-log.store.ts: store(), in one transaction (S10): the day's usage row taken, the lines, the usage added. */
-export const LOG_USAGE_TAKE_SQL = `INSERT INTO device_log_usage (device_id, day, bytes) VALUES ($1, $2, 0)
-         ON CONFLICT (device_id, day) DO UPDATE SET bytes = device_log_usage.bytes RETURNING bytes`;
+/**
+ * src/modules/device-logs/infrastructure/sql-device-log.store.ts: a flush's transaction (S10): the
+ * (device, day) usage rows taken, the lines, the usage added. The service sends the batches of many
+ * requests in one such transaction (group commit); the baseline sends each request's alone.
+ */
+export const LOG_USAGE_TAKE_SQL = `INSERT INTO device_log_usage (device_id, day, bytes)
+         SELECT u.device_id, u.day, 0 FROM unnest($1::text[], $2::date[]) AS u(device_id, day) ORDER BY u.device_id, u.day
+         ON CONFLICT (device_id, day) DO UPDATE SET bytes = device_log_usage.bytes
+         RETURNING device_id, to_char(day, 'YYYY-MM-DD') AS day, bytes`;
 export const LOG_USAGE_TAKE_NAME = 'log-usage-take';
 export const LOG_INSERT_SQL = `WITH inserted AS (
            INSERT INTO device_logs (device_id, ts, line_hash, level, tag, message, received_at)
-           SELECT $1, l.ts, l.line_hash, l.level, l.tag, l.message, $7
-             FROM unnest($2::timestamptz[], $3::bigint[], $4::text[], $5::text[], $6::text[]) AS l(ts, line_hash, level, tag, message)
+           SELECT l.device_id, l.ts, l.line_hash, l.level, l.tag, l.message, $7
+             FROM unnest($1::text[], $2::timestamptz[], $3::bigint[], $4::text[], $5::text[], $6::text[]) AS l(device_id, ts, line_hash, level, tag, message)
            ON CONFLICT DO NOTHING
-           RETURNING ts, line_hash, octet_length(message) + COALESCE(octet_length(tag), 0) AS bytes)
-         SELECT array_agg((extract(epoch FROM ts) * 1000)::bigint::text || ':' || line_hash::text) AS keys, COALESCE(sum(bytes), 0)::bigint AS bytes,
-                (SELECT o.owner_id FROM device_owners o WHERE o.device_id = $1) AS owner_id
-           FROM inserted`;
+           RETURNING device_id, ts, line_hash)
+         SELECT i.device_id, string_agg((extract(epoch FROM i.ts) * 1000)::bigint::text || ':' || i.line_hash::text, ',') AS keys,
+                (SELECT o.owner_id FROM device_owners o WHERE o.device_id = i.device_id) AS owner_id
+           FROM inserted i GROUP BY i.device_id`;
 export const LOG_INSERT_NAME = 'log-insert';
-export const LOG_USAGE_ADD_SQL = 'UPDATE device_log_usage SET bytes = bytes + $3 WHERE device_id = $1 AND day = $2';
+export const LOG_USAGE_ADD_SQL = `UPDATE device_log_usage u SET bytes = u.bytes + a.bytes
+           FROM unnest($1::text[], $2::date[], $3::bigint[]) AS a(device_id, day, bytes)
+          WHERE u.device_id = a.device_id AND u.day = a.day`;
 export const LOG_USAGE_ADD_NAME = 'log-usage-add';

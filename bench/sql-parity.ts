@@ -7,7 +7,7 @@ import { SqlSessionUsers } from '../src/modules/accounts/infrastructure/sql-sess
 import { SqlBatteryEnergyStore } from '../src/modules/batteries/infrastructure/sql-battery-energy.store.js';
 import { SqlBatteryProfilesStore } from '../src/modules/batteries/infrastructure/sql-battery-profiles.store.js';
 import { SqlCommandStore } from '../src/modules/commands/infrastructure/sql-command.store.js';
-import { SqlDeviceLogStore } from '../src/modules/device-logs/infrastructure/sql-device-log.store.js';
+import { lineHashOf, SqlDeviceLogStore } from '../src/modules/device-logs/infrastructure/sql-device-log.store.js';
 import { SqlReleaseOfferStore } from '../src/modules/ota/infrastructure/sql-release-offer.store.js';
 import { SqlTelemetryHistoryQueries } from '../src/modules/telemetry/infrastructure/sql-telemetry-history.queries.js';
 import { TelemetryFeed } from '../src/modules/telemetry/application/telemetry-feed.js';
@@ -16,6 +16,10 @@ import { SqlTelemetryRecordStore } from '../src/modules/telemetry/infrastructure
 import { DeviceReturns } from '../src/modules/telemetry/domain/device-returns.js';
 import type { Sql, SqlRunner } from '../src/shared/database/sql.js';
 import * as baseline from './baseline-sql.js';
+
+/** The one log line the parity check stores: the capture answers it as inserted, so the usage is added too. */
+const PARITY_NOW = new Date('2026-01-01T12:00:00.000Z');
+const PARITY_LINE = { ts: PARITY_NOW, level: 'info', tag: 'app', message: 'm' } as const;
 
 interface Captured {
   text: string;
@@ -30,8 +34,8 @@ class CapturingSql implements SqlRunner {
     this.calls.push({ text, name });
     if (text.includes('AS inserted')) return [{ inserted: 0 }] as T[];
     // The log store's statements: a day's usage under the quota, then one line stored (so the usage is added).
-    if (name === 'log-usage-take') return [{ bytes: '0' }] as T[];
-    if (name === 'log-insert') return [{ keys: ['0:0'], bytes: '10', owner_id: null }] as T[];
+    if (name === 'log-usage-take') return [{ device_id: 'd', day: '2026-01-01', bytes: '0' }] as T[];
+    if (name === 'log-insert') return [{ device_id: 'd', keys: `${PARITY_NOW.getTime()}:${lineHashOf(PARITY_LINE)}`, owner_id: null }] as T[];
     return [];
   }
 
@@ -87,7 +91,7 @@ export async function checkSqlParity(): Promise<void> {
     ['pending commands', await capture((sql) => new SqlCommandStore(asSql(sql)).pending('d', now)), baseline.COMMAND_PENDING_SQL, baseline.COMMAND_PENDING_NAME],
   ];
   const [usageTake, logInsert, usageAdd] = await captureAll(
-    (sql) => new SqlDeviceLogStore(asSql(sql)).store('d', [{ ts: now, level: 'info', tag: 'app', message: 'm' }], now, '2026-01-01', 1_048_576),
+    (sql) => new SqlDeviceLogStore(asSql(sql)).store('d', [PARITY_LINE], now, '2026-01-01', 1_048_576),
     3,
   );
   expectations.push(

@@ -120,6 +120,54 @@ describe('device logs', () => {
     expect((await upload(t, other, heavy('a'))).data!.accepted).toBe(6);
   });
 
+  describe('many uploads at once (merged into one transaction: group commit)', () => {
+    const bytesOfLines = async (deviceId: string): Promise<number> =>
+      Number((await t.db.query<{ bytes: string }>('SELECT COALESCE(sum(octet_length(message) + COALESCE(octet_length(tag), 0)), 0) AS bytes FROM device_logs WHERE device_id = $1', [deviceId])).rows[0].bytes);
+
+    it('answers each request from many devices with its own counts, and stores and counts each line once', async () => {
+      const gateways = await Promise.all(Array.from({ length: 8 }, () => aGateway(t, owner)));
+      const sent = gateways.map((_, g) => Array.from({ length: 4 }, (_, b) => lines(10, Date.now() - MINUTE - b * 20_000, `g${g} b${b}`)));
+
+      const answers = await Promise.all(gateways.flatMap((gateway, g) => sent[g].map((batch) => upload(t, gateway, batch))));
+
+      expect(answers.map((answer) => [answer.response.status, answer.data])).toEqual(answers.map(() => [200, { accepted: 10, duplicates: 0, rejected: [] }]));
+      for (const gateway of gateways) {
+        expect(await storedLines(t, gateway.deviceId)).toBe(40);
+        expect(await usedBytes(t, gateway.deviceId)).toBe(await bytesOfLines(gateway.deviceId));
+      }
+    });
+
+    it('gives a batch sent five times at once to exactly one request, counting its bytes once', async () => {
+      const gateway = await aGateway(t, owner);
+      const batch = lines(20, Date.now() - MINUTE, 'five times');
+
+      const answers = await Promise.all(Array.from({ length: 5 }, () => upload(t, gateway, batch)));
+
+      expect(answers.map((answer) => answer.response.status)).toEqual([200, 200, 200, 200, 200]);
+      expect(answers.map((answer) => answer.data!.accepted).sort()).toEqual([0, 0, 0, 0, 20]);
+      expect(answers.reduce((sum, answer) => sum + answer.data!.duplicates, 0)).toBe(80);
+      expect(await storedLines(t, gateway.deviceId)).toBe(20);
+      expect(await usedBytes(t, gateway.deviceId)).toBe(await bytesOfLines(gateway.deviceId));
+    });
+
+    it('keeps the daily quota for batches that arrive together: stored ones are counted, none after the quota was reached', async () => {
+      const gateway = await aGateway(t, owner);
+      // Each batch is about 1,250 bytes of the 4,096: the fourth crosses the quota, later ones are refused.
+      const heavy = (b: number) => lines(3, Date.now() - MINUTE - b * 10_000, `q${b}`).map((line) => ({ ...line, message: `${line.message} ${'x'.repeat(400)}` }));
+
+      const answers = await Promise.all(Array.from({ length: 8 }, (_, b) => upload(t, gateway, heavy(b))));
+
+      const stored = answers.filter((answer) => answer.response.status === 200);
+      const refused = answers.filter((answer) => answer.response.status === 429);
+      expect(stored.length + refused.length).toBe(8);
+      expect(stored.map((answer) => answer.data!.accepted)).toEqual(stored.map(() => 3));
+      expect(stored).toHaveLength(4);
+      for (const answer of refused) expectProblem(answer, 429, 'LOG_QUOTA_EXCEEDED');
+      expect(await storedLines(t, gateway.deviceId)).toBe(12);
+      expect(await usedBytes(t, gateway.deviceId)).toBe(await bytesOfLines(gateway.deviceId));
+    });
+  });
+
   it('lists lines newest first, by level, text and time, in pages, for whoever sees the device', async () => {
     const gateway = await aGateway(t, owner);
     const end = Date.now() - MINUTE;

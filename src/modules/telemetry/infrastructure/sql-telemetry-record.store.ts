@@ -1,7 +1,7 @@
 import { performance } from 'node:perf_hooks';
 import { Injectable, Logger, Optional } from '@nestjs/common';
 import { Env } from '../../../config/env.js';
-import { isDatabaseUnavailable } from '../../../shared/database/database-errors.js';
+import { GroupCommit } from '../../../shared/database/group-commit.js';
 import { Sql } from '../../../shared/database/sql.js';
 import { DeviceReturns } from '../domain/device-returns.js';
 import type { TelemetryRecord } from '../domain/telemetry-record.js';
@@ -14,18 +14,8 @@ interface Pending {
   deviceId: string;
   records: TelemetryRecord[];
   now: Date;
-  resolve: (inserted: number) => void;
-  reject: (error: unknown) => void;
 }
 
-/** Records one flush may carry: enough to amortise a commit, small enough to stay quick. */
-const MAX_RECORDS_PER_FLUSH = 1000;
-/**
- * Flushes running at once. One while load is light, so everything that arrives meanwhile merges
- * into the next; more only while a full flush's worth is waiting (large batches from many
- * gateways), so PostgreSQL works on them with more than one backend instead of one.
- */
-const MAX_CONCURRENT_FLUSHES = 3;
 const DEADLOCK = '40P01';
 const DEADLOCK_TRIES = 4;
 
@@ -58,9 +48,9 @@ interface Flushed {
 }
 
 /**
- * Group commit: while an ingest statement runs, the batches that arrive meanwhile wait and go
- * out together in the next one — one round trip and one commit for many requests, no added delay
- * when the service is idle. Each request is answered after the commit that holds its records.
+ * Group commit (GroupCommit): while an ingest statement runs, the batches that arrive meanwhile
+ * wait and go out together in the next one, at most 1,000 records a statement and three statements
+ * at once; each request is answered after the commit that holds its records.
  *
  * A device the offline check marked offline is back: the statement answers it, and the devices
  * module (DeviceReturns) clears the mark and records device.online before the requests are
@@ -71,12 +61,14 @@ interface Flushed {
  */
 @Injectable()
 export class SqlTelemetryRecordStore extends TelemetryRecordStore {
-  private readonly queue: Pending[] = [];
-  private queuedRecords = 0;
-  private running = 0;
   private readonly logger = new Logger(SqlTelemetryRecordStore.name);
-
   private readonly statement: { text: string; name: string };
+  private readonly flushes = new GroupCommit<Pending, number>({
+    maxSizePerFlush: 1000,
+    maxConcurrentFlushes: 3,
+    sizeOf: (pending) => pending.records.length,
+    commit: (batch) => this.commit(batch),
+  });
 
   constructor(
     private readonly sql: Sql,
@@ -93,75 +85,17 @@ export class SqlTelemetryRecordStore extends TelemetryRecordStore {
   }
 
   write(deviceId: string, records: TelemetryRecord[], now: Date): Promise<number> {
-    return new Promise((resolve, reject) => {
-      this.queue.push({ deviceId, records, now, resolve, reject });
-      this.queuedRecords += records.length;
-      this.startFlushes();
-    });
+    return this.flushes.submit({ deviceId, records, now });
   }
 
-  private startFlushes(): void {
-    while (this.queue.length > 0 && (this.running === 0 || (this.running < MAX_CONCURRENT_FLUSHES && this.queuedRecords >= MAX_RECORDS_PER_FLUSH))) {
-      const batch = this.takeBatch();
-      this.running += 1;
-      void this.flush(batch).finally(() => {
-        this.running -= 1;
-        this.startFlushes();
-      });
-    }
-  }
-
-  private async flush(batch: Pending[]): Promise<void> {
-    try {
-      await this.storeIsolating(batch);
-    } catch (error) {
-      // The database cannot serve: every request of the flush still waiting fails now, none is
-      // retried (a settled promise ignores the reject).
-      for (const pending of batch) pending.reject(error);
-    }
-  }
-
-  /**
-   * Stores the batch in one statement; when the statement fails for a reason other than
-   * unavailability, the fault lies in some request's records (admit should have refused them): the
-   * batch is split in halves and each is tried again, down to single requests, so only the guilty
-   * request gets the error and every other one is stored. A flush with k guilty requests of n costs
-   * at most about 2k·log2(n) more statements. Unavailability is thrown on at once, no retry.
-   */
-  private async storeIsolating(batch: Pending[]): Promise<void> {
-    let flushed: Flushed;
-    try {
-      flushed = await this.store(batch);
-    } catch (error) {
-      if (isDatabaseUnavailable(error)) throw error;
-      if (batch.length === 1) {
-        batch[0].reject(error);
-        return;
-      }
-      const middle = Math.ceil(batch.length / 2);
-      await this.storeIsolating(batch.slice(0, middle));
-      await this.storeIsolating(batch.slice(middle));
-      return;
-    }
+  /** One flush: its records in one statement, devices back online marked so, each request's count of inserted records, the feed told. */
+  private async commit(batch: Pending[]): Promise<number[]> {
+    const flushed = await this.store(batch);
     if (flushed.stillOffline.length > 0) await this.backOnline(flushed.stillOffline, batch[batch.length - 1].now);
     const stored = new Map<string, StoredTelemetry>();
-    for (const pending of batch) {
-      const records = this.claim(pending, flushed.inserted, stored);
-      pending.resolve(records);
-    }
+    const counts = batch.map((pending) => this.claim(pending, flushed.inserted, stored));
     this.feed.publish([...stored.values()]);
-  }
-
-  private takeBatch(): Pending[] {
-    const batch: Pending[] = [];
-    let records = 0;
-    while (this.queue.length > 0 && (batch.length === 0 || records + this.queue[0].records.length <= MAX_RECORDS_PER_FLUSH)) {
-      const next = this.queue.shift()!;
-      records += next.records.length;
-      this.queuedRecords -= next.records.length;
-      batch.push(next);
-    }
-    return batch;
+    return counts;
   }
 
   private async backOnline(deviceIds: string[], at: Date): Promise<void> {
