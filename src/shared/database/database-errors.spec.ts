@@ -13,6 +13,7 @@ describe('database errors', () => {
     ['connection failure 08001', withCode('08001')],
     ['too many connections', withCode('53300')],
     ['statement timeout', withCode('57014', 'canceling statement due to statement timeout')],
+    ['a write on a read-only server or a standby', withCode('25006', 'cannot execute INSERT in a read-only transaction')],
     ['pool connect timeout', new Error('timeout exceeded when trying to connect')],
     ['connection terminated', new Error('Connection terminated unexpectedly')],
     ['client connect timeout', new Error('Connection terminated due to connection timeout')],
@@ -33,6 +34,7 @@ describe('database errors', () => {
     ['no pooled connection came free in time', new Error('timeout exceeded when trying to connect'), 'pool-busy', 'Every database connection of this instance is busy. Retry later.'],
     ['statement timeout', withCode('57014'), 'overloaded', 'The database is overloaded and did not answer in time. Retry later.'],
     ['too many connections', withCode('53300'), 'overloaded', 'The database is overloaded and did not answer in time. Retry later.'],
+    ['read-only', withCode('25006'), 'read-only', 'The database takes no writes right now (read-only, or a standby during a failover). Retry later.'],
   ])('%s: the 503 names its cause', (_name, error, cause, detail) => {
     const mapped = asDatabaseError(error) as DatabaseUnavailableError;
     expect({ cause: mapped.unavailableCause, detail: mapped.message }).toEqual({ cause, detail });

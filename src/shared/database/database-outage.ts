@@ -13,8 +13,8 @@ interface Episode {
 /**
  * Logs a database outage once when it begins and once when it ends, instead of a line per refused
  * request: a 10 s outage under load used to write hundreds of error lines. An unreachable database
- * is back when a new connection succeeds (`connected`); a busy pool or an overloaded database is
- * over when no request was refused for BUSY_QUIET_MS.
+ * is back when a new connection succeeds (`connected`); a busy pool, an overloaded or a read-only
+ * database is over when no request was refused for BUSY_QUIET_MS.
  */
 export class DatabaseOutage {
   private readonly logger = new Logger('Database');
@@ -64,7 +64,7 @@ export class DatabaseOutage {
     this.quietTimer = setTimeout(() => {
       this.quietTimer = null;
       let next = Infinity;
-      for (const cause of ['pool-busy', 'overloaded'] as const) {
+      for (const cause of ['pool-busy', 'overloaded', 'read-only'] as const) {
         const episode = this.episodes.get(cause);
         if (!episode) continue;
         const quietFor = this.now() - episode.last;
@@ -81,4 +81,5 @@ const MESSAGE_OF_CAUSE: Record<UnavailableCause, string> = {
   unreachable: 'Database unreachable: requests that need it get 503 until a connection succeeds again',
   'pool-busy': 'Database pool busy: requests that found no free connection in time get 503',
   overloaded: 'Database overloaded: statements cancelled after the timeout get 503',
+  'read-only': 'Database read-only: writes get 503 (reads still work) until it takes writes again',
 };
