@@ -1,6 +1,7 @@
 import { Global, Module, type DynamicModule } from '@nestjs/common';
 import type { Env } from '../config/env.js';
 import { AlertsModule, AlertsService } from '../modules/alerts/index.js';
+import { CommandsModule, CommandWaiters } from '../modules/commands/index.js';
 import { StreamModule, StreamsService } from '../modules/stream/index.js';
 import { IngestMetrics, UnmeasuredIngest } from '../modules/telemetry/index.js';
 import { DatabaseConnection } from '../shared/database/database-connection.js';
@@ -34,7 +35,7 @@ export class MetricsModule {
     const port = env.METRICS_PORT;
     return {
       module: MetricsModule,
-      imports: [StreamModule, AlertsModule],
+      imports: [StreamModule, AlertsModule, CommandsModule],
       providers: [
         { provide: ServiceMetrics, useFactory: () => new ServiceMetrics() },
         { provide: IngestMetrics, inject: [ServiceMetrics], useFactory: (metrics: ServiceMetrics) => new PrometheusIngestMetrics(metrics) },
@@ -42,9 +43,9 @@ export class MetricsModule {
         { provide: RequestDurations, inject: [ServiceMetrics], useFactory: (metrics: ServiceMetrics) => new RequestDurations(metrics.requestDuration) },
         {
           provide: ScrapeGauges,
-          inject: [ServiceMetrics, DatabaseConnection, JobQueue, StreamsService, AlertsService],
-          useFactory: (metrics: ServiceMetrics, database: DatabaseConnection, jobs: JobQueue, streams: StreamsService, alerts: AlertsService) =>
-            new ScrapeGauges(metrics, database, jobs, streams, alerts),
+          inject: [ServiceMetrics, DatabaseConnection, JobQueue, StreamsService, AlertsService, CommandWaiters],
+          useFactory: (metrics: ServiceMetrics, database: DatabaseConnection, jobs: JobQueue, streams: StreamsService, alerts: AlertsService, waiters: CommandWaiters) =>
+            new ScrapeGauges(metrics, database, jobs, streams, alerts, waiters),
         },
         { provide: MetricsServer, inject: [ServiceMetrics], useFactory: (metrics: ServiceMetrics) => new MetricsServer(metrics.registry, { port, host: env.METRICS_HOST }) },
       ],

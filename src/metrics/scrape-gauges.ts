@@ -1,5 +1,6 @@
 import { Gauge } from 'prom-client';
 import { AlertsService, type UnresolvedAlerts } from '../modules/alerts/index.js';
+import { CommandWaiters } from '../modules/commands/index.js';
 import { StreamsService } from '../modules/stream/index.js';
 import { DatabaseConnection } from '../shared/database/database-connection.js';
 import { JobQueue, type QueueCounts } from '../shared/jobs/job-queue.js';
@@ -16,7 +17,7 @@ export const SCRAPE_CACHE_MS = 10_000;
  * the rest of the scrape is answered.
  */
 export class ScrapeGauges {
-  constructor(metrics: ServiceMetrics, database: DatabaseConnection, jobQueue: JobQueue, streams: StreamsService, alertsService: AlertsService) {
+  constructor(metrics: ServiceMetrics, database: DatabaseConnection, jobQueue: JobQueue, streams: StreamsService, alertsService: AlertsService, commandWaiters: CommandWaiters) {
     const jobs = new ScrapeCache<QueueCounts[]>(SCRAPE_CACHE_MS, () => jobQueue.counts());
     const alerts = new ScrapeCache<UnresolvedAlerts>(SCRAPE_CACHE_MS, () => alertsService.unresolved());
     const registers = [metrics.registry];
@@ -68,6 +69,15 @@ export class ScrapeGauges {
       registers,
       collect() {
         this.set(streams.openStreams());
+      },
+    });
+
+    new Gauge({
+      name: 'dcs_command_long_polls',
+      help: "Gateways' command long polls (GET /api/v1/device/commands?waitSec=…) held open on this instance.",
+      registers,
+      collect() {
+        this.set(commandWaiters.size);
       },
     });
 

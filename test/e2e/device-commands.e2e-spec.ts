@@ -6,6 +6,7 @@ import { createTestDatabase } from '../support/postgres.js';
 import { eventually } from '../support/eventually.js';
 import { jobsSettled } from '../support/jobs.js';
 import { expectProblem, fieldsOf } from '../support/problems.js';
+import { buildService, freePort, httpCall, killService, scratchDir, startService, waitUntilReady, type Running } from '../support/service-process.js';
 
 type Command = components['schemas']['CommandResponse'];
 type Headers = { authorization: string };
@@ -338,5 +339,54 @@ describe('commands across instances', () => {
     const started = Date.now();
     expect((await poll(a, gateway, { etag, waitSec: 3 })).response.status).toBe(304);
     expect(Date.now() - started).toBeGreaterThanOrEqual(2900);
+  });
+});
+
+describe('an instance killed while a gateway holds a long poll', () => {
+  let main = '';
+  let database: Awaited<ReturnType<typeof createTestDatabase>>;
+  let settings: Record<string, string>;
+  let survivor: TestApp;
+  let doomed: Running | undefined;
+
+  beforeAll(async () => {
+    main = await buildService();
+    database = await createTestDatabase();
+    settings = sharedSecrets();
+    survivor = await startTestApp(database.url, settings);
+  }, 180_000);
+
+  afterAll(async () => {
+    await killService(doomed);
+    await survivor?.close();
+    await database?.drop();
+  });
+
+  it('loses only the poll: the command sent meanwhile reaches the gateway on its next poll, from another instance', async () => {
+    const [port, metricsPort] = [await freePort(), await freePort()];
+    doomed = await startService(main, { PORT: String(port), HOST: '127.0.0.1', METRICS_PORT: String(metricsPort), DATA_DIR: scratchDir(), DATABASE_URL: database.url, ...settings });
+    await waitUntilReady(port);
+    const owner = await aCustomer(survivor);
+    const gateway = await aGateway(survivor, owner);
+    const idle = await httpCall(port, { path: '/api/v1/device/commands', headers: gateway.headers });
+    expect(idle.status).toBe(200);
+    const held = httpCall(port, { path: '/api/v1/device/commands?waitSec=30', headers: { ...gateway.headers, 'if-none-match': String(idle.headers.etag) } }).then(
+      (answer) => ({ status: answer.status }),
+      (error: NodeJS.ErrnoException) => ({ failed: error.code ?? error.message }),
+    );
+    const heldPolls = async () => Number(/^dcs_command_long_polls (\d+)$/m.exec((await httpCall(metricsPort, { path: '/metrics' })).body)?.[1]);
+    await eventually(async () => expect(await heldPolls()).toBe(1));
+
+    // Frozen, the instance cannot answer the poll when the command comes; then it dies.
+    doomed.child.kill('SIGSTOP');
+    const command = await sent(survivor, owner.headers, gateway.deviceId, { type: 'upload-now' });
+    doomed.child.kill('SIGKILL');
+    await doomed.exited;
+    expect(await held).toEqual({ failed: expect.any(String) });
+
+    const next = await poll(survivor, gateway, { etag: String(idle.headers.etag) });
+    expect(next.response.status).toBe(200);
+    expect(next.data!.commands.map((pending) => pending.commandId)).toEqual([command.commandId]);
+    expect((await report(survivor, gateway, command.commandId, { status: 'succeeded' })).data!.state).toBe('succeeded');
   });
 });

@@ -198,6 +198,7 @@ describe('metrics: on with METRICS_PORT', () => {
     stream.close();
 
     expect(valueOf(samples, 'dcs_stream_subscribers')).toBe(1);
+    expect(valueOf(samples, 'dcs_command_long_polls')).toBe(0);
     expect(valueOf(samples, 'dcs_alerts_unresolved', { state: 'acknowledged' })).toBe(0);
     expect(valueOf(samples, 'dcs_db_pool_connections', { state: 'in_use' }) + valueOf(samples, 'dcs_db_pool_connections', { state: 'idle' })).toBeGreaterThan(0);
     expect(valueOf(samples, 'dcs_db_pool_connections', { state: 'in_use' }) + valueOf(samples, 'dcs_db_pool_connections', { state: 'idle' })).toBeLessThanOrEqual(5);
