@@ -29,7 +29,7 @@ export class ServiceMetrics {
 
   readonly ingestRecords = new Counter({
     name: 'dcs_ingest_records_total',
-    help: 'Records of answered uploads: accepted (stored as new), duplicate (stored before), rejected (refused, not stored).',
+    help: 'Records of answered uploads: accepted (stored as new), duplicate (stored before, the same), rejected (refused, not stored), conflicting (stored before with other metrics; not stored again).',
     labelNames: ['result'] as const,
     registers: [this.registry],
   });
@@ -72,21 +72,24 @@ export class PrometheusIngestMetrics extends IngestMetrics {
   private readonly accepted: Counter.Internal;
   private readonly duplicates: Counter.Internal;
   private readonly rejected: Counter.Internal;
+  private readonly conflicting: Counter.Internal;
 
   constructor(private readonly metrics: ServiceMetrics) {
     super();
     this.accepted = metrics.ingestRecords.labels('accepted');
     this.duplicates = metrics.ingestRecords.labels('duplicate');
     this.rejected = metrics.ingestRecords.labels('rejected');
+    this.conflicting = metrics.ingestRecords.labels('conflicting');
     // Present from the first scrape, so rate() has a start.
-    for (const child of [this.accepted, this.duplicates, this.rejected]) child.inc(0);
+    for (const child of [this.accepted, this.duplicates, this.rejected, this.conflicting]) child.inc(0);
   }
 
-  uploaded(accepted: number, duplicates: number, rejected: number): void {
+  uploaded(accepted: number, duplicates: number, rejected: number, conflicting: number): void {
     this.metrics.ingestBatches.inc();
     if (accepted > 0) this.accepted.inc(accepted);
     if (duplicates > 0) this.duplicates.inc(duplicates);
     if (rejected > 0) this.rejected.inc(rejected);
+    if (conflicting > 0) this.conflicting.inc(conflicting);
   }
 
   flushed(uploads: number, records: number, seconds: number): void {

@@ -109,9 +109,10 @@ describe('metrics: on with METRICS_PORT', () => {
     expect(registered.response.status).toBe(201);
     expect((await claim(t, owner, { deviceId: registration.deviceId, claimCode: registration.claimCode! })).response.status).toBe(200);
     const token = registered.data!.accessToken;
-    // Three uploads (the budget): 4 new; 2 new and 1 sent before; 1 new and 1 older than the retention.
+    // Three uploads (the budget): 4 new; 2 new and 1 sent before; 1 new, 1 older than the retention
+    // and 1 of a time already stored with other metrics.
     const first = records(0, 4);
-    const uploads = [first, [...records(4, 2), first[0]], [...records(6, 1), { ts: iso(now - 400 * 86_400_000), metrics: { soc: 50 } }]];
+    const uploads = [first, [...records(4, 2), first[0]], [...records(6, 1), { ts: iso(now - 400 * 86_400_000), metrics: { soc: 50 } }, { ...first[1], metrics: { soc: 81 } }]];
     const answers = [];
     for (const batch of uploads) {
       const { data, response } = await ingest(t.api, token, batch);
@@ -121,7 +122,7 @@ describe('metrics: on with METRICS_PORT', () => {
     expect(answers).toEqual([
       { accepted: 4, duplicates: 0, rejected: 0 },
       { accepted: 2, duplicates: 1, rejected: 0 },
-      { accepted: 1, duplicates: 0, rejected: 1 },
+      { accepted: 1, duplicates: 0, rejected: 2 },
     ]);
     // The fourth upload is over the device's budget.
     expectProblem(await ingest(t.api, token, records(8, 1)), 429, 'RATE_LIMITED');
@@ -150,15 +151,16 @@ describe('metrics: on with METRICS_PORT', () => {
       accepted: delta('dcs_ingest_records_total', { result: 'accepted' }),
       duplicate: delta('dcs_ingest_records_total', { result: 'duplicate' }),
       rejected: delta('dcs_ingest_records_total', { result: 'rejected' }),
-    }).toEqual({ batches: 3, accepted: 7, duplicate: 1, rejected: 1 });
+      conflicting: delta('dcs_ingest_records_total', { result: 'conflicting' }),
+    }).toEqual({ batches: 3, accepted: 7, duplicate: 1, rejected: 1, conflicting: 1 });
     // Each upload waited for its answer before the next was sent: one statement each, carrying
-    // the records admitted (new and duplicate; the rejected one never reaches the writer).
+    // the records admitted (new, duplicate and conflicting; the one rejected for its time never reaches the writer).
     expect({
       flushes: delta('dcs_ingest_flush_records_count'),
       records: delta('dcs_ingest_flush_records_sum'),
       uploads: delta('dcs_ingest_flush_uploads_sum'),
       timed: delta('dcs_ingest_flush_duration_seconds_count'),
-    }).toEqual({ flushes: 3, records: 8, uploads: 3, timed: 3 });
+    }).toEqual({ flushes: 3, records: 9, uploads: 3, timed: 3 });
     expect(delta('dcs_ingest_flush_duration_seconds_sum')).toBeGreaterThan(0);
     expect(delta('dcs_rate_limit_refusals_total', { limiter: 'ingest' })).toBe(1);
   });

@@ -1,5 +1,5 @@
 import type pg from 'pg';
-import { TelemetryRecordStore } from '../../src/modules/telemetry/domain/telemetry-record.store.js';
+import { TelemetryRecordStore, type WriteResult } from '../../src/modules/telemetry/domain/telemetry-record.store.js';
 import { DatabaseUnavailableError } from '../../src/shared/database/database-errors.js';
 import { registerDevice } from '../support/builders.js';
 import { ADMIN_SETTINGS, anAdmin } from '../support/claim-fixtures.js';
@@ -67,7 +67,7 @@ describe('telemetry: extreme values and flush isolation', () => {
 
       const attackerOutcome = outcomes.splice(3, 1)[0];
       expect(attackerOutcome).toEqual({ status: 'rejected', reason: expect.objectContaining({ code: '22003' }) });
-      expect(outcomes).toEqual(victims.map(() => ({ status: 'fulfilled', value: 10 })));
+      expect(outcomes).toEqual(victims.map(() => ({ status: 'fulfilled', value: { inserted: 10, conflicting: [] } })));
       for (const [v, victim] of victims.entries()) {
         expect(await countRows(t.db, victim.deviceId)).toBe(10);
         expect(await rollupRows(t.db, victim.deviceId)).toEqual(expectedRollup(sent[v]));
@@ -87,12 +87,12 @@ describe('telemetry: extreme values and flush isolation', () => {
       const repeated = writer.write(devices[0].deviceId, writerRecords(sent[0]), new Date());
       const outcomes = await Promise.allSettled([...devices.map((device, d) => writer.write(device.deviceId, writerRecords(sent[d]), new Date())), first]);
 
-      expect(outcomes.pop()).toEqual({ status: 'fulfilled', value: 3 });
+      expect(outcomes.pop()).toEqual({ status: 'fulfilled', value: { inserted: 3, conflicting: [] } });
       devices.forEach((device, d) => {
         if (guilty.has(device.deviceId)) expect(outcomes[d]).toEqual({ status: 'rejected', reason: expect.objectContaining({ code: '22003' }) });
-        else if (d > 0) expect(outcomes[d]).toEqual({ status: 'fulfilled', value: 5 });
+        else if (d > 0) expect(outcomes[d]).toEqual({ status: 'fulfilled', value: { inserted: 5, conflicting: [] } });
       });
-      const copies = [await repeated, (outcomes[0] as PromiseFulfilledResult<number>).value];
+      const copies = [(await repeated).inserted, (outcomes[0] as PromiseFulfilledResult<WriteResult>).value.inserted];
       expect(copies.sort()).toEqual([0, 5]);
       for (const [d, device] of devices.entries()) {
         expect(await countRows(t.db, device.deviceId)).toBe(guilty.has(device.deviceId) ? 0 : 5);
@@ -114,7 +114,7 @@ describe('telemetry: extreme values and flush isolation', () => {
         const outcomes = await Promise.allSettled([locked, ...others].map((device, d) => writer.write(device.deviceId, writerRecords(someRecords(4, d)), new Date())));
         const elapsed = performance.now() - started;
 
-        expect(await first).toBe(3);
+        expect(await first).toEqual({ inserted: 3, conflicting: [] });
         for (const outcome of outcomes) expect(outcome).toEqual({ status: 'rejected', reason: expect.any(DatabaseUnavailableError) });
         // A split would have run at least three more statements into the same lock, each waiting the full timeout.
         expect(elapsed).toBeGreaterThanOrEqual(STATEMENT_TIMEOUT_MS - 100);

@@ -155,27 +155,46 @@ describe('POST /api/v1/telemetry', () => {
       expect(await latestRows(t.db, device.deviceId)).toEqual(before.latest);
     });
 
-    it('the same (battery, ts) with other values: counted as a duplicate, the first stored value wins everywhere', async () => {
+    it('the same (battery, ts) with other values: rejected CONFLICTS_WITH_STORED, never dropped silently; the first stored value wins everywhere', async () => {
       const first = records[4];
       const before = { rollup: await rollupRows(t.db, device.deviceId), latest: await latestRows(t.db, device.deviceId) };
 
-      const { data } = await ingest(t.api, device.accessToken, [{ ...first, metrics: { voltage: 999, current: 999 } }]);
+      const { data } = await ingest(t.api, device.accessToken, [records[3], { ...first, metrics: { voltage: 999, current: 999 } }]);
 
-      expect(data).toEqual({ accepted: 0, duplicates: 1, rejected: [] });
+      expect(data).toEqual({ accepted: 0, duplicates: 1, rejected: [{ index: 1, code: 'CONFLICTS_WITH_STORED' }] });
       const row = (await telemetryRows(t.db, device.deviceId)).find((candidate) => candidate.ts.toISOString() === first.ts && candidate.battery_id === first.batteryId);
       expect(row?.metrics).toEqual(first.metrics);
       expect(await rollupRows(t.db, device.deviceId)).toEqual(before.rollup);
       expect(await latestRows(t.db, device.deviceId)).toEqual(before.latest);
     });
 
+    it('a retry is a duplicate, whatever the order of its metrics; two records of one (battery, ts) in one batch: the second conflicts', async () => {
+      const first = records[5];
+      const reordered = Object.fromEntries(Object.entries(first.metrics).reverse());
+      expect(Object.keys(reordered)).not.toEqual(Object.keys(first.metrics));
+      expect((await ingest(t.api, device.accessToken, [{ ...first, metrics: reordered }])).data).toEqual({ accepted: 0, duplicates: 1, rejected: [] });
+
+      const at = iso(Date.parse(records[0].ts) + 2000);
+      const { data } = await ingest(t.api, device.accessToken, [
+        { ts: at, batteryId: 'main', metrics: { voltage: 41 } },
+        { ts: at, batteryId: 'main', metrics: { voltage: 42 } },
+        { ts: at, batteryId: 'main', metrics: { voltage: 41 } },
+      ]);
+      expect(data).toEqual({ accepted: 1, duplicates: 1, rejected: [{ index: 1, code: 'CONFLICTS_WITH_STORED' }] });
+      const stored = (await telemetryRows(t.db, device.deviceId)).filter((candidate) => candidate.ts.toISOString() === at);
+      expect(stored.map((candidate) => candidate.metrics)).toEqual([{ voltage: 41 }]);
+    });
+
     it('a batch of one stored and one new record: accepted 1, duplicates 1, only the new one feeds the rollup', async () => {
       const fresh: TelemetryRecordBody = { ts: iso(Date.parse(records[0].ts) + 1000), batteryId: 'main', metrics: { voltage: 40, current: 0.5 } };
+      const stored = await telemetryRows(t.db, device.deviceId);
 
       const { data } = await ingest(t.api, device.accessToken, [records[1], fresh]);
 
       expect(data).toEqual({ accepted: 1, duplicates: 1, rejected: [] });
-      expect(await telemetryRows(t.db, device.deviceId)).toHaveLength(13);
-      expect(await rollupRows(t.db, device.deviceId)).toEqual(expectedRollup([...records, fresh]));
+      expect(await telemetryRows(t.db, device.deviceId)).toHaveLength(stored.length + 1);
+      const others = stored.filter((row) => !records.some((record) => record.ts === row.ts.toISOString() && record.batteryId === row.battery_id));
+      expect(await rollupRows(t.db, device.deviceId)).toEqual(expectedRollup([...records, ...others.map((row) => ({ ts: row.ts.toISOString(), batteryId: row.battery_id, metrics: row.metrics }) as TelemetryRecordBody), fresh]));
     });
   });
 

@@ -2464,10 +2464,11 @@ export interface components {
              */
             index: number;
             /**
+             * @description CONFLICTS_WITH_STORED: a record of this battery at this time is stored with other metrics (a clock or sequence bug of the gateway); the stored one stays. A retry with the same metrics counts as a duplicate instead.
              * @example TS_IN_FUTURE
              * @enum {string}
              */
-            code: "TS_IN_FUTURE" | "TS_BEYOND_RETENTION" | "VALUE_OUT_OF_RANGE";
+            code: "TS_IN_FUTURE" | "TS_BEYOND_RETENTION" | "VALUE_OUT_OF_RANGE" | "CONFLICTS_WITH_STORED";
         };
         IngestTelemetryResponse: {
             /**

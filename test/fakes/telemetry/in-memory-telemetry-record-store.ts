@@ -1,5 +1,5 @@
 import type { TelemetryRecord } from '../../../src/modules/telemetry/domain/telemetry-record.js';
-import { TelemetryRecordStore } from '../../../src/modules/telemetry/domain/telemetry-record.store.js';
+import { TelemetryRecordStore, type WriteResult } from '../../../src/modules/telemetry/domain/telemetry-record.store.js';
 
 /** The ingest statement's rules in memory: a (device, batteryId, ts) is stored once, the first value wins; last seen only moves forward. */
 export class InMemoryTelemetryRecordStore extends TelemetryRecordStore {
@@ -8,17 +8,22 @@ export class InMemoryTelemetryRecordStore extends TelemetryRecordStore {
   /** Every call, as the service made it. */
   readonly writes: Array<{ deviceId: string; records: TelemetryRecord[]; now: Date }> = [];
 
-  async write(deviceId: string, records: TelemetryRecord[], now: Date): Promise<number> {
+  async write(deviceId: string, records: TelemetryRecord[], now: Date): Promise<WriteResult> {
     this.writes.push({ deviceId, records, now });
     let inserted = 0;
-    for (const record of records) {
+    const conflicting: number[] = [];
+    for (const [position, record] of records.entries()) {
       const key = `${deviceId}|${record.batteryId}|${record.ts.toISOString()}`;
-      if (this.stored.has(key)) continue;
+      const stored = this.stored.get(key);
+      if (stored) {
+        if (JSON.stringify(stored.metrics) !== JSON.stringify(record.metrics)) conflicting.push(position);
+        continue;
+      }
       this.stored.set(key, { deviceId, ts: record.ts, batteryId: record.batteryId, metrics: record.metrics });
       inserted += 1;
     }
     const seen = this.lastSeen.get(deviceId);
     if (!seen || seen < now) this.lastSeen.set(deviceId, now);
-    return inserted;
+    return { inserted, conflicting };
   }
 }

@@ -4,8 +4,8 @@
  * the hot path, so implementations only add to counters.
  */
 export abstract class IngestMetrics {
-  /** An upload answered 200: its records stored as new, already stored, and refused. */
-  abstract uploaded(accepted: number, duplicates: number, rejected: number): void;
+  /** An upload answered 200: its records stored as new, already stored (the same), refused, and stored already with other metrics. */
+  abstract uploaded(accepted: number, duplicates: number, rejected: number, conflicting: number): void;
   /** One ingest statement committed: how many uploads and records it carried, and its time in seconds. */
   abstract flushed(uploads: number, records: number, seconds: number): void;
 }

@@ -50,11 +50,30 @@ describe('TelemetryService.ingest: what a batch answers', () => {
     expect(await service.ingest('gw-0001', [aRecord(2 * MINUTE), aRecord(MINUTE), aRecord(30_000)])).toEqual({ accepted: 2, duplicates: 1, rejected: [] });
   });
 
-  it('the same ts and battery twice in one batch: the first is stored, the second is a duplicate', async () => {
+  it('the same ts and battery twice in one batch with other metrics: the first is stored, the second rejected as a conflict', async () => {
     const { service, writer } = setUp();
 
-    expect(await service.ingest('gw-0001', [aRecord(MINUTE, { metrics: { voltage: 1 } }), aRecord(MINUTE, { metrics: { voltage: 2 } })])).toEqual({ accepted: 1, duplicates: 1, rejected: [] });
+    expect(await service.ingest('gw-0001', [aRecord(MINUTE, { metrics: { voltage: 1 } }), aRecord(MINUTE, { metrics: { voltage: 2 } })])).toEqual({
+      accepted: 1,
+      duplicates: 0,
+      rejected: [{ index: 1, code: 'CONFLICTS_WITH_STORED' }],
+    });
     expect([...writer.stored.values()].map((record) => record.metrics)).toEqual([{ voltage: 1 }]);
+  });
+
+  it('conflicts take their place among the other rejections, by index', async () => {
+    const { service } = setUp();
+    await service.ingest('gw-0001', [aRecord(2 * MINUTE, { metrics: { voltage: 1 } })]);
+
+    expect(await service.ingest('gw-0001', [aRecord(-10 * MINUTE), aRecord(2 * MINUTE, { metrics: { voltage: 9 } }), aRecord(MINUTE), aRecord(400 * DAY)])).toEqual({
+      accepted: 1,
+      duplicates: 0,
+      rejected: [
+        { index: 0, code: 'TS_IN_FUTURE' },
+        { index: 1, code: 'CONFLICTS_WITH_STORED' },
+        { index: 3, code: 'TS_BEYOND_RETENTION' },
+      ],
+    });
   });
 
   it('the same ts from two devices are two records', async () => {

@@ -24,8 +24,10 @@ export class TelemetryService {
   async ingest(deviceId: string, records: TelemetryRecord[]): Promise<IngestResult> {
     const now = this.clock.now();
     const { accepted, rejected } = admit(records, now, this.env.TELEMETRY_RETENTION_DAYS);
-    const inserted = accepted.length > 0 ? await this.writer.write(deviceId, accepted, now) : 0;
-    this.metrics.uploaded(inserted, accepted.length - inserted, rejected.length);
-    return { accepted: inserted, duplicates: accepted.length - inserted, rejected };
+    const { inserted, conflicting } = accepted.length > 0 ? await this.writer.write(deviceId, accepted, now) : { inserted: 0, conflicting: [] };
+    const conflicts = conflicting.map((position) => ({ index: accepted[position].index, code: 'CONFLICTS_WITH_STORED' as const }));
+    const duplicates = accepted.length - inserted - conflicts.length;
+    this.metrics.uploaded(inserted, duplicates, rejected.length, conflicts.length);
+    return { accepted: inserted, duplicates, rejected: conflicts.length === 0 ? rejected : [...rejected, ...conflicts].sort((a, b) => a.index - b.index) };
   }
 }

@@ -23,7 +23,13 @@ export interface TelemetryRecord {
 export const MAX_METRIC_MAGNITUDE = 1e12;
 export const MIN_METRIC_MAGNITUDE = 1e-12;
 
-export type RejectionCode = 'TS_IN_FUTURE' | 'TS_BEYOND_RETENTION' | 'VALUE_OUT_OF_RANGE';
+/**
+ * Why a record was not stored: its time (ahead of the clock, beyond retention), a value, or
+ * CONFLICTS_WITH_STORED: a record of the same device, battery and time is stored with other metrics
+ * (a gateway clock or sequence bug); the stored one stays. A retry with the same metrics is a
+ * duplicate, not this.
+ */
+export type RejectionCode = 'TS_IN_FUTURE' | 'TS_BEYOND_RETENTION' | 'VALUE_OUT_OF_RANGE' | 'CONFLICTS_WITH_STORED';
 
 export interface Rejection {
   index: number;

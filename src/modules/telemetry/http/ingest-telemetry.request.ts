@@ -73,7 +73,11 @@ export class RejectedRecordResponse {
   @ApiProperty({ description: 'Position of the record in the batch.', example: 3 })
   index!: number;
 
-  @ApiProperty({ enum: ['TS_IN_FUTURE', 'TS_BEYOND_RETENTION', 'VALUE_OUT_OF_RANGE'], example: 'TS_IN_FUTURE' })
+  @ApiProperty({
+    enum: ['TS_IN_FUTURE', 'TS_BEYOND_RETENTION', 'VALUE_OUT_OF_RANGE', 'CONFLICTS_WITH_STORED'],
+    example: 'TS_IN_FUTURE',
+    description: 'CONFLICTS_WITH_STORED: a record of this battery at this time is stored with other metrics (a clock or sequence bug of the gateway); the stored one stays. A retry with the same metrics counts as a duplicate instead.',
+  })
   code!: string;
 }
 

@@ -90,3 +90,12 @@ SELECT NULL, NULL, NULL, NULL, NULL, NULL FROM energy_stale WHERE marked < 0`
 export const INGEST_SQL = ingestSql(true);
 /** The ingest statement with BATTERY_ANALYTICS_ENABLED=false: no energy marks. */
 export const INGEST_SQL_WITHOUT_BATTERY_ANALYTICS = ingestSql(false);
+
+/**
+ * Of records that were not inserted, those stored with other metrics: the 1-based ordinals of the
+ * arrays ($1 device ids, $2 battery ids, $3 times, $4 metrics). jsonb equality ignores key order
+ * and the spelling of a number (50 and 50.0 are equal), so a retry is never a conflict.
+ */
+export const CONFLICTING_SQL = `SELECT i.n FROM unnest($1::text[], $2::text[], $3::timestamptz[], $4::jsonb[]) WITH ORDINALITY AS i (device_id, battery_id, ts, metrics, n)
+  JOIN telemetry t ON t.device_id = i.device_id AND t.battery_id = i.battery_id AND t.ts = i.ts
+  WHERE t.metrics <> i.metrics`;

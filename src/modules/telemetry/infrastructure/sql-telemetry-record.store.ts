@@ -5,10 +5,10 @@ import { GroupCommit } from '../../../shared/database/group-commit.js';
 import { Sql } from '../../../shared/database/sql.js';
 import { DeviceReturns } from '../domain/device-returns.js';
 import type { TelemetryRecord } from '../domain/telemetry-record.js';
-import { TelemetryRecordStore } from '../domain/telemetry-record.store.js';
+import { TelemetryRecordStore, type WriteResult } from '../domain/telemetry-record.store.js';
 import { IngestMetrics } from '../application/ingest-metrics.js';
 import { TelemetryFeed, type StoredTelemetry } from '../application/telemetry-feed.js';
-import { INGEST_SQL, INGEST_SQL_WITHOUT_BATTERY_ANALYTICS } from './ingest.sql.js';
+import { CONFLICTING_SQL, INGEST_SQL, INGEST_SQL_WITHOUT_BATTERY_ANALYTICS } from './ingest.sql.js';
 
 interface Pending {
   deviceId: string;
@@ -63,7 +63,7 @@ interface Flushed {
 export class SqlTelemetryRecordStore extends TelemetryRecordStore {
   private readonly logger = new Logger(SqlTelemetryRecordStore.name);
   private readonly statement: { text: string; name: string };
-  private readonly flushes = new GroupCommit<Pending, number>({
+  private readonly flushes = new GroupCommit<Pending, WriteResult>({
     maxSizePerFlush: 1000,
     maxConcurrentFlushes: 3,
     sizeOf: (pending) => pending.records.length,
@@ -84,18 +84,48 @@ export class SqlTelemetryRecordStore extends TelemetryRecordStore {
         : { text: INGEST_SQL, name: 'telemetry_ingest' };
   }
 
-  write(deviceId: string, records: TelemetryRecord[], now: Date): Promise<number> {
+  write(deviceId: string, records: TelemetryRecord[], now: Date): Promise<WriteResult> {
     return this.flushes.submit({ deviceId, records, now });
   }
 
-  /** One flush: its records in one statement, devices back online marked so, each request's count of inserted records, the feed told. */
-  private async commit(batch: Pending[]): Promise<number[]> {
+  /**
+   * One flush: its records in one statement, devices back online marked so, the feed told; for
+   * each request, how many records were new and which of the others are stored with other metrics
+   * (asked only when a flush has records that were not new: retries and clock bugs, not the load).
+   */
+  private async commit(batch: Pending[]): Promise<WriteResult[]> {
     const flushed = await this.store(batch);
     if (flushed.stillOffline.length > 0) await this.backOnline(flushed.stillOffline, batch[batch.length - 1].now);
     const stored = new Map<string, StoredTelemetry>();
-    const counts = batch.map((pending) => this.claim(pending, flushed.inserted, stored));
+    const notNew = batch.map((pending) => this.claim(pending, flushed.inserted, stored));
     this.feed.publish([...stored.values()]);
-    return counts;
+    const conflicting = await this.conflicting(batch, notNew);
+    return batch.map((pending, index) => ({ inserted: pending.records.length - notNew[index].length, conflicting: conflicting[index] }));
+  }
+
+  /** Of each request's records that were not new (positions), those whose stored record has other metrics. */
+  private async conflicting(batch: Pending[], notNew: number[][]): Promise<number[][]> {
+    const result = batch.map((): number[] => []);
+    const asked: Array<{ request: number; position: number }> = [];
+    const columns = { deviceIds: [] as string[], batteryIds: [] as string[], ts: [] as Date[], metrics: [] as string[] };
+    batch.forEach((pending, request) => {
+      for (const position of notNew[request]) {
+        const record = pending.records[position];
+        asked.push({ request, position });
+        columns.deviceIds.push(pending.deviceId);
+        columns.batteryIds.push(record.batteryId);
+        columns.ts.push(record.ts);
+        columns.metrics.push(JSON.stringify(record.metrics));
+      }
+    });
+    if (asked.length === 0) return result;
+    const rows = await this.sql.rows<{ n: string }>(CONFLICTING_SQL, [columns.deviceIds, columns.batteryIds, columns.ts, columns.metrics], 'telemetry_conflicting');
+    for (const row of rows) {
+      const { request, position } = asked[Number(row.n) - 1];
+      result[request].push(position);
+    }
+    for (const positions of result) positions.sort((a, b) => a - b);
+    return result;
   }
 
   private async backOnline(deviceIds: string[], at: Date): Promise<void> {
@@ -136,10 +166,10 @@ export class SqlTelemetryRecordStore extends TelemetryRecordStore {
   }
 
   /**
-   * How many of this request's records were inserted, each added to its device's entry of
-   * `stored`; a key counts once, for its first claimant.
+   * This request's records that were inserted are added to its device's entry of `stored` (a key
+   * counts once, for its first claimant); answers the positions of those that were not.
    */
-  private claim(pending: Pending, inserted: Map<string, InsertedRow>, stored: Map<string, StoredTelemetry>): number {
+  private claim(pending: Pending, inserted: Map<string, InsertedRow>, stored: Map<string, StoredTelemetry>): number[] {
     const entryOf = (row: InsertedRow): StoredTelemetry => {
       let entry = stored.get(pending.deviceId);
       if (!entry) {
@@ -148,17 +178,19 @@ export class SqlTelemetryRecordStore extends TelemetryRecordStore {
       }
       return entry;
     };
-    let count = 0;
-    for (const record of pending.records) {
+    const notNew: number[] = [];
+    for (const [position, record] of pending.records.entries()) {
       const key = keyOf(pending.deviceId, record.batteryId, record.ts);
       const row = inserted.get(key);
-      if (!row) continue;
+      if (!row) {
+        notNew.push(position);
+        continue;
+      }
       inserted.delete(key);
-      count += 1;
       const entry = entryOf(row);
       entry.records.push(record);
       if (row.previous_newest_ts && !entry.previousNewestTs.has(record.batteryId)) entry.previousNewestTs.set(record.batteryId, row.previous_newest_ts);
     }
-    return count;
+    return notNew;
   }
 }
