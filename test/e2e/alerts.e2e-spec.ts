@@ -437,8 +437,9 @@ describe('alerts', () => {
       await settled();
       expect(await alertEvents(t, owner, gateway.deviceId)).toEqual([openedEvent(alerts[1]), resolvedEvent(alerts[1]), openedEvent(alerts[0]), resolvedEvent(alerts[0])]);
 
-      // Of two records with one timestamp the first is stored and judged; the second is a duplicate.
-      await sent(t, gateway, [record(base + 140 * S, { soc: 10 }), record(base + 140 * S, { soc: 40 })], { accepted: 1, duplicates: 1 });
+      // Of two records with one timestamp the first is stored and judged; the second, with another value, is refused as a conflict.
+      const twice = await ingest(t.api, gateway.accessToken, [record(base + 140 * S, { soc: 10 }), record(base + 140 * S, { soc: 40 })]);
+      expect(twice.data).toEqual({ accepted: 1, duplicates: 0, rejected: [{ index: 1, code: 'CONFLICTS_WITH_STORED' }] });
       const third = anAlert(gateway.deviceId, rule, base + 140 * S, 10);
       await eventually(async () => expect(await alertsSeenBy(t, owner, { deviceId: gateway.deviceId })).toEqual([third, ...alerts]));
     });

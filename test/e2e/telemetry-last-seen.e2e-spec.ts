@@ -28,15 +28,15 @@ describe('telemetry ingest: devices.last_seen_at only moves forward', () => {
     const later = new Date(now - 10_000);
     const earlier = new Date(now - 20_000);
 
-    expect(await writer.write(deviceId, [aRecord(0)], later)).toBe(1);
+    expect(await writer.write(deviceId, [aRecord(0)], later)).toEqual({ inserted: 1, conflicting: [] });
     expect(await lastSeen(deviceId)).toEqual(later);
 
-    expect(await writer.write(deviceId, [aRecord(1000)], earlier)).toBe(1);
+    expect(await writer.write(deviceId, [aRecord(1000)], earlier)).toEqual({ inserted: 1, conflicting: [] });
     expect(await lastSeen(deviceId)).toEqual(later);
     expect(await telemetryRows(t.db, deviceId)).toHaveLength(2);
 
     const latest = new Date(now - 5000);
-    expect(await writer.write(deviceId, [aRecord(2000)], latest)).toBe(1);
+    expect(await writer.write(deviceId, [aRecord(2000)], latest)).toEqual({ inserted: 1, conflicting: [] });
     expect(await lastSeen(deviceId)).toEqual(latest);
   });
 
@@ -44,7 +44,7 @@ describe('telemetry ingest: devices.last_seen_at only moves forward', () => {
     const { deviceId } = await registerDevice(t.api);
     await writer.write(deviceId, [aRecord(0)], new Date(now - 10_000));
 
-    expect(await writer.write(deviceId, [aRecord(0)], new Date(now - 1000))).toBe(0);
+    expect(await writer.write(deviceId, [aRecord(0)], new Date(now - 1000))).toEqual({ inserted: 0, conflicting: [] });
     expect(await lastSeen(deviceId)).toEqual(new Date(now - 1000));
   });
 
