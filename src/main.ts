@@ -7,6 +7,7 @@ import { resolveSecrets } from './config/secrets.js';
 import { loadTlsCredentials, reloadCertificate, type TlsCredentials } from './config/tls.js';
 import { startEmbeddedPostgres, type EmbeddedPostgresHandle } from './shared/database/embedded-postgres.js';
 import { ShutdownState } from './health/shutdown-state.js';
+import { adminPasswordProblem } from './modules/accounts/index.js';
 import { logEventLoopDelay } from './shared/event-loop-log.js';
 import { processLogger } from './shared/logging.js';
 import { listeningUrl } from './shared/mail/public-base-url.js';
@@ -15,6 +16,8 @@ import type { Logger } from 'pino';
 function readEnv(): { env: Env; tls: TlsCredentials | undefined } {
   try {
     const env = loadEnv();
+    const adminProblem = env.ADMIN_EMAIL && env.ADMIN_PASSWORD ? adminPasswordProblem(env.ADMIN_EMAIL, env.ADMIN_PASSWORD) : null;
+    if (adminProblem) throw new InvalidEnvironmentError([adminProblem]);
     return { env, tls: loadTlsCredentials(env) };
   } catch (error) {
     if (error instanceof InvalidEnvironmentError) {

@@ -1,6 +1,7 @@
 import { startTestApp, type TestApp } from '../support/create-test-app.js';
 import { customerAuth, loginCustomer, signUp } from '../support/customers.js';
 import { createTestDatabase } from '../support/postgres.js';
+import { buildService, runService, scratchDir } from '../support/service-process.js';
 
 /** Same keys for both instances, as production has: tokens of the first stay verifiable. */
 const keys = { DEVICE_JWT_SECRET: 'd'.repeat(40), CUSTOMER_JWT_SECRET: 'c'.repeat(40), SECRET_PEPPER: 'p'.repeat(40) };
@@ -43,5 +44,25 @@ describe('ADMIN_EMAIL naming an account that already exists', () => {
     running = await startTestApp(database.url, { ...keys, ...admin });
     const me = await running.api.GET('/api/v1/users/me', { headers: customerAuth(tokens.accessToken) });
     expect(me.response.status).toBe(200);
+  });
+});
+
+describe('ADMIN_PASSWORD under the customers\' password rule', () => {
+  let main = '';
+
+  beforeAll(async () => {
+    main = await buildService();
+  }, 180_000);
+
+  it.each([
+    ['one of the most used passwords', 'password123'],
+    ['a character counting up', '0123456789'],
+    ['the e-mail address in it', 'rootadmin!42'],
+  ])('stops the start, naming the variable and never its value: %s', async (_case, password) => {
+    const service = runService(main, { DATA_DIR: scratchDir(), ADMIN_EMAIL: 'rootadmin@example.com', ADMIN_PASSWORD: password });
+    expect(await service.exited).toBe(1);
+    expect(service.output()).toContain('Configuration error');
+    expect(service.output()).toContain('ADMIN_PASSWORD: too easy to guess');
+    expect(service.output()).not.toContain(password);
   });
 });

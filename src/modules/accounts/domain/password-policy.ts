@@ -31,6 +31,20 @@ function isRepeatedOrSequential(password: string): boolean {
 }
 
 /**
+ * ADMIN_PASSWORD under the rule customers' passwords follow, checked before the service starts: the
+ * problem to report (naming the variable, never the value), or null.
+ */
+export function adminPasswordProblem(email: string, password: string): string | null {
+  try {
+    assertGuessResistant(password, email);
+    return null;
+  } catch (error) {
+    if (!(error instanceof PasswordTooCommonError)) throw error;
+    return 'ADMIN_PASSWORD: too easy to guess (one of the most used passwords, one character repeated or counting up, or the e-mail address in it): choose another, as customers must';
+  }
+}
+
+/**
  * NIST SP 800-63B §3.1.1.2: refuse passwords that are commonly used, repetitive or sequential, or
  * taken from the context (here the e-mail address). Length is checked with the request's shape.
  */
