@@ -12,7 +12,7 @@ export const CUSTOMER_PASSWORD = 'long-password-1';
 
 /** Credentials of the administrator an app creates at start; spread ADMIN_SETTINGS into createTestApp. */
 export const ADMIN_EMAIL = 'admin@device-cloud.test';
-export const ADMIN_PASSWORD = 'admin-password-1';
+export const ADMIN_PASSWORD = 'keeper-of-the-fleet-7';
 export const ADMIN_SETTINGS = { ADMIN_EMAIL, ADMIN_PASSWORD };
 
 export interface SignedIn {
