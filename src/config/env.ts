@@ -77,6 +77,13 @@ export class Env {
   @Transform(toInt) @IsInt() @Min(1) @Max(100_000)
   LOGIN_MAX_FAILURES_PER_ADDRESS = 50;
 
+  /**
+   * The per-address limits count an IPv6 client by its network of this many bits: a subscriber
+   * gets a whole /64 and may use any address in it. 128 counts single addresses.
+   */
+  @Transform(toInt) @IsInt() @Min(32) @Max(128)
+  RATE_LIMIT_IPV6_PREFIX = 64;
+
   @Transform(toInt) @IsInt() @Min(1) @Max(86_400)
   LOGIN_FAILURE_WINDOW_SEC = 900;
 

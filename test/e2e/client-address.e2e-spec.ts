@@ -24,6 +24,28 @@ describe('behind a proxy named in TRUST_PROXY', () => {
     expect(await failedLogin(t, '203.0.113.7')).toBe(429);
     expect(await failedLogin(t, '203.0.113.8')).toBe(401);
   });
+
+  it('counts an IPv6 client by its /64: other addresses of that network share its limit, the next network does not', async () => {
+    expect(await failedLogin(t, '2001:db8:7:1::10')).toBe(401);
+    expect(await failedLogin(t, '2001:db8:7:1:ffff::20')).toBe(401);
+    expect(await failedLogin(t, '2001:db8:7:1:abcd:1234:5678:9')).toBe(429);
+    expect(await failedLogin(t, '2001:db8:7:2::10')).toBe(401);
+  });
+});
+
+describe('RATE_LIMIT_IPV6_PREFIX=128', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await createTestApp({ ...limits, TRUST_PROXY: '127.0.0.1', RATE_LIMIT_IPV6_PREFIX: '128' });
+  });
+  afterAll(() => t.close());
+
+  it('counts single IPv6 addresses', async () => {
+    expect(await failedLogin(t, '2001:db8:7:1::10')).toBe(401);
+    expect(await failedLogin(t, '2001:db8:7:1::10')).toBe(401);
+    expect(await failedLogin(t, '2001:db8:7:1::11')).toBe(401);
+    expect(await failedLogin(t, '2001:db8:7:1::10')).toBe(429);
+  });
 });
 
 describe('without TRUST_PROXY', () => {
