@@ -1,6 +1,12 @@
 import type { TelemetryRecord } from '../../../src/modules/telemetry/domain/telemetry-record.js';
 import { TelemetryRecordStore, type WriteResult } from '../../../src/modules/telemetry/domain/telemetry-record.store.js';
 
+/** jsonb equality, as the conflict check compares: the same names with the same values, in any order. */
+function sameMetrics(a: Record<string, number>, b: Record<string, number>): boolean {
+  const names = Object.keys(a);
+  return names.length === Object.keys(b).length && names.every((name) => Object.hasOwn(b, name) && a[name] === b[name]);
+}
+
 /** The ingest statement's rules in memory: a (device, batteryId, ts) is stored once, the first value wins; last seen only moves forward. */
 export class InMemoryTelemetryRecordStore extends TelemetryRecordStore {
   readonly stored = new Map<string, TelemetryRecord & { deviceId: string }>();
@@ -16,7 +22,7 @@ export class InMemoryTelemetryRecordStore extends TelemetryRecordStore {
       const key = `${deviceId}|${record.batteryId}|${record.ts.toISOString()}`;
       const stored = this.stored.get(key);
       if (stored) {
-        if (JSON.stringify(stored.metrics) !== JSON.stringify(record.metrics)) conflicting.push(position);
+        if (!sameMetrics(stored.metrics, record.metrics)) conflicting.push(position);
         continue;
       }
       this.stored.set(key, { deviceId, ts: record.ts, batteryId: record.batteryId, metrics: record.metrics });

@@ -98,11 +98,10 @@ export class SqlDeviceLogStore extends DeviceLogStore {
   }
 
   private async commit(tx: SqlRunner, batches: PendingBatch[]): Promise<Array<StoredBatch | null>> {
-    // The usage rows of the flush, each once and in one order everywhere: a device's batches count
-    // one after the other across flushes and instances, and two flushes never deadlock on them.
-    const pairs = [...new Map(batches.map((batch) => [usageKey(batch.deviceId, batch.day), batch])).values()].sort((a, b) =>
-      a.deviceId === b.deviceId ? (a.day < b.day ? -1 : 1) : a.deviceId < b.deviceId ? -1 : 1,
-    );
+    // The usage rows of the flush, each once (the statement takes them in one order everywhere): a
+    // device's batches count one after the other across flushes and instances, and two flushes
+    // never deadlock on them.
+    const pairs = [...new Map(batches.map((batch) => [usageKey(batch.deviceId, batch.day), batch])).values()];
     const usageRows = await tx.rows<{ device_id: string; day: string; bytes: string }>(
       LOG_USAGE_TAKE_SQL,
       [pairs.map((pair) => pair.deviceId), pairs.map((pair) => pair.day)],
