@@ -4,6 +4,7 @@ import { bearer, registerDevice, type Registered } from '../support/builders.js'
 import { createTestApp, type TestApp } from '../support/create-test-app.js';
 import { aVerifiedCustomer, customerAuth, type SignedInCustomer } from '../support/customers.js';
 import { expectProblem } from '../support/problems.js';
+import { endPool } from '../support/postgres.js';
 import { expectedRollup, iso, MINUTE, rollupRows, type TelemetryRecordBody } from '../support/telemetry.js';
 
 type IngestBody = components['schemas']['IngestTelemetryRequest'];
@@ -59,7 +60,7 @@ describe('PostgreSQL sessions killed under load', () => {
 
   afterAll(async () => {
     await killer?.end();
-    await observer?.end();
+    await endPool(observer);
     await t?.close();
   });
 

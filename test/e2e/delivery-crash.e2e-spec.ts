@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { eventually } from '../support/eventually.js';
 import { jobsSettled } from '../support/jobs.js';
-import { createTestDatabase } from '../support/postgres.js';
+import { createTestDatabase, endPool } from '../support/postgres.js';
 import { startSmtpSink, type SmtpSink } from '../support/smtp-sink.js';
 import { buildService, freePort, killService, scratchDir, startService, waitUntilReady, type Running } from '../support/service-process.js';
 
@@ -26,7 +26,7 @@ describe('SIGKILL while mails are queued', () => {
   afterAll(async () => {
     await killService(service);
     await sink?.close();
-    await db?.end();
+    await endPool(db);
     await database?.drop();
   });
 

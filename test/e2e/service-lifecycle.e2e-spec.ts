@@ -4,7 +4,7 @@ import createClient from 'openapi-fetch';
 import pg from 'pg';
 import type { paths } from '@device-cloud/client';
 import { bearer, registerDevice, type Registered } from '../support/builders.js';
-import { createTestDatabase } from '../support/postgres.js';
+import { createTestDatabase, endPool } from '../support/postgres.js';
 import {
   buildService,
   freePort,
@@ -108,7 +108,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   for (const service of started) await killService(service);
-  await db?.end();
+  await endPool(db);
   await database?.drop();
 });
 

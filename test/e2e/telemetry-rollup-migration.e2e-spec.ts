@@ -3,7 +3,7 @@ import { DataSource } from 'typeorm';
 import { dataSourceOptions, MIGRATIONS } from '../../src/shared/database/data-source-options.js';
 import { TelemetryRollupLevels1763780000000 } from '../../src/shared/database/migrations/1763780000000-telemetry-rollup-levels.js';
 import { runMigrations } from '../../src/shared/database/migrate.js';
-import { createTestDatabase } from '../support/postgres.js';
+import { createTestDatabase, endPool } from '../support/postgres.js';
 
 /**
  * A database that already holds 5-minute rollups when the hourly, daily and 6-hour levels arrive:
@@ -44,7 +44,7 @@ describe('migrations TelemetryRollupLevels and TelemetryRollup6h: existing 5-min
     expect((await runMigrations(database.url)).slice(0, 2)).toEqual(['TelemetryRollupLevels1763780000000', 'TelemetryRollup6h1763790000000']);
   });
   afterAll(async () => {
-    await db.end();
+    await endPool(db);
     await database.drop();
   });
 

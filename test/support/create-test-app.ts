@@ -15,7 +15,7 @@ import { OffsetClock } from '../fakes/config/offset-clock.js';
 import { contractCheck } from './contract.js';
 import { assertNoLeaks, fileScanner } from './leak-scan.js';
 import { TEST_HASH_COST } from './hash-cost.js';
-import { createTestDatabase } from './postgres.js';
+import { createTestDatabase, endPool } from './postgres.js';
 
 export type ApiClient = Client<paths>;
 
@@ -106,11 +106,7 @@ export async function startTestApp(databaseUrl: string, overrides: Record<string
         // A test that left its database unreachable still gets the scan, without the stored hashes.
         await fileScanner.harvest(db).catch(() => undefined);
       } finally {
-        // pg-pool's end() resolves once it has asked its idle clients to end, before their sessions
-        // are gone; the database's DROP … WITH (FORCE) that follows (createTestApp) can then still
-        // terminate one, whose error the pool would emit with no one listening.
-        db.on('error', () => undefined);
-        await db.end();
+        await endPool(db);
         rmSync(dataDir, { recursive: true, force: true });
       }
       assertNoLeaks(fileScanner);

@@ -46,3 +46,15 @@ export async function createTestDatabase(options: TestDatabaseOptions = {}): Pro
     },
   };
 }
+
+/**
+ * Ends a pool of a test's own before its database is dropped. pg-pool's end() resolves once it has
+ * asked its idle clients to end, before their sessions are gone; the DROP … WITH (FORCE) that follows
+ * can still terminate one, whose error the pool would emit with no one listening (an unhandled error
+ * that fails whichever test is running). Errors of a pool that is closing are of no interest.
+ */
+export async function endPool(pool: pg.Pool | undefined): Promise<void> {
+  if (!pool) return;
+  pool.on('error', () => undefined);
+  await pool.end();
+}
