@@ -2,6 +2,7 @@ import { Global, Module, type DynamicModule } from '@nestjs/common';
 import { Env } from './env.js';
 import { SecretHasher, type Argon2Cost } from '../shared/crypto/secret-hasher.js';
 import { Secrets } from './secrets.js';
+import { MemoryCaches } from '../shared/memory/memory-caches.js';
 
 /** Clock as a dependency, so rules that depend on time are testable without waiting. */
 export abstract class Clock {
@@ -25,8 +26,9 @@ export class ConfigModule {
         { provide: Secrets, useValue: secrets },
         { provide: SecretHasher, useValue: new SecretHasher(secrets.pepper, passwordHashCost) },
         { provide: Clock, useValue: clock },
+        { provide: MemoryCaches, useValue: new MemoryCaches(env) },
       ],
-      exports: [Env, Secrets, SecretHasher, Clock],
+      exports: [Env, Secrets, SecretHasher, Clock, MemoryCaches],
     };
   }
 }

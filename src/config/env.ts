@@ -87,6 +87,21 @@ export class Env {
   @Transform(toInt) @IsInt() @Min(1) @Max(86_400)
   LOGIN_FAILURE_WINDOW_SEC = 900;
 
+  /**
+   * Entries each per-device cache of an instance keeps at most (device snapshots, alert rules,
+   * battery readings, OTA outcomes, upload blocks); the least recently used goes. Past it, devices
+   * are read from the database more often; below it, memory does not grow with the fleet.
+   */
+  @Transform(toInt) @IsInt() @Min(100) @Max(10_000_000)
+  DEVICE_CACHE_MAX_ENTRIES = 20_000;
+
+  /**
+   * Accounts the customer-session cache of an instance keeps at most, each with up to 16 of its
+   * sessions; the least recently used goes.
+   */
+  @Transform(toInt) @IsInt() @Min(100) @Max(10_000_000)
+  ACCOUNT_CACHE_MAX_ENTRIES = 20_000;
+
   /** Set: the failure limits live in this Redis, shared by every instance. Unset: in process memory (one instance). */
   @Transform(blankToUndefined) @IsOptional() @Matches(/^rediss?:\/\/\S+$/, { message: 'REDIS_URL must be a redis:// or rediss:// URL' })
   REDIS_URL?: string;

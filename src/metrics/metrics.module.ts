@@ -11,6 +11,7 @@ import { MetricsServer } from './metrics-server.js';
 import { RequestDurations } from './request-metrics.js';
 import { ScrapeGauges } from './scrape-gauges.js';
 import { PrometheusIngestMetrics, PrometheusRateLimitMetrics, ServiceMetrics } from './service-metrics.js';
+import { MemoryCaches } from '../shared/memory/memory-caches.js';
 
 /**
  * Prometheus metrics of this process. METRICS_PORT unset: the ports the modules report through
@@ -43,9 +44,9 @@ export class MetricsModule {
         { provide: RequestDurations, inject: [ServiceMetrics], useFactory: (metrics: ServiceMetrics) => new RequestDurations(metrics.requestDuration) },
         {
           provide: ScrapeGauges,
-          inject: [ServiceMetrics, DatabaseConnection, JobQueue, StreamsService, AlertsService, CommandWaiters],
-          useFactory: (metrics: ServiceMetrics, database: DatabaseConnection, jobs: JobQueue, streams: StreamsService, alerts: AlertsService, waiters: CommandWaiters) =>
-            new ScrapeGauges(metrics, database, jobs, streams, alerts, waiters),
+          inject: [ServiceMetrics, DatabaseConnection, JobQueue, StreamsService, AlertsService, CommandWaiters, MemoryCaches],
+          useFactory: (metrics: ServiceMetrics, database: DatabaseConnection, jobs: JobQueue, streams: StreamsService, alerts: AlertsService, waiters: CommandWaiters, caches: MemoryCaches) =>
+            new ScrapeGauges(metrics, database, jobs, streams, alerts, waiters, caches),
         },
         { provide: MetricsServer, inject: [ServiceMetrics], useFactory: (metrics: ServiceMetrics) => new MetricsServer(metrics.registry, { port, host: env.METRICS_HOST }) },
       ],

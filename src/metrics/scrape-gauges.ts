@@ -1,9 +1,10 @@
-import { Gauge } from 'prom-client';
+import { Counter, Gauge } from 'prom-client';
 import { AlertsService, type UnresolvedAlerts } from '../modules/alerts/index.js';
 import { CommandWaiters } from '../modules/commands/index.js';
 import { StreamsService } from '../modules/stream/index.js';
 import { DatabaseConnection } from '../shared/database/database-connection.js';
 import { JobQueue, type QueueCounts } from '../shared/jobs/job-queue.js';
+import type { MemoryCaches } from '../shared/memory/memory-caches.js';
 import { ScrapeCache } from './scrape-cache.js';
 import type { ServiceMetrics } from './service-metrics.js';
 
@@ -17,7 +18,7 @@ export const SCRAPE_CACHE_MS = 10_000;
  * the rest of the scrape is answered.
  */
 export class ScrapeGauges {
-  constructor(metrics: ServiceMetrics, database: DatabaseConnection, jobQueue: JobQueue, streams: StreamsService, alertsService: AlertsService, commandWaiters: CommandWaiters) {
+  constructor(metrics: ServiceMetrics, database: DatabaseConnection, jobQueue: JobQueue, streams: StreamsService, alertsService: AlertsService, commandWaiters: CommandWaiters, caches: MemoryCaches) {
     const jobs = new ScrapeCache<QueueCounts[]>(SCRAPE_CACHE_MS, () => jobQueue.counts());
     const alerts = new ScrapeCache<UnresolvedAlerts>(SCRAPE_CACHE_MS, () => alertsService.unresolved());
     const registers = [metrics.registry];
@@ -69,6 +70,37 @@ export class ScrapeGauges {
       registers,
       collect() {
         this.set(streams.openStreams());
+      },
+    });
+
+    new Gauge({
+      name: 'dcs_cache_entries',
+      help: 'Entries held by each in-memory cache of this instance that grows with the fleet (per device or per account).',
+      labelNames: ['cache'] as const,
+      registers,
+      collect() {
+        for (const { name, size } of caches.census()) this.set({ cache: name }, size);
+      },
+    });
+
+    new Gauge({
+      name: 'dcs_cache_capacity',
+      help: 'Entries each in-memory cache holds at most (DEVICE_CACHE_MAX_ENTRIES, ACCOUNT_CACHE_MAX_ENTRIES).',
+      labelNames: ['cache'] as const,
+      registers,
+      collect() {
+        for (const { name, capacity } of caches.census()) this.set({ cache: name }, capacity);
+      },
+    });
+
+    new Counter({
+      name: 'dcs_cache_evictions_total',
+      help: 'Entries each in-memory cache forgot to make room (least recently used first): steadily rising, the cache is smaller than the fleet this instance serves.',
+      labelNames: ['cache'] as const,
+      registers,
+      collect() {
+        this.reset();
+        for (const { name, evictions } of caches.census()) this.inc({ cache: name }, evictions);
       },
     });
 

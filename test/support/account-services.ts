@@ -25,6 +25,7 @@ import { PasswordCheck } from '../../src/modules/accounts/application/password-c
 import { CUSTOMER_TOKEN_AUDIENCE, UserTokens, type CustomerTokenClaims } from '../../src/modules/accounts/application/user-tokens.js';
 import { User } from '../../src/modules/accounts/domain/user.js';
 import type { TransactionRunner } from '../../src/modules/accounts/domain/user.repository.js';
+import { MemoryCaches } from '../../src/shared/memory/memory-caches.js';
 
 /**
  * The accounts module's services wired as the module wires them, on in-memory stores and a fixed
@@ -117,7 +118,7 @@ export function setUpAccounts(envSource: Record<string, string> = {}) {
   const outbox = new ImmediateAccountMails(new SendVerificationMail(users, hasher, mailer, clock, baseUrl), new SendSignupNotice(mailer), new SendPasswordResetMail(users, hasher, mailer, clock, baseUrl));
   const erasure = new AccountErasure();
   // Not connected, the feed is not live: every guard check reads the repository, as it must.
-  const customerSessions = new CustomerSessions(users, new ChangeFeed('postgres://unused'));
+  const customerSessions = new CustomerSessions(users, new ChangeFeed('postgres://unused'), new MemoryCaches(env));
   const sharing = new SharingService(new InMemoryShareStore(), clock, new RecordingAuditLog());
   const passwordCheck = new PasswordCheck(hasher, limiter, env);
   const accounts = new AccountsService(users, tokens, hasher, passwordCheck, clock, customerSessions, erasure);

@@ -1,5 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { ChangeFeed } from '../../../shared/database/change-feed.js';
+import type { BoundedMap } from '../../../shared/memory/bounded-map.js';
+import { MemoryCaches } from '../../../shared/memory/memory-caches.js';
 import type { Role } from '../domain/user.js';
 import { UserRepository } from '../domain/user.repository.js';
 
@@ -11,8 +13,8 @@ export interface SessionAccount {
   tokenVersion: number;
 }
 
-/** Accounts in sessions the cache keeps at most; past it, it starts over. */
-const CACHE_LIMIT = 100_000;
+/** Sessions kept per account at most; past it, its least recently used one goes. */
+const SESSIONS_PER_ACCOUNT = 16;
 
 /**
  * The customer guard's per-request read (the account, and whether the token's session still has
@@ -24,14 +26,15 @@ const CACHE_LIMIT = 100_000;
  */
 @Injectable()
 export class CustomerSessions {
-  /** userId → sessionId → account. */
-  private readonly byUser = new Map<string, Map<string, SessionAccount>>();
-  private size = 0;
+  /** userId → sessionId → account; accounts bounded by ACCOUNT_CACHE_MAX_ENTRIES. */
+  private readonly byUser: BoundedMap<Map<string, SessionAccount>>;
 
   constructor(
     private readonly users: UserRepository,
     private readonly feed: ChangeFeed,
+    caches: MemoryCaches,
   ) {
+    this.byUser = caches.perAccount('customer_sessions');
     feed.subscribe('user', (userId) => (userId === '*' || userId === '' ? this.clear() : this.forget(userId)));
   }
 
@@ -46,11 +49,11 @@ export class CustomerSessions {
     const account: SessionAccount = { userId: user.id, role: user.role, emailVerified: user.emailVerified, tokenVersion: user.tokenVersion };
     // A change heard while reading may be older or newer than what was read: keep nothing then.
     if (this.feed.live && this.feed.epoch === epoch) {
-      if (this.size >= CACHE_LIMIT) this.clear();
       let sessions = this.byUser.get(userId);
       if (!sessions) this.byUser.set(userId, (sessions = new Map()));
-      if (!sessions.has(sessionId)) this.size += 1;
+      sessions.delete(sessionId);
       sessions.set(sessionId, account);
+      if (sessions.size > SESSIONS_PER_ACCOUNT) sessions.delete(sessions.keys().next().value as string);
     }
     return account;
   }
@@ -61,12 +64,10 @@ export class CustomerSessions {
   }
 
   private forget(userId: string): void {
-    this.size -= this.byUser.get(userId)?.size ?? 0;
     this.byUser.delete(userId);
   }
 
   private clear(): void {
     this.byUser.clear();
-    this.size = 0;
   }
 }

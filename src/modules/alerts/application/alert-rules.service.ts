@@ -1,14 +1,13 @@
 import { Injectable, type OnModuleInit } from '@nestjs/common';
 import { Clock } from '../../../config/config.module.js';
 import { ChangeFeed } from '../../../shared/database/change-feed.js';
+import type { BoundedMap } from '../../../shared/memory/bounded-map.js';
+import { MemoryCaches } from '../../../shared/memory/memory-caches.js';
 import { NotFoundError } from '../../../shared/domain-error.js';
 import { DEFAULT_ALERT_RULES, validateAlertRules, type AlertRule } from '../domain/alert-rule.js';
 import { AlertStore } from '../domain/alert.store.js';
 import { AlertTransitions } from './alert-transitions.js';
 import { AuditLog, type AuditContext } from '../../audit/index.js';
-
-/** Devices whose rules the cache keeps at most; past it, it starts over. */
-const CACHE_LIMIT = 100_000;
 
 export interface RulesView {
   rules: AlertRule[];
@@ -26,7 +25,7 @@ const copy = (rules: readonly AlertRule[]): AlertRule[] => rules.map((rule) => (
 @Injectable()
 export class AlertRules implements OnModuleInit {
   /** deviceId → its own rules, or null: none, it follows the defaults. */
-  private readonly own = new Map<string, AlertRule[] | null>();
+  private readonly own: BoundedMap<AlertRule[] | null>;
   private defaults: AlertRule[] | undefined;
 
   constructor(
@@ -35,7 +34,10 @@ export class AlertRules implements OnModuleInit {
     private readonly transitions: AlertTransitions,
     private readonly clock: Clock,
     private readonly audit: AuditLog,
-  ) {}
+    caches: MemoryCaches,
+  ) {
+    this.own = caches.perDevice('alert_rules');
+  }
 
   onModuleInit(): void {
     this.feed.subscribe('alert_rules', () => this.own.clear());
@@ -46,17 +48,18 @@ export class AlertRules implements OnModuleInit {
   async rulesFor(deviceIds: string[]): Promise<Map<string, AlertRule[]>> {
     const live = this.feed.live;
     const epoch = this.feed.epoch;
-    const missing = live ? deviceIds.filter((id) => !this.own.has(id)) : deviceIds;
+    const cached = new Map<string, AlertRule[] | null>();
+    if (live) for (const id of deviceIds) if (this.own.has(id)) cached.set(id, this.own.get(id) as AlertRule[] | null);
+    const missing = deviceIds.filter((id) => !cached.has(id));
     const loaded = missing.length > 0 ? await this.store.deviceRules(missing) : new Map<string, AlertRule[]>();
     const defaults = live && this.defaults ? this.defaults : ((await this.store.storedDefaults()) ?? copy(DEFAULT_ALERT_RULES));
     // A change heard while loading may be older or newer than what was read: cache nothing then.
     if (live && this.feed.epoch === epoch) {
-      if (this.own.size + missing.length > CACHE_LIMIT) this.own.clear();
       for (const id of missing) this.own.set(id, loaded.get(id) ?? null);
       this.defaults = defaults;
     }
     const result = new Map<string, AlertRule[]>();
-    for (const id of deviceIds) result.set(id, (live ? this.own.get(id) : undefined) ?? loaded.get(id) ?? defaults);
+    for (const id of deviceIds) result.set(id, cached.get(id) ?? loaded.get(id) ?? defaults);
     return result;
   }
 

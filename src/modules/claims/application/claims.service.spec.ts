@@ -22,6 +22,7 @@ import { RecordingEventLog } from '../../../../test/fakes/events/recording-event
 import { SharingService } from '../../sharing/index.js';
 import { InMemoryShareStore } from '../../../../test/fakes/sharing/in-memory-share-store.js';
 import { ClaimsService, type ClaimCommand } from './claims.service.js';
+import { MemoryCaches } from '../../../shared/memory/memory-caches.js';
 
 /** Open registration: the allowlist is never consulted. */
 class NoAllowlist extends RegistrationAllowlistStore {
@@ -60,7 +61,7 @@ function setUp(envSource: Record<string, string> = {}) {
   const hasher = new SecretHasher('x'.repeat(32), TEST_HASH_COST);
   const limiter = new InMemoryFailureLimiter(() => clock.now().getTime());
   const tokens = new DeviceTokens(new JwtService({ secret: 'y'.repeat(32) }), new InMemoryRefreshTokenStore(), hasher, env);
-  const registration = new DeviceRegistrationService(repository, new NoAllowlist(), tokens, hasher, limiter, clock, env, new DeviceSnapshots(new InMemoryDeviceSnapshotSource(repository), new ChangeFeed('postgres://unused')), new InMemoryFleetDefaultsStore());
+  const registration = new DeviceRegistrationService(repository, new NoAllowlist(), tokens, hasher, limiter, clock, env, new DeviceSnapshots(new InMemoryDeviceSnapshotSource(repository), new ChangeFeed('postgres://unused'), new MemoryCaches(env)), new InMemoryFleetDefaultsStore());
   const devices = new DeviceOwnershipService(repository, tokens, hasher, env);
   const audit = new RecordingClaimAudit();
   const events = new RecordingEventLog();

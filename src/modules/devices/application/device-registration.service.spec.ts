@@ -16,6 +16,7 @@ import { DevicePrincipal } from '../../../auth/principals.js';
 import { InMemoryDeviceRepository, InMemoryDeviceSnapshotSource } from '../../../../test/fakes/devices/in-memory-device-repository.js';
 import { InMemoryRefreshTokenStore } from '../../../../test/fakes/shared/in-memory-refresh-token-store.js';
 import { RegistrationAllowlistStore } from '../domain/registration-allowlist.store.js';
+import { MemoryCaches } from '../../../shared/memory/memory-caches.js';
 
 /** Open registration: the allowlist is never consulted. */
 class NoAllowlist extends RegistrationAllowlistStore {
@@ -40,7 +41,7 @@ function setUp(overrides: Record<string, string> = {}) {
   const jwt = new JwtService({ secret: 'y'.repeat(32) });
   const refreshTokens = new InMemoryRefreshTokenStore();
   const tokens = new DeviceTokens(jwt, refreshTokens, hasher, env);
-  const service = new DeviceRegistrationService(repository, new NoAllowlist(), tokens, hasher, limiter, clock, env, new DeviceSnapshots(new InMemoryDeviceSnapshotSource(repository), new ChangeFeed('postgres://unused')), new InMemoryFleetDefaultsStore());
+  const service = new DeviceRegistrationService(repository, new NoAllowlist(), tokens, hasher, limiter, clock, env, new DeviceSnapshots(new InMemoryDeviceSnapshotSource(repository), new ChangeFeed('postgres://unused'), new MemoryCaches(env)), new InMemoryFleetDefaultsStore());
   const stored = async (deviceId: string) => {
     const device = await repository.findById(deviceId);
     if (!device) throw new Error(`${deviceId} is not stored`);

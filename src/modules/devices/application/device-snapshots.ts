@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { ChangeFeed } from '../../../shared/database/change-feed.js';
 import { Mirror } from '../../../shared/database/mirror.js';
+import { MemoryCaches } from '../../../shared/memory/memory-caches.js';
 import { DeviceSnapshotQueries, type DeviceSnapshot } from '../domain/device-snapshot.queries.js';
 
 /**
@@ -12,8 +13,8 @@ import { DeviceSnapshotQueries, type DeviceSnapshot } from '../domain/device-sna
 export class DeviceSnapshots {
   private readonly mirror: Mirror<DeviceSnapshot | null>;
 
-  constructor(source: DeviceSnapshotQueries, feed: ChangeFeed) {
-    this.mirror = new Mirror(feed, 'device', (deviceId) => source.load(deviceId));
+  constructor(source: DeviceSnapshotQueries, feed: ChangeFeed, caches: MemoryCaches) {
+    this.mirror = new Mirror(feed, 'device', (deviceId) => source.load(deviceId), caches.perDevice('device_snapshots'));
   }
 
   get(deviceId: string): Promise<DeviceSnapshot | null> {

@@ -10,6 +10,7 @@ import { FirmwareReleasesService, type PublishRelease } from './firmware-release
 import { InMemoryBatteryReadingsQueries, InMemoryFirmwareReleaseRepository, InMemoryOtaDevices, InMemoryOtaEventStore, InMemoryOtaTables, InMemoryReleaseOfferStore } from '../../../../test/fakes/ota/in-memory-ota.js';
 import { RecordingEventLog } from '../../../../test/fakes/events/recording-event-log.js';
 import { OtaService } from './ota.service.js';
+import { MemoryCaches } from '../../../shared/memory/memory-caches.js';
 
 const START = new Date('2026-11-21T12:00:00.000Z');
 const MINUTE = 60_000;
@@ -36,7 +37,7 @@ function setUp(options: { deletedOnceRead?: boolean } = {}) {
   const devices = options.deletedOnceRead ? new DeletedOnceRead(tables) : new InMemoryOtaDevices(tables);
   const eventLog = new RecordingEventLog();
   const releasesService = new FirmwareReleasesService(releases, eventLog, clock, loadEnv({}), new RecordingAuditLog());
-  const service = new OtaService(devices, offers, releases, releasesService, new InMemoryOtaEventStore(tables), eventLog, new InMemoryBatteryReadingsQueries(tables), clock);
+  const service = new OtaService(devices, offers, releases, releasesService, new InMemoryOtaEventStore(tables), eventLog, new InMemoryBatteryReadingsQueries(tables), clock, new MemoryCaches(loadEnv({})));
   tables.addDevice({ deviceId: GATEWAY, hardwareId: 'hw-a', firmwareVersion: '0.1.3', channel: 'stable' });
   const publish = (overrides: Partial<PublishRelease> = {}) => {
     const version = overrides.version ?? '0.1.50';

@@ -4,6 +4,8 @@ import { Clock } from '../../../config/config.module.js';
 import { UnauthorizedError } from '../../../shared/domain-error.js';
 import { strongTag } from '../../../shared/http/etag.js';
 import { FirmwareVersion } from '../../../shared/kernel/firmware-version.js';
+import type { BoundedMap } from '../../../shared/memory/bounded-map.js';
+import { MemoryCaches } from '../../../shared/memory/memory-caches.js';
 import { selectRelease, type FirmwareRelease, type OtaTarget } from '../domain/firmware-release.js';
 import { FirmwareReleaseRepository } from '../domain/firmware-release.repository.js';
 import { OtaDevices } from '../domain/ota-devices.js';
@@ -17,7 +19,6 @@ import { FirmwareReleasesService } from './firmware-releases.service.js';
 
 /** How far ahead of the service's clock an event's ts may be (gateway clocks drift). */
 const MAX_FUTURE_SKEW_MS = 5 * 60 * 1000;
-const OFFERS_REMEMBERED = 100_000;
 /** An outcome this instance recorded is written again after this long: another instance may have recorded a different one since. */
 const OUTCOME_REWRITE_MS = 60_000;
 
@@ -51,7 +52,7 @@ export class OtaService {
    * What this instance last recorded per (release, device), offered or held back, and when: a
    * device polling without If-None-Match costs no write while its outcome stays the same.
    */
-  private readonly recordedOutcomes = new Map<string, { outcome: string; at: number }>();
+  private readonly recordedOutcomes: BoundedMap<{ outcome: string; at: number }>;
 
   constructor(
     private readonly devices: OtaDevices,
@@ -62,7 +63,10 @@ export class OtaService {
     private readonly eventLog: EventLog,
     private readonly batteries: BatteryReadingsQueries,
     private readonly clock: Clock,
-  ) {}
+    caches: MemoryCaches,
+  ) {
+    this.recordedOutcomes = caches.perDevice('ota_outcomes');
+  }
 
   /**
    * From memory while neither the device nor any release changed: no query for a poll that has no
@@ -99,7 +103,6 @@ export class OtaService {
     if (recorded && recorded.outcome === outcome && now.getTime() - recorded.at < OUTCOME_REWRITE_MS) return;
     if (latest.heldBack) await this.offers.recordHeldBack(deviceId, release.id, latest.heldBack.reason, now);
     else await this.offers.recordOffer(deviceId, release.id, now);
-    if (this.recordedOutcomes.size >= OFFERS_REMEMBERED) this.recordedOutcomes.clear();
     this.recordedOutcomes.set(key, { outcome, at: now.getTime() });
   }
 

@@ -1,13 +1,13 @@
 import { Injectable, type OnModuleDestroy } from '@nestjs/common';
 import { Sql } from '../../../shared/database/sql.js';
+import type { BoundedMap } from '../../../shared/memory/bounded-map.js';
+import { MemoryCaches } from '../../../shared/memory/memory-caches.js';
 import { TELEMETRY_VIEWS, TelemetryFeed, type StoredTelemetry } from '../../telemetry/index.js';
 import type { BatteryReadings } from '../domain/battery-guard.js';
 import { BatteryReadingsQueries } from '../domain/battery-readings.queries.js';
 
 /** How long a device's readings are remembered when no record of it is stored on this instance. */
 export const BATTERY_READINGS_TTL_MS = 60_000;
-/** Above this many remembered devices, expired and invalidated entries are swept before another is added. */
-const SWEEP_ABOVE = 10_000;
 
 interface Remembered {
   readings?: BatteryReadings;
@@ -24,14 +24,16 @@ interface Remembered {
  */
 @Injectable()
 export class SqlBatteryReadingsQueries extends BatteryReadingsQueries implements OnModuleDestroy {
-  private readonly remembered = new Map<string, Remembered>();
+  private readonly remembered: BoundedMap<Remembered>;
   private readonly unsubscribe: () => void;
 
   constructor(
     private readonly sql: Sql,
     feed: TelemetryFeed,
+    caches: MemoryCaches,
   ) {
     super();
+    this.remembered = caches.perDevice('ota_battery_readings');
     this.unsubscribe = feed.subscribe((stored) => this.forget(stored));
   }
 
@@ -44,7 +46,6 @@ export class SqlBatteryReadingsQueries extends BatteryReadingsQueries implements
     let entry = this.remembered.get(deviceId);
     if (entry?.readings && now - entry.at < BATTERY_READINGS_TTL_MS) return entry.readings;
     if (!entry) {
-      if (this.remembered.size >= SWEEP_ABOVE) this.sweep(now);
       entry = { at: 0, generation: 0 };
       this.remembered.set(deviceId, entry);
     }
@@ -75,12 +76,6 @@ export class SqlBatteryReadingsQueries extends BatteryReadingsQueries implements
       if (!entry) continue;
       entry.readings = undefined;
       entry.generation += 1;
-    }
-  }
-
-  private sweep(now: number): void {
-    for (const [deviceId, entry] of this.remembered) {
-      if (!entry.readings || now - entry.at >= BATTERY_READINGS_TTL_MS) this.remembered.delete(deviceId);
     }
   }
 }

@@ -2,12 +2,13 @@ import { Injectable, type CanActivate, type ExecutionContext } from '@nestjs/com
 import type { FastifyRequest } from 'fastify';
 import { Env } from '../../../config/env.js';
 import { RateLimitedError } from '../../../shared/domain-error.js';
+import type { BoundedMap } from '../../../shared/memory/bounded-map.js';
+import { MemoryCaches } from '../../../shared/memory/memory-caches.js';
 import { FailureLimiter, type FailureBucket } from '../../../shared/rate-limit/failure-limiter.js';
 import type { DevicePrincipal } from '../../../auth/principals.js';
 
 /** After the shared store failed to answer, uploads go unlimited this long without waiting on it again. */
 const STORE_PAUSE_MS = 5000;
-const MAX_BLOCKED = 10_000;
 
 /**
  * A budget of TELEMETRY_MAX_REQUESTS_PER_DEVICE uploads per TELEMETRY_RATE_WINDOW_SEC for each
@@ -19,13 +20,17 @@ const MAX_BLOCKED = 10_000;
  */
 @Injectable()
 export class IngestRateLimitGuard implements CanActivate {
-  private readonly blockedUntil = new Map<string, number>();
+  /** deviceId → when its block ends. */
+  private readonly blockedUntil: BoundedMap<number>;
   private storePausedUntil = 0;
 
   constructor(
     private readonly limiter: FailureLimiter,
     private readonly env: Env,
-  ) {}
+    caches: MemoryCaches,
+  ) {
+    this.blockedUntil = caches.perDevice('upload_blocks');
+  }
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
     const { deviceId } = context.switchToHttp().getRequest<FastifyRequest & { user: DevicePrincipal }>().user;
@@ -43,17 +48,10 @@ export class IngestRateLimitGuard implements CanActivate {
       return true;
     }
     if (wait === 0) return true;
-    this.remember(deviceId, now + wait * 1000, now);
+    this.blockedUntil.set(deviceId, now + wait * 1000);
     throw tooMany(wait);
   }
 
-  private remember(deviceId: string, until: number, now: number): void {
-    if (this.blockedUntil.size >= MAX_BLOCKED) {
-      for (const [key, at] of this.blockedUntil) if (at <= now) this.blockedUntil.delete(key);
-      if (this.blockedUntil.size >= MAX_BLOCKED) return;
-    }
-    this.blockedUntil.set(deviceId, until);
-  }
 }
 
 function tooMany(retryAfterSec: number): RateLimitedError {
