@@ -17,6 +17,8 @@ export interface BenchOptions {
   soakSec?: number;
   /** Only the floor under S3 (bench/floor.ts): no database, no service. */
   floor: boolean;
+  /** Fleet: this many distinct gateways through the service alone, twice, for its memory per gateway (bench/fleet.ts). */
+  fleetGateways?: number;
 }
 
 const ALL_SCENARIOS: ScenarioId[] = ['S1', 'S2', 'S3', 'S4', 'S5', 'S6', 'S7', 'S8', 'S9', 'S10'];
@@ -40,6 +42,9 @@ export const USAGE = `npm run bench -- [options]
   --seed-only        seed (or reuse) the data, print its figures, and stop
   --soak DURATION    soak instead of the scenarios: mixed traffic against the service alone for
                      e.g. 90s, 10m or 1h, figures per minute (per tenth when shorter than 10 min)
+  --fleet [N]        instead of the scenarios: N distinct gateways (default 100,000; --quick 10,000)
+                     each register, log in, poll config and OTA and upload once through the
+                     service alone, then again; RSS per gateway and its bounds (bench/fleet.ts)
   --floor            S3's answers from a bare node:http server (JSON and socket only, no database):
                      what building and sending them costs on this machine (uses --warmup, --duration)
 `;
@@ -63,7 +68,7 @@ export function parseOptions(argv: string[]): BenchOptions {
     const index = argv.indexOf(name);
     return index >= 0 ? argv[index + 1] : undefined;
   };
-  const known = new Set(['--quick', '--full', '--scenarios', '--rounds', '--warmup', '--duration', '--devices', '--days', '--reseed', '--seed-only', '--soak', '--floor', '--help']);
+  const known = new Set(['--quick', '--full', '--scenarios', '--rounds', '--warmup', '--duration', '--devices', '--days', '--reseed', '--seed-only', '--soak', '--floor', '--fleet', '--help']);
   for (const flag of flags) if (!known.has(flag)) throw new Error(`Unknown option ${flag}\n\n${USAGE}`);
   if (flags.has('--quick') && flags.has('--full')) throw new Error('--quick and --full exclude each other');
   const soakSec = flags.has('--soak') ? parseDuration('--soak', valueOf('--soak')) : undefined;
@@ -75,6 +80,12 @@ export function parseOptions(argv: string[]): BenchOptions {
   }
 
   const profile: Profile = flags.has('--quick') ? 'quick' : flags.has('--full') ? 'full' : 'default';
+  let fleetGateways: number | undefined;
+  if (flags.has('--fleet')) {
+    if (soakSec !== undefined || flags.has('--floor') || flags.has('--scenarios')) throw new Error('--fleet runs alone: drop --soak, --floor and --scenarios');
+    const raw = valueOf('--fleet');
+    fleetGateways = raw && !raw.startsWith('--') ? positiveInt('--fleet', raw) : profile === 'quick' ? 10_000 : 100_000;
+  }
   const base =
     profile === 'quick'
       ? { devices: 10, days: 1, rounds: 1, warmupSec: 2, durationSec: 5 }
@@ -107,5 +118,6 @@ export function parseOptions(argv: string[]): BenchOptions {
     seedOnly: flags.has('--seed-only'),
     soakSec,
     floor: flags.has('--floor'),
+    fleetGateways,
   };
 }

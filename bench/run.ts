@@ -41,6 +41,8 @@ import { prepareData } from './seed.js';
 import { EventLoopLog, renderSoakReport, runSoak, soakIntervalMs, type SoakInterval, type SoakResult } from './soak.js';
 import { killAllChildrenNow, nodeFlagsFrom, serviceStart, startServer, type ServerProcess } from './servers.js';
 import { runFloor } from './floor.js';
+import { renderFleetReport, runFleet } from './fleet.js';
+import { Env } from '../src/config/env.js';
 import { checkSqlParity } from './sql-parity.js';
 import { fleetOf, IngestClock, type Fleet } from './workloads.js';
 
@@ -108,7 +110,9 @@ async function main(): Promise<void> {
   const needsBaseline = variants.some((variant) => targetsOf(variant, 1).includes('baseline'));
   const runsPerRound = variants.reduce((sum, variant) => sum + targetsOf(variant, 1).length, 0);
   const soakSec = options.soakSec;
-  if (soakSec !== undefined) {
+  if (options.fleetGateways !== undefined) {
+    log(`Fleet: ${options.fleetGateways} distinct gateways through the service alone, twice (bench/fleet.ts).`);
+  } else if (soakSec !== undefined) {
     // Each half of the fleet feeds one ingest stream (bench/soak.ts).
     if (options.devices < 2) throw new Error('--soak needs at least 2 devices');
     log(`Soak: ${options.devices} devices x ${options.days} days, the service alone, ${soakSec} s of mixed traffic, figures every ${soakIntervalMs(soakSec) / 1000} s.`);
@@ -209,6 +213,23 @@ async function main(): Promise<void> {
       gateways: { ...fleetOf(gatewaysOf(), operatorsOf(), new Date(seed.t0)), clock: new IngestClock(gatewaysOf().length) },
     };
     const clock = new IngestClock(devices.length);
+
+    if (options.fleetGateways !== undefined) {
+      const metricsPort = SERVICE_PORT + 20;
+      // Every gateway registers from this one address, and the second pass retries the first's registrations.
+      const fleetSettings = { REGISTRATION_MAX_PER_ADDRESS: '1000000', REGISTRATION_RETRY_WINDOW_SEC: '86400', METRICS_PORT: String(metricsPort) };
+      const service = await startServer({ ...serviceServer, env: { ...serviceEnv, ...fleetSettings } });
+      servers.push(service);
+      const result = await runFleet({ baseUrl: service.url, metricsUrl: `http://${HOST}:${metricsPort}/metrics`, pid: service.pid, gateways: options.fleetGateways, log });
+      const defaults = new Env();
+      const settings = { DEVICE_CACHE_MAX_ENTRIES: String(defaults.DEVICE_CACHE_MAX_ENTRIES), ACCOUNT_CACHE_MAX_ENTRIES: String(defaults.ACCOUNT_CACHE_MAX_ENTRIES), ...fleetSettings, 'node flags': serviceServer.nodeFlags.join(' ') || 'none' };
+      const report = renderFleetReport(machineInfo(), settings, result);
+      writeFileSync(join(outputDir, 'fleet-last-run.md'), report);
+      writeFileSync(join(outputDir, 'fleet-last-run.json'), JSON.stringify(result, null, 2));
+      log(`\n${report}`);
+      if (!result.withinBounds) process.exitCode = 1;
+      return;
+    }
 
     if (soakSec !== undefined) {
       const eventLoop = new EventLoopLog();
