@@ -85,7 +85,10 @@ describe('memory bounded per instance', () => {
   it('every cache is named with its capacity', async () => {
     const samples = await scrape();
     const names = samples.filter((sample) => sample.name === 'dcs_cache_capacity').map((sample) => sample.labels.cache);
-    expect(names.sort()).toEqual(['alert_rules', 'customer_sessions', 'device_snapshots', 'ota_battery_readings', 'ota_outcomes', 'upload_blocks']);
+    expect(names.sort()).toEqual(['alert_rules', 'customer_sessions', 'device_snapshots', 'ota_battery_readings', 'ota_outcomes', 'rate_limit_windows', 'upload_blocks']);
+    // Without REDIS_URL the failure limits count in memory, a window per subject, within their own bound.
+    expect(valueOf(samples, 'dcs_cache_capacity', { cache: 'rate_limit_windows' })).toBe(100_000);
+    expect(valueOf(samples, 'dcs_cache_entries', { cache: 'rate_limit_windows' })).toBeGreaterThanOrEqual(DEVICES);
     expect(valueOf(samples, 'dcs_cache_capacity', { cache: 'customer_sessions' })).toBe(20_000);
   });
 });

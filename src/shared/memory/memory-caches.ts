@@ -10,6 +10,11 @@ export interface CacheCensus {
   evictions: number;
 }
 
+/** A structure that keeps its own bound (the in-memory failure limiter's windows) and says how full it is. */
+export interface CountedCache {
+  census(): Omit<CacheCensus, 'name'>;
+}
+
 /**
  * The in-memory caches of this instance that grow with the fleet, each bounded: per device
  * (DEVICE_CACHE_MAX_ENTRIES each) or per customer account (ACCOUNT_CACHE_MAX_ENTRIES). Made here so
@@ -18,7 +23,7 @@ export interface CacheCensus {
  */
 @Injectable()
 export class MemoryCaches {
-  private readonly caches = new Map<string, BoundedMap<unknown>>();
+  private readonly caches = new Map<string, CountedCache>();
 
   constructor(private readonly env: Env) {}
 
@@ -32,14 +37,19 @@ export class MemoryCaches {
     return this.make<V>(name, this.env.ACCOUNT_CACHE_MAX_ENTRIES);
   }
 
+  /** Counts, in /metrics, a structure bounded by its own rule. */
+  track(name: string, cache: CountedCache): void {
+    if (this.caches.has(name)) throw new Error(`cache ${name} is counted twice`);
+    this.caches.set(name, cache);
+  }
+
   census(): CacheCensus[] {
-    return [...this.caches].map(([name, cache]) => ({ name, size: cache.size, capacity: cache.capacity, evictions: cache.evictions }));
+    return [...this.caches].map(([name, cache]) => ({ name, ...cache.census() }));
   }
 
   private make<V>(name: string, capacity: number): BoundedMap<V> {
-    if (this.caches.has(name)) throw new Error(`cache ${name} is made twice`);
     const cache = new BoundedMap<V>(capacity);
-    this.caches.set(name, cache as BoundedMap<unknown>);
+    this.track(name, { census: () => ({ size: cache.size, capacity: cache.capacity, evictions: cache.evictions }) });
     return cache;
   }
 }

@@ -83,6 +83,7 @@ const MAX_KEYS = 100_000;
 
 export class InMemoryFailureLimiter extends FailureLimiter {
   private readonly windows = new Map<string, Window>();
+  private evicted = 0;
 
   constructor(private readonly now: () => number = Date.now) {
     super();
@@ -144,6 +145,12 @@ export class InMemoryFailureLimiter extends FailureLimiter {
     while (this.windows.size >= MAX_KEYS) {
       const oldest = this.windows.keys().next().value as string;
       this.windows.delete(oldest);
+      this.evicted += 1;
     }
+  }
+
+  /** Windows held (one per limited subject: device, address, account), for /metrics. */
+  census(): { size: number; capacity: number; evictions: number } {
+    return { size: this.windows.size, capacity: MAX_KEYS, evictions: this.evicted };
   }
 }
