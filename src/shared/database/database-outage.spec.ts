@@ -53,4 +53,13 @@ describe('DatabaseOutage: one line when an outage begins, one when it ends', () 
     outage.connected();
     expect(outage.isOngoing('overloaded')).toBe(true);
   });
+
+  it('once the service stops, a session its own stop terminates is not an outage', () => {
+    const outage = new DatabaseOutage(() => Date.now());
+    outage.stop();
+    outage.refused('unreachable', '57P01');
+
+    expect(lines).toEqual([]);
+    expect(outage.isOngoing('unreachable')).toBe(false);
+  });
 });

@@ -20,6 +20,7 @@ export class DatabaseOutage {
   private readonly logger = new Logger('Database');
   private readonly episodes = new Map<UnavailableCause, Episode>();
   private quietTimer: NodeJS.Timeout | null = null;
+  private stopped = false;
 
   constructor(private readonly now: () => number = Date.now) {}
 
@@ -30,6 +31,9 @@ export class DatabaseOutage {
 
   /** A request or a background task could not use the database, for this cause; `code`: the driver's code or reason. */
   refused(cause: UnavailableCause, code: string): void {
+    // The service is stopping: what fails while its connections close (an embedded PostgreSQL
+    // stopped right after, a job-queue session terminated by it) is the stop, not an outage.
+    if (this.stopped) return;
     const now = this.now();
     const episode = this.episodes.get(cause);
     if (episode) {
@@ -47,7 +51,9 @@ export class DatabaseOutage {
     this.end('unreachable');
   }
 
+  /** The service is stopping (its database connection closed): nothing is logged from here on. */
   stop(): void {
+    this.stopped = true;
     if (this.quietTimer) clearTimeout(this.quietTimer);
     this.quietTimer = null;
   }
