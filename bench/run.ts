@@ -130,7 +130,9 @@ async function main(): Promise<void> {
     log('SQL parity: the baseline runs the same statements as the service.');
   }
 
-  const dataDir = join(root, '.data-bench', `${options.devices}x${options.days}`);
+  // The fleet run leaves its gateways (100,000 by default) in the database: a data directory of its
+  // own, so the scenarios never run against them.
+  const dataDir = join(root, '.data-bench', `${options.fleetGateways !== undefined ? 'fleet-' : ''}${options.devices}x${options.days}`);
   const postgresLog = join(outputDir, 'postgres.log');
   writeFileSync(postgresLog, '');
   let postgres: EmbeddedPostgresHandle | undefined;
