@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { ChangeFeed } from '../../../shared/database/change-feed.js';
-import type { BoundedMap } from '../../../shared/memory/bounded-map.js';
+import { BoundedMap } from '../../../shared/memory/bounded-map.js';
 import { MemoryCaches } from '../../../shared/memory/memory-caches.js';
 import type { Role } from '../domain/user.js';
 import { UserRepository } from '../domain/user.repository.js';
@@ -27,7 +27,7 @@ const SESSIONS_PER_ACCOUNT = 16;
 @Injectable()
 export class CustomerSessions {
   /** userId → sessionId → account; accounts bounded by ACCOUNT_CACHE_MAX_ENTRIES. */
-  private readonly byUser: BoundedMap<Map<string, SessionAccount>>;
+  private readonly byUser: BoundedMap<BoundedMap<SessionAccount>>;
 
   constructor(
     private readonly users: UserRepository,
@@ -50,10 +50,8 @@ export class CustomerSessions {
     // A change heard while reading may be older or newer than what was read: keep nothing then.
     if (this.feed.live && this.feed.epoch === epoch) {
       let sessions = this.byUser.get(userId);
-      if (!sessions) this.byUser.set(userId, (sessions = new Map()));
-      sessions.delete(sessionId);
+      if (!sessions) this.byUser.set(userId, (sessions = new BoundedMap(SESSIONS_PER_ACCOUNT)));
       sessions.set(sessionId, account);
-      if (sessions.size > SESSIONS_PER_ACCOUNT) sessions.delete(sessions.keys().next().value as string);
     }
     return account;
   }
