@@ -11,6 +11,8 @@ import { SqlBatteryEnergyStore } from '../src/modules/batteries/infrastructure/s
 import { SqlTelemetryPartitionStore } from '../src/modules/telemetry/infrastructure/sql-telemetry-partition.store.js';
 import { dataSourceOptions, MIGRATIONS } from '../src/shared/database/data-source-options.js';
 import { runMigrations } from '../src/shared/database/migrate.js';
+import { ReadReplicas } from '../src/shared/database/read-replicas.js';
+import { ReplicaSql } from '../src/shared/database/replica-sql.js';
 import { Sql } from '../src/shared/database/sql.js';
 import { ARGON2_OPTIONS } from '../src/shared/crypto/secret-hasher.js';
 import { BATTERY_ID, CUSTOMER_PASSWORD, customersOf, devicesOf, gatewaysOf, liveDevicesOf, operatorsOf, viewersOf, type CustomerFixture, type DeviceFixture } from './fixtures.js';
@@ -100,7 +102,9 @@ async function seedBatteryEnergy(url: string, from: Date, to: Date, log: Log): P
     );
     log(`Battery energy: recomputing ${(rowCount ?? 0).toLocaleString('en-US')} battery-hours with the service's BatteryEnergy…`);
     await dataSource.initialize();
-    const energy = new BatteryEnergy(new SqlBatteryEnergyStore(new Sql(dataSource)), undefined as unknown as SchedulerRegistry, { BATTERY_ANALYTICS_ENABLED: true } as Env);
+    const sql = new Sql(dataSource);
+    const primaryOnly = new ReplicaSql(sql, new ReadReplicas({ urls: [], maxLagMs: 5000, checkIntervalMs: 1000 }, { url, poolSize: 1 }, () => null));
+    const energy = new BatteryEnergy(new SqlBatteryEnergyStore(sql, primaryOnly), undefined as unknown as SchedulerRegistry, { BATTERY_ANALYTICS_ENABLED: true } as Env);
     const { rows: batteries } = await client.query<{ device_id: string; battery_id: string }>('SELECT DISTINCT device_id, battery_id FROM battery_energy_stale');
     let next = 0;
     const worker = async () => {

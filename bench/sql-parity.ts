@@ -14,6 +14,7 @@ import { TelemetryFeed } from '../src/modules/telemetry/application/telemetry-fe
 import { UnmeasuredIngest } from '../src/modules/telemetry/application/ingest-metrics.js';
 import { SqlTelemetryRecordStore } from '../src/modules/telemetry/infrastructure/sql-telemetry-record.store.js';
 import { DeviceReturns } from '../src/modules/telemetry/domain/device-returns.js';
+import type { ReplicaSql } from '../src/shared/database/replica-sql.js';
 import type { Sql, SqlRunner } from '../src/shared/database/sql.js';
 import * as baseline from './baseline-sql.js';
 
@@ -68,27 +69,29 @@ async function capture(run: (sql: CapturingSql) => Promise<unknown>): Promise<Ca
 export async function checkSqlParity(): Promise<void> {
   const now = new Date();
   const asSql = (sql: CapturingSql) => sql as unknown as Sql;
+  // Reads that may lag run the same statements on a replica or the primary: captured alike.
+  const asReplica = (sql: CapturingSql) => sql as unknown as ReplicaSql;
   const feed = () => new ChangeFeed('postgres://unused');
   const expectations: Array<[string, Captured, string, string | undefined]> = [
     ['telemetry ingest', await capture((sql) => new SqlTelemetryRecordStore(asSql(sql), new TelemetryFeed(), new UnmeasuredIngest(), new NoReturns()).write('d', [{ ts: PARITY_NOW, batteryId: 'main', metrics: { soc: 1 } }], now)), baseline.INGEST_SQL, baseline.INGEST_NAME],
     ['user in session', await capture((sql) => new SqlSessionUsers(asSql(sql)).find('u', 's')), baseline.USER_IN_SESSION_SQL, baseline.USER_IN_SESSION_NAME],
     ['offerable releases', await capture((sql) => new SqlReleaseOfferStore(asSql(sql), feed()).offerableReleases()), baseline.OFFERABLE_RELEASES_SQL, baseline.OFFERABLE_RELEASES_NAME],
     ['record offer', await capture((sql) => new SqlReleaseOfferStore(asSql(sql), feed()).recordOffer('d', 'r', now)), baseline.RECORD_OFFER_SQL, baseline.RECORD_OFFER_NAME],
-    ['dashboard visibility', await capture((sql) => new SqlDashboardQueries(asSql(sql), new DeviceAccess(new SqlDeviceGrantQueries(asSql(sql)))).visibility({ userId: 'u', isAdmin: false }, 'd')), baseline.DEVICE_VISIBILITY_SQL, baseline.DEVICE_VISIBILITY_NAME],
+    ['dashboard visibility', await capture((sql) => new SqlDashboardQueries(asSql(sql), asReplica(sql), new DeviceAccess(new SqlDeviceGrantQueries(asSql(sql)))).visibility({ userId: 'u', isAdmin: false }, 'd')), baseline.DEVICE_VISIBILITY_SQL, baseline.DEVICE_VISIBILITY_NAME],
     [
       'history series',
-      await capture((sql) => new SqlTelemetryHistoryQueries(asSql(sql)).series({ deviceId: 'd', from: now, to: now, bucketSec: 300, metrics: null, batteryId: null })),
+      await capture((sql) => new SqlTelemetryHistoryQueries(asReplica(sql)).series({ deviceId: 'd', from: now, to: now, bucketSec: 300, metrics: null, batteryId: null })),
       baseline.SERIES_SQL,
       baseline.SERIES_NAME,
     ],
     [
       'battery energy: any stale hours',
-      await capture((sql) => new SqlBatteryEnergyStore(asSql(sql)).hasStale({ deviceId: 'd', batteryId: 'main' }, now, now).catch(() => false)),
+      await capture((sql) => new SqlBatteryEnergyStore(asSql(sql), asReplica(sql)).hasStale({ deviceId: 'd', batteryId: 'main' }, now, now).catch(() => false)),
       baseline.ENERGY_HAS_STALE_SQL,
       baseline.ENERGY_HAS_STALE_NAME,
     ],
-    ['battery profile', await capture((sql) => new SqlBatteryProfilesStore(asSql(sql)).get({ deviceId: 'd', batteryId: 'main' })), baseline.BATTERY_PROFILE_SQL, baseline.BATTERY_PROFILE_NAME],
-    ['battery energy sums', await capture((sql) => new SqlBatteryEnergyStore(asSql(sql)).sums({ deviceId: 'd', batteryId: 'main' }, now, now, 86_400)), baseline.ENERGY_SUMS_SQL, baseline.ENERGY_SUMS_NAME],
+    ['battery profile', await capture((sql) => new SqlBatteryProfilesStore(asSql(sql), asReplica(sql)).get({ deviceId: 'd', batteryId: 'main' })), baseline.BATTERY_PROFILE_SQL, baseline.BATTERY_PROFILE_NAME],
+    ['battery energy sums', await capture((sql) => new SqlBatteryEnergyStore(asSql(sql), asReplica(sql)).sums({ deviceId: 'd', batteryId: 'main' }, now, now, 86_400)), baseline.ENERGY_SUMS_SQL, baseline.ENERGY_SUMS_NAME],
     ['pending commands', await capture((sql) => new SqlCommandStore(asSql(sql)).pending('d', now)), baseline.COMMAND_PENDING_SQL, baseline.COMMAND_PENDING_NAME],
   ];
   const [usageTake, logInsert, usageAdd] = await captureAll(

@@ -5,7 +5,7 @@ import type { DestinationStream } from 'pino';
 import { AuthModule } from './auth/auth.module.js';
 import { ConfigModule, type Clock } from './config/config.module.js';
 import type { Argon2Cost } from './shared/crypto/secret-hasher.js';
-import type { Env } from './config/env.js';
+import { replicaUrls, type Env } from './config/env.js';
 import type { Secrets } from './config/secrets.js';
 import { HealthModule } from './health/health.module.js';
 import { MetricsModule } from './metrics/metrics.module.js';
@@ -60,6 +60,7 @@ export class AppModule {
           poolSize: env.DB_POOL_SIZE,
           connectTimeoutMs: env.DATABASE_CONNECT_TIMEOUT_MS,
           statementTimeoutMs: env.DATABASE_STATEMENT_TIMEOUT_MS,
+          replicas: { urls: replicaUrls(env), maxLagMs: env.REPLICA_MAX_LAG_MS, checkIntervalMs: env.REPLICA_CHECK_INTERVAL_MS },
         }, ENTITIES),
         JobsModule.register({ url: databaseUrl, pollIntervalMs: env.JOB_POLL_INTERVAL_MS }),
         MailModule,

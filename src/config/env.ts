@@ -48,6 +48,23 @@ export class Env {
   @Transform(toInt) @IsInt() @Min(0) @Max(600_000)
   DATABASE_STATEMENT_TIMEOUT_MS = 5000;
 
+  /**
+   * Comma-separated postgres:// URLs of streaming replicas. Reads that may be a few seconds old
+   * (history, export, battery energy and health, event and audit logs, alert and device lists) go to
+   * one that is within REPLICA_MAX_LAG_MS of the primary; everything else stays on DATABASE_URL.
+   */
+  @Transform(blankToUndefined) @IsOptional() @IsString() @MaxLength(4000)
+  @Matches(/^postgres(ql)?:\/\/[^\s,]+(,\s*postgres(ql)?:\/\/[^\s,]+)*$/, { message: 'DATABASE_REPLICA_URLS must be comma-separated postgres:// URLs' })
+  DATABASE_REPLICA_URLS?: string;
+
+  /** A replica further behind the primary than this is skipped (the primary serves) until it catches up. */
+  @Transform(toInt) @IsInt() @Min(100) @Max(600_000)
+  REPLICA_MAX_LAG_MS = 5000;
+
+  /** How often each replica's lag is measured; the measurement rounds up to this. */
+  @Transform(toInt) @IsInt() @Min(50) @Max(60_000)
+  REPLICA_CHECK_INTERVAL_MS = 1000;
+
   @Transform(blankToUndefined) @IsOptional() @IsString() @MinLength(32, { message: 'DEVICE_JWT_SECRET must be at least 32 characters' })
   DEVICE_JWT_SECRET?: string;
 
@@ -330,6 +347,11 @@ export class Env {
 /** The exports an instance runs at once: EXPORT_MAX_CONCURRENT, or a third of the pool (3 of the default 10), at least one. */
 export function exportMaxConcurrent(env: Env): number {
   return env.EXPORT_MAX_CONCURRENT ?? Math.max(1, Math.floor(env.DB_POOL_SIZE / 3));
+}
+
+/** DATABASE_REPLICA_URLS as a list; empty without replicas. */
+export function replicaUrls(env: Env): string[] {
+  return (env.DATABASE_REPLICA_URLS ?? '').split(',').map((url) => url.trim()).filter(Boolean);
 }
 
 export class InvalidEnvironmentError extends Error {

@@ -5,6 +5,7 @@ import { CommandsModule, CommandWaiters } from '../modules/commands/index.js';
 import { StreamModule, StreamsService } from '../modules/stream/index.js';
 import { IngestMetrics, UnmeasuredIngest } from '../modules/telemetry/index.js';
 import { DatabaseConnection } from '../shared/database/database-connection.js';
+import { ReadReplicas } from '../shared/database/read-replicas.js';
 import { JobQueue } from '../shared/jobs/job-queue.js';
 import { RateLimitMetrics, UncountedRefusals } from '../shared/rate-limit/rate-limit-metrics.js';
 import { MetricsServer } from './metrics-server.js';
@@ -44,9 +45,9 @@ export class MetricsModule {
         { provide: RequestDurations, inject: [ServiceMetrics], useFactory: (metrics: ServiceMetrics) => new RequestDurations(metrics.requestDuration) },
         {
           provide: ScrapeGauges,
-          inject: [ServiceMetrics, DatabaseConnection, JobQueue, StreamsService, AlertsService, CommandWaiters, MemoryCaches],
-          useFactory: (metrics: ServiceMetrics, database: DatabaseConnection, jobs: JobQueue, streams: StreamsService, alerts: AlertsService, waiters: CommandWaiters, caches: MemoryCaches) =>
-            new ScrapeGauges(metrics, database, jobs, streams, alerts, waiters, caches),
+          inject: [ServiceMetrics, DatabaseConnection, JobQueue, StreamsService, AlertsService, CommandWaiters, MemoryCaches, ReadReplicas],
+          useFactory: (metrics: ServiceMetrics, database: DatabaseConnection, jobs: JobQueue, streams: StreamsService, alerts: AlertsService, waiters: CommandWaiters, caches: MemoryCaches, replicas: ReadReplicas) =>
+            new ScrapeGauges(metrics, database, jobs, streams, alerts, waiters, caches, replicas),
         },
         { provide: MetricsServer, inject: [ServiceMetrics], useFactory: (metrics: ServiceMetrics) => new MetricsServer(metrics.registry, { port, host: env.METRICS_HOST }) },
       ],

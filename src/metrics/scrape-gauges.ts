@@ -3,6 +3,7 @@ import { AlertsService, type UnresolvedAlerts } from '../modules/alerts/index.js
 import { CommandWaiters } from '../modules/commands/index.js';
 import { StreamsService } from '../modules/stream/index.js';
 import { DatabaseConnection } from '../shared/database/database-connection.js';
+import type { ReadReplicas } from '../shared/database/read-replicas.js';
 import { JobQueue, type QueueCounts } from '../shared/jobs/job-queue.js';
 import type { MemoryCaches } from '../shared/memory/memory-caches.js';
 import { ScrapeCache } from './scrape-cache.js';
@@ -18,7 +19,7 @@ export const SCRAPE_CACHE_MS = 10_000;
  * the rest of the scrape is answered.
  */
 export class ScrapeGauges {
-  constructor(metrics: ServiceMetrics, database: DatabaseConnection, jobQueue: JobQueue, streams: StreamsService, alertsService: AlertsService, commandWaiters: CommandWaiters, caches: MemoryCaches) {
+  constructor(metrics: ServiceMetrics, database: DatabaseConnection, jobQueue: JobQueue, streams: StreamsService, alertsService: AlertsService, commandWaiters: CommandWaiters, caches: MemoryCaches, replicas: ReadReplicas) {
     const jobs = new ScrapeCache<QueueCounts[]>(SCRAPE_CACHE_MS, () => jobQueue.counts());
     const alerts = new ScrapeCache<UnresolvedAlerts>(SCRAPE_CACHE_MS, () => alertsService.unresolved());
     const registers = [metrics.registry];
@@ -45,6 +46,28 @@ export class ScrapeGauges {
         this.reset();
         const usage = database.poolUsage();
         if (usage) this.set(usage.waiting);
+      },
+    });
+
+    new Gauge({
+      name: 'dcs_db_replica_lag_seconds',
+      help: 'How far each read replica (DATABASE_REPLICA_URLS) was behind the primary at its last check, rounded up to REPLICA_CHECK_INTERVAL_MS; absent while unknown (unreachable, not a standby).',
+      labelNames: ['replica'] as const,
+      registers,
+      collect() {
+        this.reset();
+        for (const { name, lagMs } of replicas.states()) if (lagMs !== null) this.set({ replica: name }, lagMs / 1000);
+      },
+    });
+
+    new Gauge({
+      name: 'dcs_db_replica_serving',
+      help: 'Whether each read replica serves reads now (1), or is skipped (0, `reason`: lagging, unreachable, not-a-standby, failed, not-checked) and the primary serves its reads.',
+      labelNames: ['replica', 'reason'] as const,
+      registers,
+      collect() {
+        this.reset();
+        for (const { name, skipped } of replicas.states()) this.set({ replica: name, reason: skipped ?? 'serving' }, skipped === null ? 1 : 0);
       },
     });
 

@@ -46,7 +46,7 @@ export function ingestRaw(api: ApiClient, deviceAccessToken: string | undefined,
   });
 }
 
-export function history(api: ApiClient, headers: { authorization: string } | undefined, deviceId: string, query: HistoryQuery = {}) {
+export function history(api: ApiClient, headers: { authorization: string; 'if-none-match'?: string } | undefined, deviceId: string, query: HistoryQuery = {}) {
   return api.GET('/api/v1/dashboard/devices/{deviceId}/telemetry/history', { params: { path: { deviceId }, query }, headers });
 }
 

@@ -1,5 +1,6 @@
 import pg from 'pg';
 import type { DataSourceOptions } from 'typeorm';
+import type { ReplicaSettings } from './read-replicas.js';
 import { DeviceIdentity1763740000000 } from './migrations/1763740000000-device-identity.js';
 import { AccountsAndClaims1763750000000 } from './migrations/1763750000000-accounts-and-claims.js';
 import { Telemetry1763760000000 } from './migrations/1763760000000-telemetry.js';
@@ -37,6 +38,8 @@ export interface DatabaseSettings {
   connectTimeoutMs?: number;
   /** Longest a statement may run; 0: no limit (DATABASE_STATEMENT_TIMEOUT_MS). */
   statementTimeoutMs?: number;
+  /** Streaming replicas for reads that may be a little old (DATABASE_REPLICA_URLS); none by default. */
+  replicas?: ReplicaSettings;
 }
 
 /**
@@ -71,8 +74,6 @@ export const DEFAULT_STATEMENT_TIMEOUT_MS = 5000;
  * that went away turns into a quick 503, never a hanging request.
  */
 export function dataSourceOptions(settings: DatabaseSettings, entities: NonNullable<DataSourceOptions['entities']> = []): DataSourceOptions {
-  const connectTimeoutMs = settings.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS;
-  const statementTimeoutMs = settings.statementTimeoutMs ?? DEFAULT_STATEMENT_TIMEOUT_MS;
   return {
     type: 'postgres',
     url: settings.url,
@@ -82,18 +83,37 @@ export function dataSourceOptions(settings: DatabaseSettings, entities: NonNulla
     synchronize: false,
     migrationsRun: false,
     poolSize: settings.poolSize,
-    connectTimeoutMS: connectTimeoutMs,
-    applicationName: 'device-cloud',
-    extra: {
-      Client: ListeningClient,
-      options: SESSION_OPTIONS,
-      statement_timeout: statementTimeoutMs,
-      // The server cancels a statement at statement_timeout; when it cannot even say so (the
-      // network is gone), the driver gives up a little later and drops the connection.
-      query_timeout: statementTimeoutMs > 0 ? statementTimeoutMs + connectTimeoutMs : undefined,
-      idle_in_transaction_session_timeout: 30_000,
-      idleTimeoutMillis: 30_000,
-      keepAlive: true,
-    },
+    connectTimeoutMS: settings.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS,
+    applicationName: APPLICATION_NAME,
+    extra: sessionSettings(settings),
+  };
+}
+
+const APPLICATION_NAME = 'device-cloud';
+
+/** A pg pool with the same sessions as the one TypeORM opens from dataSourceOptions (a read replica's). */
+export function poolConfig(settings: DatabaseSettings): pg.PoolConfig {
+  return {
+    connectionString: settings.url,
+    connectionTimeoutMillis: settings.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS,
+    application_name: APPLICATION_NAME,
+    max: settings.poolSize,
+    ...sessionSettings(settings),
+  };
+}
+
+function sessionSettings(settings: DatabaseSettings) {
+  const connectTimeoutMs = settings.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS;
+  const statementTimeoutMs = settings.statementTimeoutMs ?? DEFAULT_STATEMENT_TIMEOUT_MS;
+  return {
+    Client: ListeningClient,
+    options: SESSION_OPTIONS,
+    statement_timeout: statementTimeoutMs,
+    // The server cancels a statement at statement_timeout; when it cannot even say so (the
+    // network is gone), the driver gives up a little later and drops the connection.
+    query_timeout: statementTimeoutMs > 0 ? statementTimeoutMs + connectTimeoutMs : undefined,
+    idle_in_transaction_session_timeout: 30_000,
+    idleTimeoutMillis: 30_000,
+    keepAlive: true,
   };
 }

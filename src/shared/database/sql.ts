@@ -33,14 +33,8 @@ export class Sql implements SqlRunner {
     return (this.dataSource.driver as PostgresDriver).master as Pool;
   }
 
-  async rows<T>(text: string, values: unknown[] = [], name?: string): Promise<T[]> {
-    const config: QueryConfig = name ? { name, text, values } : { text, values };
-    try {
-      const result = await this.pool.query(config);
-      return result.rows as T[];
-    } catch (error) {
-      throw asDatabaseError(error);
-    }
+  rows<T>(text: string, values: unknown[] = [], name?: string): Promise<T[]> {
+    return rowsOn<T>(this.pool, text, values, name);
   }
 
   /**
@@ -85,44 +79,8 @@ export class Sql implements SqlRunner {
    * all see the same snapshot. The caller must close() it, whatever happens; close() is safe to
    * call more than once. While it is open it holds one of the pool's connections.
    */
-  async snapshot(): Promise<HeldSnapshot> {
-    let client: PoolClient;
-    try {
-      client = await this.pool.connect();
-    } catch (error) {
-      throw asDatabaseError(error);
-    }
-    let broken = false;
-    let closed: Promise<void> | null = null;
-    const markBroken = () => {
-      broken = true;
-    };
-    client.on('error', markBroken);
-    const run = async <R>(text: string, values: unknown[] = []): Promise<R[]> => {
-      if (closed) throw new Error('The snapshot is closed.');
-      try {
-        return (await client.query({ text, values })).rows as R[];
-      } catch (error) {
-        if (isDatabaseUnavailable(error)) broken = true;
-        throw asDatabaseError(error);
-      }
-    };
-    const close = (): Promise<void> => {
-      closed ??= (async () => {
-        // A read-only transaction changes nothing: ending it is only to hand the connection back clean.
-        if (!broken) await client.query('ROLLBACK').catch(markBroken);
-        client.removeListener('error', markBroken);
-        client.release(broken);
-      })();
-      return closed;
-    };
-    try {
-      await run('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
-    } catch (error) {
-      await close();
-      throw error;
-    }
-    return { rows: run, close };
+  snapshot(): Promise<HeldSnapshot> {
+    return snapshotOn(this.pool);
   }
 
   /**
@@ -153,4 +111,56 @@ export class Sql implements SqlRunner {
       client.release(broken);
     }
   }
+}
+
+/** One statement on `pool` (Sql's, or a replica's), under Sql's failure rule. */
+export async function rowsOn<T>(pool: Pool, text: string, values: unknown[] = [], name?: string): Promise<T[]> {
+  const config: QueryConfig = name ? { name, text, values } : { text, values };
+  try {
+    const result = await pool.query(config);
+    return result.rows as T[];
+  } catch (error) {
+    throw asDatabaseError(error);
+  }
+}
+
+/** Sql.snapshot() on `pool` (Sql's, or a replica's). */
+export async function snapshotOn(pool: Pool): Promise<HeldSnapshot> {
+  let client: PoolClient;
+  try {
+    client = await pool.connect();
+  } catch (error) {
+    throw asDatabaseError(error);
+  }
+  let broken = false;
+  let closed: Promise<void> | null = null;
+  const markBroken = () => {
+    broken = true;
+  };
+  client.on('error', markBroken);
+  const run = async <R>(text: string, values: unknown[] = []): Promise<R[]> => {
+    if (closed) throw new Error('The snapshot is closed.');
+    try {
+      return (await client.query({ text, values })).rows as R[];
+    } catch (error) {
+      if (isDatabaseUnavailable(error)) broken = true;
+      throw asDatabaseError(error);
+    }
+  };
+  const close = (): Promise<void> => {
+    closed ??= (async () => {
+      // A read-only transaction changes nothing: ending it is only to hand the connection back clean.
+      if (!broken) await client.query('ROLLBACK').catch(markBroken);
+      client.removeListener('error', markBroken);
+      client.release(broken);
+    })();
+    return closed;
+  };
+  try {
+    await run('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
+  } catch (error) {
+    await close();
+    throw error;
+  }
+  return { rows: run, close };
 }

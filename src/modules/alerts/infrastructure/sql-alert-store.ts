@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { DeviceDirectory } from '../../devices/index.js';
 import { VISIBLE_DEVICES } from '../../sharing/sql-api.js';
 import { Sql } from '../../../shared/database/sql.js';
+import { ReplicaSql } from '../../../shared/database/replica-sql.js';
 import type { SqlRunner } from '../../../shared/database/sql-runner.js';
 import type { Alert, AlertState } from '../domain/alert.js';
 import type { AlertOp, AlertRule } from '../domain/alert-rule.js';
@@ -129,6 +130,7 @@ class SqlAlertWork implements AlertWork {
 export class SqlAlertStore extends AlertStore {
   constructor(
     private readonly sql: Sql,
+    private readonly replica: ReplicaSql,
     private readonly directory: DeviceDirectory,
   ) {
     super();
@@ -191,8 +193,9 @@ export class SqlAlertStore extends AlertStore {
     return this.directory.ownerOf(deviceId);
   }
 
+  /** May be a few seconds old: on a replica when one is close enough (one alert, find(), reads the primary). */
   async list(viewer: AlertsViewer, page: AlertsPage): Promise<Alert[]> {
-    const rows = await this.sql.rows<AlertRow>(
+    const rows = await this.replica.rows<AlertRow>(
       `SELECT ${ALERT_COLUMNS} FROM ${VISIBLE_ALERTS}
         WHERE ($3::text IS NULL OR a.device_id = $3)
           AND ($4::text IS NULL OR a.state = $4)

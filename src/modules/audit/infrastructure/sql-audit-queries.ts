@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { Sql } from '../../../shared/database/sql.js';
+import { ReplicaSql } from '../../../shared/database/replica-sql.js';
 import { DEVICE_OWNERS } from '../../devices/sql-api.js';
 import type { AuditAction, AuditActorKind, AuditEntry } from '../domain/audit-entry.js';
 import { AuditQueries, type AuditFilters, type OwnerWindow } from '../domain/audit-queries.js';
@@ -32,7 +33,11 @@ const toEntry = (row: AuditRow): AuditEntry => ({
 
 @Injectable()
 export class SqlAuditQueries extends AuditQueries {
-  constructor(private readonly sql: Sql) {
+  /** The entries may be a few seconds old (`replica`); who may read them is asked of the primary. */
+  constructor(
+    private readonly sql: Sql,
+    private readonly replica: ReplicaSql,
+  ) {
     super();
   }
 
@@ -42,7 +47,7 @@ export class SqlAuditQueries extends AuditQueries {
   }
 
   async forOwner(deviceId: string, window: OwnerWindow, before: string | null, limit: number): Promise<AuditEntry[]> {
-    const rows = await this.sql.rows<AuditRow>(
+    const rows = await this.replica.rows<AuditRow>(
       `SELECT ${COLUMNS} FROM audit_log a
         WHERE a.device_id = $1 AND a.at >= COALESCE($2::timestamptz, '-infinity') AND (a.owner_id IS NULL OR a.owner_id = $3::uuid)
           AND a.id < COALESCE($4::bigint, 9223372036854775807)
@@ -66,7 +71,7 @@ export class SqlAuditQueries extends AuditQueries {
     if (filters.from !== undefined) conditions.push(`a.at >= ${param(filters.from, 'timestamptz')}`);
     if (filters.to !== undefined) conditions.push(`a.at < ${param(filters.to, 'timestamptz')}`);
     const where = conditions.length > 0 ? `WHERE ${conditions.join(' AND ')}` : '';
-    const rows = await this.sql.rows<AuditRow>(`SELECT ${COLUMNS} FROM audit_log a ${where} ORDER BY a.id DESC LIMIT ${param(limit, 'int')}`, values);
+    const rows = await this.replica.rows<AuditRow>(`SELECT ${COLUMNS} FROM audit_log a ${where} ORDER BY a.id DESC LIMIT ${param(limit, 'int')}`, values);
     return rows.map(toEntry);
   }
 }

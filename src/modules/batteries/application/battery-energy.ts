@@ -99,8 +99,13 @@ export class BatteryEnergy implements OnApplicationBootstrap {
    * the range's marked hours are recomputed first. Without marks (the common case) that is one
    * read, without a transaction; a mark being taken by the background is still seen (its deletion
    * is not committed), and taking it then waits for that pass.
+   *
+   * Without marks the answer may be a few seconds old (a read replica's, whose marks and hours are
+   * of the same moment). With marks the hours are recomputed on the primary and read back from it:
+   * a replica might not have the recomputed hours yet.
    */
   async buckets(battery: BatteryKey, from: Date, to: Date, bucketSec: number): Promise<EnergyBucket[]> {
+    if (!(await this.store.hasStale(battery, from, to, true))) return this.store.sums(battery, from, to, bucketSec, true);
     while (await this.store.hasStale(battery, from, to)) {
       const taken = await this.store.transaction(async (tx) => {
         const stale = await this.store.takeStale(tx, TAKE_PER_TRANSACTION, { ...battery, from, to });

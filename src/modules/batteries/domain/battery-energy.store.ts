@@ -31,12 +31,15 @@ export abstract class BatteryEnergyStore {
    * another transaction has taken).
    */
   abstract takeStale(tx: SqlRunner, limit: number, scope: StaleScope): Promise<StaleHours[]>;
-  /** Whether any hour of the battery in [from, to) is marked stale (committed marks; no lock). */
-  abstract hasStale(battery: BatteryKey, from: Date, to: Date): Promise<boolean>;
+  /**
+   * Whether any hour of the battery in [from, to) is marked stale (committed marks; no lock).
+   * `mayLag`: the answer may be a few seconds old (a read replica's), like sums() with `mayLag`.
+   */
+  abstract hasStale(battery: BatteryKey, from: Date, to: Date, mayLag?: boolean): Promise<boolean>;
   /** Within `tx`: the oldest `limit` records of the battery in [from, to) that carry charge, oldest first. */
   abstract samples(tx: SqlRunner, battery: BatteryKey, from: Date, to: Date, limit: number): Promise<EnergySample[]>;
   /** Within `tx`: stores the hours' energy; an hour without any (no segment at all) is removed. */
   abstract storeHours(tx: SqlRunner, battery: BatteryKey, hours: EnergyBucket[]): Promise<void>;
-  /** The stored hours of the battery summed into buckets of `bucketSec` aligned to the Unix epoch, in [from, to); buckets without data are absent. */
-  abstract sums(battery: BatteryKey, from: Date, to: Date, bucketSec: number): Promise<EnergyBucket[]>;
+  /** The stored hours of the battery summed into buckets of `bucketSec` aligned to the Unix epoch, in [from, to); buckets without data are absent. `mayLag`: see hasStale(). */
+  abstract sums(battery: BatteryKey, from: Date, to: Date, bucketSec: number, mayLag?: boolean): Promise<EnergyBucket[]>;
 }

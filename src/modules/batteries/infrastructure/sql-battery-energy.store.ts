@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { Sql } from '../../../shared/database/sql.js';
+import { ReplicaSql } from '../../../shared/database/replica-sql.js';
 import type { SqlRunner } from '../../../shared/database/sql-runner.js';
 import { BatteryEnergyStore, type BatteryKey, type EnergyBucket, type StaleHours, type StaleScope } from '../domain/battery-energy.store.js';
 import { CHARGE_METRICS } from '../../../shared/kernel/charge-metrics.js';
@@ -39,7 +40,10 @@ export interface EnergySumRow {
  */
 @Injectable()
 export class SqlBatteryEnergyStore extends BatteryEnergyStore {
-  constructor(private readonly sql: Sql) {
+  constructor(
+    private readonly sql: Sql,
+    private readonly replica: ReplicaSql,
+  ) {
     super();
   }
 
@@ -72,8 +76,8 @@ export class SqlBatteryEnergyStore extends BatteryEnergyStore {
     return rows.map((row) => ({ deviceId: row.device_id, batteryId: row.battery_id, hours: row.buckets.map((bucket) => bucket.getTime()) }));
   }
 
-  async hasStale(battery: BatteryKey, from: Date, to: Date): Promise<boolean> {
-    const [row] = await this.sql.rows<{ stale: boolean }>(
+  async hasStale(battery: BatteryKey, from: Date, to: Date, mayLag = false): Promise<boolean> {
+    const [row] = await (mayLag ? this.replica : this.sql).rows<{ stale: boolean }>(
       'SELECT EXISTS (SELECT 1 FROM battery_energy_stale WHERE device_id = $1 AND battery_id = $2 AND bucket >= $3 AND bucket < $4) AS stale',
       [battery.deviceId, battery.batteryId, from, to],
       'battery_energy_has_stale',
@@ -128,8 +132,8 @@ export class SqlBatteryEnergyStore extends BatteryEnergyStore {
     );
   }
 
-  async sums(battery: BatteryKey, from: Date, to: Date, bucketSec: number): Promise<EnergyBucket[]> {
-    const rows = await this.sql.rows<EnergySumRow>(
+  async sums(battery: BatteryKey, from: Date, to: Date, bucketSec: number, mayLag = false): Promise<EnergyBucket[]> {
+    const rows = await (mayLag ? this.replica : this.sql).rows<EnergySumRow>(
       `SELECT date_bin(make_interval(secs => $5), bucket, ${EPOCH}) AS start, sum(charged_ah) AS charged_ah, sum(discharged_ah) AS discharged_ah,
               sum(charged_wh) AS charged_wh, sum(discharged_wh) AS discharged_wh, sum(covered_ms) AS covered_ms
          FROM battery_energy_1h WHERE device_id = $1 AND battery_id = $2 AND bucket >= $3 AND bucket < $4

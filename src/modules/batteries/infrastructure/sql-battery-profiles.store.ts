@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { Sql } from '../../../shared/database/sql.js';
+import { ReplicaSql } from '../../../shared/database/replica-sql.js';
 import { TELEMETRY_VIEWS } from '../../telemetry/index.js';
 import type { BatteryKey } from '../domain/battery-energy.store.js';
 import type { BatteryProfile, Chemistry } from '../domain/battery-profile.js';
@@ -73,7 +74,10 @@ const FIGURES: Record<OutlierMetric, string> = {
 
 @Injectable()
 export class SqlBatteryProfilesStore extends BatteryProfilesStore {
-  constructor(private readonly sql: Sql) {
+  constructor(
+    private readonly sql: Sql,
+    private readonly replica: ReplicaSql,
+  ) {
     super();
   }
 
@@ -114,8 +118,9 @@ export class SqlBatteryProfilesStore extends BatteryProfilesStore {
     return [...batteries.values()].sort((a, b) => (a.batteryId < b.batteryId ? -1 : a.batteryId > b.batteryId ? 1 : 0));
   }
 
+  /** Records for health and time to empty: may be a few seconds old (a read replica's when one is close enough). */
   async series(battery: BatteryKey, from: Date, to: Date, names: readonly string[]): Promise<Array<{ ts: number } & Record<string, number>>> {
-    const rows = await this.sql.rows<{ ts: Date; values: Record<string, number> }>(
+    const rows = await this.replica.rows<{ ts: Date; values: Record<string, number> }>(
       `SELECT ts, (SELECT jsonb_object_agg(key, value) FROM jsonb_each(metrics) WHERE key = ANY($5::text[])) AS values
          FROM ${TELEMETRY_VIEWS.readings} WHERE device_id = $1 AND ts >= $3 AND ts < $4 AND battery_id = $2 AND metrics ?| $5::text[]
         ORDER BY ts`,

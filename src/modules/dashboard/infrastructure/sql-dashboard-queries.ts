@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import { ReplicaSql } from '../../../shared/database/replica-sql.js';
 import { Sql } from '../../../shared/database/sql.js';
 import { ACCOUNT_SUMMARIES } from '../../accounts/sql-api.js';
 import { DEVICE_ONLINE, DEVICE_SUMMARIES } from '../../devices/sql-api.js';
@@ -42,6 +43,7 @@ const containing = (text: string) => `%${text.replace(/[\\%_]/g, (character) => 
 export class SqlDashboardQueries extends DashboardQueries {
   constructor(
     private readonly sql: Sql,
+    private readonly replica: ReplicaSql,
     private readonly access: DeviceAccess,
   ) {
     super();
@@ -72,7 +74,8 @@ export class SqlDashboardQueries extends DashboardQueries {
    * filter only removes rows from the same order. The statement holds only the conditions asked
    * for (no `$n IS NULL OR …`, which a generic plan evaluates on every row): an administrator's
    * page is read along the primary key and filtered until it is full, a customer's from their
-   * devices by the owner index.
+   * devices by the owner index. A list may be a few seconds old: it is read on a replica when one
+   * is close enough (a device's own page, device(), reads the primary).
    */
   devices(viewer: Viewer, filters: DeviceFilters, limit: number, after: string | undefined): Promise<DeviceSummaryRow[]> {
     // Every device id has at least one character: after '' is the first page.
@@ -99,7 +102,7 @@ export class SqlDashboardQueries extends DashboardQueries {
         `EXISTS (SELECT 1 FROM ${TELEMETRY_VIEWS.latest} l WHERE l.device_id = d.device_id AND l.metric = 'soc' AND l.value < ${param(filters.socBelow, 'float8')} AND l.ts >= v.sees_from)`,
       );
     }
-    return this.sql.rows<DeviceSummaryRow>(
+    return this.replica.rows<DeviceSummaryRow>(
       `SELECT ${SUMMARY_COLUMNS} FROM ${SUMMARIES_OF(visibleTo(viewer))}
         WHERE ${conditions.join(' AND ')}
         ORDER BY v.device_id LIMIT $3`,

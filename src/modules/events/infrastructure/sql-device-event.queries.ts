@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import { ReplicaSql } from '../../../shared/database/replica-sql.js';
 import { Sql, type SqlRunner } from '../../../shared/database/sql.js';
 import { SHARED_WITH, VISIBLE_DEVICES } from '../../sharing/sql-api.js';
 import { eventIdOf, type DeviceEvent, type DeviceEventType, type DispatchedEvent } from '../domain/device-event.js';
@@ -17,7 +18,10 @@ const toEvent = (row: EventRow): DispatchedEvent => ({ id: eventIdOf(row.id), ty
 
 @Injectable()
 export class SqlDeviceEventQueries extends DeviceEventQueries {
-  constructor(private readonly sql: Sql) {
+  constructor(
+    private readonly sql: Sql,
+    private readonly replica: ReplicaSql,
+  ) {
     super();
   }
 
@@ -42,8 +46,9 @@ export class SqlDeviceEventQueries extends DeviceEventQueries {
     return rows.map(toEvent);
   }
 
+  /** The event log: may be a few seconds old (a stream's catching up, since(), may not: it reads the primary). */
   async page(viewer: EventsViewer, page: EventsPage): Promise<DeviceEvent[]> {
-    const rows = await this.sql.rows<EventRow>(
+    const rows = await this.replica.rows<EventRow>(
       `SELECT e.id, e.type, e.device_id, e.occurred_at, e.data
          FROM device_events e JOIN ${VISIBLE_DEVICES}($1::boolean, $2::uuid) v ON v.device_id = e.device_id
         WHERE e.occurred_at >= v.sees_from

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { Sql } from '../../../shared/database/sql.js';
+import { ReplicaSql } from '../../../shared/database/replica-sql.js';
 import { rollupSpans } from '../domain/history-query.js';
 import { ROLLUP_LEVELS } from '../domain/rollup-levels.js';
 import { TelemetryHistoryQueries, type RawRecordRow, type RawRecordsQuery, type RecordExport, type RecordExportQuery, type SeriesQuery, type SeriesRow } from '../domain/telemetry-history.queries.js';
@@ -119,10 +119,11 @@ const EXPORT_CURSOR_SQL = `DECLARE telemetry_export NO SCROLL CURSOR FOR
  * History as hand-written SQL: the history hot path measured by S3 (bench/README.md). The series
  * statement is named so each connection plans it once and keeps the plan (docs/operations.md:
  * plan_cache_mode); the name predates its move from the dashboard and the bench baseline uses it.
+ * Every read here may be a few seconds old: on a read replica when one is close enough (ReplicaSql).
  */
 @Injectable()
 export class SqlTelemetryHistoryQueries extends TelemetryHistoryQueries {
-  constructor(private readonly sql: Sql) {
+  constructor(private readonly sql: ReplicaSql) {
     super();
   }
 
