@@ -1,9 +1,11 @@
 import pg from 'pg';
+import { MetricsServer } from '../../src/metrics/metrics-server.js';
 import { ReadReplicas } from '../../src/shared/database/read-replicas.js';
 import { aClaimedDevice, aCustomer, type SignedIn } from '../support/claim-fixtures.js';
 import { sharedSecrets, startTestApp, type TestApp } from '../support/create-test-app.js';
 import { eventually } from '../support/eventually.js';
 import { replicatedPostgres, type ReplicatedPostgres } from '../support/replicated-postgres.js';
+import { parseExposition, samplesOf } from '../support/prometheus.js';
 import { freePort } from '../support/service-process.js';
 import { history, HOUR, ingestAll, iso, MINUTE } from '../support/telemetry.js';
 
@@ -39,6 +41,7 @@ describe('read replicas', () => {
       DATABASE_REPLICA_URLS: `${servers.replicaUrl(database)}, ${nowhere}`,
       REPLICA_MAX_LAG_MS: '600000',
       REPLICA_CHECK_INTERVAL_MS: '50',
+      METRICS_PORT: '0',
     });
     strict = await startTestApp(servers.primaryUrl(database), { ...secrets, DATABASE_REPLICA_URLS: servers.replicaUrl(database), REPLICA_MAX_LAG_MS: '300', REPLICA_CHECK_INTERVAL_MS: '50' });
     owner = await aCustomer(tolerant);
@@ -83,6 +86,14 @@ describe('read replicas', () => {
     };
   }
 
+  /** What /metrics says of the tolerant instance's replicas: serving (1 or 0, with why) and the lag gauge's presence. */
+  const scraped = async () => {
+    const samples = parseExposition(await (await fetch(`http://127.0.0.1:${tolerant.app.get(MetricsServer).address()!.port}/metrics`)).text());
+    return replicaStates(tolerant).map(({ name }) => ({
+      serving: samplesOf(samples, 'dcs_db_replica_serving', { replica: name }).map((sample) => [sample.labels.reason, sample.value]),
+      lagKnown: samplesOf(samples, 'dcs_db_replica_lag_seconds', { replica: name }).length === 1,
+    }));
+  };
   const replicaStates = (t: TestApp) => t.app.get(ReadReplicas).states();
   const serving = (t: TestApp) => eventually(() => expect(replicaStates(t)[0]).toMatchObject({ skipped: null }), 20_000);
   const deviceName = async (t: TestApp) => (await t.api.GET('/api/v1/dashboard/devices/{deviceId}', { params: { path: { deviceId } }, headers: owner.headers })).data?.name;
@@ -160,12 +171,17 @@ describe('read replicas', () => {
     await serving(tolerant);
     const expected = await lagTolerantReads(strict);
     expect(replicaStates(tolerant)[1]).toMatchObject({ skipped: 'unreachable', lagMs: null });
+    expect(await scraped()).toEqual([
+      { serving: [['serving', 1]], lagKnown: true },
+      { serving: [['unreachable', 0]], lagKnown: false },
+    ]);
 
     await servers.stopReplica();
     // Reads go on, answered by the primary, from the first one on.
     expect(await lagTolerantReads(tolerant)).toEqual(expected);
     await eventually(() => expect(replicaStates(tolerant)[0]).toMatchObject({ skipped: expect.stringMatching(/^(unreachable|failed)$/) }));
     expect(await lagTolerantReads(tolerant)).toEqual(expected);
+    await eventually(async () => expect((await scraped())[0]).toEqual({ serving: [['unreachable', 0]], lagKnown: false }));
 
     await servers.startReplica();
     await serving(tolerant);
