@@ -509,6 +509,8 @@ function loadReleases(): Promise<FirmwareRelease[]> {
       revoked: row.revoked as boolean,
       publishedAt: row.published_at as Date,
       updatedAt: row.updated_at as Date,
+      signed:
+        row.signing_key_id === null ? null : { keyId: row.signing_key_id as string, signature: (row.signature as Buffer).toString('base64'), manifest: row.manifest as string },
     })),
   );
   return offerableReleases;
@@ -569,7 +571,17 @@ app.get('/api/v1/ota/latest', async (request, reply) => {
     updateAvailable: release !== null,
     currentVersion: firmwareVersion.value,
     firmware: release
-      ? { version: release.version, url: release.url, sha256: release.sha256, size: release.size, releaseNotes: release.releaseNotes, publishedAt: release.publishedAt.toISOString() }
+      ? {
+          version: release.version,
+          url: release.url,
+          sha256: release.sha256,
+          size: release.size,
+          releaseNotes: release.releaseNotes,
+          publishedAt: release.publishedAt.toISOString(),
+          manifest: release.signed?.manifest ?? null,
+          signature: release.signed?.signature ?? null,
+          signingKeyId: release.signed?.keyId ?? null,
+        }
       : null,
     ...(reason ? { heldBack: { reason } } : {}),
   };

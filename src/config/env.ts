@@ -277,6 +277,13 @@ export class Env {
   @Transform(toInt) @IsInt() @Min(60) @Max(7 * 86_400)
   OTA_STALL_TIMEOUT_SEC = 3600;
 
+  /**
+   * Refuse firmware releases without a valid signature by a registered key. Unset: on, except
+   * under NODE_ENV=development (firmwareSignatureRequired).
+   */
+  @Transform(toBoolean) @IsOptional() @IsBoolean({ message: 'FIRMWARE_REQUIRE_SIGNATURE must be true or false' })
+  FIRMWARE_REQUIRE_SIGNATURE?: boolean;
+
   @Transform(toInt) @IsInt() @Min(1024) @Max(16 * 1024 * 1024)
   BODY_LIMIT_BYTES = 256 * 1024;
 
@@ -347,6 +354,11 @@ export class Env {
 /** The exports an instance runs at once: EXPORT_MAX_CONCURRENT, or a third of the pool (3 of the default 10), at least one. */
 export function exportMaxConcurrent(env: Env): number {
   return env.EXPORT_MAX_CONCURRENT ?? Math.max(1, Math.floor(env.DB_POOL_SIZE / 3));
+}
+
+/** FIRMWARE_REQUIRE_SIGNATURE, or its default: on outside development. */
+export function firmwareSignatureRequired(env: Env): boolean {
+  return env.FIRMWARE_REQUIRE_SIGNATURE ?? env.NODE_ENV !== 'development';
 }
 
 /** DATABASE_REPLICA_URLS as a list; empty without replicas. */

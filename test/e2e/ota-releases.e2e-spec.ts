@@ -54,7 +54,8 @@ function aFirmware(overrides: Partial<PublishBody> = {}): PublishBody {
 const aHardwareId = () => `hw-${randomBytes(4).toString('hex')}`;
 
 function expectedOffer(release: Release) {
-  return { version: release.version, url: release.url, sha256: release.sha256, size: release.size, releaseNotes: release.releaseNotes, publishedAt: release.publishedAt };
+  // Unsigned (the signed offer: firmware-signing.e2e-spec.ts): no manifest, signature or key.
+  return { version: release.version, url: release.url, sha256: release.sha256, size: release.size, releaseNotes: release.releaseNotes, publishedAt: release.publishedAt, manifest: null, signature: null, signingKeyId: null };
 }
 
 describe('OTA releases', () => {
@@ -146,6 +147,7 @@ describe('OTA releases', () => {
         revoked: false,
         publishedAt: expect.stringMatching(ISO),
         updatedAt: data!.publishedAt,
+        signingKeyId: null,
       });
       expect(Date.parse(data!.publishedAt)).toBeGreaterThanOrEqual(before - 1000);
       expect(Date.parse(data!.publishedAt)).toBeLessThanOrEqual(Date.now() + 1000);
@@ -168,6 +170,9 @@ describe('OTA releases', () => {
         revoked: false,
         published_at: new Date(data!.publishedAt),
         updated_at: new Date(data!.publishedAt),
+        signing_key_id: null,
+        signature: null,
+        manifest: null,
       });
     });
 

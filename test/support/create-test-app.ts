@@ -79,6 +79,9 @@ export async function startTestApp(databaseUrl: string, overrides: Record<string
     // Likewise devices: a suite registers far more from 127.0.0.1 than any installer; the tests of
     // the registration limit (device-registration-limits.e2e-spec.ts) set it back.
     REGISTRATION_MAX_PER_ADDRESS: '1000000',
+    // Most suites publish releases for what follows from them (offers, events, health), unsigned;
+    // the signing tests (firmware-signing.e2e-spec.ts) run with the default, which requires it.
+    FIRMWARE_REQUIRE_SIGNATURE: 'false',
     ...overrides,
   });
   const secrets = resolveSecrets(env);

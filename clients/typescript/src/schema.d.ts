@@ -615,7 +615,7 @@ export interface paths {
         put?: never;
         /**
          * Publish a firmware release
-         * @description A second release with the same version, hardwareId and channel is a 409.
+         * @description A signed release (signature and signingKeyId, as `npm run firmware:sign` prints them) is verified against the registered key first: a signature that does not verify, or a key that is unknown or revoked, is a 400 and nothing is stored. Unsigned releases are refused while FIRMWARE_REQUIRE_SIGNATURE is on (the default outside development). A second release with the same version, hardwareId and channel is a 409.
          */
         post: operations["publishFirmware"];
         delete?: never;
@@ -672,6 +672,47 @@ export interface paths {
          */
         put: operations["putFirmwareSymbols"];
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/admin/firmware/signing-keys": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Signing keys, the newest first, revoked ones included */
+        get: operations["listSigningKeys"];
+        put?: never;
+        /**
+         * Register a public key of the firmware team
+         * @description Releases signed by its private key can then be published. The same key again under the same keyId is answered 200 as it stands; another key under that keyId is a 409.
+         */
+        post: operations["registerSigningKey"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/admin/firmware/signing-keys/{keyId}/revoke": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Revoke a signing key
+         * @description No release can be published with it any more, and every release it signed that is still offered is paused (resume one by hand to offer it again). Kept, revoked, so the releases it signed still name it. Again: answered as it stands.
+         */
+        post: operations["revokeSigningKey"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2509,6 +2550,26 @@ export interface components {
              * @example 2026-11-20T09:00:00.000Z
              */
             publishedAt: string;
+            /**
+             * @description The signed manifest, exactly the bytes `signature` covers (docs/gateway.md, Signed firmware): verify the signature over it, then that its sha256 and size are those of the image you downloaded. null: an unsigned release.
+             * @example dcs-firmware-manifest/1
+             *     version=0.1.10
+             *     hardware=
+             *     sha256=9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08
+             *     size=1572864
+             *     minVersion=
+             */
+            manifest: string | null;
+            /**
+             * @description Ed25519 signature of `manifest` (64 bytes, base64) by the firmware team's key `signingKeyId`.
+             * @example o5DAWfGz7yYAdZ2bl3LmQ0x8qzN3rJ4f8m1cWcX2v9pE5aT6uYbKkLhQ0sRzVwXyA1B2C3D4E5F6G7H8I9J0Kg==
+             */
+            signature: string | null;
+            /**
+             * @description Which of the firmware team's keys signed it: firmware holds the public keys it trusts.
+             * @example fw-team-2026
+             */
+            signingKeyId: string | null;
         };
         HeldBackResponse: {
             /**
@@ -2537,7 +2598,10 @@ export interface components {
              *       "sha256": "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
              *       "size": 1572864,
              *       "releaseNotes": "Fixes reconnect after a Wi-Fi outage; faster telemetry upload.",
-             *       "publishedAt": "2026-11-20T09:00:00.000Z"
+             *       "publishedAt": "2026-11-20T09:00:00.000Z",
+             *       "manifest": "dcs-firmware-manifest/1\nversion=0.1.10\nhardware=\nsha256=9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08\nsize=1572864\nminVersion=\n",
+             *       "signature": "o5DAWfGz7yYAdZ2bl3LmQ0x8qzN3rJ4f8m1cWcX2v9pE5aT6uYbKkLhQ0sRzVwXyA1B2C3D4E5F6G7H8I9J0Kg==",
+             *       "signingKeyId": "fw-team-2026"
              *     }
              */
             firmware: components["schemas"]["FirmwareOfferResponse"] | null;
@@ -2613,7 +2677,7 @@ export interface components {
              */
             version: string;
             /**
-             * @description Only for this hardware; absent: for every hardware.
+             * @description Only for this hardware; absent: for every hardware. No control characters (it is a line of the signed manifest).
              * @example esp32s3-7c:df:a1:0b:22:c4
              */
             hardwareId?: string;
@@ -2659,6 +2723,16 @@ export interface components {
              * @example 95
              */
             minCrashFreePercent?: number;
+            /**
+             * @description Ed25519 signature (64 bytes, base64) of the release's manifest — version, hardwareId, sha256, size and minFromVersion as docs/gateway.md writes them — by the key `signingKeyId` names. `npm run firmware:sign` prints it. Required, with signingKeyId, while FIRMWARE_REQUIRE_SIGNATURE is on.
+             * @example o5DAWfGz7yYAdZ2bl3LmQ0x8qzN3rJ4f8m1cWcX2v9pE5aT6uYbKkLhQ0sRzVwXyA1B2C3D4E5F6G7H8I9J0Kg==
+             */
+            signature?: string;
+            /**
+             * @description The registered signing key that made `signature`.
+             * @example fw-team-2026
+             */
+            signingKeyId?: string;
         };
         FirmwareReleaseResponse: {
             /**
@@ -2707,6 +2781,11 @@ export interface components {
              * @example 2026-11-21T12:00:00.000Z
              */
             updatedAt: string;
+            /**
+             * @description The key that signed the release; null: published unsigned.
+             * @example fw-team-2026
+             */
+            signingKeyId: string | null;
         };
         FirmwareReleaseListResponse: {
             /** @description Newest first. */
@@ -2821,6 +2900,84 @@ export interface components {
              * @example 5321
              */
             symbols: number;
+        };
+        RegisterSigningKeyRequest: {
+            /**
+             * @description A name of your choice for the key; releases name it as signingKeyId. `npm run firmware:sign -- --generate-key` proposes its fingerprint.
+             * @example fw-team-2026
+             */
+            keyId: string;
+            /**
+             * @description The Ed25519 public key: an SPKI PEM (`openssl pkey -pubout`), or base64 of its 32 bytes. Never the private key.
+             * @example -----BEGIN PUBLIC KEY-----
+             *     MCowBQYDK2VwAyEAGb9ECWmEzf6FQbrBZ9w7lshQhqowtrbLDFw4rXAxZuE=
+             *     -----END PUBLIC KEY-----
+             */
+            publicKey: string;
+        };
+        SigningKeyResponse: {
+            /** @example fw-team-2026 */
+            keyId: string;
+            /**
+             * @description The public key as an SPKI PEM.
+             * @example -----BEGIN PUBLIC KEY-----
+             *     MCowBQYDK2VwAyEAGb9ECWmEzf6FQbrBZ9w7lshQhqowtrbLDFw4rXAxZuE=
+             *     -----END PUBLIC KEY-----
+             */
+            publicKey: string;
+            /**
+             * @description "ed25519:" and the first 16 hex digits of SHA-256 of the 32 key bytes.
+             * @example ed25519:3f2a9c0d41b7e6a5
+             */
+            fingerprint: string;
+            /**
+             * Format: date-time
+             * @example 2026-11-20T09:00:00.000Z
+             */
+            createdAt: string;
+            /**
+             * Format: date-time
+             * @description Releases signed by a revoked key are paused, and none can be published with it.
+             * @example null
+             */
+            revokedAt: string | null;
+        };
+        SigningKeyListResponse: {
+            items: components["schemas"]["SigningKeyResponse"][];
+        };
+        RevokedSigningKeyResponse: {
+            /** @example fw-team-2026 */
+            keyId: string;
+            /**
+             * @description The public key as an SPKI PEM.
+             * @example -----BEGIN PUBLIC KEY-----
+             *     MCowBQYDK2VwAyEAGb9ECWmEzf6FQbrBZ9w7lshQhqowtrbLDFw4rXAxZuE=
+             *     -----END PUBLIC KEY-----
+             */
+            publicKey: string;
+            /**
+             * @description "ed25519:" and the first 16 hex digits of SHA-256 of the 32 key bytes.
+             * @example ed25519:3f2a9c0d41b7e6a5
+             */
+            fingerprint: string;
+            /**
+             * Format: date-time
+             * @example 2026-11-20T09:00:00.000Z
+             */
+            createdAt: string;
+            /**
+             * Format: date-time
+             * @description Releases signed by a revoked key are paused, and none can be published with it.
+             * @example null
+             */
+            revokedAt: string | null;
+            /**
+             * @description The releases this revocation paused (none when the key was revoked already).
+             * @example [
+             *       "7d9f2c1e-4b6a-4e0f-8a3d-2c5b9e1f6a70"
+             *     ]
+             */
+            pausedReleaseIds: string[];
         };
         DeviceEventResponse: {
             /**
@@ -3862,7 +4019,7 @@ export interface components {
             at: string;
             actor: components["schemas"]["AuditActorResponse"];
             /** @enum {string} */
-            action: "device.claimed" | "device.released" | "device.transferred" | "device.decommissioned" | "device.reopened" | "device.re_registration_opened" | "device.renamed" | "device.config_changed" | "config.defaults_changed" | "alert_rules.changed" | "alert_rules.defaults_changed" | "firmware.release_created" | "firmware.release_changed" | "api_key.created" | "api_key.revoked" | "share.created" | "share.revoked" | "device.command_sent" | "device.command_cancelled";
+            action: "device.claimed" | "device.released" | "device.transferred" | "device.decommissioned" | "device.reopened" | "device.re_registration_opened" | "device.renamed" | "device.config_changed" | "config.defaults_changed" | "alert_rules.changed" | "alert_rules.defaults_changed" | "firmware.release_created" | "firmware.release_changed" | "firmware.signing_key_added" | "firmware.signing_key_revoked" | "api_key.created" | "api_key.revoked" | "share.created" | "share.revoked" | "device.command_sent" | "device.command_cancelled";
             /** @example gw-0001 */
             deviceId: string | null;
             /**
@@ -4382,7 +4539,7 @@ export interface components {
          * @description Stable machine-readable code: branch on it. Each operation lists the codes it can answer per status.
          * @enum {string}
          */
-        ProblemCode: "VALIDATION_FAILED" | "MALFORMED_BODY" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "CLAIM_CODE_REQUIRED" | "UNAUTHORIZED" | "INVALID_CREDENTIALS" | "INVALID_TOKEN" | "FORBIDDEN" | "API_KEY_SCOPE" | "SHARE_ROLE" | "TOO_MANY_SHARES" | "TOO_MANY_API_KEYS" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "DEVICE_ALREADY_REGISTERED" | "TOO_MANY_WEBHOOKS" | "WEBHOOK_DISABLED" | "INVALID_ALERT_RULE" | "WEBHOOK_URL_NOT_ALLOWED" | "PASSWORD_TOO_COMMON" | "EMAIL_NOT_VERIFIED" | "INVALID_CLAIM" | "DEVICE_ALREADY_CLAIMED" | "DEVICE_SECRET_REQUIRED" | "CLAIM_CODE_ALREADY_SET" | "REGISTRATION_NOT_ALLOWED" | "PRECONDITION_FAILED" | "CONFIG_VERSION_UNKNOWN" | "FIRMWARE_RELEASE_EXISTS" | "DEVICE_DECOMMISSIONED" | "TRANSFER_RECIPIENT_INVALID" | "RATE_LIMITED" | "TOO_MANY_STREAMS" | "TOO_MANY_EXPORTS" | "TOO_MANY_COMMANDS" | "COMMAND_NOT_QUEUED" | "COMMAND_FINISHED" | "LOG_QUOTA_EXCEEDED" | "SERVICE_UNAVAILABLE" | "INTERNAL_ERROR";
+        ProblemCode: "VALIDATION_FAILED" | "MALFORMED_BODY" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "CLAIM_CODE_REQUIRED" | "UNAUTHORIZED" | "INVALID_CREDENTIALS" | "INVALID_TOKEN" | "FORBIDDEN" | "API_KEY_SCOPE" | "SHARE_ROLE" | "TOO_MANY_SHARES" | "TOO_MANY_API_KEYS" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "DEVICE_ALREADY_REGISTERED" | "TOO_MANY_WEBHOOKS" | "WEBHOOK_DISABLED" | "INVALID_ALERT_RULE" | "WEBHOOK_URL_NOT_ALLOWED" | "PASSWORD_TOO_COMMON" | "EMAIL_NOT_VERIFIED" | "INVALID_CLAIM" | "DEVICE_ALREADY_CLAIMED" | "DEVICE_SECRET_REQUIRED" | "CLAIM_CODE_ALREADY_SET" | "REGISTRATION_NOT_ALLOWED" | "PRECONDITION_FAILED" | "CONFIG_VERSION_UNKNOWN" | "FIRMWARE_RELEASE_EXISTS" | "FIRMWARE_SIGNATURE_REQUIRED" | "FIRMWARE_SIGNATURE_INVALID" | "SIGNING_KEY_UNKNOWN" | "SIGNING_KEY_REVOKED" | "SIGNING_KEY_EXISTS" | "DEVICE_DECOMMISSIONED" | "TRANSFER_RECIPIENT_INVALID" | "RATE_LIMITED" | "TOO_MANY_STREAMS" | "TOO_MANY_EXPORTS" | "TOO_MANY_COMMANDS" | "COMMAND_NOT_QUEUED" | "COMMAND_FINISHED" | "LOG_QUOTA_EXCEEDED" | "SERVICE_UNAVAILABLE" | "INTERNAL_ERROR";
         FieldErrorResponse: {
             /** @example claimCode */
             field: string;
@@ -7786,7 +7943,7 @@ export interface operations {
                         /** @enum {integer} */
                         status: 400;
                         /** @enum {string} */
-                        code: "VALIDATION_FAILED" | "MALFORMED_BODY";
+                        code: "VALIDATION_FAILED" | "MALFORMED_BODY" | "FIRMWARE_SIGNATURE_REQUIRED" | "FIRMWARE_SIGNATURE_INVALID" | "SIGNING_KEY_UNKNOWN" | "SIGNING_KEY_REVOKED";
                     };
                 };
             };
@@ -8203,6 +8360,297 @@ export interface operations {
                         status: 415;
                         /** @enum {string} */
                         code: "UNSUPPORTED_MEDIA_TYPE";
+                    };
+                };
+            };
+            /** @description Temporarily unavailable (the database cannot be reached, or this instance is stopping): send it again after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before sending the request again. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 503;
+                        /** @enum {string} */
+                        code: "SERVICE_UNAVAILABLE";
+                    };
+                };
+            };
+        };
+    };
+    listSigningKeys: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Every key. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SigningKeyListResponse"];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked credentials. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 401;
+                        /** @enum {string} */
+                        code: "UNAUTHORIZED";
+                    };
+                };
+            };
+            /** @description The account is not an administrator (FORBIDDEN), or the credential is an API key, which never reaches admin operations (API_KEY_SCOPE). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 403;
+                        /** @enum {string} */
+                        code: "FORBIDDEN" | "API_KEY_SCOPE";
+                    };
+                };
+            };
+            /** @description Temporarily unavailable (the database cannot be reached, or this instance is stopping): send it again after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before sending the request again. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 503;
+                        /** @enum {string} */
+                        code: "SERVICE_UNAVAILABLE";
+                    };
+                };
+            };
+        };
+    };
+    registerSigningKey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RegisterSigningKeyRequest"];
+            };
+        };
+        responses: {
+            /** @description This key was registered under this keyId already. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SigningKeyResponse"];
+                };
+            };
+            /** @description Registered. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SigningKeyResponse"];
+                };
+            };
+            /** @description The request is not valid; `errors` names each field at fault. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 400;
+                        /** @enum {string} */
+                        code: "VALIDATION_FAILED" | "MALFORMED_BODY";
+                    };
+                };
+            };
+            /** @description Missing, invalid, expired or revoked credentials. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 401;
+                        /** @enum {string} */
+                        code: "UNAUTHORIZED";
+                    };
+                };
+            };
+            /** @description The account is not an administrator (FORBIDDEN), or the credential is an API key, which never reaches admin operations (API_KEY_SCOPE). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 403;
+                        /** @enum {string} */
+                        code: "FORBIDDEN" | "API_KEY_SCOPE";
+                    };
+                };
+            };
+            /** @description Conflicts with the current state. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 409;
+                        /** @enum {string} */
+                        code: "SIGNING_KEY_EXISTS";
+                    };
+                };
+            };
+            /** @description The body is larger than this operation accepts. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 413;
+                        /** @enum {string} */
+                        code: "PAYLOAD_TOO_LARGE";
+                    };
+                };
+            };
+            /** @description The body is not JSON. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 415;
+                        /** @enum {string} */
+                        code: "UNSUPPORTED_MEDIA_TYPE";
+                    };
+                };
+            };
+            /** @description Temporarily unavailable (the database cannot be reached, or this instance is stopping): send it again after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before sending the request again. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 503;
+                        /** @enum {string} */
+                        code: "SERVICE_UNAVAILABLE";
+                    };
+                };
+            };
+        };
+    };
+    revokeSigningKey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                keyId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Revoked, with the releases this paused. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RevokedSigningKeyResponse"];
+                };
+            };
+            /** @description The request is not valid; `errors` names each field at fault. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 400;
+                        /** @enum {string} */
+                        code: "VALIDATION_FAILED";
+                    };
+                };
+            };
+            /** @description Missing, invalid, expired or revoked credentials. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 401;
+                        /** @enum {string} */
+                        code: "UNAUTHORIZED";
+                    };
+                };
+            };
+            /** @description The account is not an administrator (FORBIDDEN), or the credential is an API key, which never reaches admin operations (API_KEY_SCOPE). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 403;
+                        /** @enum {string} */
+                        code: "FORBIDDEN" | "API_KEY_SCOPE";
+                    };
+                };
+            };
+            /** @description Not found, or not visible to you. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 404;
+                        /** @enum {string} */
+                        code: "NOT_FOUND";
                     };
                 };
             };
@@ -11571,7 +12019,7 @@ export interface operations {
                 deviceId?: string;
                 /** @description Only entries whose actor is this account (userId). */
                 actorId?: string;
-                /** @description Comma-separated actions (device.claimed, device.released, device.transferred, device.decommissioned, device.reopened, device.re_registration_opened, device.renamed, device.config_changed, config.defaults_changed, alert_rules.changed, alert_rules.defaults_changed, firmware.release_created, firmware.release_changed, api_key.created, api_key.revoked, share.created, share.revoked, device.command_sent, device.command_cancelled). */
+                /** @description Comma-separated actions (device.claimed, device.released, device.transferred, device.decommissioned, device.reopened, device.re_registration_opened, device.renamed, device.config_changed, config.defaults_changed, alert_rules.changed, alert_rules.defaults_changed, firmware.release_created, firmware.release_changed, firmware.signing_key_added, firmware.signing_key_revoked, api_key.created, api_key.revoked, share.created, share.revoked, device.command_sent, device.command_cancelled). */
                 action?: string;
                 /** @description Entries at or after this instant. */
                 from?: string;

@@ -7,7 +7,8 @@ export { OtaHistoryItemResponse, OtaHistoryQuery, OtaHistoryResponse } from './h
 import { DeviceReleaseStateRecord } from './infrastructure/device-release-state.record.js';
 import { FirmwareReleaseRecord } from './infrastructure/firmware-release.record.js';
 import { FirmwareSymbolsRecord } from './infrastructure/firmware-symbols.record.js';
+import { FirmwareSigningKeyRecord } from './infrastructure/firmware-signing-key.record.js';
 import { OtaEventRecord } from './infrastructure/ota-event.record.js';
 
 /** The tables this module owns, for the data source (src/schema.ts). */
-export const OTA_RECORDS = [FirmwareReleaseRecord, OtaEventRecord, DeviceReleaseStateRecord, FirmwareSymbolsRecord];
+export const OTA_RECORDS = [FirmwareReleaseRecord, OtaEventRecord, DeviceReleaseStateRecord, FirmwareSymbolsRecord, FirmwareSigningKeyRecord];

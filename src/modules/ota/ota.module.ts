@@ -16,6 +16,10 @@ import { SqlBatteryReadingsQueries } from './infrastructure/sql-battery-readings
 import { OtaEventStore } from './domain/ota-event.store.js';
 import { ReleaseOfferStore } from './domain/release-offer.store.js';
 import { AdminFirmwareController } from './http/admin-firmware.controller.js';
+import { SigningKeysController } from './http/signing-keys.controller.js';
+import { FirmwareSigningKeysService } from './application/firmware-signing-keys.service.js';
+import { FirmwareSigningKeyStore } from './domain/firmware-signing-key.store.js';
+import { SqlFirmwareSigningKeyStore } from './infrastructure/sql-firmware-signing-key.store.js';
 import { OtaController } from './http/ota.controller.js';
 import { SnapshotOtaDevices } from './infrastructure/snapshot-ota-devices.js';
 import { SqlOtaEventStore } from './infrastructure/sql-ota-event.store.js';
@@ -24,13 +28,15 @@ import { TypeOrmFirmwareReleaseRepository } from './infrastructure/typeorm-firmw
 
 @Module({
   imports: [AuditModule, DevicesModule, EventsModule, TelemetryModule],
-  controllers: [OtaController, AdminFirmwareController],
+  controllers: [OtaController, AdminFirmwareController, SigningKeysController],
   providers: [
     OtaService,
     FirmwareReleasesService,
     FirmwareSymbols,
+    FirmwareSigningKeysService,
     OtaMaintenance,
     { provide: FirmwareSymbolStore, useClass: SqlFirmwareSymbolStore },
+    { provide: FirmwareSigningKeyStore, useClass: SqlFirmwareSigningKeyStore },
     { provide: FirmwareReleaseRepository, useClass: TypeOrmFirmwareReleaseRepository },
     { provide: ReleaseOfferStore, useClass: SqlReleaseOfferStore },
     { provide: OtaEventStore, useClass: SqlOtaEventStore },

@@ -28,8 +28,9 @@ import { LogUploadSetting1764001700000 } from './migrations/1764001700000-log-up
 import { DeviceCrashes1764001800000 } from './migrations/1764001800000-device-crashes.js';
 import { ReleaseHealth1764001900000 } from './migrations/1764001900000-release-health.js';
 import { FirmwareSymbols1764002000000 } from './migrations/1764002000000-firmware-symbols.js';
+import { FirmwareSigning1764002100000 } from './migrations/1764002100000-firmware-signing.js';
 
-export const MIGRATIONS = [DeviceIdentity1763740000000, AccountsAndClaims1763750000000, Telemetry1763760000000, ConfigAndOta1763770000000, TelemetryRollupLevels1763780000000, TelemetryRollup6h1763790000000, RefreshTokenSessions1763800300000, DeviceEvents1764000000000, Alerts1764000100000, Notifications1764000200000, LiveStream1764000300000, CustomerSessionCache1764000400000, ApiKeys1764000600000, DeviceLabels1764000700000, PasswordReset1764000800000, DeviceShares1764000900000, AuditLog1764001000000, BatteryEnergy1764001100000, OtaBatteryGuard1764001200000, TableOwnerFunctions1764001300000, TableOwnersExports1764001400000, DeviceCommands1764001500000, DeviceLogs1764001600000, LogUploadSetting1764001700000, DeviceCrashes1764001800000, ReleaseHealth1764001900000, FirmwareSymbols1764002000000];
+export const MIGRATIONS = [DeviceIdentity1763740000000, AccountsAndClaims1763750000000, Telemetry1763760000000, ConfigAndOta1763770000000, TelemetryRollupLevels1763780000000, TelemetryRollup6h1763790000000, RefreshTokenSessions1763800300000, DeviceEvents1764000000000, Alerts1764000100000, Notifications1764000200000, LiveStream1764000300000, CustomerSessionCache1764000400000, ApiKeys1764000600000, DeviceLabels1764000700000, PasswordReset1764000800000, DeviceShares1764000900000, AuditLog1764001000000, BatteryEnergy1764001100000, OtaBatteryGuard1764001200000, TableOwnerFunctions1764001300000, TableOwnersExports1764001400000, DeviceCommands1764001500000, DeviceLogs1764001600000, LogUploadSetting1764001700000, DeviceCrashes1764001800000, ReleaseHealth1764001900000, FirmwareSymbols1764002000000, FirmwareSigning1764002100000];
 
 export interface DatabaseSettings {
   url: string;

@@ -9,6 +9,7 @@ import { OtaEventStore, type HistoryFilter, type OtaEventBatch, type ReleaseStat
 import { ReleaseOfferStore } from '../../../src/modules/ota/domain/release-offer.store.js';
 import type { BatteryReadings, HeldBackReason } from '../../../src/modules/ota/domain/battery-guard.js';
 import { BatteryReadingsQueries } from '../../../src/modules/ota/domain/battery-readings.queries.js';
+import { FirmwareSigningKeyStore, type FirmwareSigningKey, type PausedRelease } from '../../../src/modules/ota/domain/firmware-signing-key.store.js';
 
 /*
  * In-memory fakes of the ota ports for unit tests. They share
@@ -375,5 +376,54 @@ export class InMemoryBatteryReadingsQueries extends BatteryReadingsQueries {
   async of(deviceId: string): Promise<BatteryReadings> {
     const device = this.tables.devices.get(deviceId);
     return { socs: [...(device?.socs ?? [])], temperatures: [...(device?.temperatures ?? [])] };
+  }
+}
+
+export class InMemoryFirmwareSigningKeyStore extends FirmwareSigningKeyStore {
+  private readonly keys = new Map<string, FirmwareSigningKey>();
+
+  constructor(private readonly tables: InMemoryOtaTables) {
+    super();
+  }
+
+  async add(key: FirmwareSigningKey, onAdded: (tx: SqlRunner) => Promise<void>): Promise<{ added: boolean; key: FirmwareSigningKey }> {
+    const existing = this.keys.get(key.keyId);
+    if (existing) return { added: false, key: { ...existing } };
+    await onAdded(NO_SQL);
+    this.keys.set(key.keyId, { ...key });
+    return { added: true, key: { ...key } };
+  }
+
+  async find(keyId: string): Promise<FirmwareSigningKey | null> {
+    const key = this.keys.get(keyId);
+    return key ? { ...key } : null;
+  }
+
+  async list(): Promise<FirmwareSigningKey[]> {
+    return [...this.keys.values()].map((key) => ({ ...key })).sort((a, b) => b.createdAt.getTime() - a.createdAt.getTime());
+  }
+
+  async revoke(keyId: string, now: Date, onRevoked: (tx: SqlRunner, paused: PausedRelease[]) => Promise<void>): Promise<{ key: FirmwareSigningKey; paused: PausedRelease[] } | null> {
+    const key = this.keys.get(keyId);
+    if (!key) return null;
+    if (key.revokedAt !== null) return { key: { ...key }, paused: [] };
+    const paused: PausedRelease[] = [];
+    for (const stored of this.tables.releases.values()) {
+      const release = stored.release;
+      if (release.signed?.keyId === keyId && !release.revoked && !release.paused) {
+        paused.push({ id: release.id, version: release.version });
+      }
+    }
+    await onRevoked(NO_SQL, paused);
+    key.revokedAt = now;
+    for (const { id } of paused) {
+      const stored = this.tables.releases.get(id)!;
+      stored.release = { ...stored.release, paused: true, updatedAt: now };
+    }
+    return { key: { ...key }, paused };
+  }
+
+  async holdLive(_tx: SqlRunner, keyId: string): Promise<boolean> {
+    return this.keys.get(keyId)?.revokedAt === null;
   }
 }

@@ -13,6 +13,8 @@ export const AUDIT_ACTIONS = [
   'alert_rules.defaults_changed',
   'firmware.release_created',
   'firmware.release_changed',
+  'firmware.signing_key_added',
+  'firmware.signing_key_revoked',
   'api_key.created',
   'api_key.revoked',
   'share.created',

@@ -8,7 +8,8 @@ import { NotFoundError } from '../../../shared/domain-error.js';
 import type { ReleaseState } from '../domain/firmware-release.js';
 import { RecordingEventLog } from '../../../../test/fakes/events/recording-event-log.js';
 import { FirmwareReleaseExistsError, FirmwareReleasesService, type PublishRelease } from './firmware-releases.service.js';
-import { InMemoryFirmwareReleaseRepository, InMemoryOtaTables } from '../../../../test/fakes/ota/in-memory-ota.js';
+import { InMemoryFirmwareReleaseRepository,
+  InMemoryFirmwareSigningKeyStore, InMemoryOtaTables } from '../../../../test/fakes/ota/in-memory-ota.js';
 
 const START = new Date('2026-11-21T12:00:00.000Z');
 const STALL_TIMEOUT_SEC = 600;
@@ -17,7 +18,7 @@ function setUp() {
   const tables = new InMemoryOtaTables();
   const clock = new FixedClock(START);
   const repository = new InMemoryFirmwareReleaseRepository(tables);
-  const service = new FirmwareReleasesService(repository, new RecordingEventLog(), clock, loadEnv({ OTA_STALL_TIMEOUT_SEC: String(STALL_TIMEOUT_SEC) }), new RecordingAuditLog());
+  const service = new FirmwareReleasesService(repository, new RecordingEventLog(), clock, loadEnv({ OTA_STALL_TIMEOUT_SEC: String(STALL_TIMEOUT_SEC) }), new RecordingAuditLog(), new InMemoryFirmwareSigningKeyStore(tables));
   let devices = 0;
   /** `count` devices that reached `state` with the release, their last event `agoSec` before now. */
   const devicesIn = (releaseId: string, state: ReleaseState, count: number, options: { agoSec?: number; runs?: string } = {}) => {
@@ -64,6 +65,7 @@ describe('FirmwareReleasesService', () => {
         revoked: false,
         publishedAt: START,
         updatedAt: START,
+        signed: null,
       });
       expect(await repository.findById(release.id)).toEqual(release);
     });

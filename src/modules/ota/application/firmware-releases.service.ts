@@ -3,17 +3,43 @@ import { Injectable } from '@nestjs/common';
 import { Clock } from '../../../config/config.module.js';
 import { EventLog } from '../../events/index.js';
 import { AuditLog, type AuditContext } from '../../audit/index.js';
-import { Env } from '../../../config/env.js';
+import { Env, firmwareSignatureRequired } from '../../../config/env.js';
 import type { SqlRunner } from '../../../shared/database/sql-runner.js';
-import { DomainError, NotFoundError } from '../../../shared/domain-error.js';
+import { DomainError, NotFoundError, ValidationFailedError } from '../../../shared/domain-error.js';
 import type { OtaChannel } from '../../../shared/kernel/ota-channel.js';
 import { FirmwareVersion } from '../../../shared/kernel/firmware-version.js';
-import { belowCrashFreeTarget, exceedsFailureBudget, type CrashFreeCounts, type FirmwareRelease } from '../domain/firmware-release.js';
+import { belowCrashFreeTarget, exceedsFailureBudget, type CrashFreeCounts, type FirmwareRelease, type SignedManifest } from '../domain/firmware-release.js';
+import { firmwareManifest, signatureHolds, type ManifestFields } from '../domain/firmware-manifest.js';
+import { FirmwareSigningKeyStore } from '../domain/firmware-signing-key.store.js';
 import { FirmwareReleaseRepository, type ReleaseCounts, type ReleaseFilter } from '../domain/firmware-release.repository.js';
 
 export class FirmwareReleaseExistsError extends DomainError {
   constructor() {
     super('FIRMWARE_RELEASE_EXISTS', 'conflict', 'A release with this version, hardwareId and channel exists already.');
+  }
+}
+
+export class FirmwareSignatureRequiredError extends DomainError {
+  constructor() {
+    super('FIRMWARE_SIGNATURE_REQUIRED', 'invalid', 'Releases must be signed here: add signature and signingKeyId (npm run firmware:sign prints both).');
+  }
+}
+
+export class FirmwareSignatureInvalidError extends DomainError {
+  constructor() {
+    super('FIRMWARE_SIGNATURE_INVALID', 'invalid', "signature is not the signing key's signature of this release's manifest (version, hardwareId, sha256, size, minFromVersion).");
+  }
+}
+
+export class SigningKeyUnknownError extends DomainError {
+  constructor() {
+    super('SIGNING_KEY_UNKNOWN', 'invalid', 'No signing key has this signingKeyId: an administrator registers it first.');
+  }
+}
+
+export class SigningKeyRevokedError extends DomainError {
+  constructor() {
+    super('SIGNING_KEY_REVOKED', 'invalid', 'The signing key is revoked: sign with a live key.');
   }
 }
 
@@ -29,6 +55,9 @@ export interface PublishRelease {
   minFromVersion?: string;
   maxFailurePercent?: number;
   minCrashFreePercent?: number;
+  /** Both or neither: the Ed25519 signature (base64) of the release's manifest, and the key's id. */
+  signature?: string;
+  signingKeyId?: string;
 }
 
 export interface ReleaseChange {
@@ -55,21 +84,30 @@ export class FirmwareReleasesService {
     private readonly clock: Clock,
     private readonly env: Env,
     private readonly audit: AuditLog,
+    private readonly signingKeys: FirmwareSigningKeyStore,
   ) {}
 
+  /**
+   * Publishes the release. A signed one is verified first (400 unless the signature is the named
+   * live key's over its manifest); an unsigned one is refused while FIRMWARE_REQUIRE_SIGNATURE is on.
+   */
   async publish(by: AuditContext, input: PublishRelease): Promise<FirmwareRelease> {
     const now = this.clock.now();
-    const release: FirmwareRelease = {
-      id: randomUUID(),
+    const fields = {
       version: FirmwareVersion.parse(input.version).value,
       hardwareId: input.hardwareId ?? null,
-      channel: input.channel ?? 'stable',
-      url: input.url,
       sha256: input.sha256.toLowerCase(),
       size: input.size,
+      minFromVersion: input.minFromVersion === undefined ? null : FirmwareVersion.parse(input.minFromVersion).value,
+    };
+    const signed = await this.verifiedSignature(input, fields);
+    const release: FirmwareRelease = {
+      id: randomUUID(),
+      ...fields,
+      channel: input.channel ?? 'stable',
+      url: input.url,
       releaseNotes: input.releaseNotes ?? null,
       rolloutPercent: input.rolloutPercent ?? 100,
-      minFromVersion: input.minFromVersion === undefined ? null : FirmwareVersion.parse(input.minFromVersion).value,
       maxFailurePercent: input.maxFailurePercent ?? null,
       minCrashFreePercent: input.minCrashFreePercent ?? null,
       paused: false,
@@ -77,13 +115,33 @@ export class FirmwareReleasesService {
       revoked: false,
       publishedAt: now,
       updatedAt: now,
+      signed,
     };
-    const detail = { version: release.version, hardwareId: release.hardwareId, channel: release.channel, rolloutPercent: release.rolloutPercent };
-    const inserted = await this.releases.insert(release, (tx) =>
-      this.audit.record(tx, { by, action: 'firmware.release_created', target: `firmware_release:${release.id}`, detail, at: now }),
-    );
+    const detail = { version: release.version, hardwareId: release.hardwareId, channel: release.channel, rolloutPercent: release.rolloutPercent, ...(signed ? { signingKeyId: signed.keyId } : {}) };
+    const inserted = await this.releases.insert(release, async (tx) => {
+      // A revocation that committed since the check above must not leave this release offered.
+      if (signed && !(await this.signingKeys.holdLive(tx, signed.keyId))) throw new SigningKeyRevokedError();
+      await this.audit.record(tx, { by, action: 'firmware.release_created', target: `firmware_release:${release.id}`, detail, at: now });
+    });
     if (!inserted) throw new FirmwareReleaseExistsError();
     return release;
+  }
+
+  private async verifiedSignature(input: PublishRelease, fields: ManifestFields): Promise<SignedManifest | null> {
+    if (input.signature === undefined && input.signingKeyId === undefined) {
+      if (firmwareSignatureRequired(this.env)) throw new FirmwareSignatureRequiredError();
+      return null;
+    }
+    if (input.signature === undefined || input.signingKeyId === undefined) {
+      const missing = input.signature === undefined ? 'signature' : 'signingKeyId';
+      throw new ValidationFailedError([{ field: missing, message: `${missing} is required with ${missing === 'signature' ? 'signingKeyId' : 'signature'}` }]);
+    }
+    const key = await this.signingKeys.find(input.signingKeyId);
+    if (!key) throw new SigningKeyUnknownError();
+    if (key.revokedAt !== null) throw new SigningKeyRevokedError();
+    const manifest = firmwareManifest(fields);
+    if (!signatureHolds(key.publicKey, manifest, Buffer.from(input.signature, 'base64'))) throw new FirmwareSignatureInvalidError();
+    return { keyId: key.keyId, signature: input.signature, manifest };
   }
 
   list(filter: ReleaseFilter): Promise<FirmwareRelease[]> {

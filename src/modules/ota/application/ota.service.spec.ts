@@ -7,7 +7,8 @@ import { loadEnv } from '../../../config/env.js';
 import { UnauthorizedError } from '../../../shared/domain-error.js';
 import type { OtaEvent, OtaEventType } from '../domain/ota-event.js';
 import { FirmwareReleasesService, type PublishRelease } from './firmware-releases.service.js';
-import { InMemoryBatteryReadingsQueries, InMemoryFirmwareReleaseRepository, InMemoryOtaDevices, InMemoryOtaEventStore, InMemoryOtaTables, InMemoryReleaseOfferStore } from '../../../../test/fakes/ota/in-memory-ota.js';
+import { InMemoryBatteryReadingsQueries, InMemoryFirmwareReleaseRepository,
+  InMemoryFirmwareSigningKeyStore, InMemoryOtaDevices, InMemoryOtaEventStore, InMemoryOtaTables, InMemoryReleaseOfferStore } from '../../../../test/fakes/ota/in-memory-ota.js';
 import { RecordingEventLog } from '../../../../test/fakes/events/recording-event-log.js';
 import { OtaService } from './ota.service.js';
 import { MemoryCaches } from '../../../shared/memory/memory-caches.js';
@@ -36,7 +37,7 @@ function setUp(options: { deletedOnceRead?: boolean } = {}) {
   const offers = new InMemoryReleaseOfferStore(tables);
   const devices = options.deletedOnceRead ? new DeletedOnceRead(tables) : new InMemoryOtaDevices(tables);
   const eventLog = new RecordingEventLog();
-  const releasesService = new FirmwareReleasesService(releases, eventLog, clock, loadEnv({}), new RecordingAuditLog());
+  const releasesService = new FirmwareReleasesService(releases, eventLog, clock, loadEnv({}), new RecordingAuditLog(), new InMemoryFirmwareSigningKeyStore(tables));
   const service = new OtaService(devices, offers, releases, releasesService, new InMemoryOtaEventStore(tables), eventLog, new InMemoryBatteryReadingsQueries(tables), clock, new MemoryCaches(loadEnv({})));
   tables.addDevice({ deviceId: GATEWAY, hardwareId: 'hw-a', firmwareVersion: '0.1.3', channel: 'stable' });
   const publish = (overrides: Partial<PublishRelease> = {}) => {

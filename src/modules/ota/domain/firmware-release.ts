@@ -23,6 +23,16 @@ export interface FirmwareRelease {
   revoked: boolean;
   publishedAt: Date;
   updatedAt: Date;
+  /** null: published unsigned (FIRMWARE_REQUIRE_SIGNATURE=false). */
+  signed: SignedManifest | null;
+}
+
+/** A release's signature: by which key, over which manifest (firmware-manifest.ts), as published. */
+export interface SignedManifest {
+  keyId: string;
+  /** The Ed25519 signature, 64 bytes, base64. */
+  signature: string;
+  manifest: string;
 }
 
 /** What /ota/latest needs to know of the asking device. */

@@ -34,10 +34,15 @@ export class AdminFirmwareController {
 
   @Post()
   @AdminAuth()
-  @ApiOperation({ operationId: 'publishFirmware', summary: 'Publish a firmware release', description: 'A second release with the same version, hardwareId and channel is a 409.' })
+  @ApiOperation({
+    operationId: 'publishFirmware',
+    summary: 'Publish a firmware release',
+    description:
+      'A signed release (signature and signingKeyId, as `npm run firmware:sign` prints them) is verified against the registered key first: a signature that does not verify, or a key that is unknown or revoked, is a 400 and nothing is stored. Unsigned releases are refused while FIRMWARE_REQUIRE_SIGNATURE is on (the default outside development). A second release with the same version, hardwareId and channel is a 409.',
+  })
   @ApiBody({ type: PublishFirmwareRequest })
   @ApiResponse({ status: 201, type: FirmwareReleaseResponse, description: 'Published.' })
-  @ApiProblems(JSON_BODY_PROBLEMS, { 409: ['FIRMWARE_RELEASE_EXISTS'] })
+  @ApiProblems(JSON_BODY_PROBLEMS, { 400: ['FIRMWARE_SIGNATURE_REQUIRED', 'FIRMWARE_SIGNATURE_INVALID', 'SIGNING_KEY_UNKNOWN', 'SIGNING_KEY_REVOKED'], 409: ['FIRMWARE_RELEASE_EXISTS'] })
   async publish(@Requester() by: AuditContext, @Body() body: PublishFirmwareRequest): Promise<FirmwareReleaseResponse> {
     return FirmwareReleaseResponse.from(await this.releases.publish(by, body));
   }

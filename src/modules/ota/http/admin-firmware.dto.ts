@@ -4,10 +4,17 @@ import { IsBoolean, IsIn, IsInt, IsString, IsUrl, Length, Matches, Max, MaxLengt
 import { FirmwareVersion } from '../../../shared/kernel/firmware-version.js';
 import type { ReleaseStatus } from '../application/firmware-releases.service.js';
 import { crashFreePercent, type FirmwareRelease } from '../domain/firmware-release.js';
+import { publicKeyPem } from '../domain/firmware-manifest.js';
+import type { FirmwareSigningKey } from '../domain/firmware-signing-key.store.js';
 import { Optional } from '../../../shared/http/optional.decorator.js';
 import {
   EXAMPLE_HARDWARE_ID,
+  EXAMPLE_KEY_ID,
+  EXAMPLE_SIGNATURE,
+  KEY_ID_PATTERN,
+  SIGNATURE_PATTERN,
   EXAMPLE_PUBLISHED_AT,
+  EXAMPLE_PUBLIC_KEY,
   EXAMPLE_RELEASE_ID,
   EXAMPLE_RELEASE_NOTES,
   EXAMPLE_SHA256,
@@ -24,10 +31,12 @@ export class PublishFirmwareRequest {
   @Matches(FirmwareVersion.PATTERN, { message: `version ${VERSION_MESSAGE}` })
   version!: string;
 
-  @ApiPropertyOptional({ description: 'Only for this hardware; absent: for every hardware.', minLength: 1, maxLength: 128, example: EXAMPLE_HARDWARE_ID })
+  @ApiPropertyOptional({ description: 'Only for this hardware; absent: for every hardware. No control characters (it is a line of the signed manifest).', minLength: 1, maxLength: 128, example: EXAMPLE_HARDWARE_ID, pattern: '^[^\\x00-\\x1f\\x7f]+$' })
   @Optional()
   @IsString()
   @Length(1, 128)
+  // eslint-disable-next-line no-control-regex -- refusing control characters is the point
+  @Matches(/^[^\x00-\x1f\x7f]+$/, { message: 'hardwareId must not contain control characters' })
   hardwareId?: string;
 
   @ApiPropertyOptional({ enum: ['stable', 'beta'], default: 'stable' })
@@ -97,6 +106,23 @@ export class PublishFirmwareRequest {
   @Min(0)
   @Max(100)
   minCrashFreePercent?: number;
+
+  @ApiPropertyOptional({
+    description:
+      "Ed25519 signature (64 bytes, base64) of the release's manifest — version, hardwareId, sha256, size and minFromVersion as docs/gateway.md writes them — by the key `signingKeyId` names. `npm run firmware:sign` prints it. Required, with signingKeyId, while FIRMWARE_REQUIRE_SIGNATURE is on.",
+    example: EXAMPLE_SIGNATURE,
+    pattern: SIGNATURE_PATTERN.source,
+  })
+  @Optional()
+  @IsString()
+  @Matches(SIGNATURE_PATTERN, { message: 'signature must be the base64 of 64 bytes' })
+  signature?: string;
+
+  @ApiPropertyOptional({ description: 'The registered signing key that made `signature`.', example: EXAMPLE_KEY_ID, pattern: KEY_ID_PATTERN.source, maxLength: 64 })
+  @Optional()
+  @IsString()
+  @Matches(KEY_ID_PATTERN, { message: 'signingKeyId must be 1 to 64 characters of A-Z, a-z, 0-9, . _ : -' })
+  signingKeyId?: string;
 }
 
 export class ChangeFirmwareRequest {
@@ -178,6 +204,8 @@ export class FirmwareReleaseResponse {
   publishedAt!: string;
   @ApiProperty({ format: 'date-time', example: '2026-11-21T12:00:00.000Z' })
   updatedAt!: string;
+  @ApiProperty({ type: 'string', nullable: true, description: 'The key that signed the release; null: published unsigned.', example: EXAMPLE_KEY_ID })
+  signingKeyId!: string | null;
 
   static from(release: FirmwareRelease): FirmwareReleaseResponse {
     return {
@@ -198,6 +226,7 @@ export class FirmwareReleaseResponse {
       revoked: release.revoked,
       publishedAt: release.publishedAt.toISOString(),
       updatedAt: release.updatedAt.toISOString(),
+      signingKeyId: release.signed?.keyId ?? null,
     };
   }
 }
@@ -285,4 +314,45 @@ export class SymbolMapResponse {
 
   @ApiProperty({ type: 'integer', description: 'Code symbols kept.', example: 5321 })
   symbols!: number;
+}
+
+// ---- signing keys ----
+
+export class RegisterSigningKeyRequest {
+  @ApiProperty({ description: 'A name of your choice for the key; releases name it as signingKeyId. `npm run firmware:sign -- --generate-key` proposes its fingerprint.', example: EXAMPLE_KEY_ID, pattern: KEY_ID_PATTERN.source, maxLength: 64 })
+  @IsString()
+  @Matches(KEY_ID_PATTERN, { message: 'keyId must be 1 to 64 characters of A-Z, a-z, 0-9, . _ : -' })
+  keyId!: string;
+
+  @ApiProperty({ description: 'The Ed25519 public key: an SPKI PEM (`openssl pkey -pubout`), or base64 of its 32 bytes. Never the private key.', example: EXAMPLE_PUBLIC_KEY, maxLength: 1000 })
+  @IsString()
+  @MaxLength(1000)
+  publicKey!: string;
+}
+
+export class SigningKeyResponse {
+  @ApiProperty({ example: EXAMPLE_KEY_ID })
+  keyId!: string;
+  @ApiProperty({ description: 'The public key as an SPKI PEM.', example: EXAMPLE_PUBLIC_KEY })
+  publicKey!: string;
+  @ApiProperty({ description: '"ed25519:" and the first 16 hex digits of SHA-256 of the 32 key bytes.', example: 'ed25519:3f2a9c0d41b7e6a5' })
+  fingerprint!: string;
+  @ApiProperty({ format: 'date-time', example: EXAMPLE_PUBLISHED_AT })
+  createdAt!: string;
+  @ApiProperty({ type: 'string', format: 'date-time', nullable: true, description: 'Releases signed by a revoked key are paused, and none can be published with it.', example: null })
+  revokedAt!: string | null;
+
+  static from(key: FirmwareSigningKey): SigningKeyResponse {
+    return { keyId: key.keyId, publicKey: publicKeyPem(key.publicKey), fingerprint: key.fingerprint, createdAt: key.createdAt.toISOString(), revokedAt: key.revokedAt?.toISOString() ?? null };
+  }
+}
+
+export class SigningKeyListResponse {
+  @ApiProperty({ type: [SigningKeyResponse] })
+  items!: SigningKeyResponse[];
+}
+
+export class RevokedSigningKeyResponse extends SigningKeyResponse {
+  @ApiProperty({ type: [String], format: 'uuid', description: 'The releases this revocation paused (none when the key was revoked already).', example: [EXAMPLE_RELEASE_ID] })
+  pausedReleaseIds!: string[];
 }

@@ -12,3 +12,11 @@ export const EXAMPLE_SIZE = 1572864;
 export const EXAMPLE_HARDWARE_ID = 'esp32s3-7c:df:a1:0b:22:c4';
 export const EXAMPLE_RELEASE_NOTES = 'Fixes reconnect after a Wi-Fi outage; faster telemetry upload.';
 export const EXAMPLE_PUBLISHED_AT = '2026-11-20T09:00:00.000Z';
+
+/** Signed releases: the key id a release names, and an Ed25519 signature (64 bytes) in base64. */
+export const KEY_ID_PATTERN = /^[A-Za-z0-9._:-]{1,64}$/;
+export const SIGNATURE_PATTERN = /^[A-Za-z0-9+/]{86}==$/;
+export const EXAMPLE_KEY_ID = 'fw-team-2026';
+export const EXAMPLE_SIGNATURE = 'o5DAWfGz7yYAdZ2bl3LmQ0x8qzN3rJ4f8m1cWcX2v9pE5aT6uYbKkLhQ0sRzVwXyA1B2C3D4E5F6G7H8I9J0Kg==';
+export const EXAMPLE_PUBLIC_KEY = '-----BEGIN PUBLIC KEY-----\nMCowBQYDK2VwAyEAGb9ECWmEzf6FQbrBZ9w7lshQhqowtrbLDFw4rXAxZuE=\n-----END PUBLIC KEY-----\n';
+export const EXAMPLE_MANIFEST = `dcs-firmware-manifest/1\nversion=0.1.10\nhardware=\nsha256=${EXAMPLE_SHA256}\nsize=${EXAMPLE_SIZE}\nminVersion=\n`;

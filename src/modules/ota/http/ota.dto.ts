@@ -6,7 +6,7 @@ import type { EventsOutcome, LatestFirmware } from '../application/ota.service.j
 import { OTA_EVENT_TYPES, type OtaEventType } from '../domain/ota-event.js';
 import { IsInstant } from '../../../shared/http/is-instant.decorator.js';
 import { Optional } from '../../../shared/http/optional.decorator.js';
-import { EXAMPLE_PUBLISHED_AT, EXAMPLE_RELEASE_NOTES, EXAMPLE_SHA256, EXAMPLE_SIZE, EXAMPLE_URL, VERSION_MESSAGE, versionDoc } from './firmware-fields.js';
+import { EXAMPLE_KEY_ID, EXAMPLE_MANIFEST, EXAMPLE_PUBLISHED_AT, EXAMPLE_RELEASE_NOTES, EXAMPLE_SHA256, EXAMPLE_SIGNATURE, EXAMPLE_SIZE, EXAMPLE_URL, VERSION_MESSAGE, versionDoc } from './firmware-fields.js';
 
 // ---- gateway: GET /ota/latest ----
 
@@ -28,6 +28,20 @@ export class FirmwareOfferResponse {
 
   @ApiProperty({ format: 'date-time', example: EXAMPLE_PUBLISHED_AT })
   publishedAt!: string;
+
+  @ApiProperty({
+    type: 'string',
+    nullable: true,
+    description: 'The signed manifest, exactly the bytes `signature` covers (docs/gateway.md, Signed firmware): verify the signature over it, then that its sha256 and size are those of the image you downloaded. null: an unsigned release.',
+    example: EXAMPLE_MANIFEST,
+  })
+  manifest!: string | null;
+
+  @ApiProperty({ type: 'string', nullable: true, description: 'Ed25519 signature of `manifest` (64 bytes, base64) by the firmware team\'s key `signingKeyId`.', example: EXAMPLE_SIGNATURE })
+  signature!: string | null;
+
+  @ApiProperty({ type: 'string', nullable: true, description: 'Which of the firmware team\'s keys signed it: firmware holds the public keys it trusts.', example: EXAMPLE_KEY_ID })
+  signingKeyId!: string | null;
 }
 
 export class HeldBackResponse {
@@ -46,7 +60,17 @@ export class LatestFirmwareResponse {
     type: FirmwareOfferResponse,
     nullable: true,
     description: 'The release to install; null when there is none.',
-    example: { version: '0.1.10', url: EXAMPLE_URL, sha256: EXAMPLE_SHA256, size: EXAMPLE_SIZE, releaseNotes: EXAMPLE_RELEASE_NOTES, publishedAt: EXAMPLE_PUBLISHED_AT },
+    example: {
+      version: '0.1.10',
+      url: EXAMPLE_URL,
+      sha256: EXAMPLE_SHA256,
+      size: EXAMPLE_SIZE,
+      releaseNotes: EXAMPLE_RELEASE_NOTES,
+      publishedAt: EXAMPLE_PUBLISHED_AT,
+      manifest: EXAMPLE_MANIFEST,
+      signature: EXAMPLE_SIGNATURE,
+      signingKeyId: EXAMPLE_KEY_ID,
+    },
   })
   firmware!: FirmwareOfferResponse | null;
 
@@ -63,7 +87,17 @@ export class LatestFirmwareResponse {
       updateAvailable: release !== null,
       currentVersion: latest.currentVersion,
       firmware: release
-        ? { version: release.version, url: release.url, sha256: release.sha256, size: release.size, releaseNotes: release.releaseNotes, publishedAt: release.publishedAt.toISOString() }
+        ? {
+            version: release.version,
+            url: release.url,
+            sha256: release.sha256,
+            size: release.size,
+            releaseNotes: release.releaseNotes,
+            publishedAt: release.publishedAt.toISOString(),
+            manifest: release.signed?.manifest ?? null,
+            signature: release.signed?.signature ?? null,
+            signingKeyId: release.signed?.keyId ?? null,
+          }
         : null,
       ...(latest.heldBack ? { heldBack: { reason: latest.heldBack.reason } } : {}),
     };

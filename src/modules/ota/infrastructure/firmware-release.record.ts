@@ -1,4 +1,4 @@
-import { Check, Column, Entity, Index, PrimaryColumn } from 'typeorm';
+import { Check, Column, Entity, ForeignKey, Index, PrimaryColumn } from 'typeorm';
 
 /**
  * A published firmware image and its rollout. The identity index compares versions numerically
@@ -13,6 +13,8 @@ import { Check, Column, Entity, Index, PrimaryColumn } from 'typeorm';
 @Check('firmware_releases_rollout_percent_check', 'rollout_percent BETWEEN 0 AND 100')
 @Check('firmware_releases_max_failure_percent_check', 'max_failure_percent BETWEEN 0 AND 100')
 @Check('firmware_releases_min_crash_free_percent_check', 'min_crash_free_percent BETWEEN 0 AND 100')
+@Check('firmware_releases_signed_check', '(signing_key_id IS NULL) = (signature IS NULL) AND (signature IS NULL) = (manifest IS NULL)')
+@Index('firmware_releases_signing_key_id_idx', ['signingKeyId'], { where: 'signing_key_id IS NOT NULL' })
 export class FirmwareReleaseRecord {
   @PrimaryColumn({ type: 'uuid', primaryKeyConstraintName: 'firmware_releases_pkey' })
   id!: string;
@@ -70,4 +72,15 @@ export class FirmwareReleaseRecord {
 
   @Column({ name: 'updated_at', type: 'timestamptz' })
   updatedAt!: Date;
+
+  /** A signed release: the key, the Ed25519 signature and the manifest it covers, as published (migration FirmwareSigning). */
+  @Column({ name: 'signing_key_id', type: 'varchar', length: 64, nullable: true })
+  @ForeignKey('firmware_signing_keys', { name: 'firmware_releases_signing_key_id_fkey' })
+  signingKeyId!: string | null;
+
+  @Column({ type: 'bytea', nullable: true })
+  signature!: Buffer | null;
+
+  @Column({ type: 'text', nullable: true })
+  manifest!: string | null;
 }

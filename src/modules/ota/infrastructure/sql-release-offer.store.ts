@@ -3,7 +3,7 @@ import { ChangeFeed } from '../../../shared/database/change-feed.js';
 import { Mirror } from '../../../shared/database/mirror.js';
 import { Sql } from '../../../shared/database/sql.js';
 import type { OtaChannel } from '../../../shared/kernel/ota-channel.js';
-import type { FirmwareRelease } from '../domain/firmware-release.js';
+import type { FirmwareRelease, SignedManifest } from '../domain/firmware-release.js';
 import type { HeldBackReason } from '../domain/battery-guard.js';
 import { ReleaseOfferStore } from '../domain/release-offer.store.js';
 
@@ -25,7 +25,14 @@ interface ReleaseRow {
   revoked: boolean;
   published_at: Date;
   updated_at: Date;
+  signing_key_id: string | null;
+  signature: Buffer | null;
+  manifest: string | null;
 }
+
+/** The signature columns as the domain holds them; null for an unsigned release. */
+export const signedOf = (row: { signing_key_id: string | null; signature: Buffer | null; manifest: string | null }): SignedManifest | null =>
+  row.signing_key_id !== null && row.signature !== null && row.manifest !== null ? { keyId: row.signing_key_id, signature: row.signature.toString('base64'), manifest: row.manifest } : null;
 
 const toRelease = (row: ReleaseRow): FirmwareRelease => ({
   id: row.id,
@@ -45,6 +52,7 @@ const toRelease = (row: ReleaseRow): FirmwareRelease => ({
   revoked: row.revoked,
   publishedAt: row.published_at,
   updatedAt: row.updated_at,
+  signed: signedOf(row),
 });
 
 /**
@@ -64,7 +72,7 @@ export class SqlReleaseOfferStore extends ReleaseOfferStore {
     this.offerable = new Mirror(feed, 'firmware_releases', async () =>
       (
         await this.sql.rows<ReleaseRow>(
-          'SELECT id, version, hardware_id, channel, url, sha256, size, release_notes, rollout_percent, min_from_version, max_failure_percent, min_crash_free_percent, paused, auto_paused_at, revoked, published_at, updated_at FROM firmware_releases WHERE NOT revoked AND NOT paused',
+          'SELECT id, version, hardware_id, channel, url, sha256, size, release_notes, rollout_percent, min_from_version, max_failure_percent, min_crash_free_percent, paused, auto_paused_at, revoked, published_at, updated_at, signing_key_id, signature, manifest FROM firmware_releases WHERE NOT revoked AND NOT paused',
           [],
           'releases_offerable',
         )

@@ -10,6 +10,7 @@ import { FirmwareReleaseRepository, type ReleaseCounts, type ReleaseFilter, type
 import { DeviceReleaseStateRecord } from './device-release-state.record.js';
 import { FirmwareReleaseRecord } from './firmware-release.record.js';
 import { OtaEventRecord } from './ota-event.record.js';
+import { signedOf } from './sql-release-offer.store.js';
 
 function toRelease(record: FirmwareReleaseRecord): FirmwareRelease {
   return {
@@ -30,6 +31,7 @@ function toRelease(record: FirmwareReleaseRecord): FirmwareRelease {
     revoked: record.revoked,
     publishedAt: record.publishedAt,
     updatedAt: record.updatedAt,
+    signed: signedOf({ signing_key_id: record.signingKeyId, signature: record.signature, manifest: record.manifest }),
   };
 }
 
@@ -53,6 +55,9 @@ function toRecord(release: FirmwareRelease): FirmwareReleaseRecord {
     revoked: release.revoked,
     publishedAt: release.publishedAt,
     updatedAt: release.updatedAt,
+    signingKeyId: release.signed?.keyId ?? null,
+    signature: release.signed ? Buffer.from(release.signed.signature, 'base64') : null,
+    manifest: release.signed?.manifest ?? null,
   });
 }
 
