@@ -507,6 +507,7 @@ function loadReleases(): Promise<FirmwareRelease[]> {
       paused: row.paused as boolean,
       autoPausedAt: row.auto_paused_at as Date | null,
       revoked: row.revoked as boolean,
+      awaitingImage: false,
       publishedAt: row.published_at as Date,
       updatedAt: row.updated_at as Date,
       signed:

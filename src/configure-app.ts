@@ -102,11 +102,15 @@ export function createAdapter(env: Env, tls?: TlsCredentials): FastifyAdapter {
   return adapter as unknown as FastifyAdapter;
 }
 
-/** JSON in, JSON out: a body of any other type is refused before it is parsed. */
+/** The one route that takes bytes: a firmware image, streamed into the database as it arrives. */
+const OCTET_STREAM_ROUTES = new Set(['/api/v1/admin/firmware/:id/image']);
+
+/** JSON in, JSON out: a body of any other type is refused before it is parsed (but a firmware image). */
 function nonJsonBodyError(request: FastifyRequest): DomainError | undefined {
   const hasBody = Number(request.headers['content-length'] ?? 0) > 0 || request.headers['transfer-encoding'] !== undefined;
   if (!hasBody) return undefined;
   const type = (request.headers['content-type'] ?? '').split(';')[0].trim().toLowerCase();
+  if (type === 'application/octet-stream' && OCTET_STREAM_ROUTES.has(request.routeOptions.url ?? '')) return undefined;
   if (type === 'application/json' || /^application\/[a-z0-9.+-]+\+json$/.test(type)) return bodyEncodingError(request);
   return new DomainError('UNSUPPORTED_MEDIA_TYPE', 'unsupported-media-type', 'Send the body as application/json.');
 }
@@ -227,6 +231,8 @@ export async function createApp(settings: AppSettings, tls?: TlsCredentials): Pr
   app.useLogger(app.get(Logger));
   app.setGlobalPrefix(API_PREFIX, { exclude: openApiPrefixExclusions });
   useJsonBodyParser(app, settings.env.BODY_LIMIT_BYTES);
+  // The body of an image upload is handed over unread: the handler streams it, and bounds it itself.
+  fastify.addContentTypeParser('application/octet-stream', (_request, payload, done) => done(null, payload));
   app.useGlobalPipes(new AppValidationPipe());
   app.useGlobalFilters(new ProblemDetailsFilter(app.get(HttpAdapterHost), app.get(DatabaseOutage), app.get(RateLimitMetrics)));
   // A callback hook: it runs on every request, and costs no promise that way.

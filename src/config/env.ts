@@ -284,6 +284,14 @@ export class Env {
   @Transform(toBoolean) @IsOptional() @IsBoolean({ message: 'FIRMWARE_REQUIRE_SIGNATURE must be true or false' })
   FIRMWARE_REQUIRE_SIGNATURE?: boolean;
 
+  /** Largest firmware image the service keeps (PUT /admin/firmware/{id}/image). */
+  @Transform(toInt) @IsInt() @Min(1024) @Max(256 * 1024 * 1024)
+  FIRMWARE_MAX_BYTES = 16 * 1024 * 1024;
+
+  /** Image downloads one instance streams at once; the next is answered 503 with Retry-After. */
+  @Transform(toInt) @IsInt() @Min(1) @Max(10_000)
+  FIRMWARE_MAX_CONCURRENT_DOWNLOADS = 100;
+
   @Transform(toInt) @IsInt() @Min(1024) @Max(16 * 1024 * 1024)
   BODY_LIMIT_BYTES = 256 * 1024;
 

@@ -6,6 +6,7 @@ export type ErrorKind =
   | 'conflict'
   | 'precondition-failed'
   | 'too-large'
+  | 'range-not-satisfiable'
   | 'unsupported-media-type'
   | 'unprocessable'
   | 'rate-limited'

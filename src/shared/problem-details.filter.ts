@@ -27,6 +27,7 @@ const STATUS_OF_KIND: Record<ErrorKind, number> = {
   conflict: 409,
   'precondition-failed': 412,
   'too-large': 413,
+  'range-not-satisfiable': 416,
   'unsupported-media-type': 415,
   unprocessable: 422,
   'rate-limited': 429,

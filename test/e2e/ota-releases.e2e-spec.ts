@@ -148,6 +148,7 @@ describe('OTA releases', () => {
         publishedAt: expect.stringMatching(ISO),
         updatedAt: data!.publishedAt,
         signingKeyId: null,
+        awaitingImage: false,
       });
       expect(Date.parse(data!.publishedAt)).toBeGreaterThanOrEqual(before - 1000);
       expect(Date.parse(data!.publishedAt)).toBeLessThanOrEqual(Date.now() + 1000);
@@ -173,6 +174,7 @@ describe('OTA releases', () => {
         signing_key_id: null,
         signature: null,
         manifest: null,
+        awaiting_image: false,
       });
     });
 
@@ -266,7 +268,8 @@ describe('OTA releases', () => {
       ['maxFailurePercent 101', { maxFailurePercent: 101 }, 'maxFailurePercent'],
       ['an empty hardwareId', { hardwareId: '' }, 'hardwareId'],
       ['releaseNotes of 10 001 characters', { releaseNotes: 'x'.repeat(10_001) }, 'releaseNotes'],
-      ['no url', { url: undefined }, 'url'],
+      // No url at all is a release whose image the service keeps (firmware-images.e2e-spec.ts).
+      ['a url of 2,049 characters', { url: `https://firmware.example.com/${'a'.repeat(2020)}.bin` }, 'url'],
       ['no sha256', { sha256: undefined }, 'sha256'],
       ['an unknown field', { signature: 'abc' } as Partial<PublishBody>, 'signature'],
     ] as Array<[string, Partial<PublishBody>, string]>)('%s: 400 VALIDATION_FAILED naming the field, nothing stored', async (_name, overrides, field) => {

@@ -658,6 +658,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/admin/firmware/{id}/image": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Upload the image of a release published without a url
+         * @description The bytes of the image as `application/octet-stream`, streamed into the database in 256 KiB pieces: at most FIRMWARE_MAX_BYTES (default 16 MiB). Its size and SHA-256 must be the release's — those of its signed manifest — or nothing is stored (400 FIRMWARE_IMAGE_MISMATCH; an upload cut short too). Once stored whole the release is offered, its url being /api/v1/device/firmware/{id}/image. Uploading again replaces the image with the same bytes. The whole upload must arrive within REQUEST_TIMEOUT_MS.
+         */
+        put: operations["putFirmwareImage"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/admin/firmware/{id}/symbols": {
         parameters: {
             query?: never;
@@ -713,6 +733,26 @@ export interface paths {
          * @description No release can be published with it any more, and every release it signed that is still offered is paused (resume one by hand to offer it again). Kept, revoked, so the releases it signed still name it. Again: answered as it stands.
          */
         post: operations["revokeSigningKey"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/device/firmware/{releaseId}/image": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Download the image of a release the service keeps (resumable)
+         * @description For a release whose offer `url` is this path. Only a device the release was offered to may download it, while it is live (404 otherwise). `Range: bytes=<from>-` resumes after a cut (206 with Content-Range); `If-Range` with the ETag (the image's SHA-256) makes sure the rest belongs to the same image. The bytes are streamed from the database, a 256 KiB piece at a time. At most FIRMWARE_MAX_CONCURRENT_DOWNLOADS per instance: past that 503 with Retry-After.
+         */
+        get: operations["downloadFirmwareImage"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -2687,10 +2727,10 @@ export interface components {
              */
             channel?: "stable" | "beta";
             /**
-             * @description https only; the service never fetches it.
+             * @description Where gateways download the image: https only; the service never fetches it. Absent: the service keeps the image, uploaded next with PUT /admin/firmware/{id}/image; the release is offered once it is stored whole.
              * @example https://firmware.example.com/gw/0.1.10.bin
              */
-            url: string;
+            url?: string;
             /**
              * @description SHA-256 of the image, 64 hex digits.
              * @example 9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08
@@ -2786,6 +2826,11 @@ export interface components {
              * @example fw-team-2026
              */
             signingKeyId: string | null;
+            /**
+             * @description Published without a url, its image not uploaded whole yet (PUT …/image): offered to nobody until it is.
+             * @example false
+             */
+            awaitingImage: boolean;
         };
         FirmwareReleaseListResponse: {
             /** @description Newest first. */
@@ -4539,7 +4584,7 @@ export interface components {
          * @description Stable machine-readable code: branch on it. Each operation lists the codes it can answer per status.
          * @enum {string}
          */
-        ProblemCode: "VALIDATION_FAILED" | "MALFORMED_BODY" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "CLAIM_CODE_REQUIRED" | "UNAUTHORIZED" | "INVALID_CREDENTIALS" | "INVALID_TOKEN" | "FORBIDDEN" | "API_KEY_SCOPE" | "SHARE_ROLE" | "TOO_MANY_SHARES" | "TOO_MANY_API_KEYS" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "DEVICE_ALREADY_REGISTERED" | "TOO_MANY_WEBHOOKS" | "WEBHOOK_DISABLED" | "INVALID_ALERT_RULE" | "WEBHOOK_URL_NOT_ALLOWED" | "PASSWORD_TOO_COMMON" | "EMAIL_NOT_VERIFIED" | "INVALID_CLAIM" | "DEVICE_ALREADY_CLAIMED" | "DEVICE_SECRET_REQUIRED" | "CLAIM_CODE_ALREADY_SET" | "REGISTRATION_NOT_ALLOWED" | "PRECONDITION_FAILED" | "CONFIG_VERSION_UNKNOWN" | "FIRMWARE_RELEASE_EXISTS" | "FIRMWARE_SIGNATURE_REQUIRED" | "FIRMWARE_SIGNATURE_INVALID" | "SIGNING_KEY_UNKNOWN" | "SIGNING_KEY_REVOKED" | "SIGNING_KEY_EXISTS" | "DEVICE_DECOMMISSIONED" | "TRANSFER_RECIPIENT_INVALID" | "RATE_LIMITED" | "TOO_MANY_STREAMS" | "TOO_MANY_EXPORTS" | "TOO_MANY_COMMANDS" | "COMMAND_NOT_QUEUED" | "COMMAND_FINISHED" | "LOG_QUOTA_EXCEEDED" | "SERVICE_UNAVAILABLE" | "INTERNAL_ERROR";
+        ProblemCode: "VALIDATION_FAILED" | "MALFORMED_BODY" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "CLAIM_CODE_REQUIRED" | "UNAUTHORIZED" | "INVALID_CREDENTIALS" | "INVALID_TOKEN" | "FORBIDDEN" | "API_KEY_SCOPE" | "SHARE_ROLE" | "TOO_MANY_SHARES" | "TOO_MANY_API_KEYS" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "DEVICE_ALREADY_REGISTERED" | "TOO_MANY_WEBHOOKS" | "WEBHOOK_DISABLED" | "INVALID_ALERT_RULE" | "WEBHOOK_URL_NOT_ALLOWED" | "PASSWORD_TOO_COMMON" | "EMAIL_NOT_VERIFIED" | "INVALID_CLAIM" | "DEVICE_ALREADY_CLAIMED" | "DEVICE_SECRET_REQUIRED" | "CLAIM_CODE_ALREADY_SET" | "REGISTRATION_NOT_ALLOWED" | "PRECONDITION_FAILED" | "CONFIG_VERSION_UNKNOWN" | "FIRMWARE_RELEASE_EXISTS" | "FIRMWARE_SIGNATURE_REQUIRED" | "FIRMWARE_SIGNATURE_INVALID" | "SIGNING_KEY_UNKNOWN" | "SIGNING_KEY_REVOKED" | "SIGNING_KEY_EXISTS" | "FIRMWARE_IMAGE_MISMATCH" | "FIRMWARE_IMAGE_NOT_HOSTED" | "RANGE_NOT_SATISFIABLE" | "DEVICE_DECOMMISSIONED" | "TRANSFER_RECIPIENT_INVALID" | "RATE_LIMITED" | "TOO_MANY_STREAMS" | "TOO_MANY_EXPORTS" | "TOO_MANY_COMMANDS" | "COMMAND_NOT_QUEUED" | "COMMAND_FINISHED" | "LOG_QUOTA_EXCEEDED" | "SERVICE_UNAVAILABLE" | "INTERNAL_ERROR";
         FieldErrorResponse: {
             /** @example claimCode */
             field: string;
@@ -8255,6 +8300,147 @@ export interface operations {
             };
         };
     };
+    putFirmwareImage: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        /** @description The image bytes. */
+        requestBody: {
+            content: {
+                "application/octet-stream": string;
+            };
+        };
+        responses: {
+            /** @description Stored: the release, no longer awaiting its image. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FirmwareReleaseResponse"];
+                };
+            };
+            /** @description The request is not valid; `errors` names each field at fault. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 400;
+                        /** @enum {string} */
+                        code: "VALIDATION_FAILED" | "FIRMWARE_IMAGE_MISMATCH";
+                    };
+                };
+            };
+            /** @description Missing, invalid, expired or revoked credentials. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 401;
+                        /** @enum {string} */
+                        code: "UNAUTHORIZED";
+                    };
+                };
+            };
+            /** @description The account is not an administrator (FORBIDDEN), or the credential is an API key, which never reaches admin operations (API_KEY_SCOPE). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 403;
+                        /** @enum {string} */
+                        code: "FORBIDDEN" | "API_KEY_SCOPE";
+                    };
+                };
+            };
+            /** @description Not found, or not visible to you. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 404;
+                        /** @enum {string} */
+                        code: "NOT_FOUND";
+                    };
+                };
+            };
+            /** @description Conflicts with the current state. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 409;
+                        /** @enum {string} */
+                        code: "FIRMWARE_IMAGE_NOT_HOSTED";
+                    };
+                };
+            };
+            /** @description The body is larger than this operation accepts. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 413;
+                        /** @enum {string} */
+                        code: "PAYLOAD_TOO_LARGE";
+                    };
+                };
+            };
+            /** @description The body is not JSON. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 415;
+                        /** @enum {string} */
+                        code: "UNSUPPORTED_MEDIA_TYPE";
+                    };
+                };
+            };
+            /** @description Temporarily unavailable (the database cannot be reached, or this instance is stopping): send it again after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before sending the request again. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 503;
+                        /** @enum {string} */
+                        code: "SERVICE_UNAVAILABLE";
+                    };
+                };
+            };
+        };
+    };
     putFirmwareSymbols: {
         parameters: {
             query?: never;
@@ -8651,6 +8837,121 @@ export interface operations {
                         status: 404;
                         /** @enum {string} */
                         code: "NOT_FOUND";
+                    };
+                };
+            };
+            /** @description Temporarily unavailable (the database cannot be reached, or this instance is stopping): send it again after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before sending the request again. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 503;
+                        /** @enum {string} */
+                        code: "SERVICE_UNAVAILABLE";
+                    };
+                };
+            };
+        };
+    };
+    downloadFirmwareImage: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The ETag of an earlier answer: the range applies only if the image is still that one. */
+                "If-Range"?: string;
+                /** @description bytes=<first>-[<last>] or bytes=-<suffix length>; one range. */
+                Range?: string;
+            };
+            path: {
+                releaseId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The whole image. */
+            200: {
+                headers: {
+                    /** @description The SHA-256 of the image, quoted. */
+                    ETag?: string;
+                    /** @description bytes */
+                    "Accept-Ranges"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/octet-stream": string;
+                };
+            };
+            /** @description The range asked. */
+            206: {
+                headers: {
+                    /** @description bytes <first>-<last>/<size> */
+                    "Content-Range"?: string;
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/octet-stream": string;
+                };
+            };
+            /** @description The request is not valid; `errors` names each field at fault. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 400;
+                        /** @enum {string} */
+                        code: "VALIDATION_FAILED";
+                    };
+                };
+            };
+            /** @description Missing, invalid, expired or revoked credentials. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 401;
+                        /** @enum {string} */
+                        code: "UNAUTHORIZED";
+                    };
+                };
+            };
+            /** @description Not found, or not visible to you. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 404;
+                        /** @enum {string} */
+                        code: "NOT_FOUND";
+                    };
+                };
+            };
+            /** @description The range starts at or beyond the end; Content-Range: bytes *\/<size> gives the size. */
+            416: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 416;
+                        /** @enum {string} */
+                        code: "RANGE_NOT_SATISFIABLE";
                     };
                 };
             };

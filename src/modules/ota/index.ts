@@ -8,7 +8,8 @@ import { DeviceReleaseStateRecord } from './infrastructure/device-release-state.
 import { FirmwareReleaseRecord } from './infrastructure/firmware-release.record.js';
 import { FirmwareSymbolsRecord } from './infrastructure/firmware-symbols.record.js';
 import { FirmwareSigningKeyRecord } from './infrastructure/firmware-signing-key.record.js';
+import { FirmwareImageChunkRecord } from './infrastructure/firmware-image-chunk.record.js';
 import { OtaEventRecord } from './infrastructure/ota-event.record.js';
 
 /** The tables this module owns, for the data source (src/schema.ts). */
-export const OTA_RECORDS = [FirmwareReleaseRecord, OtaEventRecord, DeviceReleaseStateRecord, FirmwareSymbolsRecord, FirmwareSigningKeyRecord];
+export const OTA_RECORDS = [FirmwareReleaseRecord, OtaEventRecord, DeviceReleaseStateRecord, FirmwareSymbolsRecord, FirmwareSigningKeyRecord, FirmwareImageChunkRecord];

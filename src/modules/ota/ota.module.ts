@@ -17,6 +17,10 @@ import { OtaEventStore } from './domain/ota-event.store.js';
 import { ReleaseOfferStore } from './domain/release-offer.store.js';
 import { AdminFirmwareController } from './http/admin-firmware.controller.js';
 import { SigningKeysController } from './http/signing-keys.controller.js';
+import { FirmwareDownloadController } from './http/firmware-download.controller.js';
+import { FirmwareImages } from './application/firmware-images.js';
+import { FirmwareImageStore } from './domain/firmware-image.store.js';
+import { SqlFirmwareImageStore } from './infrastructure/sql-firmware-image.store.js';
 import { FirmwareSigningKeysService } from './application/firmware-signing-keys.service.js';
 import { FirmwareSigningKeyStore } from './domain/firmware-signing-key.store.js';
 import { SqlFirmwareSigningKeyStore } from './infrastructure/sql-firmware-signing-key.store.js';
@@ -28,15 +32,17 @@ import { TypeOrmFirmwareReleaseRepository } from './infrastructure/typeorm-firmw
 
 @Module({
   imports: [AuditModule, DevicesModule, EventsModule, TelemetryModule],
-  controllers: [OtaController, AdminFirmwareController, SigningKeysController],
+  controllers: [OtaController, AdminFirmwareController, SigningKeysController, FirmwareDownloadController],
   providers: [
     OtaService,
     FirmwareReleasesService,
     FirmwareSymbols,
     FirmwareSigningKeysService,
+    FirmwareImages,
     OtaMaintenance,
     { provide: FirmwareSymbolStore, useClass: SqlFirmwareSymbolStore },
     { provide: FirmwareSigningKeyStore, useClass: SqlFirmwareSigningKeyStore },
+    { provide: FirmwareImageStore, useClass: SqlFirmwareImageStore },
     { provide: FirmwareReleaseRepository, useClass: TypeOrmFirmwareReleaseRepository },
     { provide: ReleaseOfferStore, useClass: SqlReleaseOfferStore },
     { provide: OtaEventStore, useClass: SqlOtaEventStore },

@@ -1,7 +1,7 @@
 import { DECORATORS } from '@nestjs/swagger';
 import { PROBLEM_TITLES, problemType, type ProblemCode } from '../problem-types.js';
 
-export type ProblemStatus = 400 | 401 | 403 | 404 | 409 | 412 | 413 | 415 | 422 | 429 | 503;
+export type ProblemStatus = 400 | 401 | 403 | 404 | 409 | 412 | 413 | 415 | 416 | 422 | 429 | 503;
 
 /** The problem codes an operation can answer, per status. */
 export type ProblemCodes = Partial<Record<ProblemStatus, readonly ProblemCode[]>>;
@@ -18,6 +18,7 @@ const DESCRIPTIONS: Record<ProblemStatus, string> = {
   412: 'If-Match names a version that is no longer current: read it again.',
   413: 'The body is larger than this operation accepts.',
   415: 'The body is not JSON.',
+  416: 'The range starts at or beyond the end; Content-Range: bytes */<size> gives the size.',
   422: 'Well-formed, but what it names cannot be used for this.',
   429: 'Too many requests: send it again after Retry-After seconds.',
   503: 'Temporarily unavailable (the database cannot be reached, or this instance is stopping): send it again after Retry-After seconds.',

@@ -9,6 +9,7 @@ import { OtaEventStore, type HistoryFilter, type OtaEventBatch, type ReleaseStat
 import { ReleaseOfferStore } from '../../../src/modules/ota/domain/release-offer.store.js';
 import type { BatteryReadings, HeldBackReason } from '../../../src/modules/ota/domain/battery-guard.js';
 import { BatteryReadingsQueries } from '../../../src/modules/ota/domain/battery-readings.queries.js';
+import { FirmwareImageStore, type DownloadableImage } from '../../../src/modules/ota/domain/firmware-image.store.js';
 import { FirmwareSigningKeyStore, type FirmwareSigningKey, type PausedRelease } from '../../../src/modules/ota/domain/firmware-signing-key.store.js';
 
 /*
@@ -425,5 +426,36 @@ export class InMemoryFirmwareSigningKeyStore extends FirmwareSigningKeyStore {
 
   async holdLive(_tx: SqlRunner, keyId: string): Promise<boolean> {
     return this.keys.get(keyId)?.revokedAt === null;
+  }
+}
+
+/** Images as arrays of pieces; a release's image is downloadable by the devices in `offeredTo`. */
+export class InMemoryFirmwareImageStore extends FirmwareImageStore {
+  readonly pieces = new Map<string, Buffer[]>();
+  readonly offeredTo = new Set<string>();
+
+  constructor(private readonly tables: InMemoryOtaTables) {
+    super();
+  }
+
+  async replace(releaseId: string, chunks: AsyncIterable<Buffer>, check: (tx: SqlRunner) => Promise<void>): Promise<boolean> {
+    const stored = this.tables.releases.get(releaseId);
+    if (!stored) return false;
+    const pieces: Buffer[] = [];
+    for await (const chunk of chunks) pieces.push(chunk);
+    await check(NO_SQL);
+    this.pieces.set(releaseId, pieces);
+    stored.release = { ...stored.release, awaitingImage: false };
+    return true;
+  }
+
+  async downloadable(releaseId: string, deviceId: string): Promise<DownloadableImage | null> {
+    const release = this.tables.releases.get(releaseId)?.release;
+    if (!release || !this.pieces.has(releaseId) || !this.offeredTo.has(deviceId)) return null;
+    return { size: release.size, sha256: release.sha256 };
+  }
+
+  async read(releaseId: string, offset: number, length: number): Promise<Buffer> {
+    return Buffer.concat(this.pieces.get(releaseId)!).subarray(offset, offset + length);
   }
 }

@@ -63,6 +63,7 @@ describe('FirmwareReleasesService', () => {
         paused: false,
         autoPausedAt: null,
         revoked: false,
+        awaitingImage: false,
         publishedAt: START,
         updatedAt: START,
         signed: null,

@@ -8,7 +8,7 @@ import type { SqlRunner } from '../../../shared/database/sql-runner.js';
 import { DomainError, NotFoundError, ValidationFailedError } from '../../../shared/domain-error.js';
 import type { OtaChannel } from '../../../shared/kernel/ota-channel.js';
 import { FirmwareVersion } from '../../../shared/kernel/firmware-version.js';
-import { belowCrashFreeTarget, exceedsFailureBudget, type CrashFreeCounts, type FirmwareRelease, type SignedManifest } from '../domain/firmware-release.js';
+import { belowCrashFreeTarget, exceedsFailureBudget, hostedImagePath, type CrashFreeCounts, type FirmwareRelease, type SignedManifest } from '../domain/firmware-release.js';
 import { firmwareManifest, signatureHolds, type ManifestFields } from '../domain/firmware-manifest.js';
 import { FirmwareSigningKeyStore } from '../domain/firmware-signing-key.store.js';
 import { FirmwareReleaseRepository, type ReleaseCounts, type ReleaseFilter } from '../domain/firmware-release.repository.js';
@@ -47,7 +47,8 @@ export interface PublishRelease {
   version: string;
   hardwareId?: string;
   channel?: OtaChannel;
-  url: string;
+  /** Absent: the service keeps the image, uploaded after publishing. */
+  url?: string;
   sha256: string;
   size: number;
   releaseNotes?: string;
@@ -101,11 +102,16 @@ export class FirmwareReleasesService {
       minFromVersion: input.minFromVersion === undefined ? null : FirmwareVersion.parse(input.minFromVersion).value,
     };
     const signed = await this.verifiedSignature(input, fields);
+    if (input.url === undefined && input.size > this.env.FIRMWARE_MAX_BYTES) {
+      throw new ValidationFailedError([{ field: 'size', message: `size must be at most FIRMWARE_MAX_BYTES (${this.env.FIRMWARE_MAX_BYTES}) for an image the service keeps` }]);
+    }
+    const id = randomUUID();
     const release: FirmwareRelease = {
-      id: randomUUID(),
+      id,
       ...fields,
       channel: input.channel ?? 'stable',
-      url: input.url,
+      // Without a URL the service keeps the image: uploaded next (PUT …/image), offered once stored.
+      url: input.url ?? hostedImagePath(id),
       releaseNotes: input.releaseNotes ?? null,
       rolloutPercent: input.rolloutPercent ?? 100,
       maxFailurePercent: input.maxFailurePercent ?? null,
@@ -113,6 +119,7 @@ export class FirmwareReleasesService {
       paused: false,
       autoPausedAt: null,
       revoked: false,
+      awaitingImage: input.url === undefined,
       publishedAt: now,
       updatedAt: now,
       signed,

@@ -27,6 +27,7 @@ function aRelease(overrides: Partial<FirmwareRelease> = {}): FirmwareRelease {
     revoked: false,
     publishedAt: PUBLISHED_AT,
     updatedAt: PUBLISHED_AT,
+    awaitingImage: false,
     signed: null,
     ...overrides,
   };

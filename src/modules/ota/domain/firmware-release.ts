@@ -8,6 +8,7 @@ export interface FirmwareRelease {
   /** null: for every hardware. */
   hardwareId: string | null;
   channel: OtaChannel;
+  /** An https URL elsewhere, or for an image the service keeps, its download path (hostedImagePath). */
   url: string;
   sha256: string;
   size: number;
@@ -21,6 +22,8 @@ export interface FirmwareRelease {
   /** When the release paused itself because too many devices failed it. */
   autoPausedAt: Date | null;
   revoked: boolean;
+  /** Kept by the service and not uploaded whole yet: offered to nobody until it is. */
+  awaitingImage: boolean;
   publishedAt: Date;
   updatedAt: Date;
   /** null: published unsigned (FIRMWARE_REQUIRE_SIGNATURE=false). */
@@ -34,6 +37,12 @@ export interface SignedManifest {
   signature: string;
   manifest: string;
 }
+
+/** Where gateways download an image the service keeps (the url of such a release). */
+export const hostedImagePath = (releaseId: string): string => `/api/v1/device/firmware/${releaseId}/image`;
+
+/** Whether the service keeps the release's image (it was published without a URL). */
+export const isHosted = (release: Pick<FirmwareRelease, 'id' | 'url'>): boolean => release.url === hostedImagePath(release.id);
 
 /** What /ota/latest needs to know of the asking device. */
 export interface OtaTarget {
@@ -69,7 +78,7 @@ const channelAccepts = (deviceChannel: OtaChannel, releaseChannel: OtaChannel): 
 export function selectRelease(releases: readonly FirmwareRelease[], target: OtaTarget): FirmwareRelease | null {
   let best: { release: FirmwareRelease; version: FirmwareVersion } | null = null;
   for (const release of releases) {
-    if (release.revoked || release.paused) continue;
+    if (release.revoked || release.paused || release.awaitingImage) continue;
     if (release.hardwareId !== null && release.hardwareId !== target.hardwareId) continue;
     if (!channelAccepts(target.channel, release.channel)) continue;
     const version = FirmwareVersion.parse(release.version);

@@ -1,9 +1,12 @@
-import { Body, Controller, Get, Param, ParseUUIDPipe, Patch, Post, Put, Query } from '@nestjs/common';
+import { Body, Controller, Get, Param, ParseUUIDPipe, Patch, Post, Put, Query, Req } from '@nestjs/common';
+import type { FastifyRequest } from 'fastify';
+import { Env } from '../../../config/env.js';
+import { FirmwareImages } from '../application/firmware-images.js';
 import { RouteConfig } from '@nestjs/platform-fastify';
 import { Requester, type AuditContext } from '../../audit/index.js';
-import { ApiBody, ApiOperation, ApiParam, ApiResponse, ApiTags } from '@nestjs/swagger';
+import { ApiBody, ApiConsumes, ApiOperation, ApiParam, ApiResponse, ApiTags } from '@nestjs/swagger';
 import { AdminAuth } from '../../../auth/auth.decorators.js';
-import { ValidationFailedError } from '../../../shared/domain-error.js';
+import { DomainError, ValidationFailedError } from '../../../shared/domain-error.js';
 import { ApiProblems, JSON_BODY_PROBLEMS } from '../../../shared/http/api-problems.decorator.js';
 import { decodeTimeCursor, encodeTimeCursor } from '../../../shared/http/cursor.js';
 import { FirmwareReleasesService } from '../application/firmware-releases.service.js';
@@ -30,6 +33,8 @@ export class AdminFirmwareController {
   constructor(
     private readonly releases: FirmwareReleasesService,
     private readonly symbols: FirmwareSymbols,
+    private readonly images: FirmwareImages,
+    private readonly env: Env,
   ) {}
 
   @Post()
@@ -87,6 +92,29 @@ export class AdminFirmwareController {
   @ApiProblems({ 400: ['VALIDATION_FAILED'], 404: ['NOT_FOUND'] })
   async status(@ReleaseIdParam() id: string): Promise<FirmwareReleaseStatusResponse> {
     return FirmwareReleaseStatusResponse.from(await this.releases.status(id));
+  }
+
+  @Put(':id/image')
+  @AdminAuth()
+  @ApiOperation({
+    operationId: 'putFirmwareImage',
+    summary: 'Upload the image of a release published without a url',
+    description:
+      'The bytes of the image as `application/octet-stream`, streamed into the database in 256 KiB pieces: at most FIRMWARE_MAX_BYTES (default 16 MiB). Its size and SHA-256 must be the release\'s — those of its signed manifest — or nothing is stored (400 FIRMWARE_IMAGE_MISMATCH; an upload cut short too). Once stored whole the release is offered, its url being /api/v1/device/firmware/{id}/image. Uploading again replaces the image with the same bytes. The whole upload must arrive within REQUEST_TIMEOUT_MS.',
+  })
+  @ApiParam({ name: 'id', format: 'uuid' })
+  @ApiConsumes('application/octet-stream')
+  @ApiBody({ required: true, schema: { type: 'string', format: 'binary' }, description: 'The image bytes.' })
+  @ApiResponse({ status: 200, type: FirmwareReleaseResponse, description: 'Stored: the release, no longer awaiting its image.' })
+  @ApiProblems({ 400: ['VALIDATION_FAILED', 'FIRMWARE_IMAGE_MISMATCH'], 404: ['NOT_FOUND'], 409: ['FIRMWARE_IMAGE_NOT_HOSTED'], 413: ['PAYLOAD_TOO_LARGE'], 415: ['UNSUPPORTED_MEDIA_TYPE'] })
+  async putImage(@Requester() by: AuditContext, @ReleaseIdParam() id: string, @Req() request: FastifyRequest): Promise<FirmwareReleaseResponse> {
+    const length = Number(request.headers['content-length'] ?? 0);
+    if (length > this.env.FIRMWARE_MAX_BYTES) throw new DomainError('PAYLOAD_TOO_LARGE', 'too-large', `The image exceeds FIRMWARE_MAX_BYTES (${this.env.FIRMWARE_MAX_BYTES} bytes).`);
+    const body = request.body;
+    if (!body || typeof (body as AsyncIterable<Buffer>)[Symbol.asyncIterator] !== 'function') {
+      throw new DomainError('UNSUPPORTED_MEDIA_TYPE', 'unsupported-media-type', 'Send the image as application/octet-stream.');
+    }
+    return FirmwareReleaseResponse.from(await this.images.upload(by, id, body as AsyncIterable<Buffer>));
   }
 
   @Put(':id/symbols')

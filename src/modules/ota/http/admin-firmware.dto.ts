@@ -44,11 +44,16 @@ export class PublishFirmwareRequest {
   @IsIn(['stable', 'beta'])
   channel?: 'stable' | 'beta';
 
-  @ApiProperty({ description: 'https only; the service never fetches it.', example: EXAMPLE_URL, maxLength: 2048 })
+  @ApiPropertyOptional({
+    description: 'Where gateways download the image: https only; the service never fetches it. Absent: the service keeps the image, uploaded next with PUT /admin/firmware/{id}/image; the release is offered once it is stored whole.',
+    example: EXAMPLE_URL,
+    maxLength: 2048,
+  })
+  @Optional()
   @IsString()
   @MaxLength(2048)
   @IsUrl({ protocols: ['https'], require_protocol: true, require_tld: false }, { message: 'url must be an https URL' })
-  url!: string;
+  url?: string;
 
   @ApiProperty({ description: 'SHA-256 of the image, 64 hex digits.', pattern: '^[0-9a-fA-F]{64}$', example: EXAMPLE_SHA256 })
   @IsString()
@@ -206,6 +211,8 @@ export class FirmwareReleaseResponse {
   updatedAt!: string;
   @ApiProperty({ type: 'string', nullable: true, description: 'The key that signed the release; null: published unsigned.', example: EXAMPLE_KEY_ID })
   signingKeyId!: string | null;
+  @ApiProperty({ description: 'Published without a url, its image not uploaded whole yet (PUT …/image): offered to nobody until it is.', example: false })
+  awaitingImage!: boolean;
 
   static from(release: FirmwareRelease): FirmwareReleaseResponse {
     return {
@@ -227,6 +234,7 @@ export class FirmwareReleaseResponse {
       publishedAt: release.publishedAt.toISOString(),
       updatedAt: release.updatedAt.toISOString(),
       signingKeyId: release.signed?.keyId ?? null,
+      awaitingImage: release.awaitingImage,
     };
   }
 }

@@ -67,6 +67,10 @@ export class FirmwareReleaseRecord {
   @Column({ type: 'boolean', default: false })
   revoked!: boolean;
 
+  /** Published without a URL: offered once its image is stored whole (migration FirmwareImages). */
+  @Column({ name: 'awaiting_image', type: 'boolean', default: false })
+  awaitingImage!: boolean;
+
   @Column({ name: 'published_at', type: 'timestamptz' })
   publishedAt!: Date;
 

@@ -50,6 +50,7 @@ const toRelease = (row: ReleaseRow): FirmwareRelease => ({
   paused: row.paused,
   autoPausedAt: row.auto_paused_at,
   revoked: row.revoked,
+  awaitingImage: false,
   publishedAt: row.published_at,
   updatedAt: row.updated_at,
   signed: signedOf(row),
@@ -72,7 +73,7 @@ export class SqlReleaseOfferStore extends ReleaseOfferStore {
     this.offerable = new Mirror(feed, 'firmware_releases', async () =>
       (
         await this.sql.rows<ReleaseRow>(
-          'SELECT id, version, hardware_id, channel, url, sha256, size, release_notes, rollout_percent, min_from_version, max_failure_percent, min_crash_free_percent, paused, auto_paused_at, revoked, published_at, updated_at, signing_key_id, signature, manifest FROM firmware_releases WHERE NOT revoked AND NOT paused',
+          'SELECT id, version, hardware_id, channel, url, sha256, size, release_notes, rollout_percent, min_from_version, max_failure_percent, min_crash_free_percent, paused, auto_paused_at, revoked, published_at, updated_at, signing_key_id, signature, manifest FROM firmware_releases WHERE NOT revoked AND NOT paused AND NOT awaiting_image',
           [],
           'releases_offerable',
         )
