@@ -2,17 +2,19 @@
  * Runs N simulated gateways against a Device Cloud Service, each living the life docs/gateway.md
  * describes: register (or log in with saved credentials), upload telemetry in batches, poll its
  * configuration and firmware with ETags, install an offered release (download, SHA-256 check, OTA
- * events), run the commands sent to it (short or long poll, repeats dropped by commandId), keep
- * a ring buffer of log lines and upload them as the configuration's logUpload says (or a collect-logs
- * command asks), report the reason of every boot and, with --crash-every, crash and report the panic,
- * and recover from 401, 413, 429 and 503 the way firmware should.
+ * events; with --trust-key only a release signed by a trusted key, as "Signed firmware" says), run
+ * the commands sent to it (short or long poll, repeats dropped by commandId), keep a ring buffer
+ * of log lines and upload them as the configuration's logUpload says (or a collect-logs command
+ * asks), report the reason of every boot and, with --crash-every, crash and report the panic, and
+ * recover from 401, 413, 429 and 503 the way firmware should.
  *
  *   npm run simulate -- --url http://localhost:3000 --gateways 5 --interval 2 --batch 5 --duration 60
  *
  * Typed with the client generated from openapi.json (openapi-fetch), and run by Node 24 as it is
  * (type stripping: this file uses only erasable TypeScript). `--help` lists the options.
  */
-import { createHash, randomBytes, randomInt } from 'node:crypto';
+import { createHash, createPublicKey, randomBytes, randomInt, verify } from 'node:crypto';
+import type { KeyObject } from 'node:crypto';
 import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import { pathToFileURL } from 'node:url';
@@ -66,6 +68,11 @@ const LOG_LEVELS = ['none', 'error', 'warn', 'info', 'debug', 'verbose'] as cons
 type GatewayLogLevel = (typeof LOG_LEVELS)[number];
 /** Messages are at most 512 bytes of UTF-8 (a longer one refuses the batch): 160 characters are at most 480. */
 const MAX_MESSAGE_CHARS = 160;
+/** The first line of a signed release's manifest (docs/gateway.md, "Signed firmware"); any other format is refused. */
+const MANIFEST_FORMAT = 'dcs-firmware-manifest/1';
+/** The manifest's lines after the first, in their order. */
+const MANIFEST_KEYS = ['version', 'hardware', 'sha256', 'size', 'minVersion'] as const;
+const VERSION_PATTERN = /^\d{1,9}(\.\d{1,9}){1,3}$/;
 /** The reset reasons the service counts as crashes (docs/api.md, "Crash reports and reboot reasons"). */
 const CRASH_REASONS: readonly ResetReason[] = ['panic', 'int_wdt', 'task_wdt', 'wdt', 'cpu_lockup'];
 
@@ -88,6 +95,10 @@ const HELP = `Usage: npm run simulate -- [options]      (or: npm exec -- node ex
                             instead of a short poll at the config poll's cadence
   --crash-every <n>         each gateway panics after every n-th telemetry upload (a made-up backtrace, the same for
                             every gateway of a firmware version), restarts as after a reboot and reports the crash
+  --trust-key <file>        the firmware team's Ed25519 public key (SPKI PEM), built into the gateways; repeat for
+                            more keys. A gateway then installs only a release signed by one of them whose manifest
+                            holds (docs/gateway.md, "Signed firmware") and refuses any other with verify_failed:
+                            E_UNSIGNED, E_SIGNATURE, E_MANIFEST before downloading, E_SHA_MISMATCH after
   --state <file>            keep credentials here (mode 0600): an existing file is the fleet, which logs in instead of registering
   --admin-email <email>     with --admin-password (or SIMULATOR_ADMIN_PASSWORD): import the fleet into the
                             registration allowlist first (needed under REGISTRATION_MODE=allowlist)
@@ -115,6 +126,8 @@ export interface Options {
   installSec: number;
   longPoll: boolean;
   crashEvery?: number;
+  /** --trust-key: none, and a release's signature is not checked (its sha256 and size are). */
+  trustedKeys: KeyObject[];
   stateFile?: string;
   adminEmail?: string;
   adminPassword?: string;
@@ -170,6 +183,7 @@ export function parseOptions(argv: string[]): Options | 'help' {
       'install-sec': { type: 'string' },
       'long-poll': { type: 'boolean' },
       'crash-every': { type: 'string' },
+      'trust-key': { type: 'string', multiple: true },
       state: { type: 'string' },
       'admin-email': { type: 'string' },
       'admin-password': { type: 'string' },
@@ -186,7 +200,7 @@ export function parseOptions(argv: string[]): Options | 'help' {
     return value;
   };
   const firmware = values.firmware ?? '0.1.4';
-  if (!/^\d{1,9}(\.\d{1,9}){1,3}$/.test(firmware)) throw new Error('--firmware must be a dotted numeric version such as 0.1.4');
+  if (!VERSION_PATTERN.test(firmware)) throw new Error('--firmware must be a dotted numeric version such as 0.1.4');
   const prefix = values.prefix ?? `sim-${randomBytes(2).toString('hex')}`;
   if (!/^[A-Za-z0-9._:-]{1,58}$/.test(prefix)) throw new Error('--prefix must be 1–58 characters of A–Z a–z 0–9 . _ : -');
   const batch = number('batch', values.batch, { min: 1, integer: true });
@@ -207,12 +221,33 @@ export function parseOptions(argv: string[]): Options | 'help' {
     installSec: number('install-sec', values['install-sec'], { min: 0 }) ?? 1,
     longPoll: values['long-poll'] ?? false,
     crashEvery: number('crash-every', values['crash-every'], { min: 1, integer: true }),
+    trustedKeys: (values['trust-key'] ?? []).map(trustedKey),
     stateFile: values.state,
     adminEmail: values['admin-email'],
     adminPassword: values['admin-password'] ?? process.env.SIMULATOR_ADMIN_PASSWORD,
     json: values.json ?? false,
     verbose: values.verbose ?? false,
   };
+}
+
+/** A --trust-key file: an Ed25519 public key as an SPKI PEM (what `openssl pkey -pubout` writes). */
+function trustedKey(file: string): KeyObject {
+  let pem: string;
+  try {
+    pem = readFileSync(file, 'utf8');
+  } catch (error) {
+    throw new Error(`--trust-key ${file}: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+  }
+  // Only a public key: node would derive one from a private key too, which has no business on a gateway.
+  if (!pem.trim().startsWith('-----BEGIN PUBLIC KEY-----')) throw new Error(`--trust-key ${file}: not a public key PEM (-----BEGIN PUBLIC KEY-----)`);
+  let key: KeyObject;
+  try {
+    key = createPublicKey({ key: pem, format: 'pem' });
+  } catch (error) {
+    throw new Error(`--trust-key ${file}: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+  }
+  if (key.asymmetricKeyType !== 'ed25519') throw new Error(`--trust-key ${file}: an Ed25519 key is needed, not ${key.asymmetricKeyType ?? 'this one'}`);
+  return key;
 }
 
 /** The n-th retry (0-based) waits between half and all of min(cap, base × 2^n): "equal jitter". */
@@ -239,6 +274,71 @@ function compareVersions(a: string, b: string): number {
   const [x, y] = [a.split('.').map(Number), b.split('.').map(Number)];
   for (let i = 0; i < Math.max(x.length, y.length); i++) if ((x[i] ?? 0) !== (y[i] ?? 0)) return Math.sign((x[i] ?? 0) - (y[i] ?? 0));
   return 0;
+}
+
+/** An update that did not happen, reported as this OTA event with the firmware's errorCode. */
+interface OtaFailure {
+  type: 'download_failed' | 'verify_failed';
+  errorCode: string;
+  message: string;
+}
+
+/** What the downloaded image must be: the offer's sha256 and size, or (--trust-key) the signed manifest's. */
+interface ExpectedImage {
+  sha256: string;
+  size: number;
+  signed: boolean;
+}
+
+const refusal = (errorCode: string, message: string): OtaFailure => ({ type: 'verify_failed', errorCode, message: message.slice(0, 500) });
+
+/** The manifest's values by key, or null when it is not six lines of dcs-firmware-manifest/1, each ended by "\n". */
+function manifestValues(manifest: string): Record<(typeof MANIFEST_KEYS)[number], string> | null {
+  if (!manifest.endsWith('\n')) return null;
+  const [format, ...lines] = manifest.slice(0, -1).split('\n');
+  if (format !== MANIFEST_FORMAT || lines.length !== MANIFEST_KEYS.length || !MANIFEST_KEYS.every((key, index) => lines[index].startsWith(`${key}=`))) return null;
+  const [version, hardware, sha256, size, minVersion] = lines.map((line) => line.slice(line.indexOf('=') + 1));
+  return { version, hardware, sha256, size, minVersion };
+}
+
+function signedBy(key: KeyObject, manifest: Buffer, signature: Buffer): boolean {
+  try {
+    return verify(null, manifest, key, signature);
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Steps 1–3 of docs/gateway.md, "Signed firmware", before anything is downloaded: a signature by one
+ * of the trusted keys over the manifest's bytes, then the manifest against the offer and against what
+ * the gateway is and runs. Answers what the image must be (step 4), or why the release is refused.
+ */
+function checkSignedOffer(offer: Offer, gateway: { hardwareId: string; runs: string }, trustedKeys: readonly KeyObject[]): ExpectedImage | OtaFailure {
+  // Absent too: a service older than signed firmware sends no signature.
+  if (!offer.signature) return refusal('E_UNSIGNED', `${offer.version} is not signed`);
+  const signature = Buffer.from(offer.signature, 'base64');
+  const manifest = offer.manifest ?? null;
+  if (manifest === null || signature.length !== 64 || !trustedKeys.some((key) => signedBy(key, Buffer.from(manifest, 'utf8'), signature))) {
+    return refusal('E_SIGNATURE', `the signature of ${offer.version}${offer.signingKeyId ? ` (key ${offer.signingKeyId})` : ''} does not verify with a trusted key`);
+  }
+  const values = manifestValues(manifest);
+  if (!values) return refusal('E_MANIFEST', `the manifest is not six lines of ${MANIFEST_FORMAT}`);
+  const { version, hardware, sha256, size, minVersion } = values;
+  if (version !== offer.version) return refusal('E_MANIFEST', `the manifest is for version ${version}, the offer for ${offer.version}`);
+  // An older release's signature stays valid: it must not downgrade the gateway, unless the offer is
+  // a rollback an administrator ordered (then it must be older).
+  if (!VERSION_PATTERN.test(version)) return refusal('E_MANIFEST', `the manifest's version ${version} is malformed`);
+  const order = compareVersions(version, gateway.runs);
+  if (offer.rollback === true ? order >= 0 : order <= 0) {
+    return refusal('E_MANIFEST', `the manifest's version ${version} is not ${offer.rollback === true ? 'older' : 'newer'} than ${gateway.runs}, which runs`);
+  }
+  if (hardware !== '' && hardware !== gateway.hardwareId) return refusal('E_MANIFEST', `the manifest is for hardware ${hardware}, this is ${gateway.hardwareId}`);
+  if (minVersion !== '' && (!VERSION_PATTERN.test(minVersion) || compareVersions(minVersion, gateway.runs) > 0)) {
+    return refusal('E_MANIFEST', `the manifest installs from ${minVersion} or later, this runs ${gateway.runs}`);
+  }
+  if (!/^[0-9a-f]{64}$/.test(sha256) || !/^\d{1,15}$/.test(size)) return refusal('E_MANIFEST', "the manifest's sha256 or size is malformed");
+  return { sha256, size: Number(size), signed: true };
 }
 
 /** A firmware version's bug: the same made-up panic on every gateway that runs it, so that their reports group. */
@@ -295,6 +395,8 @@ class Stats {
   downloads = 0;
   installed = 0;
   updateFailures = 0;
+  /** verify_failed, by errorCode: releases refused (counted in updateFailures too). */
+  otaRefused: Record<string, number> = {};
   otaEvents = 0;
   commandPolls = 0;
   commandsUnchanged = 0;
@@ -989,7 +1091,9 @@ class Gateway {
       } else if (answer.status === 200 && answer.data) {
         this.otaEtag = answer.etag ?? null;
         const offer = answer.data.firmware;
-        if (offer && !this.attemptedVersions.has(offer.version)) {
+        if (offer && this.attemptedVersions.has(offer.version)) {
+          this.log(`offered ${offer.version} again: tried once in this run, not retried`);
+        } else if (offer) {
           this.attemptedVersions.add(offer.version);
           this.stats.offers++;
           await this.update(offer);
@@ -1021,16 +1125,19 @@ class Gateway {
 
   private async update(offer: Offer): Promise<void> {
     this.state = 'updating';
-    this.log(`offered ${offer.version}: downloading ${offer.url}`);
-    this.logLine('info', 'ota', `offered ${offer.version}, downloading`);
     try {
+      const { trustedKeys } = this.fleet.options;
+      const expected = trustedKeys.length > 0 ? checkSignedOffer(offer, { hardwareId: this.credentials.hardwareId, runs: this.firmwareVersion }, trustedKeys) : { sha256: offer.sha256, size: offer.size, signed: false };
+      if ('errorCode' in expected) {
+        await this.failed(offer, expected, [this.event('check', offer)]);
+        return;
+      }
+      this.log(`offered ${offer.version}${expected.signed ? ' (signature and manifest hold)' : ''}: downloading ${offer.url}`);
+      this.logLine('info', 'ota', `offered ${offer.version}, downloading`);
       if (!(await this.report([this.event('check', offer), this.event('download_started', offer)]))) return;
-      const failure = await this.download(offer);
+      const failure = await this.download(offer, expected);
       if (failure) {
-        this.stats.updateFailures++;
-        this.log(`${failure.type} ${failure.errorCode}: ${failure.message}`);
-        this.logLine('error', 'ota', `${offer.version}: ${failure.type} ${failure.errorCode}: ${failure.message}`);
-        await this.report([this.event(failure.type, offer, { errorCode: failure.errorCode, message: failure.message })]);
+        await this.failed(offer, failure);
         return;
       }
       this.stats.downloads++;
@@ -1048,8 +1155,22 @@ class Gateway {
     }
   }
 
-  /** Streams the image through SHA-256, with a progress event at most every 30 s (the service coalesces closer ones). */
-  private async download(offer: Offer): Promise<{ type: 'download_failed' | 'verify_failed'; errorCode: string; message: string } | null> {
+  /** The image is discarded, the gateway keeps its version and reports why (after `before`, the events not sent yet). */
+  private async failed(offer: Offer, failure: OtaFailure, before: OtaEvent[] = []): Promise<void> {
+    this.stats.updateFailures++;
+    if (failure.type === 'verify_failed') this.stats.otaRefused[failure.errorCode] = (this.stats.otaRefused[failure.errorCode] ?? 0) + 1;
+    this.log(`${failure.type} ${failure.errorCode}: ${failure.message}`);
+    this.logLine('error', 'ota', `${offer.version}: ${failure.type} ${failure.errorCode}: ${failure.message}`);
+    await this.report([...before, this.event(failure.type, offer, { errorCode: failure.errorCode, message: failure.message })]);
+  }
+
+  /**
+   * Streams the image through SHA-256, with a progress event at most every 30 s (the service coalesces closer ones), and
+   * compares it with what it must be. A signed release's image that differs from its manifest in any way is E_SHA_MISMATCH.
+   */
+  private async download(offer: Offer, expected: ExpectedImage): Promise<OtaFailure | null> {
+    const { size, signed } = expected;
+    const sizeMismatch = signed ? 'E_SHA_MISMATCH' : 'E_SIZE_MISMATCH';
     const hash = createHash('sha256');
     let received = 0;
     try {
@@ -1058,18 +1179,20 @@ class Gateway {
       let reportedAt = performance.now();
       for await (const chunk of response.body) {
         received += chunk.byteLength;
-        if (received > offer.size) return { type: 'verify_failed', errorCode: 'E_SIZE_MISMATCH', message: `the image is larger than ${offer.size} bytes` };
+        if (received > size) return refusal(sizeMismatch, `the image is larger than ${size} bytes`);
         hash.update(chunk);
         if (performance.now() - reportedAt >= PROGRESS_REPORT_EVERY_MS) {
           reportedAt = performance.now();
-          await this.report([this.event('download_progress', offer, { progressPct: Math.floor((received / offer.size) * 100) })]);
+          await this.report([this.event('download_progress', offer, { progressPct: Math.floor((received / size) * 100) })]);
         }
       }
     } catch (error) {
       return { type: 'download_failed', errorCode: 'E_NETWORK', message: (error instanceof Error ? (error.cause instanceof Error ? error.cause.message : error.message) : String(error)).slice(0, 500) };
     }
-    if (received !== offer.size) return { type: 'verify_failed', errorCode: 'E_SIZE_MISMATCH', message: `got ${received} of ${offer.size} bytes` };
-    if (hash.digest('hex') !== offer.sha256.toLowerCase()) return { type: 'verify_failed', errorCode: 'E_SHA_MISMATCH', message: 'SHA-256 of the downloaded image does not match the release' };
+    if (received !== size) return refusal(sizeMismatch, `got ${received} of ${size} bytes`);
+    if (hash.digest('hex') !== expected.sha256.toLowerCase()) {
+      return refusal('E_SHA_MISMATCH', `SHA-256 of the downloaded image does not match the ${signed ? 'signed manifest' : 'release'}`);
+    }
     return null;
   }
 
@@ -1348,7 +1471,17 @@ class Fleet {
         crashes: gateway.crashes,
       })),
       config: { polls: s.configPolls, unchanged: s.configUnchanged, applied: s.configApplied },
-      ota: { polls: s.otaPolls, unchanged: s.otaUnchanged, offers: s.offers, downloads: s.downloads, installed: s.installed, failed: s.updateFailures, eventsAccepted: s.otaEvents },
+      ota: {
+        trustedKeys: this.options.trustedKeys.length,
+        polls: s.otaPolls,
+        unchanged: s.otaUnchanged,
+        offers: s.offers,
+        downloads: s.downloads,
+        installed: s.installed,
+        failed: s.updateFailures,
+        refused: s.otaRefused,
+        eventsAccepted: s.otaEvents,
+      },
       commands: {
         mode: this.options.longPoll ? 'long poll' : 'short poll',
         polls: s.commandPolls,
@@ -1394,7 +1527,8 @@ export interface Summary {
    */
   perGateway: Array<{ deviceId: string; firmwareVersion: string; logLevel: string; sampled: number; stored: number; crashes: number }>;
   config: { polls: number; unchanged: number; applied: number };
-  ota: { polls: number; unchanged: number; offers: number; downloads: number; installed: number; failed: number; eventsAccepted: number };
+  /** `trustedKeys`: --trust-key's (0: signatures not checked); `refused`: releases reported verify_failed, by errorCode (counted in `failed` too). */
+  ota: { trustedKeys: number; polls: number; unchanged: number; offers: number; downloads: number; installed: number; failed: number; refused: Record<string, number>; eventsAccepted: number };
   /**
    * `received`: commands run (each once); `repeats`: deliveries of a command run already, dropped;
    * `succeeded`, `failed`, `rejected`: the results reported; `finished`: results answered 409 or 404 (dropped).
@@ -1421,6 +1555,8 @@ function textSummary(s: Summary): string {
   const logLevels = [...levels].map(([level, count]) => `${count} × ${level}`).join(', ') || 'none';
   const rejected = Object.entries(s.telemetry.rejected).map(([code, count]) => `${count} ${code}`).join(', ') || 'none';
   const linesRejected = Object.entries(s.logs.rejected).map(([code, count]) => `${count} ${code}`).join(', ') || 'none';
+  const refused = Object.entries(s.ota.refused).map(([code, count]) => `${count} ${code}`).join(', ');
+  const signatures = s.ota.trustedKeys ? `signatures checked with ${s.ota.trustedKeys} trusted key${s.ota.trustedKeys === 1 ? '' : 's'}` : 'signatures not checked';
   const resets = Object.entries(s.crashes.reported).map(([reason, count]) => `${count} ${reason}`).join(', ') || 'none';
   const answers = Object.entries(s.answers)
     .sort(([a], [b]) => a.localeCompare(b))
@@ -1432,7 +1568,7 @@ function textSummary(s: Summary): string {
     `  identity    ${s.identity.registered} registered, ${s.identity.fromState} from the state file, ${s.identity.logins} logins, ${s.identity.refreshes} refreshes`,
     `  telemetry   ${s.telemetry.sampled} sampled, ${s.telemetry.accepted} stored (${s.telemetry.duplicates} duplicates) in ${s.telemetry.uploads} uploads; rejected: ${rejected}; re-stamped ${s.telemetry.restamped}, dropped ${s.telemetry.dropped}, unsent ${s.telemetry.unsent}`,
     `  config      ${s.config.polls} polls, ${s.config.unchanged} unchanged (304), ${s.config.applied} versions applied`,
-    `  OTA         ${s.ota.polls} checks, ${s.ota.unchanged} unchanged (304), ${s.ota.offers} offers, ${s.ota.downloads} verified downloads, ${s.ota.installed} installed, ${s.ota.failed} failed; ${s.ota.eventsAccepted} events stored`,
+    `  OTA         ${s.ota.polls} checks, ${s.ota.unchanged} unchanged (304), ${s.ota.offers} offers, ${s.ota.downloads} verified downloads, ${s.ota.installed} installed, ${s.ota.failed} failed${refused ? ` (refused: ${refused})` : ''}; ${signatures}; ${s.ota.eventsAccepted} events stored`,
     `  commands    ${s.commands.polls} ${s.commands.mode}s, ${s.commands.unchanged} unchanged (304); ${s.commands.received} run: ${s.commands.succeeded} succeeded, ${s.commands.failed} failed, ${s.commands.rejected} rejected; ${s.commands.repeats} repeats dropped, ${s.commands.finished} ended elsewhere (409, 404), ${s.commands.reboots} reboots`,
     `  log levels  ${logLevels}`,
     `  logs        ${s.logs.logged} lines logged (${s.logs.overwritten} overwritten), ${s.logs.accepted} stored (${s.logs.duplicates} duplicates) in ${s.logs.uploads} uploads; rejected: ${linesRejected}; re-stamped ${s.logs.restamped}, dropped ${s.logs.dropped}; ${s.logs.quotaRefusals} refused by the daily quota (429)`,

@@ -1,70 +1,14 @@
-import { spawn, type ChildProcess } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import https from 'node:https';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import type { components } from '@device-cloud/client';
 import type { Summary } from '../../examples/gateway-simulator.js';
 import { selfSignedCertificate, type Certificate } from '../support/certificates.js';
 import { ADMIN_SETTINGS, anAdmin, type SignedIn } from '../support/claim-fixtures.js';
 import { createTestApp, type TestApp } from '../support/create-test-app.js';
 import { eventually } from '../support/eventually.js';
-
-const root = resolve(import.meta.dirname, '../..');
-
-interface Finished {
-  code: number | null;
-  summary: Summary;
-  stderr: string;
-}
-
-interface Simulator {
-  child: ChildProcess;
-  stderr: () => string;
-  finished: Promise<Finished>;
-}
-
-/**
- * The simulator as a user runs it (`npm run simulate`): Node 24 runs the TypeScript file itself
- * (type stripping), with the firmware server's certificate trusted through NODE_EXTRA_CA_CERTS.
- */
-function startSimulator(args: string[], certificate: Certificate): Simulator {
-  const child = spawn(process.execPath, ['examples/gateway-simulator.ts', '--json', ...args], {
-    cwd: root,
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/root', NODE_EXTRA_CA_CERTS: certificate.certFile },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let stdout = '';
-  let stderr = '';
-  child.stdout?.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-  child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-  const finished = new Promise<Finished>((done, fail) =>
-    child.on('exit', (code) => {
-      try {
-        done({ code, summary: JSON.parse(stdout.trim().split('\n').at(-1) ?? '') as Summary, stderr });
-      } catch {
-        fail(new Error(`the simulator exited with ${code} without a summary:\n${stdout}\n${stderr}`));
-      }
-    }),
-  );
-  return { child, stderr: () => stderr, finished };
-}
-
-/** An HTTPS server for firmware images, as a CDN would serve them; counts the downloads. */
-async function firmwareServer(certificate: Certificate, images: Record<string, Buffer>) {
-  const downloads: string[] = [];
-  const server = https.createServer({ cert: certificate.pem, key: readFileSync(certificate.keyFile) }, (request, response) => {
-    const image = images[request.url ?? ''];
-    downloads.push(request.url ?? '');
-    if (!image) return void response.writeHead(404).end();
-    response.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': image.length }).end(image);
-  });
-  await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
-  const address = server.address();
-  const base = `https://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
-  return { base, downloads, close: () => new Promise<void>((done) => server.close(() => done())) };
-}
+import { firmwareServer, startSimulator } from '../support/gateway-simulator.js';
 
 async function telemetryCounts(t: TestApp, prefix: string): Promise<Record<string, number>> {
   const { rows } = await t.db.query<{ device_id: string; n: number }>(
