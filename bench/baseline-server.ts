@@ -512,6 +512,10 @@ function loadReleases(): Promise<FirmwareRelease[]> {
       updatedAt: row.updated_at as Date,
       signed:
         row.signing_key_id === null ? null : { keyId: row.signing_key_id as string, signature: (row.signature as Buffer).toString('base64'), manifest: row.manifest as string },
+      targetTags: row.target_tags as string[] | null,
+      targetDeviceIds: row.target_device_ids as string[] | null,
+      startsAt: row.starts_at as Date | null,
+      rollbackTo: row.rollback_to as string | null,
     })),
   );
   return offerableReleases;
@@ -541,7 +545,9 @@ app.get('/api/v1/ota/latest', async (request, reply) => {
     channel: config.otaChannel,
     minSoc: config.otaMinSoc,
     temperatureRange: config.otaTemperatureRange,
-  });
+    // The bench's release targets no tags: the baseline reads none.
+    tags: [],
+  }, new Date());
   let reason: string | null = null;
   if (candidate) {
     // Remembered a minute per device, as the service does (src/modules/ota/infrastructure/sql-battery-readings.queries.ts).
@@ -582,6 +588,7 @@ app.get('/api/v1/ota/latest', async (request, reply) => {
           manifest: release.signed?.manifest ?? null,
           signature: release.signed?.signature ?? null,
           signingKeyId: release.signed?.keyId ?? null,
+          rollback: FirmwareVersion.parse(release.version).compareTo(firmwareVersion) < 0,
         }
       : null,
     ...(reason ? { heldBack: { reason } } : {}),

@@ -176,7 +176,7 @@ export const CONFIG_DEFAULTS_SQL = 'SELECT settings, revision, updated_at FROM c
 export const CONFIG_DEFAULTS_NAME = 'config_defaults';
 /** src/modules/ota/infrastructure/sql-release-offer.store.ts (the offerable releases mirrored in memory). */
 export const OFFERABLE_RELEASES_SQL =
-  'SELECT id, version, hardware_id, channel, url, sha256, size, release_notes, rollout_percent, min_from_version, max_failure_percent, min_crash_free_percent, paused, auto_paused_at, revoked, published_at, updated_at, signing_key_id, signature, manifest FROM firmware_releases WHERE NOT revoked AND NOT paused AND NOT awaiting_image';
+  'SELECT id, version, hardware_id, channel, url, sha256, size, release_notes, rollout_percent, min_from_version, max_failure_percent, min_crash_free_percent, paused, auto_paused_at, revoked, published_at, updated_at, signing_key_id, signature, manifest, target_tags, target_device_ids, starts_at, rollback_to FROM firmware_releases WHERE (NOT revoked AND NOT paused AND NOT awaiting_image) OR rollback_to IS NOT NULL';
 export const OFFERABLE_RELEASES_NAME = 'releases_offerable';
 export const RECORD_OFFER_SQL = `INSERT INTO device_release_states AS s (device_id, release_id, state, offered_at, last_event_at) VALUES ($1, $2, 'offered', $3, NULL)
        ON CONFLICT (release_id, device_id) DO UPDATE SET offered_at = COALESCE(s.offered_at, EXCLUDED.offered_at),

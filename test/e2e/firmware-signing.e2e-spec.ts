@@ -78,7 +78,7 @@ describe('signed firmware releases', () => {
     expect(await keyRows()).toEqual([{ key_id: 'team-2026', revoked: false }]);
 
     const listed = await t.api.GET('/api/v1/admin/firmware/signing-keys', { headers: admin.headers });
-    expect(listed.data).toEqual({ items: [first.data] });
+    expect(listed.data).toEqual({ items: [first.data], nextCursor: null });
     const audit = await t.db.query<{ action: string }>("SELECT action FROM audit_log WHERE action LIKE 'firmware.signing_key%'");
     expect(audit.rows).toEqual([{ action: 'firmware.signing_key_added' }]);
   });
@@ -150,5 +150,12 @@ describe('signed firmware releases', () => {
       { key_id: 'team-2026', revoked: true },
       { key_id: 'team-2027', revoked: false },
     ]);
+    // One key a page: the newest first, then the other, then no further page.
+    const page = (cursor?: string) => t.api.GET('/api/v1/admin/firmware/signing-keys', { params: { query: { limit: 1, cursor } }, headers: admin.headers });
+    const first = await page();
+    const second = await page(first.data!.nextCursor!);
+    expect([first.data!.items[0].keyId, second.data!.items[0].keyId]).toEqual(['team-2027', 'team-2026']);
+    expect(second.data!.items[0].revokedAt).not.toBeNull();
+    expect(second.data!.nextCursor).toBeNull();
   });
 });

@@ -55,7 +55,7 @@ const aHardwareId = () => `hw-${randomBytes(4).toString('hex')}`;
 
 function expectedOffer(release: Release) {
   // Unsigned (the signed offer: firmware-signing.e2e-spec.ts): no manifest, signature or key.
-  return { version: release.version, url: release.url, sha256: release.sha256, size: release.size, releaseNotes: release.releaseNotes, publishedAt: release.publishedAt, manifest: null, signature: null, signingKeyId: null };
+  return { version: release.version, url: release.url, sha256: release.sha256, size: release.size, releaseNotes: release.releaseNotes, publishedAt: release.publishedAt, manifest: null, signature: null, signingKeyId: null, rollback: false };
 }
 
 describe('OTA releases', () => {
@@ -149,6 +149,10 @@ describe('OTA releases', () => {
         updatedAt: data!.publishedAt,
         signingKeyId: null,
         awaitingImage: false,
+        targetTags: null,
+        targetDeviceCount: null,
+        startsAt: null,
+        rollbackTo: null,
       });
       expect(Date.parse(data!.publishedAt)).toBeGreaterThanOrEqual(before - 1000);
       expect(Date.parse(data!.publishedAt)).toBeLessThanOrEqual(Date.now() + 1000);
@@ -175,6 +179,10 @@ describe('OTA releases', () => {
         signature: null,
         manifest: null,
         awaiting_image: false,
+        target_tags: null,
+        target_device_ids: null,
+        starts_at: null,
+        rollback_to: null,
       });
     });
 
@@ -455,6 +463,7 @@ describe('OTA releases', () => {
         devices: { offered: 0, downloading: 0, installing: 0, installed: 0, failed: 0, rolledBack: 0, stalled: 0, heldBack: 0 },
         health: { bootConfirmed: 0, crashed: 0, crashFreePercent: null, failurePercent: null },
         autoPaused: false,
+        rollback: null,
       });
     });
 

@@ -2610,6 +2610,11 @@ export interface components {
              * @example fw-team-2026
              */
             signingKeyId: string | null;
+            /**
+             * @description true: an older version than the gateway runs, offered because an administrator revoked the release it runs and named this one to go back to. The only downgrade the service offers; firmware accepts it only when this is true (docs/gateway.md).
+             * @example false
+             */
+            rollback: boolean;
         };
         HeldBackResponse: {
             /**
@@ -2641,7 +2646,8 @@ export interface components {
              *       "publishedAt": "2026-11-20T09:00:00.000Z",
              *       "manifest": "dcs-firmware-manifest/1\nversion=0.1.10\nhardware=\nsha256=9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08\nsize=1572864\nminVersion=\n",
              *       "signature": "o5DAWfGz7yYAdZ2bl3LmQ0x8qzN3rJ4f8m1cWcX2v9pE5aT6uYbKkLhQ0sRzVwXyA1B2C3D4E5F6G7H8I9J0Kg==",
-             *       "signingKeyId": "fw-team-2026"
+             *       "signingKeyId": "fw-team-2026",
+             *       "rollback": false
              *     }
              */
             firmware: components["schemas"]["FirmwareOfferResponse"] | null;
@@ -2764,6 +2770,27 @@ export interface components {
              */
             minCrashFreePercent?: number;
             /**
+             * @description A campaign by tags: offered to devices carrying any of these tags (as owners label them; upper case is lowered). With targetDeviceIds, to the devices of either. Absent, with no targetDeviceIds: every device. The staged rolloutPercent applies within the campaign.
+             * @example [
+             *       "pilot"
+             *     ]
+             */
+            targetTags?: string[];
+            /**
+             * @description A campaign by device ids: offered to these devices (up to 10,000), and to those of targetTags.
+             * @example [
+             *       "gw-0001",
+             *       "gw-0002"
+             *     ]
+             */
+            targetDeviceIds?: string[];
+            /**
+             * Format: date-time
+             * @description Offered from this instant on (the service's clock); absent: at once.
+             * @example 2026-12-07T02:00:00.000Z
+             */
+            startsAt?: string;
+            /**
              * @description Ed25519 signature (64 bytes, base64) of the release's manifest — version, hardwareId, sha256, size and minFromVersion as docs/gateway.md writes them — by the key `signingKeyId` names. `npm run firmware:sign` prints it. Required, with signingKeyId, while FIRMWARE_REQUIRE_SIGNATURE is on.
              * @example o5DAWfGz7yYAdZ2bl3LmQ0x8qzN3rJ4f8m1cWcX2v9pE5aT6uYbKkLhQ0sRzVwXyA1B2C3D4E5F6G7H8I9J0Kg==
              */
@@ -2831,6 +2858,30 @@ export interface components {
              * @example false
              */
             awaitingImage: boolean;
+            /**
+             * @description The campaign's tags; null: none.
+             * @example [
+             *       "pilot"
+             *     ]
+             */
+            targetTags: string[] | null;
+            /**
+             * @description How many device ids the campaign lists (the ids themselves are not repeated here); null: none.
+             * @example 2
+             */
+            targetDeviceCount: number | null;
+            /**
+             * Format: date-time
+             * @description Offered from then on; null: at once.
+             * @example null
+             */
+            startsAt: string | null;
+            /**
+             * Format: uuid
+             * @description Revoked with a way back: the release its devices are offered instead.
+             * @example null
+             */
+            rollbackTo: string | null;
         };
         FirmwareReleaseListResponse: {
             /** @description Newest first. */
@@ -2851,6 +2902,12 @@ export interface components {
              * @example false
              */
             revoked?: boolean;
+            /**
+             * Format: uuid
+             * @description Rollback, with revoked: true (or on a revoked release): devices that run this release are offered that older, live release for the same hardware (or any) — the only downgrade there is. Un-revoking drops it. The status shows how many went back.
+             * @example 7d9f2c1e-4b6a-4e0f-8a3d-2c5b9e1f6a70
+             */
+            rollbackTo?: string;
         };
         ReleaseCountsResponse: {
             /**
@@ -2916,6 +2973,18 @@ export interface components {
              */
             failurePercent: number | null;
         };
+        RollbackStatusResponse: {
+            /**
+             * Format: uuid
+             * @example 7d9f2c1e-4b6a-4e0f-8a3d-2c5b9e1f6a70
+             */
+            releaseId: string;
+            /**
+             * @description Devices this release reached that now run the release gone back to.
+             * @example 12
+             */
+            devices: number;
+        };
         FirmwareReleaseStatusResponse: {
             release: components["schemas"]["FirmwareReleaseResponse"];
             devices: components["schemas"]["ReleaseCountsResponse"];
@@ -2925,6 +2994,11 @@ export interface components {
              * @example false
              */
             autoPaused: boolean;
+            /**
+             * @description Revoked with rollbackTo: the release its devices go back to, and how many of the devices it reached run that one now.
+             * @example null
+             */
+            rollback: components["schemas"]["RollbackStatusResponse"] | null;
         };
         SymbolMapRequest: {
             /**
@@ -2988,7 +3062,10 @@ export interface components {
             revokedAt: string | null;
         };
         SigningKeyListResponse: {
+            /** @description Newest first, revoked ones included. */
             items: components["schemas"]["SigningKeyResponse"][];
+            /** @example null */
+            nextCursor: string | null;
         };
         RevokedSigningKeyResponse: {
             /** @example fw-team-2026 */
@@ -8569,7 +8646,12 @@ export interface operations {
     };
     listSigningKeys: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Items per page. */
+                limit?: number;
+                /** @description nextCursor of the previous page, exactly as returned; anything else is a 400 naming `cursor`. */
+                cursor?: string;
+            };
             header?: never;
             path?: never;
             cookie?: never;
@@ -8583,6 +8665,20 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["SigningKeyListResponse"];
+                };
+            };
+            /** @description The request is not valid; `errors` names each field at fault. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 400;
+                        /** @enum {string} */
+                        code: "VALIDATION_FAILED";
+                    };
                 };
             };
             /** @description Missing, invalid, expired or revoked credentials. */

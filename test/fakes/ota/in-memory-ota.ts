@@ -31,6 +31,7 @@ export interface OtaDeviceRow {
   temperatures: number[];
   minSoc: number;
   temperatureRange: { min: number; max: number };
+  tags: string[];
 }
 
 export interface ReleaseStateRow {
@@ -76,6 +77,7 @@ export class InMemoryOtaTables {
       temperatures: [],
       minSoc: 40,
       temperatureRange: { min: 0, max: 45 },
+      tags: [],
       ...device,
     };
     this.devices.set(stored.deviceId, stored);
@@ -145,7 +147,7 @@ export class InMemoryFirmwareReleaseRepository extends FirmwareReleaseRepository
     const stored = this.tables.releases.get(id);
     if (!stored) return null;
     const next = change({ ...stored.release });
-    const release = { ...stored.release, rolloutPercent: next.rolloutPercent, paused: next.paused, autoPausedAt: next.autoPausedAt, revoked: next.revoked, updatedAt: next.updatedAt };
+    const release = { ...stored.release, rolloutPercent: next.rolloutPercent, paused: next.paused, autoPausedAt: next.autoPausedAt, revoked: next.revoked, rollbackTo: next.rollbackTo, updatedAt: next.updatedAt };
     const resumed = stored.release.autoPausedAt !== null && next.autoPausedAt === null;
     await onUpdated?.(NO_SQL, release);
     this.tables.releases.set(id, { release, failureBudgetSince: resumed ? next.updatedAt : stored.failureBudgetSince });
@@ -192,6 +194,15 @@ export class InMemoryFirmwareReleaseRepository extends FirmwareReleaseRepository
 
   /** Crash reports live in another module's table: a test sets what a release's devices did (crashFreeOf). */
   readonly crashFreeOf = new Map<string, CrashFreeCounts>();
+
+  async wentBack(id: string, backVersion: string): Promise<number> {
+    let devices = 0;
+    for (const state of this.tables.states.values()) {
+      if (state.releaseId !== id || (state.state !== 'installed' && state.state !== 'rolled_back')) continue;
+      if (sameVersion(this.tables.device(state.deviceId).firmwareVersion, backVersion)) devices += 1;
+    }
+    return devices;
+  }
 
   async crashFree(release: FirmwareRelease): Promise<CrashFreeCounts> {
     return this.crashFreeOf.get(release.id) ?? { bootConfirmed: 0, crashed: 0 };
@@ -359,7 +370,7 @@ export class InMemoryOtaDevices extends OtaDevices {
   async target(deviceId: string): Promise<OtaTarget | null> {
     const device = this.tables.devices.get(deviceId);
     return device
-      ? { deviceId, hardwareId: device.hardwareId, firmwareVersion: FirmwareVersion.parse(device.firmwareVersion), channel: device.channel, minSoc: device.minSoc, temperatureRange: device.temperatureRange }
+      ? { deviceId, hardwareId: device.hardwareId, firmwareVersion: FirmwareVersion.parse(device.firmwareVersion), channel: device.channel, minSoc: device.minSoc, temperatureRange: device.temperatureRange, tags: device.tags }
       : null;
   }
 
@@ -400,8 +411,13 @@ export class InMemoryFirmwareSigningKeyStore extends FirmwareSigningKeyStore {
     return key ? { ...key } : null;
   }
 
-  async list(): Promise<FirmwareSigningKey[]> {
-    return [...this.keys.values()].map((key) => ({ ...key })).sort((a, b) => b.createdAt.getTime() - a.createdAt.getTime());
+  async list(limit: number, after?: { createdAt: Date; keyId: string }): Promise<FirmwareSigningKey[]> {
+    const newestFirst = (a: { createdAt: Date; keyId: string }, b: { createdAt: Date; keyId: string }) => b.createdAt.getTime() - a.createdAt.getTime() || (a.keyId < b.keyId ? 1 : a.keyId > b.keyId ? -1 : 0);
+    return [...this.keys.values()]
+      .filter((key) => !after || newestFirst(after, key) < 0)
+      .sort(newestFirst)
+      .slice(0, limit)
+      .map((key) => ({ ...key }));
   }
 
   async revoke(keyId: string, now: Date, onRevoked: (tx: SqlRunner, paused: PausedRelease[]) => Promise<void>): Promise<{ key: FirmwareSigningKey; paused: PausedRelease[] } | null> {

@@ -17,6 +17,8 @@ export interface DeviceSnapshot {
   /** Whether the current credentials were used (login, refresh or a call); the time is not cached. */
   readonly credentialsUsed: boolean;
   readonly config: DeviceConfigState;
+  /** The owner's labels (normalised): firmware campaigns target them. */
+  readonly tags: readonly string[];
 }
 
 /** Port: loads one device's snapshot from storage (on a cache miss). */

@@ -197,9 +197,9 @@ export class Device {
     return { ...this.state };
   }
 
-  /** The part the device-facing hot paths cache (see DeviceSnapshot). */
-  toSnapshot(): DeviceSnapshot {
+  /** The part the device-facing hot paths cache (see DeviceSnapshot); the owner's tags are kept apart (device-labels.ts). */
+  toSnapshot(tags: readonly string[] = []): DeviceSnapshot {
     const { deviceId, registeredAt, hardwareId, tokenVersion, credentialsUsedAt, config } = this.state;
-    return { deviceId, registeredAt, hardwareId, firmwareVersion: this.firmwareVersion, tokenVersion, credentialsUsed: credentialsUsedAt !== null, config };
+    return { deviceId, registeredAt, hardwareId, firmwareVersion: this.firmwareVersion, tokenVersion, credentialsUsed: credentialsUsedAt !== null, config, tags };
   }
 }

@@ -5,7 +5,7 @@ import { DeviceSnapshotQueries, type DeviceSnapshot } from '../domain/device-sna
 import { FirmwareVersion } from '../../../shared/kernel/firmware-version.js';
 
 /** The columns trigger `devices_announce_change` (migration ConfigAndOta) watches. */
-export const ANNOUNCED_DEVICE_COLUMNS = ['token_version', 'credentials_used_at', 'hardware_id', 'firmware_version', 'config_overrides', 'config_revision', 'config_updated_at'] as const;
+export const ANNOUNCED_DEVICE_COLUMNS = ['token_version', 'credentials_used_at', 'hardware_id', 'firmware_version', 'config_overrides', 'config_revision', 'config_updated_at', 'tags'] as const;
 /** Columns written once, at registration. */
 export const IMMUTABLE_DEVICE_COLUMNS = ['device_id', 'registered_at'] as const;
 
@@ -19,6 +19,7 @@ interface SnapshotRow {
   config_overrides: ConfigOverrides;
   config_revision: number;
   config_updated_at: Date | null;
+  tags: string[];
 }
 
 /** One primary-key read per cache miss of the hot paths (bench S4: polls answered from memory). */
@@ -41,6 +42,7 @@ export class SqlDeviceSnapshotQueries extends DeviceSnapshotQueries {
           tokenVersion: row.token_version,
           credentialsUsed: row.credentials_used_at !== null,
           config: { overrides: row.config_overrides, revision: row.config_revision, updatedAt: row.config_updated_at },
+          tags: row.tags,
         }
       : null;
   }

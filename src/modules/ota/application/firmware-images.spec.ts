@@ -34,6 +34,10 @@ function setUp(image: Buffer, maxDownloads = 2) {
     publishedAt: NOW,
     updatedAt: NOW,
     signed: null,
+    targetTags: null,
+    targetDeviceIds: null,
+    startsAt: null,
+    rollbackTo: null,
   };
   tables.releases.set(RELEASE_ID, { release, failureBudgetSince: null });
   const store = new InMemoryFirmwareImageStore(tables);

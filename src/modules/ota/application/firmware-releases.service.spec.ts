@@ -67,6 +67,10 @@ describe('FirmwareReleasesService', () => {
         publishedAt: START,
         updatedAt: START,
         signed: null,
+        targetTags: null,
+        targetDeviceIds: null,
+        startsAt: null,
+        rollbackTo: null,
       });
       expect(await repository.findById(release.id)).toEqual(release);
     });

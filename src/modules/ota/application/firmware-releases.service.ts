@@ -4,6 +4,7 @@ import { Clock } from '../../../config/config.module.js';
 import { EventLog } from '../../events/index.js';
 import { AuditLog, type AuditContext } from '../../audit/index.js';
 import { Env, firmwareSignatureRequired } from '../../../config/env.js';
+import { normalizeTag } from '../../devices/index.js';
 import type { SqlRunner } from '../../../shared/database/sql-runner.js';
 import { DomainError, NotFoundError, ValidationFailedError } from '../../../shared/domain-error.js';
 import type { OtaChannel } from '../../../shared/kernel/ota-channel.js';
@@ -56,6 +57,11 @@ export interface PublishRelease {
   minFromVersion?: string;
   maxFailurePercent?: number;
   minCrashFreePercent?: number;
+  /** The campaign: devices with any of these tags, and these devices; neither: every device. */
+  targetTags?: string[];
+  targetDeviceIds?: string[];
+  /** ISO 8601: offered from then on. */
+  startsAt?: string;
   /** Both or neither: the Ed25519 signature (base64) of the release's manifest, and the key's id. */
   signature?: string;
   signingKeyId?: string;
@@ -65,6 +71,8 @@ export interface ReleaseChange {
   rolloutPercent?: number;
   paused?: boolean;
   revoked?: boolean;
+  /** With revoked (or on a revoked release): the older release its devices go back to. */
+  rollbackTo?: string;
 }
 
 export interface ReleaseStatus {
@@ -74,6 +82,30 @@ export interface ReleaseStatus {
   crashFree: CrashFreeCounts;
   /** The release paused itself because too many devices failed it, or too few stayed crash-free. */
   autoPaused: boolean;
+  /** Revoked with a way back: the release, and how many devices now run it after this one. */
+  rollback: { releaseId: string; devices: number } | null;
+}
+
+/** The campaign's tags as devices carry them (lower case); a tag no device could carry is refused. */
+function campaignTags(tags: string[]): string[] {
+  const normalized = tags.map(normalizeTag);
+  const bad = normalized.findIndex((tag) => tag === null);
+  if (bad >= 0) throw new ValidationFailedError([{ field: `targetTags[${bad}]`, message: 'a tag is 1 to 32 of a-z, 0-9, . _ - (upper case is lowered)' }]);
+  return [...new Set(normalized as string[])].sort();
+}
+
+/**
+ * The release `change.rollbackTo` names, checked as a way back from `release`: it must be revoked
+ * (now or by this change), and the other one live, older, and for the same hardware or any.
+ */
+function wayBack(release: FirmwareRelease, change: ReleaseChange, back: FirmwareRelease | null): string {
+  const refuse = (message: string) => new ValidationFailedError([{ field: 'rollbackTo', message }]);
+  if (!(change.revoked ?? release.revoked)) throw refuse('rollbackTo goes with revoked: true');
+  if (!back || back.id === release.id) throw refuse('rollbackTo must name another release');
+  if (back.revoked || back.paused) throw refuse('rollbackTo must name a live release (not revoked, not paused)');
+  if (FirmwareVersion.parse(back.version).compareTo(FirmwareVersion.parse(release.version)) >= 0) throw refuse('rollbackTo must name an older version');
+  if (back.hardwareId !== null && back.hardwareId !== release.hardwareId) throw refuse('rollbackTo must be for the same hardware, or for any');
+  return back.id;
 }
 
 /** Administrators publish releases and steer their rollout; releases with a failure budget pause themselves. */
@@ -123,6 +155,10 @@ export class FirmwareReleasesService {
       publishedAt: now,
       updatedAt: now,
       signed,
+      targetTags: input.targetTags === undefined ? null : campaignTags(input.targetTags),
+      targetDeviceIds: input.targetDeviceIds === undefined ? null : [...new Set(input.targetDeviceIds)].sort(),
+      startsAt: input.startsAt === undefined ? null : new Date(input.startsAt),
+      rollbackTo: null,
     };
     const detail = { version: release.version, hardwareId: release.hardwareId, channel: release.channel, rolloutPercent: release.rolloutPercent, ...(signed ? { signingKeyId: signed.keyId } : {}) };
     const inserted = await this.releases.insert(release, async (tx) => {
@@ -157,6 +193,7 @@ export class FirmwareReleasesService {
 
   async change(by: AuditContext, id: string, change: ReleaseChange): Promise<FirmwareRelease> {
     const now = this.clock.now();
+    const back = change.rollbackTo === undefined ? null : await this.releases.findById(change.rollbackTo);
     const onChanged = (tx: SqlRunner, release: FirmwareRelease) =>
       this.audit.record(tx, { by, action: 'firmware.release_changed', target: `firmware_release:${id}`, detail: { version: release.version, ...change }, at: now });
     const updated = await this.releases.update(
@@ -169,6 +206,8 @@ export class FirmwareReleasesService {
       // devices that report after the resume, or the next check would pause it again at once.
       autoPausedAt: change.paused === false ? null : release.autoPausedAt,
       revoked: change.revoked ?? release.revoked,
+      // A way back only from a revoked release; un-revoking it drops the way back.
+      rollbackTo: change.revoked === false ? null : change.rollbackTo === undefined ? release.rollbackTo : wayBack(release, change, back),
       updatedAt: now,
       }),
       onChanged,
@@ -182,7 +221,14 @@ export class FirmwareReleasesService {
     if (!found) throw new NotFoundError('No firmware release has this id.');
     const release = (await this.pauseIfOverBudget(found)) ? ((await this.releases.findById(id)) ?? found) : found;
     const stalledBefore = new Date(this.clock.now().getTime() - this.env.OTA_STALL_TIMEOUT_SEC * 1000);
-    return { release, counts: await this.releases.counts(id, stalledBefore), crashFree: await this.releases.crashFree(release), autoPaused: release.autoPausedAt !== null };
+    const back = release.rollbackTo === null ? null : await this.releases.findById(release.rollbackTo);
+    return {
+      release,
+      counts: await this.releases.counts(id, stalledBefore),
+      crashFree: await this.releases.crashFree(release),
+      autoPaused: release.autoPausedAt !== null,
+      rollback: back ? { releaseId: back.id, devices: await this.releases.wentBack(id, back.version) } : null,
+    };
   }
 
   /** Pauses each live release whose failure share among finished devices exceeds its budget. */

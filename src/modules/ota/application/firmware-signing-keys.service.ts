@@ -36,8 +36,8 @@ export class FirmwareSigningKeysService {
     return result;
   }
 
-  list(): Promise<FirmwareSigningKey[]> {
-    return this.keys.list();
+  list(limit: number, after?: { createdAt: Date; keyId: string }): Promise<FirmwareSigningKey[]> {
+    return this.keys.list(limit, after);
   }
 
   /** Revokes the key and pauses every release it signed that is still offered; again: nothing more. */

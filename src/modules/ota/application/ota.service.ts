@@ -75,7 +75,7 @@ export class OtaService {
    */
   async latest(deviceId: string): Promise<LatestFirmware> {
     const device = await this.requireDevice(deviceId);
-    const candidate = selectRelease(await this.offers.offerableReleases(), device);
+    const candidate = selectRelease(await this.offers.offerableReleases(), device, this.clock.now());
     const reason = candidate ? heldBackBy(await this.batteries.of(deviceId), device.minSoc, device.temperatureRange) : null;
     const fingerprint = createHash('sha256')
       .update(`${device.firmwareVersion.value}|${candidate?.id ?? '-'}|${reason ?? '-'}`)

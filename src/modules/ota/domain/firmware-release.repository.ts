@@ -61,6 +61,8 @@ export abstract class FirmwareReleaseRepository {
    * confirmations received after the budget (re)started, as for counts.
    */
   abstract crashFree(release: FirmwareRelease, onlySinceBudgetStart?: boolean): Promise<CrashFreeCounts>;
+  /** Devices that were offered release `id` and now run `backVersion`: those a rollback took back. */
+  abstract wentBack(id: string, backVersion: string): Promise<number>;
   /** Releases that may pause themselves: live, with a failure budget or a crash-free target. */
   abstract watchedReleases(): Promise<FirmwareRelease[]>;
   /** Releases an event's toVersion may refer to: that version (numerically), for this hardware or any. */

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import type { OtaChannel } from '../../../shared/kernel/ota-channel.js';
 import { FirmwareVersion } from '../../../shared/kernel/firmware-version.js';
-import { belowCrashFreeTarget, crashFreePercent, exceedsFailureBudget, inRollout, selectRelease, type FirmwareRelease, type OtaTarget } from './firmware-release.js';
+import { belowCrashFreeTarget, crashFreePercent, exceedsFailureBudget, inRollout, inTarget, selectRelease, type FirmwareRelease, type OtaTarget } from './firmware-release.js';
 
 const PUBLISHED_AT = new Date('2026-11-21T12:00:00.000Z');
 let releaseCounter = 0;
@@ -29,9 +29,16 @@ function aRelease(overrides: Partial<FirmwareRelease> = {}): FirmwareRelease {
     updatedAt: PUBLISHED_AT,
     awaitingImage: false,
     signed: null,
+    targetTags: null,
+    targetDeviceIds: null,
+    startsAt: null,
+    rollbackTo: null,
     ...overrides,
   };
 }
+
+/** Releases published at PUBLISHED_AT, asked about at that instant unless said otherwise. */
+const select = (releases: readonly FirmwareRelease[], target: OtaTarget, now = PUBLISHED_AT) => selectRelease(releases, target, now);
 
 function aTarget(overrides: Partial<Omit<OtaTarget, 'firmwareVersion'>> & { firmwareVersion?: string } = {}): OtaTarget {
   return {
@@ -41,6 +48,7 @@ function aTarget(overrides: Partial<Omit<OtaTarget, 'firmwareVersion'>> & { firm
     channel: overrides.channel ?? 'stable',
     minSoc: 40,
     temperatureRange: { min: 0, max: 45 },
+    tags: overrides.tags ?? [],
   };
 }
 
@@ -100,13 +108,13 @@ describe('inRollout', () => {
 
 describe('selectRelease', () => {
   it('no releases: null', () => {
-    expect(selectRelease([], aTarget())).toBeNull();
+    expect(select([], aTarget())).toBeNull();
   });
 
   it('takes the highest version in numeric order: 0.1.10 over 0.1.9 and 0.1.2', () => {
     const releases = [aRelease({ version: '0.1.9' }), aRelease({ version: '0.1.10' }), aRelease({ version: '0.1.2' })];
 
-    expect(selectRelease(releases, aTarget({ firmwareVersion: '0.1.1' }))?.version).toBe('0.1.10');
+    expect(select(releases, aTarget({ firmwareVersion: '0.1.1' }))?.version).toBe('0.1.10');
   });
 
   it.each([
@@ -115,37 +123,37 @@ describe('selectRelease', () => {
     ['an older version in numeric order', '0.1.9', '0.1.10'],
     ['an older version', '0.1.3', '1.0'],
   ])('never offers %s (%s to a device on %s)', (_name, version, running) => {
-    expect(selectRelease([aRelease({ version })], aTarget({ firmwareVersion: running }))).toBeNull();
+    expect(select([aRelease({ version })], aTarget({ firmwareVersion: running }))).toBeNull();
   });
 
   it('skips revoked and paused releases and falls back to the highest live one', () => {
     const live = aRelease({ version: '0.3.0' });
     const releases = [aRelease({ version: '0.5.0', revoked: true }), aRelease({ version: '0.4.0', paused: true }), live];
 
-    expect(selectRelease(releases, aTarget())).toBe(live);
+    expect(select(releases, aTarget())).toBe(live);
   });
 
   it('skips a release for other hardware; one without hardwareId is for every hardware', () => {
     const generic = aRelease({ version: '0.3.0', hardwareId: null });
     const releases = [aRelease({ version: '0.9.0', hardwareId: 'hw-b' }), generic];
 
-    expect(selectRelease(releases, aTarget({ hardwareId: 'hw-a' }))).toBe(generic);
-    expect(selectRelease(releases, aTarget({ hardwareId: 'hw-b' }))?.version).toBe('0.9.0');
+    expect(select(releases, aTarget({ hardwareId: 'hw-a' }))).toBe(generic);
+    expect(select(releases, aTarget({ hardwareId: 'hw-b' }))?.version).toBe('0.9.0');
   });
 
   it('at equal versions the release for the device\'s hardware wins over a generic one, in either order', () => {
     const specific = aRelease({ version: '0.3.0', hardwareId: 'hw-a' });
     const generic = aRelease({ version: '0.3.0', hardwareId: null });
 
-    expect(selectRelease([generic, specific], aTarget())).toBe(specific);
-    expect(selectRelease([specific, generic], aTarget())).toBe(specific);
-    expect(selectRelease([aRelease({ version: '0.3', hardwareId: null }), aRelease({ version: '0.3.0', hardwareId: 'hw-a' })], aTarget())?.hardwareId).toBe('hw-a');
+    expect(select([generic, specific], aTarget())).toBe(specific);
+    expect(select([specific, generic], aTarget())).toBe(specific);
+    expect(select([aRelease({ version: '0.3', hardwareId: null }), aRelease({ version: '0.3.0', hardwareId: 'hw-a' })], aTarget())?.hardwareId).toBe('hw-a');
   });
 
   it('a higher generic release beats a lower one for the device\'s hardware', () => {
     const generic = aRelease({ version: '0.4.0', hardwareId: null });
 
-    expect(selectRelease([aRelease({ version: '0.3.0', hardwareId: 'hw-a' }), generic], aTarget())).toBe(generic);
+    expect(select([aRelease({ version: '0.3.0', hardwareId: 'hw-a' }), generic], aTarget())).toBe(generic);
   });
 
   it('a stable device never gets a beta release; a beta device gets beta and stable, whichever is higher', () => {
@@ -153,25 +161,25 @@ describe('selectRelease', () => {
     const stable = aRelease({ version: '0.3.0', channel: 'stable' });
     const newerStable = aRelease({ version: '0.5.0', channel: 'stable' });
 
-    expect(selectRelease([beta, stable], aTarget({ channel: 'stable' }))).toBe(stable);
-    expect(selectRelease([beta], aTarget({ channel: 'stable' }))).toBeNull();
-    expect(selectRelease([beta, stable], aTarget({ channel: 'beta' }))).toBe(beta);
-    expect(selectRelease([beta, stable, newerStable], aTarget({ channel: 'beta' }))).toBe(newerStable);
+    expect(select([beta, stable], aTarget({ channel: 'stable' }))).toBe(stable);
+    expect(select([beta], aTarget({ channel: 'stable' }))).toBeNull();
+    expect(select([beta, stable], aTarget({ channel: 'beta' }))).toBe(beta);
+    expect(select([beta, stable, newerStable], aTarget({ channel: 'beta' }))).toBe(newerStable);
   });
 
   it('minFromVersion: offered from that version on, numerically; below it a lower release without the condition is offered instead', () => {
     const stepping = aRelease({ version: '0.1.20' });
     const gated = aRelease({ version: '0.2.0', minFromVersion: '0.1.10' });
 
-    expect(selectRelease([gated, stepping], aTarget({ firmwareVersion: '0.1.9' }))).toBe(stepping);
-    expect(selectRelease([gated, stepping], aTarget({ firmwareVersion: '0.1.10' }))).toBe(gated);
-    expect(selectRelease([gated, stepping], aTarget({ firmwareVersion: '0.1.11' }))).toBe(gated);
+    expect(select([gated, stepping], aTarget({ firmwareVersion: '0.1.9' }))).toBe(stepping);
+    expect(select([gated, stepping], aTarget({ firmwareVersion: '0.1.10' }))).toBe(gated);
+    expect(select([gated, stepping], aTarget({ firmwareVersion: '0.1.11' }))).toBe(gated);
   });
 
   it('a release whose rollout leaves the device out is skipped for a lower one that includes it', () => {
     const everyone = aRelease({ version: '0.3.0' });
 
-    expect(selectRelease([aRelease({ version: '0.4.0', rolloutPercent: 0 }), everyone], aTarget())).toBe(everyone);
+    expect(select([aRelease({ version: '0.4.0', rolloutPercent: 0 }), everyone], aTarget())).toBe(everyone);
   });
 
   it('agrees with a filter-then-maximum oracle on random fleets', () => {
@@ -207,7 +215,7 @@ describe('selectRelease', () => {
             (r.minFromVersion === null || compare(running, r.minFromVersion) >= 0) &&
             inRollout(deviceId, r.id, r.rolloutPercent),
         );
-        const chosen = selectRelease(releases, target);
+        const chosen = select(releases, target);
 
         if (eligible.length === 0) {
           expect(chosen).toBeNull();
@@ -290,5 +298,40 @@ describe('the crash-free target', () => {
     expect(crashFreePercent({ bootConfirmed: 0, crashed: 0 })).toBeNull();
     expect(crashFreePercent({ bootConfirmed: 3, crashed: 1 })).toBe(66.7);
     expect(crashFreePercent({ bootConfirmed: 96, crashed: 0 })).toBe(100);
+  });
+});
+
+describe('selectRelease: campaigns', () => {
+  it('a campaign reaches the devices with any of its tags or among its ids; none reaches every device', () => {
+    const byTag = aRelease({ version: '0.3.0', targetTags: ['pilot', 'site-1'] });
+    const byId = aRelease({ version: '0.3.0', targetDeviceIds: ['gw-0007'] });
+    const both = aRelease({ version: '0.3.0', targetTags: ['pilot'], targetDeviceIds: ['gw-0008'] });
+    expect(select([byTag], aTarget({ tags: ['site-1'] }))).toBe(byTag);
+    expect(select([byTag], aTarget({ tags: ['other'] }))).toBeNull();
+    expect(select([byId], aTarget({ deviceId: 'gw-0007' }))).toBe(byId);
+    expect(select([byId], aTarget({ deviceId: 'gw-0009', tags: ['pilot'] }))).toBeNull();
+    expect(select([both], aTarget({ deviceId: 'gw-0008' }))).toBe(both);
+    expect(select([both], aTarget({ deviceId: 'gw-0001', tags: ['pilot'] }))).toBe(both);
+    expect(inTarget(aRelease(), aTarget())).toBe(true);
+  });
+
+  it('a release starting later is offered from its start on', () => {
+    const later = aRelease({ version: '0.3.0', startsAt: new Date(PUBLISHED_AT.getTime() + 60_000) });
+    expect(select([later], aTarget())).toBeNull();
+    expect(select([later], aTarget(), new Date(PUBLISHED_AT.getTime() + 60_000))).toBe(later);
+  });
+
+  it('a revoked release with a way back offers it to the devices that run it, unless something newer is there', () => {
+    const back = aRelease({ version: '0.2.0' });
+    const revoked = aRelease({ version: '0.3.0', revoked: true, rollbackTo: back.id });
+    expect(select([back, revoked], aTarget({ firmwareVersion: '0.3.0' }))).toBe(back);
+    // Not for a device on another version, another hardware, or outside the revoked release's campaign.
+    expect(select([back, revoked], aTarget({ firmwareVersion: '0.3.1' }))).toBeNull();
+    expect(select([back, { ...revoked, hardwareId: 'hw-b' }], aTarget({ firmwareVersion: '0.3.0' }))).toBeNull();
+    expect(select([back, { ...revoked, targetTags: ['pilot'] }], aTarget({ firmwareVersion: '0.3.0' }))).toBeNull();
+    // Nor when the way back is not live any more; and a fixed, newer release wins over going back.
+    expect(select([{ ...back, paused: true }, revoked], aTarget({ firmwareVersion: '0.3.0' }))).toBeNull();
+    const fixed = aRelease({ version: '0.3.1' });
+    expect(select([back, revoked, fixed], aTarget({ firmwareVersion: '0.3.0' }))).toBe(fixed);
   });
 });

@@ -28,6 +28,13 @@ export interface FirmwareRelease {
   updatedAt: Date;
   /** null: published unsigned (FIRMWARE_REQUIRE_SIGNATURE=false). */
   signed: SignedManifest | null;
+  /** The campaign's devices: those with any of these tags, and those listed; both null: every device. */
+  targetTags: string[] | null;
+  targetDeviceIds: string[] | null;
+  /** Offered from this instant on; null: at once. */
+  startsAt: Date | null;
+  /** Set when revoked with a way back: devices running this release are offered that (older) one. */
+  rollbackTo: string | null;
 }
 
 /** A release's signature: by which key, over which manifest (firmware-manifest.ts), as published. */
@@ -53,6 +60,8 @@ export interface OtaTarget {
   /** The battery conditions an update waits for (the device's configuration). */
   minSoc: number;
   temperatureRange: { min: number; max: number };
+  /** The owner's tags, which campaigns target. */
+  tags: readonly string[];
 }
 
 /**
@@ -69,18 +78,39 @@ export function inRollout(deviceId: string, releaseId: string, rolloutPercent: n
 /** Beta gateways also take stable releases; stable gateways only stable ones. */
 const channelAccepts = (deviceChannel: OtaChannel, releaseChannel: OtaChannel): boolean => releaseChannel === 'stable' || deviceChannel === 'beta';
 
+/** Device ids of large campaigns as sets, built once per release as loaded (a poll checks membership). */
+const targetSets = new WeakMap<readonly string[], ReadonlySet<string>>();
+
+/** Whether the device is among the release's campaign devices (any of its tags, or listed); no campaign: every device. */
+export function inTarget(release: Pick<FirmwareRelease, 'targetTags' | 'targetDeviceIds'>, target: Pick<OtaTarget, 'deviceId' | 'tags'>): boolean {
+  if (release.targetTags === null && release.targetDeviceIds === null) return true;
+  if (release.targetTags !== null && target.tags.some((tag) => release.targetTags!.includes(tag))) return true;
+  if (release.targetDeviceIds === null) return false;
+  let ids = targetSets.get(release.targetDeviceIds);
+  if (!ids) targetSets.set(release.targetDeviceIds, (ids = new Set(release.targetDeviceIds)));
+  return ids.has(target.deviceId);
+}
+
+/** Whether the release may be offered to the device at all: live, started, for its hardware and channel, within the campaign. */
+function reaches(release: FirmwareRelease, target: OtaTarget, now: Date): boolean {
+  if (release.revoked || release.paused || release.awaitingImage) return false;
+  if (release.startsAt !== null && release.startsAt.getTime() > now.getTime()) return false;
+  if (release.hardwareId !== null && release.hardwareId !== target.hardwareId) return false;
+  return channelAccepts(target.channel, release.channel) && inTarget(release, target);
+}
+
 /**
- * The release to offer: the highest version that is live (not revoked, not paused), for the
- * device's hardware (or any), on a channel it takes, newer than what it runs (never a downgrade),
- * whose minFromVersion it meets and whose staged rollout includes it. On equal versions a release
- * built for the device's hardware wins over a generic one.
+ * The release to offer: the highest version that is live (not revoked, not paused, its image
+ * there, its start passed), for the device's hardware (or any), on a channel it takes, within its
+ * campaign (tags, ids), newer than what it runs (never a downgrade), whose minFromVersion it meets
+ * and whose staged rollout includes it. On equal versions a release built for the device's hardware
+ * wins over a generic one. With none, a device running a revoked release that names a way back
+ * (rollbackTo) is offered that one: the only downgrade there is.
  */
-export function selectRelease(releases: readonly FirmwareRelease[], target: OtaTarget): FirmwareRelease | null {
+export function selectRelease(releases: readonly FirmwareRelease[], target: OtaTarget, now: Date): FirmwareRelease | null {
   let best: { release: FirmwareRelease; version: FirmwareVersion } | null = null;
   for (const release of releases) {
-    if (release.revoked || release.paused || release.awaitingImage) continue;
-    if (release.hardwareId !== null && release.hardwareId !== target.hardwareId) continue;
-    if (!channelAccepts(target.channel, release.channel)) continue;
+    if (!reaches(release, target, now)) continue;
     const version = FirmwareVersion.parse(release.version);
     if (version.compareTo(target.firmwareVersion) <= 0) continue;
     if (release.minFromVersion !== null && target.firmwareVersion.compareTo(FirmwareVersion.parse(release.minFromVersion)) < 0) continue;
@@ -88,7 +118,20 @@ export function selectRelease(releases: readonly FirmwareRelease[], target: OtaT
     const order = best ? version.compareTo(best.version) : 1;
     if (order > 0 || (order === 0 && best && best.release.hardwareId === null && release.hardwareId !== null)) best = { release, version };
   }
-  return best?.release ?? null;
+  return best?.release ?? rollbackFor(releases, target, now);
+}
+
+/** The release a device on a revoked release goes back to, if that release names one that reaches it. */
+function rollbackFor(releases: readonly FirmwareRelease[], target: OtaTarget, now: Date): FirmwareRelease | null {
+  for (const revoked of releases) {
+    if (!revoked.revoked || revoked.rollbackTo === null) continue;
+    if (FirmwareVersion.parse(revoked.version).compareTo(target.firmwareVersion) !== 0) continue;
+    if (revoked.hardwareId !== null && revoked.hardwareId !== target.hardwareId) continue;
+    if (!inTarget(revoked, target)) continue;
+    const back = releases.find((release) => release.id === revoked.rollbackTo);
+    if (back && reaches(back, target, now)) return back;
+  }
+  return null;
 }
 
 /** Release progress of one device, from the OTA events it reported. */

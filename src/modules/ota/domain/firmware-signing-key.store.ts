@@ -21,8 +21,8 @@ export abstract class FirmwareSigningKeyStore {
   /** Stores the key, and runs `onAdded` in the same transaction; the key already stored under its id when the id is taken. */
   abstract add(key: FirmwareSigningKey, onAdded: (tx: SqlRunner) => Promise<void>): Promise<{ added: boolean; key: FirmwareSigningKey }>;
   abstract find(keyId: string): Promise<FirmwareSigningKey | null>;
-  /** Every key, the newest first. */
-  abstract list(): Promise<FirmwareSigningKey[]>;
+  /** Up to `limit` keys, the newest first (by creation, then key id), after `after` when given. */
+  abstract list(limit: number, after?: { createdAt: Date; keyId: string }): Promise<FirmwareSigningKey[]>;
   /**
    * Revokes the key (once) and pauses every live release it signed, in one transaction with
    * `onRevoked`; null when no key has the id. A revoked key is answered as it is, pausing nothing.

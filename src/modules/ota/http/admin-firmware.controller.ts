@@ -39,6 +39,8 @@ export class AdminFirmwareController {
 
   @Post()
   @AdminAuth()
+  // Up to 10,000 targetDeviceIds: ~700 kB of JSON.
+  @RouteConfig({ bodyLimit: 1024 * 1024 })
   @ApiOperation({
     operationId: 'publishFirmware',
     summary: 'Publish a firmware release',
@@ -81,7 +83,7 @@ export class AdminFirmwareController {
   @ApiResponse({ status: 200, type: FirmwareReleaseResponse, description: 'The release after the change.' })
   @ApiProblems(JSON_BODY_PROBLEMS, { 404: ['NOT_FOUND'] })
   async change(@Requester() by: AuditContext, @ReleaseIdParam() id: string, @Body() body: ChangeFirmwareRequest): Promise<FirmwareReleaseResponse> {
-    return FirmwareReleaseResponse.from(await this.releases.change(by, id, { rolloutPercent: body.rolloutPercent, paused: body.paused, revoked: body.revoked }));
+    return FirmwareReleaseResponse.from(await this.releases.change(by, id, { rolloutPercent: body.rolloutPercent, paused: body.paused, revoked: body.revoked, rollbackTo: body.rollbackTo }));
   }
 
   @Get(':id/status')

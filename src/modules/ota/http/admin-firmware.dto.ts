@@ -1,6 +1,8 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { PageQuery } from '../../../shared/http/page-query.js';
-import { IsBoolean, IsIn, IsInt, IsString, IsUrl, Length, Matches, Max, MaxLength, Min } from 'class-validator';
+import { ArrayMaxSize, IsArray, IsBoolean, IsIn, IsInt, IsString, IsUrl, IsUUID, Length, Matches, Max, MaxLength, Min } from 'class-validator';
+import { DEVICE_ID_PATTERN } from '../../../shared/kernel/device-id.js';
+import { IsInstant } from '../../../shared/http/is-instant.decorator.js';
 import { FirmwareVersion } from '../../../shared/kernel/firmware-version.js';
 import type { ReleaseStatus } from '../application/firmware-releases.service.js';
 import { crashFreePercent, type FirmwareRelease } from '../domain/firmware-release.js';
@@ -113,6 +115,30 @@ export class PublishFirmwareRequest {
   minCrashFreePercent?: number;
 
   @ApiPropertyOptional({
+    type: [String],
+    maxItems: 50,
+    description: 'A campaign by tags: offered to devices carrying any of these tags (as owners label them; upper case is lowered). With targetDeviceIds, to the devices of either. Absent, with no targetDeviceIds: every device. The staged rolloutPercent applies within the campaign.',
+    example: ['pilot'],
+  })
+  @Optional()
+  @IsArray()
+  @ArrayMaxSize(50)
+  @IsString({ each: true })
+  targetTags?: string[];
+
+  @ApiPropertyOptional({ type: [String], maxItems: 10000, description: 'A campaign by device ids: offered to these devices (up to 10,000), and to those of targetTags.', example: ['gw-0001', 'gw-0002'] })
+  @Optional()
+  @IsArray()
+  @ArrayMaxSize(10_000)
+  @Matches(DEVICE_ID_PATTERN, { each: true, message: 'each targetDeviceIds entry must be a device id (1 to 64 of A-Z, a-z, 0-9, . _ : -)' })
+  targetDeviceIds?: string[];
+
+  @ApiPropertyOptional({ format: 'date-time', description: 'Offered from this instant on (the service\'s clock); absent: at once.', example: '2026-12-07T02:00:00.000Z' })
+  @Optional()
+  @IsInstant()
+  startsAt?: string;
+
+  @ApiPropertyOptional({
     description:
       "Ed25519 signature (64 bytes, base64) of the release's manifest — version, hardwareId, sha256, size and minFromVersion as docs/gateway.md writes them — by the key `signingKeyId` names. `npm run firmware:sign` prints it. Required, with signingKeyId, while FIRMWARE_REQUIRE_SIGNATURE is on.",
     example: EXAMPLE_SIGNATURE,
@@ -147,6 +173,16 @@ export class ChangeFirmwareRequest {
   @Optional()
   @IsBoolean()
   revoked?: boolean;
+
+  @ApiPropertyOptional({
+    format: 'uuid',
+    description:
+      'Rollback, with revoked: true (or on a revoked release): devices that run this release are offered that older, live release for the same hardware (or any) — the only downgrade there is. Un-revoking drops it. The status shows how many went back.',
+    example: EXAMPLE_RELEASE_ID,
+  })
+  @Optional()
+  @IsUUID('all', { message: 'rollbackTo must be a release id (UUID)' })
+  rollbackTo?: string;
 }
 
 export class ListFirmwareQuery extends PageQuery(100) {
@@ -213,6 +249,14 @@ export class FirmwareReleaseResponse {
   signingKeyId!: string | null;
   @ApiProperty({ description: 'Published without a url, its image not uploaded whole yet (PUT …/image): offered to nobody until it is.', example: false })
   awaitingImage!: boolean;
+  @ApiProperty({ type: [String], nullable: true, description: 'The campaign\'s tags; null: none.', example: ['pilot'] })
+  targetTags!: string[] | null;
+  @ApiProperty({ type: 'integer', nullable: true, description: 'How many device ids the campaign lists (the ids themselves are not repeated here); null: none.', example: 2 })
+  targetDeviceCount!: number | null;
+  @ApiProperty({ type: 'string', format: 'date-time', nullable: true, description: 'Offered from then on; null: at once.', example: null })
+  startsAt!: string | null;
+  @ApiProperty({ type: 'string', format: 'uuid', nullable: true, description: 'Revoked with a way back: the release its devices are offered instead.', example: null })
+  rollbackTo!: string | null;
 
   static from(release: FirmwareRelease): FirmwareReleaseResponse {
     return {
@@ -235,6 +279,10 @@ export class FirmwareReleaseResponse {
       updatedAt: release.updatedAt.toISOString(),
       signingKeyId: release.signed?.keyId ?? null,
       awaitingImage: release.awaitingImage,
+      targetTags: release.targetTags,
+      targetDeviceCount: release.targetDeviceIds?.length ?? null,
+      startsAt: release.startsAt?.toISOString() ?? null,
+      rollbackTo: release.rollbackTo,
     };
   }
 }
@@ -277,6 +325,13 @@ export class ReleaseHealthResponse {
   failurePercent!: number | null;
 }
 
+export class RollbackStatusResponse {
+  @ApiProperty({ format: 'uuid', example: EXAMPLE_RELEASE_ID })
+  releaseId!: string;
+  @ApiProperty({ type: 'integer', description: 'Devices this release reached that now run the release gone back to.', example: 12 })
+  devices!: number;
+}
+
 export class FirmwareReleaseStatusResponse {
   @ApiProperty({ type: FirmwareReleaseResponse })
   release!: FirmwareReleaseResponse;
@@ -290,6 +345,14 @@ export class FirmwareReleaseStatusResponse {
   @ApiProperty({ description: 'The release paused itself: the failure share exceeded maxFailurePercent, or the crash-free share fell below minCrashFreePercent.', example: false })
   autoPaused!: boolean;
 
+  @ApiProperty({
+    type: RollbackStatusResponse,
+    nullable: true,
+    description: 'Revoked with rollbackTo: the release its devices go back to, and how many of the devices it reached run that one now.',
+    example: null,
+  })
+  rollback!: RollbackStatusResponse | null;
+
   static from(status: ReleaseStatus): FirmwareReleaseStatusResponse {
     const finished = status.counts.installed + status.counts.failed + status.counts.rolledBack;
     return {
@@ -302,6 +365,7 @@ export class FirmwareReleaseStatusResponse {
         failurePercent: finished === 0 ? null : Math.round(((status.counts.failed + status.counts.rolledBack) * 1000) / finished) / 10,
       },
       autoPaused: status.autoPaused,
+      rollback: status.rollback,
     };
   }
 }
@@ -356,9 +420,14 @@ export class SigningKeyResponse {
 }
 
 export class SigningKeyListResponse {
-  @ApiProperty({ type: [SigningKeyResponse] })
+  @ApiProperty({ type: [SigningKeyResponse], description: 'Newest first, revoked ones included.' })
   items!: SigningKeyResponse[];
+
+  @ApiProperty({ type: 'string', nullable: true, example: null })
+  nextCursor!: string | null;
 }
+
+export class ListSigningKeysQuery extends PageQuery(100) {}
 
 export class RevokedSigningKeyResponse extends SigningKeyResponse {
   @ApiProperty({ type: [String], format: 'uuid', description: 'The releases this revocation paused (none when the key was revoked already).', example: [EXAMPLE_RELEASE_ID] })

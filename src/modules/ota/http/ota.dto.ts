@@ -42,6 +42,13 @@ export class FirmwareOfferResponse {
 
   @ApiProperty({ type: 'string', nullable: true, description: 'Which of the firmware team\'s keys signed it: firmware holds the public keys it trusts.', example: EXAMPLE_KEY_ID })
   signingKeyId!: string | null;
+
+  @ApiProperty({
+    description:
+      'true: an older version than the gateway runs, offered because an administrator revoked the release it runs and named this one to go back to. The only downgrade the service offers; firmware accepts it only when this is true (docs/gateway.md).',
+    example: false,
+  })
+  rollback!: boolean;
 }
 
 export class HeldBackResponse {
@@ -70,6 +77,7 @@ export class LatestFirmwareResponse {
       manifest: EXAMPLE_MANIFEST,
       signature: EXAMPLE_SIGNATURE,
       signingKeyId: EXAMPLE_KEY_ID,
+      rollback: false,
     },
   })
   firmware!: FirmwareOfferResponse | null;
@@ -97,6 +105,7 @@ export class LatestFirmwareResponse {
             manifest: release.signed?.manifest ?? null,
             signature: release.signed?.signature ?? null,
             signingKeyId: release.signed?.keyId ?? null,
+            rollback: FirmwareVersion.parse(release.version).compareTo(FirmwareVersion.parse(latest.currentVersion)) < 0,
           }
         : null,
       ...(latest.heldBack ? { heldBack: { reason: latest.heldBack.reason } } : {}),

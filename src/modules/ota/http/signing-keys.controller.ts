@@ -1,4 +1,5 @@
-import { Body, Controller, Get, HttpCode, Param, Post, Res, type PipeTransform } from '@nestjs/common';
+import { Body, Controller, Get, HttpCode, Param, Post, Query, Res, type PipeTransform } from '@nestjs/common';
+import { decodeTimeCursor, encodeTimeCursor } from '../../../shared/http/cursor.js';
 import { ApiBody, ApiOperation, ApiParam, ApiResponse, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
 import { AdminAuth } from '../../../auth/auth.decorators.js';
@@ -6,7 +7,7 @@ import { Requester, type AuditContext } from '../../audit/index.js';
 import { ValidationFailedError } from '../../../shared/domain-error.js';
 import { ApiProblems, JSON_BODY_PROBLEMS } from '../../../shared/http/api-problems.decorator.js';
 import { FirmwareSigningKeysService } from '../application/firmware-signing-keys.service.js';
-import { RegisterSigningKeyRequest, RevokedSigningKeyResponse, SigningKeyListResponse, SigningKeyResponse } from './admin-firmware.dto.js';
+import { ListSigningKeysQuery, RegisterSigningKeyRequest, RevokedSigningKeyResponse, SigningKeyListResponse, SigningKeyResponse } from './admin-firmware.dto.js';
 import { KEY_ID_PATTERN } from './firmware-fields.js';
 
 class KeyIdPipe implements PipeTransform<string, string> {
@@ -43,9 +44,14 @@ export class SigningKeysController {
   @AdminAuth()
   @ApiOperation({ operationId: 'listSigningKeys', summary: 'Signing keys, the newest first, revoked ones included' })
   @ApiResponse({ status: 200, type: SigningKeyListResponse, description: 'Every key.' })
-  @ApiProblems({})
-  async list(): Promise<SigningKeyListResponse> {
-    return { items: (await this.keys.list()).map(SigningKeyResponse.from) };
+  @ApiProblems({ 400: ['VALIDATION_FAILED'] })
+  async list(@Query() query: ListSigningKeysQuery): Promise<SigningKeyListResponse> {
+    const limit = query.limit ?? 50;
+    const after = query.cursor === undefined ? undefined : decodeTimeCursor(query.cursor, (key) => KEY_ID_PATTERN.test(key));
+    const keys = await this.keys.list(limit + 1, after && { createdAt: after.ts, keyId: after.key });
+    const items = keys.slice(0, limit);
+    const last = items[items.length - 1];
+    return { items: items.map(SigningKeyResponse.from), nextCursor: keys.length > limit ? encodeTimeCursor(last.createdAt, last.keyId) : null };
   }
 
   // POST …/revoke rather than DELETE …/{keyId}: the key stays, revoked, and a two-segment path would

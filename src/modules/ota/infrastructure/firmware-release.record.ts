@@ -13,6 +13,7 @@ import { Check, Column, Entity, ForeignKey, Index, PrimaryColumn } from 'typeorm
 @Check('firmware_releases_rollout_percent_check', 'rollout_percent BETWEEN 0 AND 100')
 @Check('firmware_releases_max_failure_percent_check', 'max_failure_percent BETWEEN 0 AND 100')
 @Check('firmware_releases_min_crash_free_percent_check', 'min_crash_free_percent BETWEEN 0 AND 100')
+@Check('firmware_releases_target_device_ids_check', 'cardinality(target_device_ids) <= 10000')
 @Check('firmware_releases_signed_check', '(signing_key_id IS NULL) = (signature IS NULL) AND (signature IS NULL) = (manifest IS NULL)')
 @Index('firmware_releases_signing_key_id_idx', ['signingKeyId'], { where: 'signing_key_id IS NOT NULL' })
 export class FirmwareReleaseRecord {
@@ -87,4 +88,20 @@ export class FirmwareReleaseRecord {
 
   @Column({ type: 'text', nullable: true })
   manifest!: string | null;
+
+  /** Campaigns (migration FirmwareCampaigns): offered to devices with any of these tags or among these ids; none: every device. */
+  @Column({ name: 'target_tags', type: 'text', array: true, nullable: true })
+  targetTags!: string[] | null;
+
+  @Column({ name: 'target_device_ids', type: 'text', array: true, nullable: true })
+  targetDeviceIds!: string[] | null;
+
+  /** Offered from this instant on. */
+  @Column({ name: 'starts_at', type: 'timestamptz', nullable: true })
+  startsAt!: Date | null;
+
+  /** Revoked with a way back: devices that run it are offered this older release. */
+  @Column({ name: 'rollback_to', type: 'uuid', nullable: true })
+  @ForeignKey('firmware_releases', { name: 'firmware_releases_rollback_to_fkey' })
+  rollbackTo!: string | null;
 }

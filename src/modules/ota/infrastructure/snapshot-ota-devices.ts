@@ -26,6 +26,7 @@ export class SnapshotOtaDevices extends OtaDevices {
       channel: config.otaChannel,
       minSoc: config.otaMinSoc,
       temperatureRange: config.otaTemperatureRange,
+      tags: device.tags,
     };
   }
 

@@ -46,8 +46,14 @@ export class SqlFirmwareSigningKeyStore extends FirmwareSigningKeyStore {
     return row ? toKey(row) : null;
   }
 
-  async list(): Promise<FirmwareSigningKey[]> {
-    return (await this.sql.rows<KeyRow>(`SELECT ${COLUMNS} FROM firmware_signing_keys ORDER BY created_at DESC, key_id`)).map(toKey);
+  async list(limit: number, after?: { createdAt: Date; keyId: string }): Promise<FirmwareSigningKey[]> {
+    const rows = await this.sql.rows<KeyRow>(
+      `SELECT ${COLUMNS} FROM firmware_signing_keys
+        WHERE $2::timestamptz IS NULL OR (created_at, key_id) < ($2, $3::text)
+        ORDER BY created_at DESC, key_id DESC LIMIT $1`,
+      [limit, after?.createdAt ?? null, after?.keyId ?? ''],
+    );
+    return rows.map(toKey);
   }
 
   async revoke(keyId: string, now: Date, onRevoked: (tx: SqlRunner, paused: PausedRelease[]) => Promise<void>): Promise<{ key: FirmwareSigningKey; paused: PausedRelease[] } | null> {

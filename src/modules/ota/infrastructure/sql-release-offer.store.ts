@@ -28,6 +28,10 @@ interface ReleaseRow {
   signing_key_id: string | null;
   signature: Buffer | null;
   manifest: string | null;
+  target_tags: string[] | null;
+  target_device_ids: string[] | null;
+  starts_at: Date | null;
+  rollback_to: string | null;
 }
 
 /** The signature columns as the domain holds them; null for an unsigned release. */
@@ -50,10 +54,15 @@ const toRelease = (row: ReleaseRow): FirmwareRelease => ({
   paused: row.paused,
   autoPausedAt: row.auto_paused_at,
   revoked: row.revoked,
+  // Those awaiting their image are not read; a revoked one with a way back is (selectRelease).
   awaitingImage: false,
   publishedAt: row.published_at,
   updatedAt: row.updated_at,
   signed: signedOf(row),
+  targetTags: row.target_tags,
+  targetDeviceIds: row.target_device_ids,
+  startsAt: row.starts_at,
+  rollbackTo: row.rollback_to,
 });
 
 /**
@@ -73,7 +82,7 @@ export class SqlReleaseOfferStore extends ReleaseOfferStore {
     this.offerable = new Mirror(feed, 'firmware_releases', async () =>
       (
         await this.sql.rows<ReleaseRow>(
-          'SELECT id, version, hardware_id, channel, url, sha256, size, release_notes, rollout_percent, min_from_version, max_failure_percent, min_crash_free_percent, paused, auto_paused_at, revoked, published_at, updated_at, signing_key_id, signature, manifest FROM firmware_releases WHERE NOT revoked AND NOT paused AND NOT awaiting_image',
+          'SELECT id, version, hardware_id, channel, url, sha256, size, release_notes, rollout_percent, min_from_version, max_failure_percent, min_crash_free_percent, paused, auto_paused_at, revoked, published_at, updated_at, signing_key_id, signature, manifest, target_tags, target_device_ids, starts_at, rollback_to FROM firmware_releases WHERE (NOT revoked AND NOT paused AND NOT awaiting_image) OR rollback_to IS NOT NULL',
           [],
           'releases_offerable',
         )

@@ -33,6 +33,10 @@ function toRelease(record: FirmwareReleaseRecord): FirmwareRelease {
     publishedAt: record.publishedAt,
     updatedAt: record.updatedAt,
     signed: signedOf({ signing_key_id: record.signingKeyId, signature: record.signature, manifest: record.manifest }),
+    targetTags: record.targetTags,
+    targetDeviceIds: record.targetDeviceIds,
+    startsAt: record.startsAt,
+    rollbackTo: record.rollbackTo,
   };
 }
 
@@ -60,6 +64,10 @@ function toRecord(release: FirmwareRelease): FirmwareReleaseRecord {
     signingKeyId: release.signed?.keyId ?? null,
     signature: release.signed ? Buffer.from(release.signed.signature, 'base64') : null,
     manifest: release.signed?.manifest ?? null,
+    targetTags: release.targetTags,
+    targetDeviceIds: release.targetDeviceIds,
+    startsAt: release.startsAt,
+    rollbackTo: release.rollbackTo,
   });
 }
 
@@ -126,7 +134,7 @@ export class TypeOrmFirmwareReleaseRepository extends FirmwareReleaseRepository 
       if (!record) return null;
       const current = toRelease(record);
       const next = change(current);
-      const stored = { rolloutPercent: next.rolloutPercent, paused: next.paused, autoPausedAt: next.autoPausedAt, revoked: next.revoked, updatedAt: next.updatedAt };
+      const stored = { rolloutPercent: next.rolloutPercent, paused: next.paused, autoPausedAt: next.autoPausedAt, revoked: next.revoked, rollbackTo: next.rollbackTo, updatedAt: next.updatedAt };
       const resumed = record.autoPausedAt !== null && next.autoPausedAt === null;
       await releases.update({ id }, resumed ? { ...stored, failureBudgetSince: next.updatedAt } : stored);
       await onUpdated?.(sql, { ...current, ...stored });
@@ -192,6 +200,21 @@ export class TypeOrmFirmwareReleaseRepository extends FirmwareReleaseRepository 
       stalled: count('stalled'),
       heldBack: count('heldBack'),
     };
+  }
+
+  async wentBack(id: string, backVersion: string): Promise<number> {
+    const row = await this.orm.run((manager) =>
+      manager
+        .createQueryBuilder()
+        .select('count(*)', 'went_back')
+        .from(DeviceReleaseStateRecord, 's')
+        .innerJoin(DEVICE_SUMMARIES, 'd', 'd.device_id = s.deviceId')
+        .where('s.releaseId = :id', { id })
+        .andWhere("s.state IN ('installed', 'rolled_back')")
+        .andWhere('firmware_version_key(d.firmware_version) = firmware_version_key(:backVersion)', { backVersion })
+        .getRawOne<{ went_back: string }>(),
+    );
+    return Number(row?.went_back ?? 0);
   }
 
   async crashFree(release: FirmwareRelease, onlySinceBudgetStart = false): Promise<CrashFreeCounts> {
