@@ -19,6 +19,8 @@ export interface BenchOptions {
   floor: boolean;
   /** Fleet: this many distinct gateways through the service alone, twice, for its memory per gateway (bench/fleet.ts). */
   fleetGateways?: number;
+  /** Downloads: this many gateways downloading a service-hosted image at once, uploads beside (bench/downloads.ts). */
+  downloadGateways?: number;
 }
 
 const ALL_SCENARIOS: ScenarioId[] = ['S1', 'S2', 'S3', 'S4', 'S5', 'S6', 'S7', 'S8', 'S9', 'S10'];
@@ -45,6 +47,8 @@ export const USAGE = `npm run bench -- [options]
   --fleet [N]        instead of the scenarios: N distinct gateways (default 100,000; --quick 10,000)
                      each register, log in, poll config and OTA and upload once through the
                      service alone, then again; RSS per gateway and its bounds (bench/fleet.ts)
+  --downloads [N]    instead of the scenarios: N gateways (default 200) download a 4 MiB image the
+                     service keeps, half cut and resumed by Range, uploads beside (bench/downloads.ts)
   --floor            S3's answers from a bare node:http server (JSON and socket only, no database):
                      what building and sending them costs on this machine (uses --warmup, --duration)
 `;
@@ -68,7 +72,7 @@ export function parseOptions(argv: string[]): BenchOptions {
     const index = argv.indexOf(name);
     return index >= 0 ? argv[index + 1] : undefined;
   };
-  const known = new Set(['--quick', '--full', '--scenarios', '--rounds', '--warmup', '--duration', '--devices', '--days', '--reseed', '--seed-only', '--soak', '--floor', '--fleet', '--help']);
+  const known = new Set(['--quick', '--full', '--scenarios', '--rounds', '--warmup', '--duration', '--devices', '--days', '--reseed', '--seed-only', '--soak', '--floor', '--fleet', '--downloads', '--help']);
   for (const flag of flags) if (!known.has(flag)) throw new Error(`Unknown option ${flag}\n\n${USAGE}`);
   if (flags.has('--quick') && flags.has('--full')) throw new Error('--quick and --full exclude each other');
   const soakSec = flags.has('--soak') ? parseDuration('--soak', valueOf('--soak')) : undefined;
@@ -85,6 +89,12 @@ export function parseOptions(argv: string[]): BenchOptions {
     if (soakSec !== undefined || flags.has('--floor') || flags.has('--scenarios')) throw new Error('--fleet runs alone: drop --soak, --floor and --scenarios');
     const raw = valueOf('--fleet');
     fleetGateways = raw && !raw.startsWith('--') ? positiveInt('--fleet', raw) : profile === 'quick' ? 10_000 : 100_000;
+  }
+  let downloadGateways: number | undefined;
+  if (flags.has('--downloads')) {
+    if (soakSec !== undefined || flags.has('--floor') || flags.has('--scenarios') || flags.has('--fleet')) throw new Error('--downloads runs alone: drop --soak, --floor, --fleet and --scenarios');
+    const raw = valueOf('--downloads');
+    downloadGateways = raw && !raw.startsWith('--') ? positiveInt('--downloads', raw) : 200;
   }
   const base =
     profile === 'quick'
@@ -119,5 +129,6 @@ export function parseOptions(argv: string[]): BenchOptions {
     soakSec,
     floor: flags.has('--floor'),
     fleetGateways,
+    downloadGateways,
   };
 }

@@ -42,6 +42,7 @@ import { EventLoopLog, renderSoakReport, runSoak, soakIntervalMs, type SoakInter
 import { killAllChildrenNow, nodeFlagsFrom, serviceStart, startServer, type ServerProcess } from './servers.js';
 import { runFloor } from './floor.js';
 import { renderFleetReport, runFleet } from './fleet.js';
+import { renderDownloadsReport, runDownloads } from './downloads.js';
 import { Env } from '../src/config/env.js';
 import { checkSqlParity } from './sql-parity.js';
 import { fleetOf, IngestClock, type Fleet } from './workloads.js';
@@ -112,6 +113,8 @@ async function main(): Promise<void> {
   const soakSec = options.soakSec;
   if (options.fleetGateways !== undefined) {
     log(`Fleet: ${options.fleetGateways} distinct gateways through the service alone, twice (bench/fleet.ts).`);
+  } else if (options.downloadGateways !== undefined) {
+    log(`Downloads: ${options.downloadGateways} gateways downloading a firmware image the service keeps, uploads beside (bench/downloads.ts).`);
   } else if (soakSec !== undefined) {
     // Each half of the fleet feeds one ingest stream (bench/soak.ts).
     if (options.devices < 2) throw new Error('--soak needs at least 2 devices');
@@ -132,7 +135,8 @@ async function main(): Promise<void> {
 
   // The fleet run leaves its gateways (100,000 by default) in the database: a data directory of its
   // own, so the scenarios never run against them.
-  const dataDir = join(root, '.data-bench', `${options.fleetGateways !== undefined ? 'fleet-' : ''}${options.devices}x${options.days}`);
+  const ownData = options.fleetGateways !== undefined ? 'fleet-' : options.downloadGateways !== undefined ? 'downloads-' : '';
+  const dataDir = join(root, '.data-bench', `${ownData}${options.devices}x${options.days}`);
   const postgresLog = join(outputDir, 'postgres.log');
   writeFileSync(postgresLog, '');
   let postgres: EmbeddedPostgresHandle | undefined;
@@ -228,6 +232,23 @@ async function main(): Promise<void> {
       const report = renderFleetReport(machineInfo(), settings, result);
       writeFileSync(join(outputDir, 'fleet-last-run.md'), report);
       writeFileSync(join(outputDir, 'fleet-last-run.json'), JSON.stringify(result, null, 2));
+      log(`\n${report}`);
+      if (!result.withinBounds) process.exitCode = 1;
+      return;
+    }
+
+    if (options.downloadGateways !== undefined) {
+      const admin = { ADMIN_EMAIL: 'bench-admin@device-cloud.test', ADMIN_PASSWORD: `bench-${BENCH_SECRETS.pepper.slice(0, 24)}` };
+      // Its gateways register from this one address; the image is uploaded once.
+      const settings = { REGISTRATION_MAX_PER_ADDRESS: '1000000', ...admin };
+      const service = await startServer({ ...serviceServer, env: { ...serviceEnv, ...settings } });
+      servers.push(service);
+      const result = await runDownloads({ baseUrl: service.url, pid: service.pid, gateways: options.downloadGateways, durationSec: options.durationSec, adminEmail: admin.ADMIN_EMAIL, adminPassword: admin.ADMIN_PASSWORD, log });
+      const defaults = new Env();
+      const shown = { FIRMWARE_MAX_CONCURRENT_DOWNLOADS: String(defaults.FIRMWARE_MAX_CONCURRENT_DOWNLOADS), DB_POOL_SIZE: String(POOL_SIZE), 'node flags': serviceServer.nodeFlags.join(' ') || 'none' };
+      const report = renderDownloadsReport(machineInfo(), shown, result);
+      writeFileSync(join(outputDir, 'downloads-last-run.md'), report);
+      writeFileSync(join(outputDir, 'downloads-last-run.json'), JSON.stringify(result, null, 2));
       log(`\n${report}`);
       if (!result.withinBounds) process.exitCode = 1;
       return;
@@ -399,7 +420,8 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
 process.on('exit', killAllChildrenNow);
 
 main().then(
-  () => process.exit(0),
+  // process.exitCode when a mode set it (bounds not met), 0 otherwise.
+  () => process.exit(),
   (error: unknown) => {
     process.stderr.write(`Benchmark failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
     process.exit(1);

@@ -1,5 +1,6 @@
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import * as argon2 from 'argon2';
+import { Semaphore } from '../semaphore.js';
 
 /**
  * Hashing for the two kinds of secret the service holds.
@@ -31,24 +32,6 @@ export interface Argon2Cost {
  * out; bounded, argon2 waits its turn and also caps its memory (7 MiB each).
  */
 const MAX_CONCURRENT_ARGON2 = 2;
-
-class Semaphore {
-  private active = 0;
-  private readonly waiting: Array<() => void> = [];
-
-  constructor(private readonly capacity: number) {}
-
-  async run<T>(work: () => Promise<T>): Promise<T> {
-    if (this.active >= this.capacity) await new Promise<void>((resolve) => this.waiting.push(resolve));
-    this.active += 1;
-    try {
-      return await work();
-    } finally {
-      this.active -= 1;
-      this.waiting.shift()?.();
-    }
-  }
-}
 
 export class SecretHasher {
   private readonly dummyArgonHash: Promise<string>;

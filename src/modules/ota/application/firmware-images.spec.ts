@@ -6,7 +6,7 @@ import { loadEnv } from '../../../config/env.js';
 import type { AuditContext } from '../../audit/index.js';
 import { IMAGE_CHUNK_BYTES } from '../domain/firmware-image.store.js';
 import { hostedImagePath, type FirmwareRelease } from '../domain/firmware-release.js';
-import { FirmwareImageMismatchError, FirmwareImages, TooManyDownloadsError } from './firmware-images.js';
+import { DOWNLOAD_READ_BYTES, FirmwareImageMismatchError, FirmwareImages, TooManyDownloadsError } from './firmware-images.js';
 
 const ADMIN_BY: AuditContext = { actor: { kind: 'admin', userId: 'admin-1', apiKeyId: null }, clientAddress: '203.0.113.1' };
 const NOW = new Date('2026-12-01T00:00:00.000Z');
@@ -85,14 +85,15 @@ describe('FirmwareImages', () => {
     expect(store.pieces.has(RELEASE_ID)).toBe(false);
   });
 
-  it('reads a range a piece at a time, never past a piece boundary', async () => {
+  it('reads a range DOWNLOAD_READ_BYTES at a time, never across a stored piece', async () => {
     const { images, store } = setUp(image);
     await images.upload(ADMIN_BY, RELEASE_ID, arriving(image));
     store.offeredTo.add('gw-1');
     const download = await images.openDownload('gw-1', RELEASE_ID);
     const pieces = await collect(download.read(IMAGE_CHUNK_BYTES - 10, 2 * IMAGE_CHUNK_BYTES + 5));
     download.release();
-    expect(pieces.map((piece) => piece.length)).toEqual([10, IMAGE_CHUNK_BYTES, 6]);
+    const quarter = DOWNLOAD_READ_BYTES;
+    expect(pieces.map((piece) => piece.length)).toEqual([10, quarter, quarter, quarter, quarter, 6]);
     expect(Buffer.concat(pieces)).toEqual(image.subarray(IMAGE_CHUNK_BYTES - 10, 2 * IMAGE_CHUNK_BYTES + 6));
   });
 

@@ -4,9 +4,16 @@ import { Clock } from '../../../config/config.module.js';
 import { Env } from '../../../config/env.js';
 import { AuditLog, type AuditContext } from '../../audit/index.js';
 import { DomainError, NotFoundError } from '../../../shared/domain-error.js';
+import { Semaphore } from '../../../shared/semaphore.js';
 import { FirmwareImageStore, IMAGE_CHUNK_BYTES } from '../domain/firmware-image.store.js';
 import { FirmwareReleaseRepository } from '../domain/firmware-release.repository.js';
 import { isHosted, type FirmwareRelease } from '../domain/firmware-release.js';
+
+/**
+ * Bytes a download reads per statement: a quarter of a stored piece, so the many downloads of a
+ * rollout each hold little memory (the bytes, and pg's copy of them) at a time.
+ */
+export const DOWNLOAD_READ_BYTES = 64 * 1024;
 
 /** What a client is told to wait when every download slot of the instance is taken. */
 export const DOWNLOAD_RETRY_AFTER_SEC = 10;
@@ -76,6 +83,11 @@ async function* inPieces(body: AsyncIterable<Buffer>, size: number, see: (piece:
 @Injectable()
 export class FirmwareImages {
   private downloads = 0;
+  /**
+   * Statements of downloads in flight at once: a quarter of the pool, so that a hundred downloads
+   * never take the connections uploads and polls need (each read is a millisecond or two).
+   */
+  private readonly reads: Semaphore;
 
   constructor(
     private readonly releases: FirmwareReleaseRepository,
@@ -83,7 +95,9 @@ export class FirmwareImages {
     private readonly env: Env,
     private readonly clock: Clock,
     private readonly audit: AuditLog,
-  ) {}
+  ) {
+    this.reads = new Semaphore(Math.max(1, Math.floor(env.DB_POOL_SIZE / 4)));
+  }
 
   /** Stores the image streamed in `body` when it is the one the release names; otherwise keeps nothing (400). */
   async upload(by: AuditContext, releaseId: string, body: AsyncIterable<Buffer>): Promise<FirmwareRelease> {
@@ -129,13 +143,14 @@ export class FirmwareImages {
     try {
       const image = await this.images.downloadable(releaseId, deviceId);
       if (!image) throw new NotFoundError('No firmware image with this id is offered to this device.');
-      const images = this.images;
+      const { images, reads } = this;
       return {
         ...image,
         async *read(start: number, end: number) {
           for (let offset = start; offset <= end; ) {
-            const length = Math.min(end + 1 - offset, IMAGE_CHUNK_BYTES - (offset % IMAGE_CHUNK_BYTES));
-            yield await images.read(releaseId, offset, length);
+            const length = Math.min(end + 1 - offset, DOWNLOAD_READ_BYTES, IMAGE_CHUNK_BYTES - (offset % IMAGE_CHUNK_BYTES));
+            const at = offset;
+            yield await reads.run(() => images.read(releaseId, at, length));
             offset += length;
           }
         },

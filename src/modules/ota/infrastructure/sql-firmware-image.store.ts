@@ -48,7 +48,7 @@ export class SqlFirmwareImageStore extends FirmwareImageStore {
   async read(releaseId: string, offset: number, length: number): Promise<Buffer> {
     const seq = Math.floor(offset / IMAGE_CHUNK_BYTES);
     const [row] = await this.sql.rows<{ data: Buffer }>(
-      'SELECT substring(data FROM $3 FOR $4) AS data FROM firmware_image_chunks WHERE release_id = $1 AND seq = $2',
+      'SELECT substring(data FROM $3::int FOR $4::int) AS data FROM firmware_image_chunks WHERE release_id = $1::uuid AND seq = $2::int',
       [releaseId, seq, offset - seq * IMAGE_CHUNK_BYTES + 1, length],
       'firmware_image_read',
     );
