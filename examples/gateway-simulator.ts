@@ -2,7 +2,8 @@
  * Runs N simulated gateways against a Device Cloud Service, each living the life docs/gateway.md
  * describes: register (or log in with saved credentials), upload telemetry in batches, poll its
  * configuration and firmware with ETags, install an offered release (download, SHA-256 check, OTA
- * events; with --trust-key only a release signed by a trusted key, as "Signed firmware" says), run
+ * events; with --trust-key only a release signed by a trusted key, as "Signed firmware" says; an
+ * image the service keeps from the service with the device token, resumed after a cut), run
  * the commands sent to it (short or long poll, repeats dropped by commandId), keep a ring buffer
  * of log lines and upload them as the configuration's logUpload says (or a collect-logs command
  * asks), report the reason of every boot and, with --crash-every, crash and report the panic, and
@@ -75,6 +76,12 @@ const MANIFEST_KEYS = ['version', 'hardware', 'sha256', 'size', 'minVersion'] as
 const VERSION_PATTERN = /^\d{1,9}(\.\d{1,9}){1,3}$/;
 /** The reset reasons the service counts as crashes (docs/api.md, "Crash reports and reboot reasons"). */
 const CRASH_REASONS: readonly ResetReason[] = ['panic', 'int_wdt', 'task_wdt', 'wdt', 'cpu_lockup'];
+/** One firmware download request may take this long (its body included). */
+const DOWNLOAD_TIMEOUT_MS = 10 * 60_000;
+/** What this firmware chooses (docs/gateway.md, "Images the service keeps"): cuts of a download from the service resumed by Range before it gives up. */
+const DOWNLOAD_RESUMES = 4;
+/** … and 503s (every download slot of the instance taken) waited out, each for its Retry-After, before it gives up. */
+const DOWNLOAD_BUSY_WAITS = 30;
 
 const HELP = `Usage: npm run simulate -- [options]      (or: npm exec -- node examples/gateway-simulator.ts [options])
 
@@ -108,6 +115,9 @@ const HELP = `Usage: npm run simulate -- [options]      (or: npm exec -- node ex
   --help
 
 Firmware downloads from https URLs signed by a private CA: NODE_EXTRA_CA_CERTS=ca.pem npm run simulate -- …
+An offer whose url is a path (an image the service keeps) is downloaded from --url with the gateway's device token,
+resumed with Range and If-Range after a cut (${DOWNLOAD_RESUMES} times at most), and after a 503 once its Retry-After has passed;
+no token is sent to any other host.
 Ctrl-C stops sampling, uploads what is buffered (at most ${FLUSH_TIMEOUT_MS / 1000} s) and prints the summary; a second Ctrl-C quits at once.`;
 
 export interface Options {
@@ -274,6 +284,31 @@ function compareVersions(a: string, b: string): number {
   const [x, y] = [a.split('.').map(Number), b.split('.').map(Number)];
   for (let i = 0; i < Math.max(x.length, y.length); i++) if ((x[i] ?? 0) !== (y[i] ?? 0)) return Math.sign((x[i] ?? 0) - (y[i] ?? 0));
   return 0;
+}
+
+/**
+ * Where an offer's image is fetched from. A url that is a path names an image the service keeps
+ * (docs/gateway.md, "Images the service keeps"): it is fetched from the service's host, the way
+ * every API path is (appended to the base URL), with the device token. Any other url as it is, and
+ * without the token: that never leaves for another host.
+ */
+function imageSource(url: string, serviceUrl: string): { url: string; hosted: boolean } {
+  if (!url.startsWith('/')) return { url, hosted: false };
+  const resolved = `${serviceUrl}${url}`;
+  // Appended, a path cannot name another host ("//host/…" included); checked all the same, the token rides along.
+  if (new URL(resolved).origin !== new URL(serviceUrl).origin) throw new Error(`${url} does not resolve to the service's host`);
+  return { url: resolved, hosted: true };
+}
+
+/** The first byte of a 206's `Content-Range: bytes <first>-<last>/<size>`, or null. */
+function rangeStartOf(header: string | null): number | null {
+  const match = header ? /^bytes (\d+)-\d+\/(\d+|\*)$/.exec(header.trim()) : null;
+  return match ? Number(match[1]) : null;
+}
+
+/** What a failed fetch says: undici's own message ("fetch failed", "terminated") hides the socket's in `cause`. */
+function networkError(error: unknown): string {
+  return (error instanceof Error ? (error.cause instanceof Error ? error.cause.message : error.message) : String(error)).slice(0, 500);
 }
 
 /** An update that did not happen, reported as this OTA event with the firmware's errorCode. */
@@ -1132,7 +1167,7 @@ class Gateway {
         await this.failed(offer, expected, [this.event('check', offer)]);
         return;
       }
-      this.log(`offered ${offer.version}${expected.signed ? ' (signature and manifest hold)' : ''}: downloading ${offer.url}`);
+      this.log(`offered ${offer.version}${expected.signed ? ' (signature and manifest hold)' : ''}: downloading ${offer.url}${offer.url.startsWith('/') ? ' from the service' : ''}`);
       this.logLine('info', 'ota', `offered ${offer.version}, downloading`);
       if (!(await this.report([this.event('check', offer), this.event('download_started', offer)]))) return;
       const failure = await this.download(offer, expected);
@@ -1167,33 +1202,114 @@ class Gateway {
   /**
    * Streams the image through SHA-256, with a progress event at most every 30 s (the service coalesces closer ones), and
    * compares it with what it must be. A signed release's image that differs from its manifest in any way is E_SHA_MISMATCH.
+   *
+   * An image the service keeps (the offer's url a path) is fetched from the service with the device token (a 401 is
+   * answered by a refresh and one more try). A cut (no answer, or the connection lost mid-way) is resumed from the bytes
+   * received, with `Range` and `If-Range` (the first answer's ETag), at most DOWNLOAD_RESUMES times; a 503 is waited out
+   * for its Retry-After, then the download goes on where it stopped; a 416 to a resume means every byte is here already.
+   * An image elsewhere is fetched once, without the token, as a CDN serves it.
    */
   private async download(offer: Offer, expected: ExpectedImage): Promise<OtaFailure | null> {
     const { size, signed } = expected;
     const sizeMismatch = signed ? 'E_SHA_MISMATCH' : 'E_SIZE_MISMATCH';
-    const hash = createHash('sha256');
-    let received = 0;
+    let source: { url: string; hosted: boolean };
     try {
-      const response = await fetch(offer.url, { signal: AbortSignal.any([AbortSignal.timeout(10 * 60_000), this.run.hard.signal]) });
-      if (!response.ok || !response.body) return { type: 'download_failed', errorCode: `E_HTTP_${response.status}`, message: `the image server answered ${response.status}` };
-      let reportedAt = performance.now();
-      for await (const chunk of response.body) {
-        received += chunk.byteLength;
-        if (received > size) return refusal(sizeMismatch, `the image is larger than ${size} bytes`);
-        hash.update(chunk);
-        if (performance.now() - reportedAt >= PROGRESS_REPORT_EVERY_MS) {
-          reportedAt = performance.now();
-          await this.report([this.event('download_progress', offer, { progressPct: Math.floor((received / size) * 100) })]);
-        }
-      }
+      source = imageSource(offer.url, this.fleet.options.url);
     } catch (error) {
-      return { type: 'download_failed', errorCode: 'E_NETWORK', message: (error instanceof Error ? (error.cause instanceof Error ? error.cause.message : error.message) : String(error)).slice(0, 500) };
+      return { type: 'download_failed', errorCode: 'E_URL', message: networkError(error) };
+    }
+    const from = source.hosted ? 'the service' : 'the image server';
+    let hash = createHash('sha256');
+    let received = 0;
+    /** The first answer's ETag: a resume asks for the rest of that image only (If-Range). */
+    let etag: string | null = null;
+    let reportedAt = performance.now();
+    for (let cuts = 0, busy = 0, unauthorized = 0; ; ) {
+      const headers: Record<string, string> = {};
+      const resuming = received > 0 && etag !== null;
+      let token: string | null = null;
+      if (source.hosted) {
+        token = await this.accessToken();
+        if (!token) return { type: 'download_failed', errorCode: 'E_AUTH', message: 'no device token to download the image with' };
+        headers.authorization = `Bearer ${token}`;
+        if (resuming) Object.assign(headers, { range: `bytes=${received}-`, 'if-range': etag });
+      }
+      let cut: string;
+      try {
+        const response = await fetch(source.url, { headers, signal: AbortSignal.any([AbortSignal.timeout(DOWNLOAD_TIMEOUT_MS), this.run.hard.signal]) });
+        if (source.hosted) {
+          this.correctClock(response.headers.get('date'));
+          const problem = response.ok ? undefined : ((await response.json().catch(() => undefined)) as { code?: string } | undefined);
+          this.stats.count({ status: response.status, code: problem?.code });
+        }
+        if (source.hosted && response.status === 401 && unauthorized++ === 0) {
+          if (this.tokens?.access === token) this.tokens.expiresAt = 0;
+          continue;
+        }
+        if (source.hosted && response.status === 503 && busy++ < DOWNLOAD_BUSY_WAITS) {
+          const retryAfterMs = retryAfterMsOf(response.headers.get('retry-after'));
+          const waitMs = retryAfterMs !== undefined ? retryAfterMs + Math.random() * RETRY_AFTER_JITTER_MS : backoffMs(busy - 1);
+          if (!(await this.waitToDownload(`download ${offer.version}: 503, every download slot taken`, waitMs))) return { type: 'download_failed', errorCode: 'E_HTTP_503', message: 'stopped waiting for a download slot' };
+          continue;
+        }
+        // Resuming with all of it here already (the cut came after the last byte): nothing more to send.
+        if (response.status === 416 && resuming) break;
+        if (!(source.hosted ? response.status === 200 || response.status === 206 : response.ok) || !response.body) {
+          if (!response.bodyUsed) await response.body?.cancel();
+          return { type: 'download_failed', errorCode: `E_HTTP_${response.status}`, message: `${from} answered ${response.status}` };
+        }
+        if (source.hosted && response.status === 200 && received > 0) {
+          // The whole image instead of the rest (If-Range named another one, or Range was ignored): start over.
+          this.log(`download ${offer.version}: ${from} sent the whole image again, starting over`);
+          hash = createHash('sha256');
+          received = 0;
+        } else if (source.hosted && response.status === 206 && rangeStartOf(response.headers.get('content-range')) !== received) {
+          await response.body.cancel();
+          return { type: 'download_failed', errorCode: 'E_HTTP_206', message: `${from} sent ${response.headers.get('content-range') ?? 'a part'}, not bytes ${received}- asked` };
+        }
+        if (response.status === 200) etag = response.headers.get('etag');
+        const length = Number(response.headers.get('content-length') ?? NaN);
+        const end = Number.isInteger(length) ? received + length : null;
+        for await (const chunk of response.body) {
+          received += chunk.byteLength;
+          if (received > size) return refusal(sizeMismatch, `the image is larger than ${size} bytes`);
+          hash.update(chunk);
+          if (performance.now() - reportedAt >= PROGRESS_REPORT_EVERY_MS) {
+            reportedAt = performance.now();
+            await this.report([this.event('download_progress', offer, { progressPct: Math.floor((received / size) * 100) })]);
+          }
+        }
+        if (!source.hosted || end === null || received >= end) break;
+        cut = `the answer ended after ${received} of ${end} bytes`;
+      } catch (error) {
+        if (!source.hosted || this.run.hard.signal.aborted) return { type: 'download_failed', errorCode: 'E_NETWORK', message: networkError(error) };
+        cut = networkError(error);
+      }
+      if (cuts++ >= DOWNLOAD_RESUMES) return { type: 'download_failed', errorCode: 'E_NETWORK', message: `${cut} (cut ${cuts} times)`.slice(0, 500) };
+      if (etag === null && received > 0) {
+        // Nothing to make sure the rest is of the same image: start over.
+        hash = createHash('sha256');
+        received = 0;
+      }
+      if (!(await this.waitToDownload(`download ${offer.version}: cut at ${received} bytes (${cut})${received > 0 ? ', resuming' : ''}`, backoffMs(cuts - 1)))) {
+        return { type: 'download_failed', errorCode: 'E_NETWORK', message: `${cut} (stopped before resuming)`.slice(0, 500) };
+      }
     }
     if (received !== size) return refusal(sizeMismatch, `got ${received} of ${size} bytes`);
     if (hash.digest('hex') !== expected.sha256.toLowerCase()) {
       return refusal('E_SHA_MISMATCH', `SHA-256 of the downloaded image does not match the ${signed ? 'signed manifest' : 'release'}`);
     }
     return null;
+  }
+
+  /** A wait before a download goes on, logged and counted as a retry; false when the run stopped meanwhile. */
+  private async waitToDownload(what: string, waitMs: number): Promise<boolean> {
+    const retry = `${what}, retrying in ${(waitMs / 1000).toFixed(1)} s`;
+    this.log(retry);
+    this.logLine('warn', 'ota', retry);
+    this.stats.retries++;
+    this.stats.waitedMs += waitMs;
+    return this.run.sleep(waitMs);
   }
 
   // ---- commands ----

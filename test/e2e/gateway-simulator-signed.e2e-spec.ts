@@ -3,7 +3,9 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { components } from '@device-cloud/client';
+import { FirmwareImages, type OpenDownload } from '../../src/modules/ota/application/firmware-images.js';
 import { firmwareManifest, type ManifestFields } from '../../src/modules/ota/domain/firmware-manifest.js';
+import { DomainError } from '../../src/shared/domain-error.js';
 import { bearer, registerDevice, type Registered } from '../support/builders.js';
 import { selfSignedCertificate, type Certificate } from '../support/certificates.js';
 import { ADMIN_SETTINGS, anAdmin, type SignedIn } from '../support/claim-fixtures.js';
@@ -16,10 +18,13 @@ type PublishBody = components['schemas']['PublishFirmwareRequest'];
 const sha256Of = (bytes: Buffer) => createHash('sha256').update(bytes).digest('hex');
 const signatureOf = (manifest: string, key: KeyObject) => sign(null, Buffer.from(manifest, 'utf8'), key);
 
-/** The publish body of `image` as version `version` at `url`, signed by `key` as `npm run firmware:sign` would; unsigned without a key. */
-function release(version: string, url: string, image: Buffer, signer?: { key: KeyObject; keyId: string }): PublishBody {
+/**
+ * The publish body of `image` as version `version` at `url`, signed by `key` as `npm run firmware:sign` would; unsigned without a key.
+ * A null url: the service keeps the image (uploaded next).
+ */
+function release(version: string, url: string | null, image: Buffer, signer?: { key: KeyObject; keyId: string }): PublishBody {
   const fields: ManifestFields = { version, hardwareId: null, sha256: sha256Of(image), size: image.length, minFromVersion: null };
-  const body: PublishBody = { version, url, sha256: fields.sha256, size: fields.size };
+  const body: PublishBody = { version, ...(url === null ? {} : { url }), sha256: fields.sha256, size: fields.size };
   return signer ? { ...body, signature: signatureOf(firmwareManifest(fields), signer.key).toString('base64'), signingKeyId: signer.keyId } : body;
 }
 
@@ -41,6 +46,8 @@ describe('the gateway simulator with --trust-key against the real service', () =
   let witness: Registered;
   let cdn: FirmwareServer | undefined;
   let releaseId: string | undefined;
+  let images: FirmwareImages;
+  let openDownload: FirmwareImages['openDownload'];
 
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'dcs-simulator-signed-'));
@@ -55,6 +62,8 @@ describe('the gateway simulator with --trust-key against the real service', () =
       if (response.status !== 201) throw new Error(`registering the key ${keyId} answered ${response.status}`);
     }
     witness = await registerDevice(t.api, { firmwareVersion: '0.1.4' });
+    images = t.app.get(FirmwareImages);
+    openDownload = images.openDownload;
   });
   afterAll(async () => {
     await t.close();
@@ -62,6 +71,7 @@ describe('the gateway simulator with --trust-key against the real service', () =
   });
   // Each test's gateway runs 0.1.4 too: the release of a test before must not be offered to it.
   afterEach(async () => {
+    images.openDownload = openDownload;
     await cdn?.close();
     cdn = undefined;
     if (releaseId) {
@@ -114,6 +124,61 @@ describe('the gateway simulator with --trust-key against the real service', () =
       deviceId,
     ]);
     return rows;
+  }
+
+  /** Uploads the image of a release published without a url, as an administrator does (PUT …/image). */
+  async function upload(id: string, image: Buffer): Promise<void> {
+    const { response } = await t.api.PUT('/api/v1/admin/firmware/{id}/image', {
+      params: { path: { id } },
+      body: image as unknown as string,
+      bodySerializer: (body: unknown) => body as string,
+      headers: { ...admin.headers, 'content-type': 'application/octet-stream' },
+    });
+    if (response.status !== 200) throw new Error(`uploading the image of ${id} answered ${response.status}`);
+  }
+
+  /** A download of an image the service keeps, as the service saw it: who, which release, and the first byte it was asked from (Range). */
+  interface Served {
+    deviceId: string;
+    releaseId: string;
+    from?: number;
+    /** The service refused it (503) or cut it after this many bytes. */
+    refused?: true;
+    cutAfter?: number;
+  }
+
+  /**
+   * Records every download of an image the service keeps. `nth(n)` shapes the n-th (0-based): refused with 503 and a
+   * Retry-After of a second (every slot taken), or cut after that many bytes (the connection lost mid-way).
+   */
+  function watchDownloads(nth: (n: number) => 'refuse' | { cutAfter: number } | undefined = () => undefined): Served[] {
+    const served: Served[] = [];
+    images.openDownload = async (deviceId, id) => {
+      const seen: Served = { deviceId, releaseId: id };
+      const shape = nth(served.length);
+      served.push(seen);
+      if (shape === 'refuse') {
+        seen.refused = true;
+        throw new DomainError('SERVICE_UNAVAILABLE', 'unavailable', 'Every firmware download slot of this instance is taken.', { retryAfterSec: 1 });
+      }
+      const download: OpenDownload = await openDownload.call(images, deviceId, id);
+      return {
+        ...download,
+        async *read(start, end) {
+          seen.from = start;
+          let sent = 0;
+          for await (const bytes of download.read(start, end)) {
+            yield bytes;
+            sent += bytes.length;
+            if (shape && sent >= shape.cutAfter) {
+              seen.cutAfter = sent;
+              throw new Error('the connection is lost');
+            }
+          }
+        },
+      };
+    };
+    return served;
   }
 
   async function firmwareOf(deviceId: string): Promise<string> {
@@ -240,5 +305,61 @@ describe('the gateway simulator with --trust-key against the real service', () =
     expect(await firmwareOf(deviceId)).toBe('0.1.4');
     expect(summary.ota).toMatchObject({ offers: 1, downloads: 0, installed: 0, failed: 1, refused: { E_UNSIGNED: 1 } });
     expect(cdn.downloads).toEqual([]);
+  });
+
+  it('installs a signed release whose image the service keeps: downloaded from the service with its device token, nowhere else', async () => {
+    const image = randomBytes(300 * 1024);
+    // The same image on an image server as well (where the other tests' releases are): the gateway must not go there.
+    cdn = await firmwareServer(certificate, { '/fw/0.7.0.bin': image });
+    const id = await publish(release('0.7.0', null, image, { key: team.privateKey, keyId: 'team' }));
+    await upload(id, image);
+    await eventually(async () => expect(await offered()).toMatchObject({ version: '0.7.0', url: `/api/v1/device/firmware/${id}/image`, sha256: sha256Of(image), size: image.length }));
+    const served = watchDownloads();
+
+    const { code, summary, stderr, deviceId } = await aGateway(async (deviceId) => expect((await otaEvents(deviceId)).map((event) => event.type)).toContain('boot_confirmed'));
+
+    expect(code).toBe(0);
+    expect((await otaEvents(deviceId)).map(({ type, error_code }) => [type, error_code])).toEqual(
+      ['check', 'download_started', 'download_completed', 'install_started', 'install_succeeded', 'boot_confirmed'].map((type) => [type, null]),
+    );
+    expect(await firmwareOf(deviceId)).toBe('0.7.0');
+    expect(summary.perGateway).toEqual([expect.objectContaining({ deviceId, firmwareVersion: '0.7.0' })]);
+    expect(summary.ota).toMatchObject({ trustedKeys: 1, offers: 1, downloads: 1, installed: 1, failed: 0, refused: {} });
+    expect(stderr).toContain(`${deviceId}: offered 0.7.0 (signature and manifest hold): downloading /api/v1/device/firmware/${id}/image from the service`);
+    // One download, whole, by this gateway (its device token named it), and no request anywhere else.
+    expect(served).toEqual([{ deviceId, releaseId: id, from: 0 }]);
+    expect(cdn.downloads).toEqual([]);
+    const status = await t.api.GET('/api/v1/admin/firmware/{id}/status', { params: { path: { id } }, headers: admin.headers });
+    expect(status.data?.devices).toMatchObject({ installed: 1, failed: 0 });
+  });
+
+  it('waits out a 503 for its Retry-After and resumes a download cut mid-way with Range and If-Range', async () => {
+    const image = randomBytes(600 * 1024);
+    const id = await publish(release('0.8.0', null, image, { key: team.privateKey, keyId: 'team' }));
+    await upload(id, image);
+    await eventually(async () => expect(await offered()).toMatchObject({ version: '0.8.0', url: `/api/v1/device/firmware/${id}/image` }));
+    // Every slot taken at first; then the connection is lost after 192 KiB; then the rest.
+    const served = watchDownloads((n) => (n === 0 ? 'refuse' : n === 1 ? { cutAfter: 192 * 1024 } : undefined));
+
+    const { code, summary, stderr, deviceId } = await aGateway(async (deviceId) => expect((await otaEvents(deviceId)).map((event) => event.type)).toContain('boot_confirmed'));
+
+    expect(code).toBe(0);
+    expect((await otaEvents(deviceId)).map(({ type, error_code }) => [type, error_code])).toEqual(
+      ['check', 'download_started', 'download_completed', 'install_started', 'install_succeeded', 'boot_confirmed'].map((type) => [type, null]),
+    );
+    expect(await firmwareOf(deviceId)).toBe('0.8.0');
+    expect(summary.ota).toMatchObject({ downloads: 1, installed: 1, failed: 0, refused: {} });
+    expect(served).toEqual([
+      { deviceId, releaseId: id, refused: true },
+      { deviceId, releaseId: id, from: 0, cutAfter: 192 * 1024 },
+      { deviceId, releaseId: id, from: expect.any(Number) },
+    ]);
+    // Resumed from the bytes it had (If-Range held: a 206, not the whole image again), which the SHA-256 of the whole then checked.
+    const resumedFrom = served[2].from!;
+    expect(resumedFrom).toBeGreaterThan(0);
+    expect(resumedFrom).toBeLessThanOrEqual(192 * 1024);
+    expect(summary.answers).toMatchObject({ '503 SERVICE_UNAVAILABLE': 1, '200': expect.any(Number), '206': 1 });
+    expect(stderr).toContain(`${deviceId}: download 0.8.0: 503, every download slot taken, retrying in`);
+    expect(stderr).toContain(`${deviceId}: download 0.8.0: cut at ${resumedFrom} bytes`);
   });
 });
