@@ -120,6 +120,7 @@ export class ReadReplicas implements OnModuleInit, OnApplicationShutdown {
    * lagging, unreachable or not yet measured): the caller reads from the primary.
    */
   pick(): pg.Pool | null {
+    if (this.replicas.length === 0) return null;
     const now = Date.now();
     for (let tried = 0; tried < this.replicas.length; tried += 1) {
       const replica = this.replicas[this.next];

@@ -28,24 +28,23 @@ export class ReplicaSql implements SqlRunner {
     private readonly replicas: ReadReplicas,
   ) {}
 
-  async rows<T>(text: string, values: unknown[] = [], name?: string): Promise<T[]> {
-    return (await this.onReplica((pool) => rowsOn<T>(pool, text, values, name))) ?? this.sql.rows<T>(text, values, name);
+  rows<T>(text: string, values: unknown[] = [], name?: string): Promise<T[]> {
+    return this.onReplicaOr((pool) => rowsOn<T>(pool, text, values, name), () => this.sql.rows<T>(text, values, name));
   }
 
   /** Sql.snapshot() on a replica, or on the primary. */
-  async snapshot(): Promise<HeldSnapshot> {
-    return (await this.onReplica((pool) => snapshotOn(pool))) ?? this.sql.snapshot();
+  snapshot(): Promise<HeldSnapshot> {
+    return this.onReplicaOr((pool) => snapshotOn(pool), () => this.sql.snapshot());
   }
 
-  private async onReplica<T>(read: (pool: pg.Pool) => Promise<T>): Promise<T | undefined> {
+  /** Without a replica to read (none configured, the common case) the primary's read straight away: no extra await on the history path. */
+  private onReplicaOr<T>(read: (pool: pg.Pool) => Promise<T>, onPrimary: () => Promise<T>): Promise<T> {
     const pool = this.replicas.pick();
-    if (!pool) return undefined;
-    try {
-      return await read(pool);
-    } catch (error) {
+    if (!pool) return onPrimary();
+    return read(pool).catch((error: unknown) => {
       if (!replicaFault(error)) throw error;
       this.replicas.failed(pool);
-      return undefined;
-    }
+      return onPrimary();
+    });
   }
 }

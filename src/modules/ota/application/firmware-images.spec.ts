@@ -5,7 +5,8 @@ import { InMemoryFirmwareImageStore, InMemoryFirmwareReleaseRepository, InMemory
 import { loadEnv } from '../../../config/env.js';
 import type { AuditContext } from '../../audit/index.js';
 import { IMAGE_CHUNK_BYTES } from '../domain/firmware-image.store.js';
-import { hostedImagePath, type FirmwareRelease } from '../domain/firmware-release.js';
+import { hostedImagePath } from '../domain/firmware-release.js';
+import { aFirmwareRelease } from '../../../../test/fakes/ota/a-firmware-release.js';
 import { DOWNLOAD_READ_BYTES, FirmwareImageMismatchError, FirmwareImages, TooManyDownloadsError } from './firmware-images.js';
 
 const ADMIN_BY: AuditContext = { actor: { kind: 'admin', userId: 'admin-1', apiKeyId: null }, clientAddress: '203.0.113.1' };
@@ -14,31 +15,16 @@ const RELEASE_ID = '00000000-0000-4000-8000-000000000001';
 
 function setUp(image: Buffer, maxDownloads = 2) {
   const tables = new InMemoryOtaTables();
-  const release: FirmwareRelease = {
+  const release = aFirmwareRelease({
     id: RELEASE_ID,
     version: '1.1.0',
-    hardwareId: null,
-    channel: 'stable',
     url: hostedImagePath(RELEASE_ID),
     sha256: createHash('sha256').update(image).digest('hex'),
     size: image.length,
-    releaseNotes: null,
-    rolloutPercent: 100,
-    minFromVersion: null,
-    maxFailurePercent: null,
-    minCrashFreePercent: null,
-    paused: false,
-    autoPausedAt: null,
-    revoked: false,
     awaitingImage: true,
     publishedAt: NOW,
     updatedAt: NOW,
-    signed: null,
-    targetTags: null,
-    targetDeviceIds: null,
-    startsAt: null,
-    rollbackTo: null,
-  };
+  });
   tables.releases.set(RELEASE_ID, { release, failureBudgetSince: null });
   const store = new InMemoryFirmwareImageStore(tables);
   const images = new FirmwareImages(new InMemoryFirmwareReleaseRepository(tables), store, loadEnv({ FIRMWARE_MAX_CONCURRENT_DOWNLOADS: String(maxDownloads) }), new FixedClock(NOW), new RecordingAuditLog());

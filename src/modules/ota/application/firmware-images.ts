@@ -124,7 +124,7 @@ export class FirmwareImages {
       now,
     );
     if (!stored) throw new NotFoundError('No firmware release has this id.');
-    return (await this.releases.findById(releaseId)) ?? release;
+    return { ...release, awaitingImage: false, updatedAt: now };
   }
 
   /**

@@ -1,41 +1,10 @@
 import fc from 'fast-check';
 import type { OtaChannel } from '../../../shared/kernel/ota-channel.js';
 import { FirmwareVersion } from '../../../shared/kernel/firmware-version.js';
+import { aFirmwareRelease, PUBLISHED_AT } from '../../../../test/fakes/ota/a-firmware-release.js';
 import { belowCrashFreeTarget, crashFreePercent, exceedsFailureBudget, inRollout, inTarget, selectRelease, type FirmwareRelease, type OtaTarget } from './firmware-release.js';
 
-const PUBLISHED_AT = new Date('2026-11-21T12:00:00.000Z');
-let releaseCounter = 0;
-
-function aRelease(overrides: Partial<FirmwareRelease> = {}): FirmwareRelease {
-  releaseCounter++;
-  const version = overrides.version ?? '0.2.0';
-  return {
-    id: `00000000-0000-4000-8000-${String(releaseCounter).padStart(12, '0')}`,
-    version,
-    hardwareId: null,
-    channel: 'stable',
-    url: `https://fw.example.com/${version}-${releaseCounter}.bin`,
-    sha256: 'a'.repeat(64),
-    size: 1000,
-    releaseNotes: null,
-    rolloutPercent: 100,
-    minFromVersion: null,
-    maxFailurePercent: null,
-    minCrashFreePercent: null,
-    paused: false,
-    autoPausedAt: null,
-    revoked: false,
-    publishedAt: PUBLISHED_AT,
-    updatedAt: PUBLISHED_AT,
-    awaitingImage: false,
-    signed: null,
-    targetTags: null,
-    targetDeviceIds: null,
-    startsAt: null,
-    rollbackTo: null,
-    ...overrides,
-  };
-}
+const aRelease = aFirmwareRelease;
 
 /** Releases published at PUBLISHED_AT, asked about at that instant unless said otherwise. */
 const select = (releases: readonly FirmwareRelease[], target: OtaTarget, now = PUBLISHED_AT) => selectRelease(releases, target, now);
