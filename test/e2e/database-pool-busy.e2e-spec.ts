@@ -3,6 +3,8 @@ import { createTestApp, type TestApp } from '../support/create-test-app.js';
 import { fileScanner } from '../support/leak-scan.js';
 import { expectProblem } from '../support/problems.js';
 import { Sql } from '../../src/shared/database/sql.js';
+import { DatabaseConnection } from '../../src/shared/database/database-connection.js';
+import { eventually } from '../support/eventually.js';
 
 /**
  * Every connection of this instance's pool is in use and none comes free within
@@ -15,6 +17,9 @@ describe('the database pool is busy', () => {
 
   beforeAll(async () => {
     t = await createTestApp({ DB_POOL_SIZE: '1', DATABASE_CONNECT_TIMEOUT_MS: '200' });
+    // The one connection may still be held by the start's background work (on a loaded machine for
+    // longer than the 200 ms a request waits): the test begins with it free.
+    await eventually(() => expect(t.app.get(DatabaseConnection).poolUsage()).toMatchObject({ idle: 1, waiting: 0 }));
     device = await registerDevice(t.api);
   });
 
