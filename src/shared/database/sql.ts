@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { Pool, PoolClient, QueryConfig } from 'pg';
+import { to as copyTo } from 'pg-copy-streams';
 import { DataSource } from 'typeorm';
 import type { PostgresDriver } from 'typeorm/driver/postgres/PostgresDriver.js';
 import { asDatabaseError, DatabaseUnavailableError, isDatabaseUnavailable } from './database-errors.js';
@@ -70,6 +71,23 @@ export class Sql implements SqlRunner {
         else await client.query('ROLLBACK').catch(markBroken);
         throw error;
       }
+    });
+  }
+
+  /**
+   * Runs `COPY … TO STDOUT` and hands each piece of its output to `sink` as it arrives, as the
+   * bytes PostgreSQL sent: with FORMAT binary, bytea without text to decode, and no string made
+   * per row. The pieces are only valid during the call. `text` cannot take parameters: whatever
+   * values it holds, the caller has checked.
+   */
+  copyOut(text: string, sink: (piece: Buffer) => void): Promise<void> {
+    return this.withClient(async (client) => {
+      const stream = client.query(copyTo(text));
+      await new Promise<void>((resolve, reject) => {
+        stream.on('data', sink);
+        stream.once('end', resolve);
+        stream.once('error', reject);
+      });
     });
   }
 

@@ -471,7 +471,7 @@ export class InMemoryFirmwareImageStore extends FirmwareImageStore {
     return { size: release.size, sha256: release.sha256 };
   }
 
-  async read(releaseId: string, offset: number, length: number): Promise<Buffer> {
-    return Buffer.concat(this.pieces.get(releaseId)!).subarray(offset, offset + length);
+  async readInto(releaseId: string, offset: number, length: number, into: Buffer): Promise<void> {
+    Buffer.concat(this.pieces.get(releaseId)!).copy(into, 0, offset, offset + length);
   }
 }

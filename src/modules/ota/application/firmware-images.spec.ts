@@ -40,10 +40,15 @@ async function* arriving(bytes: Buffer): AsyncGenerator<Buffer> {
   }
 }
 
+/** Copies of the pieces, and the memory they were read into. */
 const collect = async (pieces: AsyncIterable<Buffer>) => {
   const all: Buffer[] = [];
-  for await (const piece of pieces) all.push(piece);
-  return all;
+  const memory = new Set<ArrayBufferLike>();
+  for await (const piece of pieces) {
+    all.push(Buffer.from(piece));
+    memory.add(piece.buffer);
+  }
+  return Object.assign(all, { memory });
 };
 
 describe('FirmwareImages', () => {
@@ -71,16 +76,35 @@ describe('FirmwareImages', () => {
     expect(store.pieces.has(RELEASE_ID)).toBe(false);
   });
 
-  it('reads a range DOWNLOAD_READ_BYTES at a time, never across a stored piece', async () => {
+  it('reads a range DOWNLOAD_READ_BYTES at a time, never across a stored piece, into one buffer', async () => {
     const { images, store } = setUp(image);
     await images.upload(ADMIN_BY, RELEASE_ID, arriving(image));
     store.offeredTo.add('gw-1');
     const download = await images.openDownload('gw-1', RELEASE_ID);
     const pieces = await collect(download.read(IMAGE_CHUNK_BYTES - 10, 2 * IMAGE_CHUNK_BYTES + 5));
     download.release();
-    const quarter = DOWNLOAD_READ_BYTES;
-    expect(pieces.map((piece) => piece.length)).toEqual([10, quarter, quarter, quarter, quarter, 6]);
+    const whole = Array.from({ length: IMAGE_CHUNK_BYTES / DOWNLOAD_READ_BYTES }, () => DOWNLOAD_READ_BYTES);
+    expect(pieces.map((piece) => piece.length)).toEqual([10, ...whole, 6]);
     expect(Buffer.concat(pieces)).toEqual(image.subarray(IMAGE_CHUNK_BYTES - 10, 2 * IMAGE_CHUNK_BYTES + 6));
+    expect(pieces.memory.size).toBe(1);
+  });
+
+  it('gives the buffer of a download that ended to the next one', async () => {
+    const { images, store } = setUp(image);
+    await images.upload(ADMIN_BY, RELEASE_ID, arriving(image));
+    store.offeredTo.add('gw-1');
+    const first = await images.openDownload('gw-1', RELEASE_ID);
+    const firstPieces = await collect(first.read(0, 99));
+    const beside = await images.openDownload('gw-1', RELEASE_ID);
+    const besidePieces = await collect(beside.read(0, 99));
+    first.release();
+    const next = await images.openDownload('gw-1', RELEASE_ID);
+    const nextPieces = await collect(next.read(100, 199));
+    next.release();
+    beside.release();
+    expect([...besidePieces.memory][0]).not.toBe([...firstPieces.memory][0]);
+    expect([...nextPieces.memory][0]).toBe([...firstPieces.memory][0]);
+    expect(Buffer.concat(nextPieces)).toEqual(image.subarray(100, 200));
   });
 
   it('holds at most FIRMWARE_MAX_CONCURRENT_DOWNLOADS open; a released or refused one frees its slot', async () => {

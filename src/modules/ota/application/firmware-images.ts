@@ -10,8 +10,8 @@ import { FirmwareReleaseRepository } from '../domain/firmware-release.repository
 import { isHosted, type FirmwareRelease } from '../domain/firmware-release.js';
 
 /**
- * Bytes a download reads per statement: a quarter of a stored piece, so the many downloads of a
- * rollout each hold little memory (the bytes, and pg's copy of them) at a time.
+ * Bytes a download reads per statement, and the one buffer it holds: half a stored piece, so the
+ * many downloads of a rollout each hold little memory, in statements few enough to cost little.
  */
 export const DOWNLOAD_READ_BYTES = 64 * 1024;
 
@@ -40,7 +40,11 @@ export class TooManyDownloadsError extends DomainError {
 export interface OpenDownload {
   size: number;
   sha256: string;
-  /** The bytes [start, end] (inclusive), a chunk's worth at a time: never the whole image in memory. */
+  /**
+   * The bytes [start, end] (inclusive), DOWNLOAD_READ_BYTES at a time, each piece read into the
+   * same buffer: a piece is valid until the next one is asked for, so write it out first. One
+   * buffer per download, however long it runs: no garbage per read for the collector to chase.
+   */
   read(start: number, end: number): AsyncGenerator<Buffer, void, undefined>;
   release(): void;
 }
@@ -84,10 +88,17 @@ async function* inPieces(body: AsyncIterable<Buffer>, size: number, see: (piece:
 export class FirmwareImages {
   private downloads = 0;
   /**
-   * Statements of downloads in flight at once: a quarter of the pool, so that a hundred downloads
-   * never take the connections uploads and polls need (each read is a millisecond or two).
+   * Downloads read one statement at a time per instance: a rollout never takes more than one of
+   * the connections uploads and polls need, and its work on the instance's one thread stays a
+   * background share (a read of 128 KiB takes a millisecond or two, enough for a hundred gateways).
    */
-  private readonly reads: Semaphore;
+  private readonly reads = new Semaphore(1);
+  /**
+   * The buffers of downloads that ended, for the next ones: a download keeps its buffer for many
+   * seconds, long enough to outlive the collector's young generation, so a buffer per download
+   * would pile up as old garbage until a full collection. At most one per download slot.
+   */
+  private readonly spareBuffers: Buffer[] = [];
 
   constructor(
     private readonly releases: FirmwareReleaseRepository,
@@ -95,9 +106,7 @@ export class FirmwareImages {
     private readonly env: Env,
     private readonly clock: Clock,
     private readonly audit: AuditLog,
-  ) {
-    this.reads = new Semaphore(Math.max(1, Math.floor(env.DB_POOL_SIZE / 4)));
-  }
+  ) {}
 
   /** Stores the image streamed in `body` when it is the one the release names; otherwise keeps nothing (400). */
   async upload(by: AuditContext, releaseId: string, body: AsyncIterable<Buffer>): Promise<FirmwareRelease> {
@@ -135,22 +144,27 @@ export class FirmwareImages {
     if (this.downloads >= this.env.FIRMWARE_MAX_CONCURRENT_DOWNLOADS) throw new TooManyDownloadsError();
     this.downloads += 1;
     let released = false;
+    let buffer: Buffer | null = null;
     const release = () => {
       if (released) return;
       released = true;
       this.downloads -= 1;
+      if (buffer && this.spareBuffers.length < this.env.FIRMWARE_MAX_CONCURRENT_DOWNLOADS) this.spareBuffers.push(buffer);
     };
     try {
       const image = await this.images.downloadable(releaseId, deviceId);
       if (!image) throw new NotFoundError('No firmware image with this id is offered to this device.');
-      const { images, reads } = this;
+      const { images, reads, spareBuffers } = this;
       return {
         ...image,
         async *read(start: number, end: number) {
+          buffer ??= spareBuffers.pop() ?? Buffer.allocUnsafeSlow(DOWNLOAD_READ_BYTES);
           for (let offset = start; offset <= end; ) {
             const length = Math.min(end + 1 - offset, DOWNLOAD_READ_BYTES, IMAGE_CHUNK_BYTES - (offset % IMAGE_CHUNK_BYTES));
             const at = offset;
-            yield await reads.run(() => images.read(releaseId, at, length));
+            const into = buffer;
+            await reads.run(() => images.readInto(releaseId, at, length, into));
+            yield into.subarray(0, length);
             offset += length;
           }
         },

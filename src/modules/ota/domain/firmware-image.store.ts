@@ -19,6 +19,6 @@ export abstract class FirmwareImageStore {
   abstract replace(releaseId: string, chunks: AsyncIterable<Buffer>, check: (tx: SqlRunner) => Promise<void>, now: Date): Promise<boolean>;
   /** The image, when the release is live, kept by the service, stored whole, and was offered to the device. */
   abstract downloadable(releaseId: string, deviceId: string): Promise<DownloadableImage | null>;
-  /** `length` bytes of the image from `offset`, which lie within one chunk. */
-  abstract read(releaseId: string, offset: number, length: number): Promise<Buffer>;
+  /** Copies `length` bytes of the image from `offset`, which lie within one chunk, into `into` (from its start). */
+  abstract readInto(releaseId: string, offset: number, length: number, into: Buffer): Promise<void>;
 }

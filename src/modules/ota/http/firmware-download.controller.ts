@@ -1,4 +1,4 @@
-import { Readable } from 'node:stream';
+import type { OutgoingHttpHeaders } from 'node:http';
 import { Controller, Get, Headers, Res } from '@nestjs/common';
 import { ApiHeader, ApiOperation, ApiParam, ApiResponse, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
@@ -86,13 +86,52 @@ export class FirmwareDownloadController {
       }
       const [start, end] = wanted.kind === 'part' ? [wanted.start, wanted.end] : [0, download.size - 1];
       if (wanted.kind === 'part') void reply.status(206).header('Content-Range', `bytes ${start}-${end}/${download.size}`);
-      const body = Readable.from(download.read(start, end), { objectMode: false });
-      // The slot is the download's until the stream ends, fails, or the gateway goes away.
-      body.once('close', download.release);
+      void reply.header('Content-Type', 'application/octet-stream').header('Content-Length', String(end - start + 1));
+      const pieces = download.read(start, end);
+      // The first piece before the status line: a database that cannot serve is still a 503 problem.
+      const first = await pieces.next();
       streaming = true;
-      await reply.header('Content-Type', 'application/octet-stream').header('Content-Length', String(end - start + 1)).send(body);
+      void streamOut(reply, first, pieces).finally(download.release);
     } finally {
       if (!streaming) download.release();
     }
   }
+}
+
+/**
+ * Writes the answer's head and the pieces straight to the socket, each one only once the last has
+ * been handed to the kernel: the download's one buffer is then free to take the next piece, and a
+ * gateway that reads slowly holds the stream back rather than filling memory. A gateway that goes
+ * away ends it; a failure halfway cuts the connection (the gateway resumes with Range).
+ */
+async function streamOut(reply: FastifyReply, first: IteratorResult<Buffer, void>, pieces: AsyncGenerator<Buffer, void, undefined>): Promise<void> {
+  const raw = reply.raw;
+  // Fastify sends nothing more; its onResponse hooks (logs, metrics) still run when the answer ends.
+  reply.hijack();
+  raw.writeHead(reply.statusCode, reply.getHeaders() as OutgoingHttpHeaders);
+  try {
+    for (let piece = first; !piece.done; piece = await pieces.next()) await written(raw, piece.value);
+    raw.end();
+  } catch {
+    raw.destroy();
+  } finally {
+    await pieces.return();
+  }
+}
+
+/** `piece` written to `raw` and handed to the kernel; rejects when the connection closes first. */
+function written(raw: FastifyReply['raw'], piece: Buffer): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (raw.destroyed) {
+      reject(new Error('closed'));
+      return;
+    }
+    const closed = () => reject(new Error('closed'));
+    raw.once('close', closed);
+    raw.write(piece, (error) => {
+      raw.removeListener('close', closed);
+      if (error) reject(error);
+      else resolve();
+    });
+  });
 }
