@@ -3,17 +3,20 @@
  * 200) are offered a signed 4 MiB release whose image the service keeps, and download it all at
  * once from one instance, each at an ESP32's pace (256 kB/s), over and over for the measured time;
  * half of them lose the connection at a random point of every download and resume with Range and
- * If-Range. Every image is checked
- * whole (SHA-256). Beside them, single-record uploads (S1's request) from 50 connections, measured
- * the same time without the downloads first: the ratio says what the downloads cost ingest. The
- * service's peak RSS covers the downloads. Bounds: every image whole, peak RSS ≤ 250 MB, uploads
- * beside ≥ 0.8 × alone. Gateways honour 503's Retry-After (FIRMWARE_MAX_CONCURRENT_DOWNLOADS,
- * default 100, is below N on purpose).
+ * If-Range. Every image is checked whole (SHA-256). The gateways run in a child process
+ * (bench/download-gateways.ts). Beside them, single-record uploads (S1's request) from 50
+ * connections, measured for the same time without the downloads before and after: the ratio to
+ * their mean says what the downloads cost ingest. The service's peak RSS covers the downloads.
+ * Bounds: every image whole, peak RSS ≤ 250 MB, uploads beside ≥ 0.8 × alone. Gateways honour
+ * 503's Retry-After (FIRMWARE_MAX_CONCURRENT_DOWNLOADS, default 100, is below N on purpose).
  */
 import { createHash, generateKeyPairSync, randomBytes, sign } from 'node:crypto';
 import autocannon from 'autocannon';
 import { firmwareManifest } from '../src/modules/ota/domain/firmware-manifest.js';
-import { peakRssKb, resetPeakRss, rssKb, type MachineInfo } from './proc-stats.js';
+import type { ChildProcess } from 'node:child_process';
+import { setPriority } from 'node:os';
+import { ChildProcessClient } from './child-client.js';
+import { peakRssKb, postgresCpuUs, processCpuUs, resetPeakRss, rssKb, type MachineInfo } from './proc-stats.js';
 
 export const DOWNLOAD_BOUNDS = { peakRssMb: 250, uploadsBesideRatio: 0.8 } as const;
 const IMAGE_BYTES = 4 * 1024 * 1024;
@@ -30,7 +33,10 @@ export interface DownloadsResult {
   throughputMBps: number;
   /** Seconds per download, each from its first request to its last byte: median and p99. */
   downloadSec: { p50: number; p99: number };
-  uploads: { aloneReqPerSec: number; besideReqPerSec: number; ratio: number; aloneP99Ms: number; besideP99Ms: number; non2xx: number };
+  /** Alone: the mean of the runs before and after the downloads (both given). */
+  uploads: { aloneReqPerSec: number; aloneBeforeAfterReqPerSec: [number, number]; besideReqPerSec: number; ratio: number; aloneP99Ms: number; besideP99Ms: number; non2xx: number };
+  /** CPU seconds per second by process: the uploads alone, then with the downloads beside. */
+  cpu: { alone: CpuShares; beside: CpuShares };
   restRssMb: number;
   peakRssMb: number;
   withinBounds: boolean;
@@ -39,6 +45,7 @@ export interface DownloadsResult {
 interface Options {
   baseUrl: string;
   pid: number;
+  postmasterPid: number;
   gateways: number;
   durationSec: number;
   adminEmail: string;
@@ -82,46 +89,74 @@ async function offeredGateway(baseUrl: string, deviceId: string, hardwareId: str
   return registered.accessToken;
 }
 
+export interface DownloadGatewaysSetup {
+  url: string;
+  tokens: string[];
+  etag: string;
+  sha256: string;
+  imageBytes: number;
+  bytesPerSec: number;
+  durationSec: number;
+}
+
+export type DownloadGatewaysStats = DownloadsResult['downloads'] & { bytes: number; seconds: number[] };
+export type ToDownloadGateways = { type: 'setup'; setup: DownloadGatewaysSetup } | { type: 'close' };
+export type FromDownloadGateways = { type: 'stats'; stats: DownloadGatewaysStats } | { type: 'failed'; message: string };
+
 /**
- * One download as a gateway does it: from `from` on (a resume: Range and If-Range), retrying after
- * Retry-After on 503; `cutAt` (bytes of this attempt) drops the connection there. Answers the bytes
- * it got; counts what happened.
+ * The parent's side of bench/download-gateways.ts: the gateways run in a process of their own, so
+ * that their image bytes are not read on autocannon's event loop. Its CPU is counted apart.
  */
-async function fetchImage(url: string, token: string, etag: string, cutAt: number | null, stats: DownloadsResult['downloads'], received: Buffer[], from: number): Promise<number> {
-  for (;;) {
-    const headers: Record<string, string> = { authorization: `Bearer ${token}` };
-    if (from > 0) Object.assign(headers, { range: `bytes=${from}-`, 'if-range': etag });
-    const controller = new AbortController();
-    const response = await fetch(url, { headers, signal: controller.signal });
-    if (response.status === 503) {
-      stats.refused503 += 1;
-      await response.arrayBuffer();
-      await new Promise((resolve) => setTimeout(resolve, Number(response.headers.get('retry-after') ?? 1) * 1000));
-      continue;
-    }
-    if (response.status !== 200 && response.status !== 206) {
-      stats.otherFailures[String(response.status)] = (stats.otherFailures[String(response.status)] ?? 0) + 1;
-      await response.arrayBuffer();
-      return from;
-    }
-    const reader = response.body!.getReader();
-    const began = Date.now();
-    let got = 0;
-    for (;;) {
-      const { value, done } = await reader.read();
-      if (done) return from + got;
-      received.push(Buffer.from(value));
-      got += value.length;
-      // Reading no faster than a gateway writes flash: TCP holds the rest back.
-      const ahead = (got / GATEWAY_BYTES_PER_SEC) * 1000 - (Date.now() - began);
-      if (ahead > 0) await new Promise((resolve) => setTimeout(resolve, ahead));
-      if (cutAt !== null && got >= cutAt) {
-        controller.abort();
-        stats.cut += 1;
-        return from + got;
-      }
-    }
+class DownloadGateways extends ChildProcessClient<ToDownloadGateways, FromDownloadGateways> {
+  private constructor(child: ChildProcess) {
+    super(child, 'download gateways');
   }
+
+  /**
+   * Starts the process at the lowest scheduling priority: the gateways stand for devices elsewhere,
+   * and on a machine whose few cores the service, PostgreSQL and the upload load also share, their
+   * receiving should not take the service's turn. What they use is still reported.
+   */
+  static start(): DownloadGateways {
+    const gateways = new DownloadGateways(ChildProcessClient.forkScript('download-gateways.js'));
+    setPriority(gateways.pid, 19);
+    return gateways;
+  }
+
+  /** Every gateway downloads over and over until `setup.durationSec` is up; answers what happened. */
+  async run(setup: DownloadGatewaysSetup): Promise<DownloadGatewaysStats> {
+    this.send({ type: 'setup', setup });
+    return (await this.reply('stats')).stats;
+  }
+}
+
+/** CPU seconds per second of wall time, by process, over a phase. */
+export interface CpuShares {
+  service: number;
+  postgres: number;
+  loadGenerator: number;
+  gateways: number;
+}
+
+function cpuMeter(pids: { service: number; postmaster: number; gateways?: number }): () => CpuShares {
+  const read = () => ({
+    at: Date.now(),
+    service: processCpuUs(pids.service),
+    postgres: postgresCpuUs(pids.postmaster),
+    loadGenerator: process.cpuUsage().user + process.cpuUsage().system,
+    gateways: pids.gateways ? processCpuUs(pids.gateways) : 0,
+  });
+  const before = read();
+  return () => {
+    const after = read();
+    const wallUs = (after.at - before.at) * 1000;
+    return {
+      service: (after.service - before.service) / wallUs,
+      postgres: (after.postgres - before.postgres) / wallUs,
+      loadGenerator: (after.loadGenerator - before.loadGenerator) / wallUs,
+      gateways: (after.gateways - before.gateways) / wallUs,
+    };
+  };
 }
 
 export async function runDownloads(options: Options): Promise<DownloadsResult> {
@@ -157,67 +192,75 @@ export async function runDownloads(options: Options): Promise<DownloadsResult> {
       ],
     });
   log(`Uploads alone: ${UPLOAD_CONNECTIONS} connections, ${durationSec} s…`);
-  const alone = await uploads(durationSec);
+  const aloneCpu = cpuMeter({ service: pid, postmaster: options.postmasterPid });
+  const before = await uploads(durationSec);
+  const cpuAlone = aloneCpu();
   const restRssMb = rssKb(pid) / 1024;
 
-  const stats: DownloadsResult['downloads'] = { whole: 0, corrupt: 0, cut: 0, resumed: 0, refused503: 0, otherFailures: {} };
-  const seconds: number[] = [];
-  let bytesSent = 0;
-  resetPeakRss(pid);
-  const started = Date.now();
-  const deadline = started + durationSec * 1000;
-  const url = `${baseUrl}/api/v1/device/firmware/${releaseId}/image`;
-  const etag = `"${sha256}"`;
-  const gatewayLoop = async (index: number) => {
-    const cuts = index % 2 === 0;
-    while (Date.now() < deadline) {
-      const began = Date.now();
-      const received: Buffer[] = [];
-      let have = await fetchImage(url, tokens[index], etag, cuts ? 1 + Math.floor(Math.random() * (IMAGE_BYTES - 2)) : null, stats, received, 0);
-      while (have > 0 && have < IMAGE_BYTES) {
-        stats.resumed += 1;
-        const before = have;
-        have = await fetchImage(url, tokens[index], etag, null, stats, received, have);
-        if (have === before) break;
-      }
-      const image = Buffer.concat(received);
-      bytesSent += image.length;
-      if (image.length === IMAGE_BYTES && createHash('sha256').update(image).digest('hex') === sha256) stats.whole += 1;
-      else stats.corrupt += 1;
-      seconds.push((Date.now() - began) / 1000);
-    }
-  };
-  log(`${gateways} gateways downloading for ${durationSec} s (half cut each download at a random byte and resume), uploads beside…`);
-  const [beside] = await Promise.all([uploads(durationSec), Promise.all(tokens.map((_, index) => gatewayLoop(index)))]);
-  const elapsedSec = (Date.now() - started) / 1000;
-  const peakRssMb = peakRssKb(pid) / 1024;
-  seconds.sort((a, b) => a - b);
-  const ratio = beside.requests.average / alone.requests.average;
-  const result: DownloadsResult = {
-    gateways,
-    imageBytes: IMAGE_BYTES,
-    durationSec: elapsedSec,
-    downloads: stats,
-    throughputMBps: bytesSent / 1e6 / elapsedSec,
-    downloadSec: { p50: quantile(seconds, 0.5), p99: quantile(seconds, 0.99) },
-    uploads: {
-      aloneReqPerSec: alone.requests.average,
-      besideReqPerSec: beside.requests.average,
-      ratio,
-      aloneP99Ms: alone.latency.p99,
-      besideP99Ms: beside.latency.p99,
-      non2xx: alone.non2xx + beside.non2xx,
-    },
-    restRssMb,
-    peakRssMb,
-    withinBounds: stats.corrupt === 0 && stats.whole > 0 && peakRssMb <= DOWNLOAD_BOUNDS.peakRssMb && ratio >= DOWNLOAD_BOUNDS.uploadsBesideRatio,
-  };
-  return result;
+  const gatewaysProcess = DownloadGateways.start();
+  try {
+    resetPeakRss(pid);
+    log(`${gateways} gateways downloading for ${durationSec} s (half cut each download at a random byte and resume), uploads beside…`);
+    const besideCpu = cpuMeter({ service: pid, postmaster: options.postmasterPid, gateways: gatewaysProcess.pid });
+    const started = Date.now();
+    let cpuBeside: CpuShares | undefined;
+    const [beside, stats] = await Promise.all([
+      // CPU over the uploads' time only: the downloads that are under way then finish after it.
+      uploads(durationSec).then((result) => {
+        cpuBeside = besideCpu();
+        return result;
+      }),
+      gatewaysProcess.run({
+        url: `${baseUrl}/api/v1/device/firmware/${releaseId}/image`,
+        tokens,
+        etag: `"${sha256}"`,
+        sha256,
+        imageBytes: IMAGE_BYTES,
+        bytesPerSec: GATEWAY_BYTES_PER_SEC,
+        durationSec,
+      }),
+    ]);
+    const elapsedSec = (Date.now() - started) / 1000;
+    const peakRssMb = peakRssKb(pid) / 1024;
+    const { bytes, seconds, ...downloads } = stats;
+    seconds.sort((a, b) => a - b);
+    // Alone again once the downloads are over: the ratio is against the mean of before and after,
+    // so that a drift of the machine or the growing table over the run does not read as their cost.
+    log(`Uploads alone again: ${durationSec} s…`);
+    const after = await uploads(durationSec);
+    const aloneReqPerSec = (before.requests.average + after.requests.average) / 2;
+    const ratio = beside.requests.average / aloneReqPerSec;
+    const result: DownloadsResult = {
+      gateways,
+      imageBytes: IMAGE_BYTES,
+      durationSec: elapsedSec,
+      downloads,
+      throughputMBps: bytes / 1e6 / elapsedSec,
+      downloadSec: { p50: quantile(seconds, 0.5), p99: quantile(seconds, 0.99) },
+      uploads: {
+        aloneReqPerSec,
+        aloneBeforeAfterReqPerSec: [before.requests.average, after.requests.average],
+        besideReqPerSec: beside.requests.average,
+        ratio,
+        aloneP99Ms: Math.max(before.latency.p99, after.latency.p99),
+        besideP99Ms: beside.latency.p99,
+        non2xx: before.non2xx + beside.non2xx + after.non2xx,
+      },
+      cpu: { alone: cpuAlone, beside: cpuBeside! },
+      restRssMb,
+      peakRssMb,
+      withinBounds: downloads.corrupt === 0 && downloads.whole > 0 && Object.keys(downloads.otherFailures).length === 0 && peakRssMb <= DOWNLOAD_BOUNDS.peakRssMb && ratio >= DOWNLOAD_BOUNDS.uploadsBesideRatio,
+    };
+    return result;
+  } finally {
+    await gatewaysProcess.close();
+  }
 }
 
 export function renderDownloadsReport(machine: MachineInfo, settings: Record<string, string>, result: DownloadsResult): string {
   const r = (value: number, digits = 1) => value.toLocaleString('en-US', { maximumFractionDigits: digits });
   const d = result.downloads;
+  const cpuRow = (cpu: CpuShares) => [cpu.service, cpu.postgres, cpu.loadGenerator].map((share) => r(share, 2)).join(' / ');
   return [
     `# Firmware downloads (${new Date().toISOString()})`,
     '',
@@ -234,8 +277,10 @@ export function renderDownloadsReport(machine: MachineInfo, settings: Record<str
     `| other failures | ${JSON.stringify(d.otherFailures)} | none |`,
     `| image bytes sent | ${r(result.throughputMBps)} MB/s over ${r(result.durationSec)} s | |`,
     `| seconds per download, p50 / p99 | ${r(result.downloadSec.p50, 2)} / ${r(result.downloadSec.p99, 2)} | |`,
-    `| uploads (S1's request) alone / beside the downloads | ${r(result.uploads.aloneReqPerSec, 0)} / ${r(result.uploads.besideReqPerSec, 0)} req/s: ${r(result.uploads.ratio, 2)} × | ≥ ${DOWNLOAD_BOUNDS.uploadsBesideRatio} × |`,
-    `| uploads p99 alone / beside | ${r(result.uploads.aloneP99Ms, 0)} / ${r(result.uploads.besideP99Ms, 0)} ms (non-2xx ${result.uploads.non2xx}) | |`,
+    `| uploads (S1's request) alone, before and after / beside the downloads | ${result.uploads.aloneBeforeAfterReqPerSec.map((value) => r(value, 0)).join(' and ')} / ${r(result.uploads.besideReqPerSec, 0)} req/s: ${r(result.uploads.ratio, 2)} × their mean | ≥ ${DOWNLOAD_BOUNDS.uploadsBesideRatio} × |`,
+    `| uploads p99 alone (the worse) / beside | ${r(result.uploads.aloneP99Ms, 0)} / ${r(result.uploads.besideP99Ms, 0)} ms (non-2xx ${result.uploads.non2xx}) | |`,
+    `| CPU (cores busy) alone: service / PostgreSQL / uploads' load generator | ${cpuRow(result.cpu.alone)} | |`,
+    `| CPU beside: service / PostgreSQL / uploads' load generator / gateways | ${cpuRow(result.cpu.beside)} / ${r(result.cpu.beside.gateways, 2)} | |`,
     `| service RSS before / peak during the downloads | ${r(result.restRssMb, 0)} / ${r(result.peakRssMb, 0)} MB | ≤ ${DOWNLOAD_BOUNDS.peakRssMb} MB |`,
     '',
     result.withinBounds ? 'Within bounds.' : '**Outside the bounds.**',

@@ -243,7 +243,7 @@ async function main(): Promise<void> {
       const settings = { REGISTRATION_MAX_PER_ADDRESS: '1000000', ...admin };
       const service = await startServer({ ...serviceServer, env: { ...serviceEnv, ...settings } });
       servers.push(service);
-      const result = await runDownloads({ baseUrl: service.url, pid: service.pid, gateways: options.downloadGateways, durationSec: options.durationSec, adminEmail: admin.ADMIN_EMAIL, adminPassword: admin.ADMIN_PASSWORD, log });
+      const result = await runDownloads({ baseUrl: service.url, pid: service.pid, postmasterPid, gateways: options.downloadGateways, durationSec: options.durationSec, adminEmail: admin.ADMIN_EMAIL, adminPassword: admin.ADMIN_PASSWORD, log });
       const defaults = new Env();
       const shown = { FIRMWARE_MAX_CONCURRENT_DOWNLOADS: String(defaults.FIRMWARE_MAX_CONCURRENT_DOWNLOADS), DB_POOL_SIZE: String(POOL_SIZE), 'node flags': serviceServer.nodeFlags.join(' ') || 'none' };
       const report = renderDownloadsReport(machineInfo(), shown, result);
