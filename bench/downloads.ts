@@ -277,7 +277,7 @@ export function renderDownloadsReport(machine: MachineInfo, settings: Record<str
     `| other failures | ${JSON.stringify(d.otherFailures)} | none |`,
     `| image bytes sent | ${r(result.throughputMBps)} MB/s over ${r(result.durationSec)} s | |`,
     `| seconds per download, p50 / p99 | ${r(result.downloadSec.p50, 2)} / ${r(result.downloadSec.p99, 2)} | |`,
-    `| uploads (S1's request) alone, before and after / beside the downloads | ${result.uploads.aloneBeforeAfterReqPerSec.map((value) => r(value, 0)).join(' and ')} / ${r(result.uploads.besideReqPerSec, 0)} req/s: ${r(result.uploads.ratio, 2)} × their mean | ≥ ${DOWNLOAD_BOUNDS.uploadsBesideRatio} × |`,
+    `| uploads (S1's request) alone, before and after / beside the downloads | ${result.uploads.aloneBeforeAfterReqPerSec.map((value) => r(value, 0)).join(' and ')} / ${r(result.uploads.besideReqPerSec, 0)} req/s: ${result.uploads.ratio.toFixed(3)} × their mean | ≥ ${DOWNLOAD_BOUNDS.uploadsBesideRatio} × |`,
     `| uploads p99 alone (the worse) / beside | ${r(result.uploads.aloneP99Ms, 0)} / ${r(result.uploads.besideP99Ms, 0)} ms (non-2xx ${result.uploads.non2xx}) | |`,
     `| CPU (cores busy) alone: service / PostgreSQL / uploads' load generator | ${cpuRow(result.cpu.alone)} | |`,
     `| CPU beside: service / PostgreSQL / uploads' load generator / gateways | ${cpuRow(result.cpu.beside)} / ${r(result.cpu.beside.gateways, 2)} | |`,
