@@ -1,11 +1,13 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { components } from '@device-cloud/client';
+import { MetricsServer } from '../../src/metrics/metrics-server.js';
 import { FirmwareImages } from '../../src/modules/ota/application/firmware-images.js';
 import { bearer, registerDevice, type Registered } from '../support/builders.js';
 import { anAdmin, ADMIN_SETTINGS, type SignedIn } from '../support/claim-fixtures.js';
 import { createTestApp, type TestApp } from '../support/create-test-app.js';
 import { eventually } from '../support/eventually.js';
 import { expectProblem } from '../support/problems.js';
+import { parseExposition, valueOf } from '../support/prometheus.js';
 
 type Release = components['schemas']['FirmwareReleaseResponse'];
 
@@ -14,7 +16,7 @@ const sha256 = (bytes: Uint8Array) => createHash('sha256').update(bytes).digest(
 /**
  * Images the service keeps: published without a url, uploaded in a stream, checked against the
  * release's size and SHA-256, and downloaded by the gateways it was offered to — whole, by range,
- * and resumed after a cut — from the database, 256 KiB at a time.
+ * and resumed after a cut — from the database, 64 KiB at a time, written to the connection itself.
  */
 describe('firmware images kept by the service', () => {
   let t: TestApp;
@@ -23,7 +25,7 @@ describe('firmware images kept by the service', () => {
   const image = randomBytes(600 * 1024 + 123);
 
   beforeAll(async () => {
-    t = await createTestApp({ ...ADMIN_SETTINGS, FIRMWARE_MAX_BYTES: String(1024 * 1024) });
+    t = await createTestApp({ ...ADMIN_SETTINGS, FIRMWARE_MAX_BYTES: String(1024 * 1024), METRICS_PORT: '0' });
     admin = await anAdmin(t);
   });
   afterAll(async () => {
@@ -95,6 +97,10 @@ describe('firmware images kept by the service', () => {
     expect(whole.response.headers.get('etag')).toBe(`"${sha256(image)}"`);
     expect(whole.response.headers.get('accept-ranges')).toBe('bytes');
     expect(Buffer.from(whole.data!)).toEqual(image);
+    // Written past Fastify, the answer still carries what the hooks set, and is counted.
+    expect(whole.response.headers.get('content-type')).toBe('application/octet-stream');
+    expect(whole.response.headers.get('x-content-type-options')).toBe('nosniff');
+    expect(whole.response.headers.get('x-request-id')).toMatch(/\S/);
 
     // A range across a piece boundary.
     const part = await download(gateway, release.id, { range: 'bytes=262000-262300' });
@@ -122,6 +128,10 @@ describe('firmware images kept by the service', () => {
     expect(sha256(resumed)).toBe(sha256(image));
     // Every download, the cut one included, gave its slot back.
     await eventually(() => expect(t.app.get(FirmwareImages).activeDownloads).toBe(0));
+    const samples = parseExposition(await (await fetch(`http://127.0.0.1:${t.app.get(MetricsServer).address()!.port}/metrics`)).text());
+    const answered = (status: string) => valueOf(samples, 'http_request_duration_seconds_count', { route: '/api/v1/device/firmware/:releaseId/image', method: 'GET', status_code: status });
+    expect(answered('200')).toBeGreaterThanOrEqual(1);
+    expect(answered('206')).toBeGreaterThanOrEqual(3);
 
     // If-Range naming another image: the whole of this one instead.
     const other = await download(gateway, release.id, { range: 'bytes=100-', 'if-range': '"0000"' });
