@@ -2,6 +2,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import type { components } from '@device-cloud/client';
 import { MetricsServer } from '../../src/metrics/metrics-server.js';
 import { FirmwareImages } from '../../src/modules/ota/application/firmware-images.js';
+import { FirmwareImageStore } from '../../src/modules/ota/domain/firmware-image.store.js';
 import { bearer, registerDevice, type Registered } from '../support/builders.js';
 import { anAdmin, ADMIN_SETTINGS, type SignedIn } from '../support/claim-fixtures.js';
 import { createTestApp, type TestApp } from '../support/create-test-app.js';
@@ -109,6 +110,20 @@ describe('firmware images kept by the service', () => {
     expect(Buffer.from(part.data!)).toEqual(image.subarray(262000, 262301));
     const tail = await download(gateway, release.id, { range: 'bytes=-100' });
     expect(Buffer.from(tail.data!)).toEqual(image.subarray(image.length - 100));
+
+    // Downloads at once share their reads' statements: each still gets its own bytes.
+    const ranges = [[0, 599_999], [70_000, 400_000], [262_143, 262_144], [300_000, image.length - 1]];
+    const together = await Promise.all(ranges.map(([first, last]) => download(gateway, release.id, { range: `bytes=${first}-${last}` })));
+    for (const [index, [first, last]] of ranges.entries()) expect(Buffer.from(together[index].data!)).toEqual(image.subarray(first, last + 1));
+    // One statement for several reads, of different pieces, in any order.
+    const reads = [
+      { releaseId: release.id, offset: 524_288 + 5, length: 1000, into: Buffer.alloc(1000) },
+      { releaseId: release.id, offset: 0, length: 65_536, into: Buffer.alloc(65_536) },
+      { releaseId: release.id, offset: 262_100, length: 44, into: Buffer.alloc(44) },
+    ];
+    await t.app.get(FirmwareImageStore).readInto(reads);
+    for (const read of reads) expect(read.into).toEqual(image.subarray(read.offset, read.offset + read.length));
+    await expect(t.app.get(FirmwareImageStore).readInto([{ releaseId: release.id, offset: 3 * 262_144, length: 10, into: Buffer.alloc(10) }])).rejects.toThrow('came back short');
 
     // A cut: the gateway read 100 kB of the answer and lost the connection, then resumes from there.
     const cut = await fetch(`${t.baseUrl}/api/v1/device/firmware/${release.id}/image`, { headers: bearer(gateway.accessToken) });

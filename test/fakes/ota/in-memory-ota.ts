@@ -9,7 +9,7 @@ import { OtaEventStore, type HistoryFilter, type OtaEventBatch, type ReleaseStat
 import { ReleaseOfferStore } from '../../../src/modules/ota/domain/release-offer.store.js';
 import type { BatteryReadings, HeldBackReason } from '../../../src/modules/ota/domain/battery-guard.js';
 import { BatteryReadingsQueries } from '../../../src/modules/ota/domain/battery-readings.queries.js';
-import { FirmwareImageStore, type DownloadableImage } from '../../../src/modules/ota/domain/firmware-image.store.js';
+import { FirmwareImageStore, type DownloadableImage, type PieceRead } from '../../../src/modules/ota/domain/firmware-image.store.js';
 import { FirmwareSigningKeyStore, type FirmwareSigningKey, type PausedRelease } from '../../../src/modules/ota/domain/firmware-signing-key.store.js';
 
 /*
@@ -471,7 +471,7 @@ export class InMemoryFirmwareImageStore extends FirmwareImageStore {
     return { size: release.size, sha256: release.sha256 };
   }
 
-  async readInto(releaseId: string, offset: number, length: number, into: Buffer): Promise<void> {
-    Buffer.concat(this.pieces.get(releaseId)!).copy(into, 0, offset, offset + length);
+  async readInto(reads: readonly PieceRead[]): Promise<void> {
+    for (const { releaseId, offset, length, into } of reads) Buffer.concat(this.pieces.get(releaseId)!).copy(into, 0, offset, offset + length);
   }
 }

@@ -4,8 +4,8 @@ import { Clock } from '../../../config/config.module.js';
 import { Env } from '../../../config/env.js';
 import { AuditLog, type AuditContext } from '../../audit/index.js';
 import { DomainError, NotFoundError } from '../../../shared/domain-error.js';
-import { Semaphore } from '../../../shared/semaphore.js';
-import { FirmwareImageStore, IMAGE_CHUNK_BYTES } from '../domain/firmware-image.store.js';
+import { GroupCommit } from '../../../shared/database/group-commit.js';
+import { FirmwareImageStore, IMAGE_CHUNK_BYTES, type PieceRead } from '../domain/firmware-image.store.js';
 import { FirmwareReleaseRepository } from '../domain/firmware-release.repository.js';
 import { isHosted, type FirmwareRelease } from '../domain/firmware-release.js';
 
@@ -14,6 +14,9 @@ import { isHosted, type FirmwareRelease } from '../domain/firmware-release.js';
  * many downloads of a rollout each hold little memory, in statements few enough to cost little.
  */
 export const DOWNLOAD_READ_BYTES = 64 * 1024;
+
+/** Reads of waiting downloads one statement carries at most: 1 MiB. */
+export const READS_PER_STATEMENT = 16;
 
 /** What a client is told to wait when every download slot of the instance is taken. */
 export const DOWNLOAD_RETRY_AFTER_SEC = 10;
@@ -88,11 +91,12 @@ async function* inPieces(body: AsyncIterable<Buffer>, size: number, see: (piece:
 export class FirmwareImages {
   private downloads = 0;
   /**
-   * Downloads read one statement at a time per instance: a rollout never takes more than one of
-   * the connections uploads and polls need, and its work on the instance's one thread stays a
-   * background share (a read of 128 KiB takes a millisecond or two, enough for a hundred gateways).
+   * Downloads read one statement at a time per instance, and the reads that wait meanwhile go
+   * together in the next one (up to READS_PER_STATEMENT): a rollout never takes more than one of
+   * the connections uploads and polls need, and a hundred downloads cost a few statements, not a
+   * hundred, each time round.
    */
-  private readonly reads = new Semaphore(1);
+  private readonly reads: GroupCommit<PieceRead, void>;
   /**
    * The buffers of downloads that ended, for the next ones: a download keeps its buffer for many
    * seconds, long enough to outlive the collector's young generation, so a buffer per download
@@ -106,7 +110,17 @@ export class FirmwareImages {
     private readonly env: Env,
     private readonly clock: Clock,
     private readonly audit: AuditLog,
-  ) {}
+  ) {
+    this.reads = new GroupCommit<PieceRead, void>({
+      maxSizePerFlush: READS_PER_STATEMENT,
+      maxConcurrentFlushes: 1,
+      sizeOf: () => 1,
+      commit: async (reads) => {
+        await images.readInto(reads);
+        return reads.map(() => undefined);
+      },
+    });
+  }
 
   /** Stores the image streamed in `body` when it is the one the release names; otherwise keeps nothing (400). */
   async upload(by: AuditContext, releaseId: string, body: AsyncIterable<Buffer>): Promise<FirmwareRelease> {
@@ -154,7 +168,7 @@ export class FirmwareImages {
     try {
       const image = await this.images.downloadable(releaseId, deviceId);
       if (!image) throw new NotFoundError('No firmware image with this id is offered to this device.');
-      const { images, reads, spareBuffers } = this;
+      const { reads, spareBuffers } = this;
       return {
         ...image,
         async *read(start: number, end: number) {
@@ -162,9 +176,8 @@ export class FirmwareImages {
           for (let offset = start; offset <= end; ) {
             const length = Math.min(end + 1 - offset, DOWNLOAD_READ_BYTES, IMAGE_CHUNK_BYTES - (offset % IMAGE_CHUNK_BYTES));
             const at = offset;
-            const into = buffer;
-            await reads.run(() => images.readInto(releaseId, at, length, into));
-            yield into.subarray(0, length);
+            await reads.submit({ releaseId, offset: at, length, into: buffer });
+            yield buffer.subarray(0, length);
             offset += length;
           }
         },

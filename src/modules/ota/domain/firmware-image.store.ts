@@ -9,6 +9,14 @@ export interface DownloadableImage {
   sha256: string;
 }
 
+/** Bytes of an image that lie within one stored chunk, and the buffer they go to. */
+export interface PieceRead {
+  releaseId: string;
+  offset: number;
+  length: number;
+  into: Buffer;
+}
+
 /** The firmware_image_chunks table, and the release's awaiting_image mark. */
 export abstract class FirmwareImageStore {
   /**
@@ -19,6 +27,6 @@ export abstract class FirmwareImageStore {
   abstract replace(releaseId: string, chunks: AsyncIterable<Buffer>, check: (tx: SqlRunner) => Promise<void>, now: Date): Promise<boolean>;
   /** The image, when the release is live, kept by the service, stored whole, and was offered to the device. */
   abstract downloadable(releaseId: string, deviceId: string): Promise<DownloadableImage | null>;
-  /** Copies `length` bytes of the image from `offset`, which lie within one chunk, into `into` (from its start). */
-  abstract readInto(releaseId: string, offset: number, length: number, into: Buffer): Promise<void>;
+  /** Copies each read's `length` bytes of its image from `offset` (within one chunk) into its `into`, from the start. */
+  abstract readInto(reads: readonly PieceRead[]): Promise<void>;
 }
