@@ -261,11 +261,23 @@ describe('commands to gateways', () => {
     await eventually(async () => expect(await waitingPolls(t)).toBe(0), 5000);
   });
 
-  it('refuses a waitSec out of 1–30', async () => {
+  it('refuses a waitSec out of 1–30, or not written as a decimal integer (0x10 is not 16), at once', async () => {
     const gateway = await aGateway(t, owner);
     for (const waitSec of [0, 31]) expectProblem(await poll(t, gateway, { waitSec }), 400, 'VALIDATION_FAILED');
+    for (const written of ['0x10', '1e1', '0.1e1', '+5', ' 5']) {
+      const startedAt = Date.now();
+      const answer = await t.api.GET('/api/v1/device/commands', { params: { query: { waitSec: written as unknown as number } }, headers: gateway.headers });
+      expect(fields(expectProblem(answer, 400, 'VALIDATION_FAILED'))).toEqual(['waitSec']);
+      expect(Date.now() - startedAt).toBeLessThan(5000);
+    }
+    // The same for every integer of a query: a page's limit.
+    const listed = await t.api.GET('/api/v1/dashboard/devices/{deviceId}/commands', { params: { path: { deviceId: gateway.deviceId }, query: { limit: '0x10' as unknown as number } }, headers: owner.headers });
+    expect(fields(expectProblem(listed, 400, 'VALIDATION_FAILED'))).toEqual(['limit']);
   });
 });
+
+/** The fields a validation problem names. */
+const fields = (problem: object) => [...new Set(((problem as { errors?: { field: string }[] }).errors ?? []).map((error) => error.field))];
 
 /** Long polls waiting on this instance, as the service counts them. */
 async function waitingPolls(t: TestApp): Promise<number> {

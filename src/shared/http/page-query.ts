@@ -1,14 +1,14 @@
 import { ApiPropertyOptional } from '@nestjs/swagger';
-import { Type } from 'class-transformer';
 import { IsInt, IsString, Max, MaxLength, Min } from 'class-validator';
 import { Optional } from './optional.decorator.js';
+import { QueryInt } from './query-int.decorator.js';
 
 /** `limit` (1–maxLimit, default 50) and `cursor`: the query of every cursor-paginated list. Extend it. */
 export function PageQuery(maxLimit: number) {
   class Page {
     @ApiPropertyOptional({ type: 'integer', minimum: 1, maximum: maxLimit, default: 50, description: 'Items per page.' })
     @Optional()
-    @Type(() => Number)
+    @QueryInt()
     @IsInt()
     @Min(1)
     @Max(maxLimit)

@@ -1,8 +1,8 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { Type } from 'class-transformer';
 import { IsIn, IsInt, IsObject, IsString, Max, MaxLength, Min } from 'class-validator';
 import { Optional } from '../../../shared/http/optional.decorator.js';
 import { PageQuery } from '../../../shared/http/page-query.js';
+import { QueryInt } from '../../../shared/http/query-int.decorator.js';
 import {
   COMMAND_STATES,
   COMMAND_TYPES,
@@ -139,7 +139,7 @@ export class DeviceCommandsResponse {
 export class DeviceCommandsQuery {
   @ApiPropertyOptional({ type: 'integer', minimum: 1, maximum: 30, description: 'Hold the request up to this many seconds until a command arrives (long poll). Without it the answer is immediate.' })
   @Optional()
-  @Type(() => Number)
+  @QueryInt()
   @IsInt()
   @Min(1)
   @Max(30)

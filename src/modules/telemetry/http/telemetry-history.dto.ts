@@ -1,9 +1,9 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { Type } from 'class-transformer';
 import { IsIn, IsInt, IsString, Max, MaxLength, Min } from 'class-validator';
 import { Optional } from '../../../shared/http/optional.decorator.js';
 import type { History } from '../application/telemetry-history.service.js';
 import { pointsOf } from '../domain/history-series.js';
+import { QueryInt } from '../../../shared/http/query-int.decorator.js';
 
 export class TelemetryHistoryQuery {
   @ApiPropertyOptional({ type: 'string', format: 'date-time', description: 'Inclusive start, ISO 8601 with zone. Default: 24 h before `to`.', example: '2026-11-20T12:00:00Z' })
@@ -46,7 +46,7 @@ export class TelemetryHistoryQuery {
 
   @ApiPropertyOptional({ type: 'integer', description: 'Raw mode: records per page.', minimum: 1, maximum: 1000, default: 1000 })
   @Optional()
-  @Type(() => Number)
+  @QueryInt()
   @IsInt()
   @Min(1)
   @Max(1000)
