@@ -139,13 +139,16 @@ export interface CpuShares {
 }
 
 function cpuMeter(pids: { service: number; postmaster: number; gateways?: number }): () => CpuShares {
-  const read = () => ({
-    at: Date.now(),
-    service: processCpuUs(pids.service),
-    postgres: postgresCpuUs(pids.postmaster),
-    loadGenerator: process.cpuUsage().user + process.cpuUsage().system,
-    gateways: pids.gateways ? processCpuUs(pids.gateways) : 0,
-  });
+  const read = () => {
+    const own = process.cpuUsage();
+    return {
+      at: Date.now(),
+      service: processCpuUs(pids.service),
+      postgres: postgresCpuUs(pids.postmaster),
+      loadGenerator: own.user + own.system,
+      gateways: pids.gateways ? processCpuUs(pids.gateways) : 0,
+    };
+  };
   const before = read();
   return () => {
     const after = read();

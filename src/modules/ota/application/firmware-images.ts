@@ -10,8 +10,8 @@ import { FirmwareReleaseRepository } from '../domain/firmware-release.repository
 import { isHosted, type FirmwareRelease } from '../domain/firmware-release.js';
 
 /**
- * Bytes a download reads per statement, and the one buffer it holds: half a stored piece, so the
- * many downloads of a rollout each hold little memory, in statements few enough to cost little.
+ * Bytes a download reads at a time, and the one buffer it holds: a quarter of a stored piece, so
+ * the many downloads of a rollout each hold little memory.
  */
 export const DOWNLOAD_READ_BYTES = 64 * 1024;
 
@@ -175,8 +175,7 @@ export class FirmwareImages {
           buffer ??= spareBuffers.pop() ?? Buffer.allocUnsafeSlow(DOWNLOAD_READ_BYTES);
           for (let offset = start; offset <= end; ) {
             const length = Math.min(end + 1 - offset, DOWNLOAD_READ_BYTES, IMAGE_CHUNK_BYTES - (offset % IMAGE_CHUNK_BYTES));
-            const at = offset;
-            await reads.submit({ releaseId, offset: at, length, into: buffer });
+            await reads.submit({ releaseId, offset, length, into: buffer });
             yield buffer.subarray(0, length);
             offset += length;
           }
