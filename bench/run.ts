@@ -245,7 +245,7 @@ async function main(): Promise<void> {
       servers.push(service);
       const result = await runDownloads({ baseUrl: service.url, pid: service.pid, postmasterPid, gateways: options.downloadGateways, durationSec: options.durationSec, adminEmail: admin.ADMIN_EMAIL, adminPassword: admin.ADMIN_PASSWORD, log });
       const defaults = new Env();
-      const shown = { FIRMWARE_MAX_CONCURRENT_DOWNLOADS: String(defaults.FIRMWARE_MAX_CONCURRENT_DOWNLOADS), DB_POOL_SIZE: String(POOL_SIZE), 'node flags': serviceServer.nodeFlags.join(' ') || 'none' };
+      const shown = { FIRMWARE_MAX_CONCURRENT_DOWNLOADS: String(defaults.FIRMWARE_MAX_CONCURRENT_DOWNLOADS), FIRMWARE_DOWNLOAD_BYTES_PER_SEC: String(defaults.FIRMWARE_DOWNLOAD_BYTES_PER_SEC), DB_POOL_SIZE: String(POOL_SIZE), 'node flags': serviceServer.nodeFlags.join(' ') || 'none' };
       const report = renderDownloadsReport(machineInfo(), shown, result);
       writeFileSync(join(outputDir, 'downloads-last-run.md'), report);
       writeFileSync(join(outputDir, 'downloads-last-run.json'), JSON.stringify(result, null, 2));

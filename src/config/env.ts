@@ -292,6 +292,10 @@ export class Env {
   @Transform(toInt) @IsInt() @Min(1) @Max(10_000)
   FIRMWARE_MAX_CONCURRENT_DOWNLOADS = 100;
 
+  /** Image bytes per second one instance sends at most, all downloads together; 0 is no limit. */
+  @Transform(toInt) @IsInt() @Min(0) @Max(10_000_000_000)
+  FIRMWARE_DOWNLOAD_BYTES_PER_SEC = 16_000_000;
+
   @Transform(toInt) @IsInt() @Min(1024) @Max(16 * 1024 * 1024)
   BODY_LIMIT_BYTES = 256 * 1024;
 

@@ -748,7 +748,7 @@ export interface paths {
         };
         /**
          * Download the image of a release the service keeps (resumable)
-         * @description For a release whose offer `url` is this path. Only a device the release was offered to may download it, while it is live (404 otherwise). `Range: bytes=<from>-` resumes after a cut (206 with Content-Range); `If-Range` with the ETag (the image's SHA-256) makes sure the rest belongs to the same image. The bytes are streamed from the database, 64 KiB at a time, as fast as the connection takes them. At most FIRMWARE_MAX_CONCURRENT_DOWNLOADS per instance: past that 503 with Retry-After.
+         * @description For a release whose offer `url` is this path. Only a device the release was offered to may download it, while it is live (404 otherwise). `Range: bytes=<from>-` resumes after a cut (206 with Content-Range); `If-Range` with the ETag (the image's SHA-256) makes sure the rest belongs to the same image. The bytes are streamed from the database, 64 KiB at a time, as fast as the connection takes them within the instance's FIRMWARE_DOWNLOAD_BYTES_PER_SEC, shared by its downloads. At most FIRMWARE_MAX_CONCURRENT_DOWNLOADS per instance: past that 503 with Retry-After.
          */
         get: operations["downloadFirmwareImage"];
         put?: never;

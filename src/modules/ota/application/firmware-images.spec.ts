@@ -13,7 +13,7 @@ const ADMIN_BY: AuditContext = { actor: { kind: 'admin', userId: 'admin-1', apiK
 const NOW = new Date('2026-12-01T00:00:00.000Z');
 const RELEASE_ID = '00000000-0000-4000-8000-000000000001';
 
-function setUp(image: Buffer, maxDownloads = 2) {
+function setUp(image: Buffer, maxDownloads = 2, bytesPerSec = 0) {
   const tables = new InMemoryOtaTables();
   const release = aFirmwareRelease({
     id: RELEASE_ID,
@@ -27,7 +27,7 @@ function setUp(image: Buffer, maxDownloads = 2) {
   });
   tables.releases.set(RELEASE_ID, { release, failureBudgetSince: null });
   const store = new InMemoryFirmwareImageStore(tables);
-  const images = new FirmwareImages(new InMemoryFirmwareReleaseRepository(tables), store, loadEnv({ FIRMWARE_MAX_CONCURRENT_DOWNLOADS: String(maxDownloads) }), new FixedClock(NOW), new RecordingAuditLog());
+  const images = new FirmwareImages(new InMemoryFirmwareReleaseRepository(tables), store, loadEnv({ FIRMWARE_MAX_CONCURRENT_DOWNLOADS: String(maxDownloads), FIRMWARE_DOWNLOAD_BYTES_PER_SEC: String(bytesPerSec) }), new FixedClock(NOW), new RecordingAuditLog());
   return { images, store };
 }
 
@@ -122,5 +122,22 @@ describe('FirmwareImages', () => {
     second.release();
     third.release();
     expect(images.activeDownloads).toBe(0);
+  });
+
+  it('sends no faster than FIRMWARE_DOWNLOAD_BYTES_PER_SEC, all downloads of the instance together', async () => {
+    const { images, store } = setUp(image, 2, 2_000_000);
+    await images.upload(ADMIN_BY, RELEASE_ID, arriving(image));
+    store.offeredTo.add('gw-1');
+    const [one, two] = [await images.openDownload('gw-1', RELEASE_ID), await images.openDownload('gw-1', RELEASE_ID)];
+    const startedAt = performance.now();
+    const [a, b] = await Promise.all([collect(one.read(0, image.length - 1)), collect(two.read(0, image.length - 1))]);
+    const tookMs = performance.now() - startedAt;
+    one.release();
+    two.release();
+    expect(Buffer.concat(a)).toEqual(image);
+    expect(Buffer.concat(b)).toEqual(image);
+    // Both images (~1 MB) at 2 MB/s, less the 100 ms the idle budget lets go at once: ≥ ~0.42 s.
+    // Unbudgeted, the two reads take a few milliseconds.
+    expect(tookMs).toBeGreaterThanOrEqual(((2 * image.length) / 2_000_000 - 0.1) * 1000 - 5);
   });
 });

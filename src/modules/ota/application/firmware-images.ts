@@ -1,10 +1,13 @@
 import { createHash } from 'node:crypto';
+import { performance } from 'node:perf_hooks';
+import { setTimeout as delay } from 'node:timers/promises';
 import { Injectable } from '@nestjs/common';
 import { Clock } from '../../../config/config.module.js';
 import { Env } from '../../../config/env.js';
 import { AuditLog, type AuditContext } from '../../audit/index.js';
 import { DomainError, NotFoundError } from '../../../shared/domain-error.js';
 import { GroupCommit } from '../../../shared/database/group-commit.js';
+import { ByteBudget } from '../../../shared/rate-limit/byte-budget.js';
 import { FirmwareImageStore, IMAGE_CHUNK_BYTES, type PieceRead } from '../domain/firmware-image.store.js';
 import { FirmwareReleaseRepository } from '../domain/firmware-release.repository.js';
 import { isHosted, type FirmwareRelease } from '../domain/firmware-release.js';
@@ -103,6 +106,12 @@ export class FirmwareImages {
    * would pile up as old garbage until a full collection. At most one per download slot.
    */
   private readonly spareBuffers: Buffer[] = [];
+  /**
+   * FIRMWARE_DOWNLOAD_BYTES_PER_SEC, shared by every download of the instance: each piece waits
+   * its turn before it is read. Sending costs the instance's one thread time per byte, time the
+   * API's requests need; a firmware download can wait, an upload or a dashboard should not.
+   */
+  private readonly budget: ByteBudget;
 
   constructor(
     private readonly releases: FirmwareReleaseRepository,
@@ -111,6 +120,7 @@ export class FirmwareImages {
     private readonly clock: Clock,
     private readonly audit: AuditLog,
   ) {
+    this.budget = new ByteBudget(env.FIRMWARE_DOWNLOAD_BYTES_PER_SEC);
     this.reads = new GroupCommit<PieceRead, void>({
       maxSizePerFlush: READS_PER_STATEMENT,
       maxConcurrentFlushes: 1,
@@ -168,13 +178,15 @@ export class FirmwareImages {
     try {
       const image = await this.images.downloadable(releaseId, deviceId);
       if (!image) throw new NotFoundError('No firmware image with this id is offered to this device.');
-      const { reads, spareBuffers } = this;
+      const { reads, spareBuffers, budget } = this;
       return {
         ...image,
         async *read(start: number, end: number) {
           buffer ??= spareBuffers.pop() ?? Buffer.allocUnsafeSlow(DOWNLOAD_READ_BYTES);
           for (let offset = start; offset <= end; ) {
             const length = Math.min(end + 1 - offset, DOWNLOAD_READ_BYTES, IMAGE_CHUNK_BYTES - (offset % IMAGE_CHUNK_BYTES));
+            const wait = budget.delayFor(length, performance.now());
+            if (wait > 0) await delay(wait);
             await reads.submit({ releaseId, offset, length, into: buffer });
             yield buffer.subarray(0, length);
             offset += length;

@@ -49,7 +49,7 @@ export class FirmwareDownloadController {
     operationId: 'downloadFirmwareImage',
     summary: 'Download the image of a release the service keeps (resumable)',
     description:
-      'For a release whose offer `url` is this path. Only a device the release was offered to may download it, while it is live (404 otherwise). `Range: bytes=<from>-` resumes after a cut (206 with Content-Range); `If-Range` with the ETag (the image\'s SHA-256) makes sure the rest belongs to the same image. The bytes are streamed from the database, 64 KiB at a time, as fast as the connection takes them. At most FIRMWARE_MAX_CONCURRENT_DOWNLOADS per instance: past that 503 with Retry-After.',
+      'For a release whose offer `url` is this path. Only a device the release was offered to may download it, while it is live (404 otherwise). `Range: bytes=<from>-` resumes after a cut (206 with Content-Range); `If-Range` with the ETag (the image\'s SHA-256) makes sure the rest belongs to the same image. The bytes are streamed from the database, 64 KiB at a time, as fast as the connection takes them within the instance\'s FIRMWARE_DOWNLOAD_BYTES_PER_SEC, shared by its downloads. At most FIRMWARE_MAX_CONCURRENT_DOWNLOADS per instance: past that 503 with Retry-After.',
   })
   @ApiParam({ name: 'releaseId', format: 'uuid' })
   @ApiHeader({ name: 'Range', required: false, description: 'bytes=<first>-[<last>] or bytes=-<suffix length>; one range.' })
