@@ -24,6 +24,7 @@ import { EventsModule } from './modules/events/index.js';
 import { NotificationsModule } from './modules/notifications/index.js';
 import { OtaModule } from './modules/ota/index.js';
 import { SharingModule } from './modules/sharing/index.js';
+import { OrganizationsModule } from './modules/organizations/index.js';
 import { StreamModule } from './modules/stream/index.js';
 import { TelemetryModule } from './modules/telemetry/index.js';
 import { ENTITIES } from './schema.js';
@@ -84,6 +85,7 @@ export class AppModule {
         BatteriesModule,
         AuditModule,
         SharingModule,
+        OrganizationsModule,
         CommandsModule,
         DeviceLogsModule,
         CrashesModule,

@@ -12,6 +12,7 @@ import { DEVICES_RECORDS } from './modules/devices/index.js';
 import { EVENTS_RECORDS } from './modules/events/index.js';
 import { NOTIFICATIONS_RECORDS } from './modules/notifications/index.js';
 import { OTA_RECORDS } from './modules/ota/index.js';
+import { ORGANIZATIONS_RECORDS } from './modules/organizations/index.js';
 import { SHARING_RECORDS } from './modules/sharing/index.js';
 import { STREAM_RECORDS } from './modules/stream/index.js';
 import { TELEMETRY_RECORDS } from './modules/telemetry/index.js';
@@ -23,7 +24,7 @@ import { dataSourceOptions, MIGRATIONS, type DatabaseSettings } from './shared/d
  * two empty. What TypeORM cannot describe (partitioning, triggers, functions, an expression index)
  * is named on the record concerned and lives in the migrations only. Each module lists its own.
  */
-export const ENTITIES = [...DEVICES_RECORDS, ...ACCOUNTS_RECORDS, ...CLAIMS_RECORDS, ...TELEMETRY_RECORDS, ...OTA_RECORDS, ...EVENTS_RECORDS, ...ALERTS_RECORDS, ...NOTIFICATIONS_RECORDS, ...STREAM_RECORDS, ...API_KEYS_RECORDS, ...SHARING_RECORDS, ...AUDIT_RECORDS, ...BATTERIES_RECORDS, ...COMMANDS_RECORDS, ...DEVICE_LOGS_RECORDS, ...CRASHES_RECORDS];
+export const ENTITIES = [...DEVICES_RECORDS, ...ACCOUNTS_RECORDS, ...CLAIMS_RECORDS, ...TELEMETRY_RECORDS, ...OTA_RECORDS, ...EVENTS_RECORDS, ...ALERTS_RECORDS, ...NOTIFICATIONS_RECORDS, ...STREAM_RECORDS, ...API_KEYS_RECORDS, ...SHARING_RECORDS, ...AUDIT_RECORDS, ...BATTERIES_RECORDS, ...COMMANDS_RECORDS, ...DEVICE_LOGS_RECORDS, ...CRASHES_RECORDS, ...ORGANIZATIONS_RECORDS];
 
 export { MIGRATIONS };
 

@@ -14,6 +14,7 @@ import { TOKEN_ISSUER } from '../../src/modules/devices/application/device-token
 import { SharingService } from '../../src/modules/sharing/index.js';
 import { InMemoryShareStore } from '../fakes/sharing/in-memory-share-store.js';
 import { AccountErasure } from '../../src/modules/accounts/application/account-erasure.js';
+import { AccountHooks } from '../../src/modules/accounts/application/account-hooks.js';
 import { AccountMailOutbox, SendPasswordResetMail, SendSignupNotice, SendVerificationMail, type AccountMailJob } from '../../src/modules/accounts/application/account-mails.js';
 import { AccountPasswordService } from '../../src/modules/accounts/application/account-password.service.js';
 import { AccountSessionsService } from '../../src/modules/accounts/application/account-sessions.service.js';
@@ -117,13 +118,14 @@ export function setUpAccounts(envSource: Record<string, string> = {}) {
   const baseUrl = new PublicBaseUrl(env, new HttpAdapterHost());
   const outbox = new ImmediateAccountMails(new SendVerificationMail(users, hasher, mailer, clock, baseUrl), new SendSignupNotice(mailer), new SendPasswordResetMail(users, hasher, mailer, clock, baseUrl));
   const erasure = new AccountErasure();
+  const hooks = new AccountHooks();
   // Not connected, the feed is not live: every guard check reads the repository, as it must.
   const customerSessions = new CustomerSessions(users, new ChangeFeed('postgres://unused'), new MemoryCaches(env));
   const sharing = new SharingService(new InMemoryShareStore(), clock, new RecordingAuditLog());
   const passwordCheck = new PasswordCheck(hasher, limiter, env);
-  const accounts = new AccountsService(users, tokens, hasher, passwordCheck, clock, customerSessions, erasure);
-  const signups = new AccountSignupService(users, outbox, hasher, limiter, clock, env, customerSessions, sharing);
-  const sessions = new AccountSessionsService(users, accounts, tokens, hasher, limiter, passwordCheck, clock, env, customerSessions, sharing);
+  const accounts = new AccountsService(users, tokens, hasher, passwordCheck, clock, customerSessions, erasure, hooks);
+  const signups = new AccountSignupService(users, outbox, hasher, limiter, clock, env, customerSessions, sharing, hooks);
+  const sessions = new AccountSessionsService(users, accounts, tokens, hasher, limiter, passwordCheck, clock, env, customerSessions, sharing, hooks);
   const passwords = new AccountPasswordService(users, accounts, outbox, hasher, limiter, passwordCheck, clock, env, customerSessions);
   const stored = async (userId: string) => {
     const user = await users.findById(userId);

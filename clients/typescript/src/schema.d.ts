@@ -1327,6 +1327,111 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/organizations": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The organizations you are a member of, with your role, oldest first
+         * @description Your personal organization among them. Keyset-paginated on (createdAt, organizationId), like every list.
+         */
+        get: operations["listOrganizations"];
+        put?: never;
+        /** Create an organization, with you as its owner */
+        post: operations["createOrganization"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/organizations/{organizationId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** An organization you are a member of */
+        get: operations["getOrganization"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete an organization (owners); not your personal one
+         * @description Its memberships and invitations go with it.
+         */
+        delete: operations["deleteOrganization"];
+        options?: never;
+        head?: never;
+        /** Rename an organization (owners and admins) */
+        patch: operations["updateOrganization"];
+        trace?: never;
+    };
+    "/api/v1/organizations/{organizationId}/transfer": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Make another member an owner, and yourself an admin (owners; not a personal organization) */
+        post: operations["transferOrganization"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/organizations/{organizationId}/members": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The members and invitations of an organization you are a member of, oldest first
+         * @description Keyset-paginated on (invitedAt, memberId).
+         */
+        get: operations["listOrganizationMembers"];
+        put?: never;
+        /**
+         * Invite an e-mail address with a role (owners and admins), or change the role of its membership
+         * @description The same answer whether the address has an account or not: an invitation to an address without a verified account counts once that account is verified. Inviting an address again changes its role (200). Only an owner may invite an owner.
+         */
+        post: operations["inviteOrganizationMember"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/organizations/{organizationId}/members/{memberId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Remove a member, or leave with your own memberId
+         * @description Owners remove anyone, admins anyone but owners, every member themself. The last owner cannot leave; the account of a personal organization stays in it.
+         */
+        delete: operations["removeOrganizationMember"];
+        options?: never;
+        head?: never;
+        /** Change a member's role (owners and admins; owners are made and unmade by owners) */
+        patch: operations["updateOrganizationMember"];
+        trace?: never;
+    };
     "/api/v1/dashboard/devices/{deviceId}/commands": {
         parameters: {
             query?: never;
@@ -4141,7 +4246,7 @@ export interface components {
             at: string;
             actor: components["schemas"]["AuditActorResponse"];
             /** @enum {string} */
-            action: "device.claimed" | "device.released" | "device.transferred" | "device.decommissioned" | "device.reopened" | "device.re_registration_opened" | "device.renamed" | "device.config_changed" | "config.defaults_changed" | "alert_rules.changed" | "alert_rules.defaults_changed" | "firmware.release_created" | "firmware.release_changed" | "firmware.signing_key_added" | "firmware.signing_key_revoked" | "api_key.created" | "api_key.revoked" | "share.created" | "share.revoked" | "device.command_sent" | "device.command_cancelled";
+            action: "device.claimed" | "device.released" | "device.transferred" | "device.decommissioned" | "device.reopened" | "device.re_registration_opened" | "device.renamed" | "device.config_changed" | "config.defaults_changed" | "alert_rules.changed" | "alert_rules.defaults_changed" | "firmware.release_created" | "firmware.release_changed" | "firmware.signing_key_added" | "firmware.signing_key_revoked" | "api_key.created" | "api_key.revoked" | "share.created" | "share.revoked" | "device.command_sent" | "device.command_cancelled" | "organization.created" | "organization.changed" | "organization.deleted" | "organization.member_invited" | "organization.member_changed" | "organization.member_removed" | "organization.transferred";
             /** @example gw-0001 */
             deviceId: string | null;
             /**
@@ -4220,6 +4325,126 @@ export interface components {
              * @example null
              */
             nextCursor: string | null;
+        };
+        CreateOrganizationRequest: {
+            /**
+             * @description Trimmed.
+             * @example Solar Installers Ltd
+             */
+            name: string;
+        };
+        OrganizationResponse: {
+            /**
+             * Format: uuid
+             * @example 5b2f8c1e-3d4a-4e6b-9c7d-8e9f0a1b2c3d
+             */
+            organizationId: string;
+            /** @example Solar Installers Ltd */
+            name: string;
+            /**
+             * @description The organization every account has (its id is the account's): it cannot be deleted or transferred, and its account stays its owner.
+             * @example false
+             */
+            personal: boolean;
+            /**
+             * @description Your role. `owner`: everything, deleting the organization and making or unmaking owners included. `admin`: its name and its members (owners excepted). `operator`: configures its devices, sends commands, acknowledges alerts. `viewer`: reads.
+             * @example owner
+             * @enum {string}
+             */
+            role: "owner" | "admin" | "operator" | "viewer";
+            /**
+             * Format: uuid
+             * @description Your membership: remove it to leave.
+             * @example 0c1d2e3f-4a5b-4c6d-8e7f-8091a2b3c4d5
+             */
+            memberId: string;
+            /**
+             * Format: date-time
+             * @example 2026-12-06T09:00:00.000Z
+             */
+            createdAt: string;
+            /**
+             * Format: date-time
+             * @example 2026-12-06T09:00:00.000Z
+             */
+            updatedAt: string;
+        };
+        OrganizationListResponse: {
+            /** @description Your organizations, oldest first: your personal one among them. */
+            items: components["schemas"]["OrganizationResponse"][];
+            /**
+             * @description Pass as `cursor` for the next page; null on the last page.
+             * @example null
+             */
+            nextCursor: string | null;
+        };
+        UpdateOrganizationRequest: {
+            /**
+             * @description Trimmed.
+             * @example Solar Installers Ltd
+             */
+            name: string;
+        };
+        TransferOrganizationRequest: {
+            /**
+             * Format: uuid
+             * @description The member who becomes an owner; you become an admin.
+             * @example 0c1d2e3f-4a5b-4c6d-8e7f-8091a2b3c4d5
+             */
+            memberId: string;
+        };
+        InviteMemberRequest: {
+            /**
+             * Format: email
+             * @description Whom to invite. An address without a verified account becomes a member once an account with it is verified.
+             * @example grace@example.com
+             */
+            email: string;
+            /**
+             * @description `owner`: everything, deleting the organization and making or unmaking owners included. `admin`: its name and its members (owners excepted). `operator`: configures its devices, sends commands, acknowledges alerts. `viewer`: reads. Only an owner may invite an owner.
+             * @example operator
+             * @enum {string}
+             */
+            role: "owner" | "admin" | "operator" | "viewer";
+        };
+        MemberResponse: {
+            /**
+             * Format: uuid
+             * @example 0c1d2e3f-4a5b-4c6d-8e7f-8091a2b3c4d5
+             */
+            memberId: string;
+            /**
+             * @description Trimmed and lower-cased. The same whether the address has an account or not.
+             * @example grace@example.com
+             */
+            email: string;
+            /**
+             * @example operator
+             * @enum {string}
+             */
+            role: "owner" | "admin" | "operator" | "viewer";
+            /**
+             * Format: date-time
+             * @example 2026-12-06T09:00:00.000Z
+             */
+            invitedAt: string;
+        };
+        MemberListResponse: {
+            /** @description Members and invitations, oldest first. */
+            items: components["schemas"]["MemberResponse"][];
+            /**
+             * @description Pass as `cursor` for the next page; null on the last page.
+             * @example null
+             */
+            nextCursor: string | null;
+        };
+        ChangeMemberRequest: {
+            /**
+             * @description `owner`: everything, deleting the organization and making or unmaking owners included. `admin`: its name and its members (owners excepted). `operator`: configures its devices, sends commands, acknowledges alerts. `viewer`: reads. Only an owner may make or unmake an owner; the last owner stays one.
+             * @example admin
+             * @enum {string}
+             */
+            role: "owner" | "admin" | "operator" | "viewer";
         };
         SendCommandRequest: {
             /**
@@ -4661,7 +4886,7 @@ export interface components {
          * @description Stable machine-readable code: branch on it. Each operation lists the codes it can answer per status.
          * @enum {string}
          */
-        ProblemCode: "VALIDATION_FAILED" | "MALFORMED_BODY" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "CLAIM_CODE_REQUIRED" | "UNAUTHORIZED" | "INVALID_CREDENTIALS" | "INVALID_TOKEN" | "FORBIDDEN" | "API_KEY_SCOPE" | "SHARE_ROLE" | "TOO_MANY_SHARES" | "TOO_MANY_API_KEYS" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "DEVICE_ALREADY_REGISTERED" | "TOO_MANY_WEBHOOKS" | "WEBHOOK_DISABLED" | "INVALID_ALERT_RULE" | "WEBHOOK_URL_NOT_ALLOWED" | "PASSWORD_TOO_COMMON" | "EMAIL_NOT_VERIFIED" | "INVALID_CLAIM" | "DEVICE_ALREADY_CLAIMED" | "DEVICE_SECRET_REQUIRED" | "CLAIM_CODE_ALREADY_SET" | "REGISTRATION_NOT_ALLOWED" | "PRECONDITION_FAILED" | "CONFIG_VERSION_UNKNOWN" | "FIRMWARE_RELEASE_EXISTS" | "FIRMWARE_SIGNATURE_REQUIRED" | "FIRMWARE_SIGNATURE_INVALID" | "SIGNING_KEY_UNKNOWN" | "SIGNING_KEY_REVOKED" | "SIGNING_KEY_EXISTS" | "FIRMWARE_IMAGE_MISMATCH" | "FIRMWARE_IMAGE_NOT_HOSTED" | "RANGE_NOT_SATISFIABLE" | "DEVICE_DECOMMISSIONED" | "TRANSFER_RECIPIENT_INVALID" | "RATE_LIMITED" | "TOO_MANY_STREAMS" | "TOO_MANY_EXPORTS" | "TOO_MANY_COMMANDS" | "COMMAND_NOT_QUEUED" | "COMMAND_FINISHED" | "LOG_QUOTA_EXCEEDED" | "SERVICE_UNAVAILABLE" | "INTERNAL_ERROR";
+        ProblemCode: "VALIDATION_FAILED" | "MALFORMED_BODY" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "CLAIM_CODE_REQUIRED" | "UNAUTHORIZED" | "INVALID_CREDENTIALS" | "INVALID_TOKEN" | "FORBIDDEN" | "API_KEY_SCOPE" | "SHARE_ROLE" | "TOO_MANY_SHARES" | "ORGANIZATION_ROLE" | "LAST_OWNER" | "PERSONAL_ORGANIZATION" | "TOO_MANY_API_KEYS" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "DEVICE_ALREADY_REGISTERED" | "TOO_MANY_WEBHOOKS" | "WEBHOOK_DISABLED" | "INVALID_ALERT_RULE" | "WEBHOOK_URL_NOT_ALLOWED" | "PASSWORD_TOO_COMMON" | "EMAIL_NOT_VERIFIED" | "INVALID_CLAIM" | "DEVICE_ALREADY_CLAIMED" | "DEVICE_SECRET_REQUIRED" | "CLAIM_CODE_ALREADY_SET" | "REGISTRATION_NOT_ALLOWED" | "PRECONDITION_FAILED" | "CONFIG_VERSION_UNKNOWN" | "FIRMWARE_RELEASE_EXISTS" | "FIRMWARE_SIGNATURE_REQUIRED" | "FIRMWARE_SIGNATURE_INVALID" | "SIGNING_KEY_UNKNOWN" | "SIGNING_KEY_REVOKED" | "SIGNING_KEY_EXISTS" | "FIRMWARE_IMAGE_MISMATCH" | "FIRMWARE_IMAGE_NOT_HOSTED" | "RANGE_NOT_SATISFIABLE" | "DEVICE_DECOMMISSIONED" | "TRANSFER_RECIPIENT_INVALID" | "RATE_LIMITED" | "TOO_MANY_STREAMS" | "TOO_MANY_EXPORTS" | "TOO_MANY_COMMANDS" | "COMMAND_NOT_QUEUED" | "COMMAND_FINISHED" | "LOG_QUOTA_EXCEEDED" | "SERVICE_UNAVAILABLE" | "INTERNAL_ERROR";
         FieldErrorResponse: {
             /** @example claimCode */
             field: string;
@@ -12416,7 +12641,7 @@ export interface operations {
                 deviceId?: string;
                 /** @description Only entries whose actor is this account (userId). */
                 actorId?: string;
-                /** @description Comma-separated actions (device.claimed, device.released, device.transferred, device.decommissioned, device.reopened, device.re_registration_opened, device.renamed, device.config_changed, config.defaults_changed, alert_rules.changed, alert_rules.defaults_changed, firmware.release_created, firmware.release_changed, firmware.signing_key_added, firmware.signing_key_revoked, api_key.created, api_key.revoked, share.created, share.revoked, device.command_sent, device.command_cancelled). */
+                /** @description Comma-separated actions (device.claimed, device.released, device.transferred, device.decommissioned, device.reopened, device.re_registration_opened, device.renamed, device.config_changed, config.defaults_changed, alert_rules.changed, alert_rules.defaults_changed, firmware.release_created, firmware.release_changed, firmware.signing_key_added, firmware.signing_key_revoked, api_key.created, api_key.revoked, share.created, share.revoked, device.command_sent, device.command_cancelled, organization.created, organization.changed, organization.deleted, organization.member_invited, organization.member_changed, organization.member_removed, organization.transferred). */
                 action?: string;
                 /** @description Entries at or after this instant. */
                 from?: string;
@@ -12818,6 +13043,1161 @@ export interface operations {
                         status: 404;
                         /** @enum {string} */
                         code: "NOT_FOUND";
+                    };
+                };
+            };
+            /** @description Temporarily unavailable (the database cannot be reached, or this instance is stopping): send it again after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before sending the request again. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 503;
+                        /** @enum {string} */
+                        code: "SERVICE_UNAVAILABLE";
+                    };
+                };
+            };
+        };
+    };
+    listOrganizations: {
+        parameters: {
+            query?: {
+                /** @description Items per page. */
+                limit?: number;
+                /** @description nextCursor of the previous page, exactly as returned; anything else is a 400 naming `cursor`. */
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of your organizations. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OrganizationListResponse"];
+                };
+            };
+            /** @description The request is not valid; `errors` names each field at fault. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 400;
+                        /** @enum {string} */
+                        code: "VALIDATION_FAILED";
+                    };
+                };
+            };
+            /** @description Missing, invalid, expired or revoked credentials. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 401;
+                        /** @enum {string} */
+                        code: "UNAUTHORIZED";
+                    };
+                };
+            };
+            /** @description Authenticated but not allowed. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 403;
+                        /** @enum {string} */
+                        code: "API_KEY_SCOPE";
+                    };
+                };
+            };
+            /** @description Temporarily unavailable (the database cannot be reached, or this instance is stopping): send it again after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before sending the request again. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 503;
+                        /** @enum {string} */
+                        code: "SERVICE_UNAVAILABLE";
+                    };
+                };
+            };
+        };
+    };
+    createOrganization: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateOrganizationRequest"];
+            };
+        };
+        responses: {
+            /** @description Created. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OrganizationResponse"];
+                };
+            };
+            /** @description The request is not valid; `errors` names each field at fault. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 400;
+                        /** @enum {string} */
+                        code: "VALIDATION_FAILED" | "MALFORMED_BODY";
+                    };
+                };
+            };
+            /** @description Missing, invalid, expired or revoked credentials. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 401;
+                        /** @enum {string} */
+                        code: "UNAUTHORIZED";
+                    };
+                };
+            };
+            /** @description Authenticated but not allowed. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 403;
+                        /** @enum {string} */
+                        code: "API_KEY_SCOPE";
+                    };
+                };
+            };
+            /** @description The body is larger than this operation accepts. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 413;
+                        /** @enum {string} */
+                        code: "PAYLOAD_TOO_LARGE";
+                    };
+                };
+            };
+            /** @description The body is not JSON. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 415;
+                        /** @enum {string} */
+                        code: "UNSUPPORTED_MEDIA_TYPE";
+                    };
+                };
+            };
+            /** @description Temporarily unavailable (the database cannot be reached, or this instance is stopping): send it again after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before sending the request again. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 503;
+                        /** @enum {string} */
+                        code: "SERVICE_UNAVAILABLE";
+                    };
+                };
+            };
+        };
+    };
+    getOrganization: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                organizationId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The organization, with your role. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OrganizationResponse"];
+                };
+            };
+            /** @description The request is not valid; `errors` names each field at fault. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 400;
+                        /** @enum {string} */
+                        code: "VALIDATION_FAILED";
+                    };
+                };
+            };
+            /** @description Missing, invalid, expired or revoked credentials. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 401;
+                        /** @enum {string} */
+                        code: "UNAUTHORIZED";
+                    };
+                };
+            };
+            /** @description Authenticated but not allowed. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 403;
+                        /** @enum {string} */
+                        code: "API_KEY_SCOPE";
+                    };
+                };
+            };
+            /** @description Not found, or not visible to you. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 404;
+                        /** @enum {string} */
+                        code: "NOT_FOUND";
+                    };
+                };
+            };
+            /** @description Temporarily unavailable (the database cannot be reached, or this instance is stopping): send it again after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before sending the request again. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 503;
+                        /** @enum {string} */
+                        code: "SERVICE_UNAVAILABLE";
+                    };
+                };
+            };
+        };
+    };
+    deleteOrganization: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                organizationId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The request is not valid; `errors` names each field at fault. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 400;
+                        /** @enum {string} */
+                        code: "VALIDATION_FAILED";
+                    };
+                };
+            };
+            /** @description Missing, invalid, expired or revoked credentials. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 401;
+                        /** @enum {string} */
+                        code: "UNAUTHORIZED";
+                    };
+                };
+            };
+            /** @description Authenticated but not allowed. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 403;
+                        /** @enum {string} */
+                        code: "ORGANIZATION_ROLE" | "API_KEY_SCOPE";
+                    };
+                };
+            };
+            /** @description Not found, or not visible to you. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 404;
+                        /** @enum {string} */
+                        code: "NOT_FOUND";
+                    };
+                };
+            };
+            /** @description Conflicts with the current state. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 409;
+                        /** @enum {string} */
+                        code: "PERSONAL_ORGANIZATION";
+                    };
+                };
+            };
+            /** @description Temporarily unavailable (the database cannot be reached, or this instance is stopping): send it again after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before sending the request again. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 503;
+                        /** @enum {string} */
+                        code: "SERVICE_UNAVAILABLE";
+                    };
+                };
+            };
+        };
+    };
+    updateOrganization: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                organizationId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdateOrganizationRequest"];
+            };
+        };
+        responses: {
+            /** @description Renamed. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OrganizationResponse"];
+                };
+            };
+            /** @description The request is not valid; `errors` names each field at fault. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 400;
+                        /** @enum {string} */
+                        code: "VALIDATION_FAILED" | "MALFORMED_BODY";
+                    };
+                };
+            };
+            /** @description Missing, invalid, expired or revoked credentials. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 401;
+                        /** @enum {string} */
+                        code: "UNAUTHORIZED";
+                    };
+                };
+            };
+            /** @description Authenticated but not allowed. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 403;
+                        /** @enum {string} */
+                        code: "ORGANIZATION_ROLE" | "API_KEY_SCOPE";
+                    };
+                };
+            };
+            /** @description Not found, or not visible to you. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 404;
+                        /** @enum {string} */
+                        code: "NOT_FOUND";
+                    };
+                };
+            };
+            /** @description The body is larger than this operation accepts. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 413;
+                        /** @enum {string} */
+                        code: "PAYLOAD_TOO_LARGE";
+                    };
+                };
+            };
+            /** @description The body is not JSON. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 415;
+                        /** @enum {string} */
+                        code: "UNSUPPORTED_MEDIA_TYPE";
+                    };
+                };
+            };
+            /** @description Temporarily unavailable (the database cannot be reached, or this instance is stopping): send it again after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before sending the request again. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 503;
+                        /** @enum {string} */
+                        code: "SERVICE_UNAVAILABLE";
+                    };
+                };
+            };
+        };
+    };
+    transferOrganization: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                organizationId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["TransferOrganizationRequest"];
+            };
+        };
+        responses: {
+            /** @description Transferred: the organization with your new role. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OrganizationResponse"];
+                };
+            };
+            /** @description The request is not valid; `errors` names each field at fault. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 400;
+                        /** @enum {string} */
+                        code: "VALIDATION_FAILED" | "MALFORMED_BODY";
+                    };
+                };
+            };
+            /** @description Missing, invalid, expired or revoked credentials. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 401;
+                        /** @enum {string} */
+                        code: "UNAUTHORIZED";
+                    };
+                };
+            };
+            /** @description Authenticated but not allowed. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 403;
+                        /** @enum {string} */
+                        code: "ORGANIZATION_ROLE" | "API_KEY_SCOPE";
+                    };
+                };
+            };
+            /** @description Not found, or not visible to you. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 404;
+                        /** @enum {string} */
+                        code: "NOT_FOUND";
+                    };
+                };
+            };
+            /** @description Conflicts with the current state. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 409;
+                        /** @enum {string} */
+                        code: "PERSONAL_ORGANIZATION";
+                    };
+                };
+            };
+            /** @description The body is larger than this operation accepts. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 413;
+                        /** @enum {string} */
+                        code: "PAYLOAD_TOO_LARGE";
+                    };
+                };
+            };
+            /** @description The body is not JSON. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 415;
+                        /** @enum {string} */
+                        code: "UNSUPPORTED_MEDIA_TYPE";
+                    };
+                };
+            };
+            /** @description Temporarily unavailable (the database cannot be reached, or this instance is stopping): send it again after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before sending the request again. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 503;
+                        /** @enum {string} */
+                        code: "SERVICE_UNAVAILABLE";
+                    };
+                };
+            };
+        };
+    };
+    listOrganizationMembers: {
+        parameters: {
+            query?: {
+                /** @description Items per page. */
+                limit?: number;
+                /** @description nextCursor of the previous page, exactly as returned; anything else is a 400 naming `cursor`. */
+                cursor?: string;
+            };
+            header?: never;
+            path: {
+                organizationId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of members. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MemberListResponse"];
+                };
+            };
+            /** @description The request is not valid; `errors` names each field at fault. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 400;
+                        /** @enum {string} */
+                        code: "VALIDATION_FAILED";
+                    };
+                };
+            };
+            /** @description Missing, invalid, expired or revoked credentials. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 401;
+                        /** @enum {string} */
+                        code: "UNAUTHORIZED";
+                    };
+                };
+            };
+            /** @description Authenticated but not allowed. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 403;
+                        /** @enum {string} */
+                        code: "API_KEY_SCOPE";
+                    };
+                };
+            };
+            /** @description Not found, or not visible to you. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 404;
+                        /** @enum {string} */
+                        code: "NOT_FOUND";
+                    };
+                };
+            };
+            /** @description Temporarily unavailable (the database cannot be reached, or this instance is stopping): send it again after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before sending the request again. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 503;
+                        /** @enum {string} */
+                        code: "SERVICE_UNAVAILABLE";
+                    };
+                };
+            };
+        };
+    };
+    inviteOrganizationMember: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                organizationId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["InviteMemberRequest"];
+            };
+        };
+        responses: {
+            /** @description The address was a member already: its role is now the one given. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MemberResponse"];
+                };
+            };
+            /** @description Invited. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MemberResponse"];
+                };
+            };
+            /** @description The request is not valid; `errors` names each field at fault. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 400;
+                        /** @enum {string} */
+                        code: "VALIDATION_FAILED" | "MALFORMED_BODY";
+                    };
+                };
+            };
+            /** @description Missing, invalid, expired or revoked credentials. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 401;
+                        /** @enum {string} */
+                        code: "UNAUTHORIZED";
+                    };
+                };
+            };
+            /** @description Authenticated but not allowed. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 403;
+                        /** @enum {string} */
+                        code: "ORGANIZATION_ROLE" | "API_KEY_SCOPE";
+                    };
+                };
+            };
+            /** @description Not found, or not visible to you. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 404;
+                        /** @enum {string} */
+                        code: "NOT_FOUND";
+                    };
+                };
+            };
+            /** @description Conflicts with the current state. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 409;
+                        /** @enum {string} */
+                        code: "LAST_OWNER" | "PERSONAL_ORGANIZATION";
+                    };
+                };
+            };
+            /** @description The body is larger than this operation accepts. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 413;
+                        /** @enum {string} */
+                        code: "PAYLOAD_TOO_LARGE";
+                    };
+                };
+            };
+            /** @description The body is not JSON. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 415;
+                        /** @enum {string} */
+                        code: "UNSUPPORTED_MEDIA_TYPE";
+                    };
+                };
+            };
+            /** @description Temporarily unavailable (the database cannot be reached, or this instance is stopping): send it again after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before sending the request again. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 503;
+                        /** @enum {string} */
+                        code: "SERVICE_UNAVAILABLE";
+                    };
+                };
+            };
+        };
+    };
+    removeOrganizationMember: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                organizationId: string;
+                memberId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Removed: they see the organization no more. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The request is not valid; `errors` names each field at fault. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 400;
+                        /** @enum {string} */
+                        code: "VALIDATION_FAILED";
+                    };
+                };
+            };
+            /** @description Missing, invalid, expired or revoked credentials. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 401;
+                        /** @enum {string} */
+                        code: "UNAUTHORIZED";
+                    };
+                };
+            };
+            /** @description Authenticated but not allowed. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 403;
+                        /** @enum {string} */
+                        code: "ORGANIZATION_ROLE" | "API_KEY_SCOPE";
+                    };
+                };
+            };
+            /** @description Not found, or not visible to you. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 404;
+                        /** @enum {string} */
+                        code: "NOT_FOUND";
+                    };
+                };
+            };
+            /** @description Conflicts with the current state. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 409;
+                        /** @enum {string} */
+                        code: "LAST_OWNER" | "PERSONAL_ORGANIZATION";
+                    };
+                };
+            };
+            /** @description Temporarily unavailable (the database cannot be reached, or this instance is stopping): send it again after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before sending the request again. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 503;
+                        /** @enum {string} */
+                        code: "SERVICE_UNAVAILABLE";
+                    };
+                };
+            };
+        };
+    };
+    updateOrganizationMember: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                organizationId: string;
+                memberId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ChangeMemberRequest"];
+            };
+        };
+        responses: {
+            /** @description The member with the role. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MemberResponse"];
+                };
+            };
+            /** @description The request is not valid; `errors` names each field at fault. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 400;
+                        /** @enum {string} */
+                        code: "VALIDATION_FAILED" | "MALFORMED_BODY";
+                    };
+                };
+            };
+            /** @description Missing, invalid, expired or revoked credentials. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 401;
+                        /** @enum {string} */
+                        code: "UNAUTHORIZED";
+                    };
+                };
+            };
+            /** @description Authenticated but not allowed. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 403;
+                        /** @enum {string} */
+                        code: "ORGANIZATION_ROLE" | "API_KEY_SCOPE";
+                    };
+                };
+            };
+            /** @description Not found, or not visible to you. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 404;
+                        /** @enum {string} */
+                        code: "NOT_FOUND";
+                    };
+                };
+            };
+            /** @description Conflicts with the current state. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 409;
+                        /** @enum {string} */
+                        code: "LAST_OWNER" | "PERSONAL_ORGANIZATION";
+                    };
+                };
+            };
+            /** @description The body is larger than this operation accepts. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 413;
+                        /** @enum {string} */
+                        code: "PAYLOAD_TOO_LARGE";
+                    };
+                };
+            };
+            /** @description The body is not JSON. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 415;
+                        /** @enum {string} */
+                        code: "UNSUPPORTED_MEDIA_TYPE";
                     };
                 };
             };

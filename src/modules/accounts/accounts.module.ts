@@ -9,6 +9,8 @@ import { SqlRefreshTokenStore } from '../../shared/auth-tokens/sql-refresh-token
 import { DatabaseConnection } from '../../shared/database/database-connection.js';
 import { Sql } from '../../shared/database/sql.js';
 import { SharingModule, SharingService } from '../sharing/index.js';
+import { OrganizationsModule, OrganizationsService } from '../organizations/index.js';
+import { AccountHooks } from './application/account-hooks.js';
 import { AccountsService } from './application/accounts.service.js';
 import { AccountPasswordService } from './application/account-password.service.js';
 import { AccountSessionsService } from './application/account-sessions.service.js';
@@ -30,6 +32,7 @@ import { USER_REFRESH_TOKENS } from './infrastructure/user.record.js';
 @Module({
   imports: [
     SharingModule,
+    OrganizationsModule,
     JwtModule.registerAsync({
       inject: [Secrets],
       useFactory: (secrets: Secrets) => ({ secret: hmacKey(secrets.customerJwtSecret), signOptions: { algorithm: 'HS256' }, verifyOptions: { algorithms: ['HS256'] } }),
@@ -55,6 +58,7 @@ import { USER_REFRESH_TOKENS } from './infrastructure/user.record.js';
     SendSignupNotice,
     SendPasswordResetMail,
     AccountErasure,
+    AccountHooks,
     { provide: AccountMailOutbox, useClass: QueuedAccountMails },
     // The port the customer guard looks customers up through (src/auth/principals.ts).
     { provide: CustomerAuthenticator, useExisting: AccountSessionsService },
@@ -68,10 +72,17 @@ export class AccountsModule implements OnApplicationBootstrap {
     private readonly database: DatabaseConnection,
     erasure: AccountErasure,
     sharing: SharingService,
+    hooks: AccountHooks,
+    organizations: OrganizationsService,
   ) {
     // Shares the account granted or holds, and those waiting for its address, go with it. (Accounts
     // already depend on sharing, which binds waiting shares at verification; sharing cannot import accounts.)
     erasure.register('sharing: drop the shares', (tx, account) => sharing.removeAllOf(tx, account.userId).then(() => undefined));
+    // Every account has its personal organization; invitations wait for a verified address; the
+    // account's memberships, personal organization and those it alone owns go with it.
+    hooks.onCreated('organizations: the personal organization', (tx, account) => organizations.createPersonal(tx, account));
+    hooks.onVerified('organizations: bind the invitations', (userId, email) => organizations.bindVerified(userId, email));
+    erasure.register('organizations: drop the memberships', (tx, account) => organizations.removeAllOf(tx, account.userId));
   }
 
   async onApplicationBootstrap(): Promise<void> {

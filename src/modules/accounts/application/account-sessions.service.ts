@@ -15,6 +15,7 @@ import { CustomerSessions } from './customer-sessions.js';
 import { PasswordCheck } from './password-check.js';
 import { UserTokens, type CustomerTokenClaims } from './user-tokens.js';
 import { SharingService } from '../../sharing/index.js';
+import { AccountHooks } from './account-hooks.js';
 
 /** A customer's sessions: logging in, refreshing and ending them, and the guard's check of an access token. */
 @Injectable()
@@ -30,6 +31,7 @@ export class AccountSessionsService implements CustomerAuthenticator {
     private readonly env: Env,
     private readonly sessions: CustomerSessions,
     private readonly sharing: SharingService,
+    private readonly hooks: AccountHooks,
   ) {}
 
   async login(email: string, password: string, clientAddress: string): Promise<TokenPair> {
@@ -41,7 +43,10 @@ export class AccountSessionsService implements CustomerAuthenticator {
       if (!user || !passwordMatches) throw new InvalidLoginError();
       // A hash made with older parameters (ARGON2_OPTIONS) is replaced now that the password is known.
       if (this.hasher.needsRehash(user.passwordHash)) await this.users.replacePasswordHash(user.id, user.passwordHash, await this.hasher.hashLowEntropy(password));
-      if (user.emailVerified) await this.sharing.bindVerified(user.id, user.email);
+      if (user.emailVerified) {
+        await this.sharing.bindVerified(user.id, user.email);
+        await this.hooks.verified(user.id, user.email);
+      }
       return this.tokens.issue(user, this.clock.now());
     });
   }

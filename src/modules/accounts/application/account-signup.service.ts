@@ -12,6 +12,7 @@ import { UserRepository } from '../domain/user.repository.js';
 import { AccountMailOutbox } from './account-mails.js';
 import { CustomerSessions } from './customer-sessions.js';
 import { SharingService } from '../../sharing/index.js';
+import { AccountHooks } from './account-hooks.js';
 
 /** A customer's sign-up and the verification of their e-mail address. */
 @Injectable()
@@ -25,6 +26,7 @@ export class AccountSignupService {
     private readonly env: Env,
     private readonly sessions: CustomerSessions,
     private readonly sharing: SharingService,
+    private readonly hooks: AccountHooks,
   ) {}
 
   /**
@@ -41,7 +43,10 @@ export class AccountSignupService {
     const now = this.clock.now();
     const user = User.create({ id: randomUUID(), email: normalized, passwordHash: await this.hasher.hashLowEntropy(password), role: 'customer', verified: false, now });
     // The verification mail's job commits with the account: no account without its mail.
-    const created = await this.users.insertIfEmailFree(user, (tx) => this.mails.verification(user, tx));
+    const created = await this.users.insertIfEmailFree(user, async (tx) => {
+      await this.mails.verification(user, tx);
+      await this.hooks.created(tx, { userId: user.id, email: user.email, at: now });
+    });
     if (!created) await this.sendSignupNotice(normalized);
     return { email: normalized };
   }
@@ -56,6 +61,7 @@ export class AccountSignupService {
     this.sessions.changed(user.id);
     // Shares waiting for this address start to count now (and again at each login, should this fail).
     await this.sharing.bindVerified(user.id, user.email);
+    await this.hooks.verified(user.id, user.email);
     return user;
   }
 

@@ -7,6 +7,7 @@ import { UnauthorizedError } from '../../../shared/domain-error.js';
 import { AdministratorNotDeletableError } from '../domain/accounts.errors.js';
 import { User } from '../domain/user.js';
 import { UserRepository } from '../domain/user.repository.js';
+import { AccountHooks } from './account-hooks.js';
 import { AccountErasure } from './account-erasure.js';
 import { CustomerSessions } from './customer-sessions.js';
 import { PasswordCheck } from './password-check.js';
@@ -28,6 +29,7 @@ export class AccountsService {
     private readonly clock: Clock,
     private readonly sessions: CustomerSessions,
     private readonly erasure: AccountErasure,
+    private readonly hooks: AccountHooks,
   ) {}
 
   /**
@@ -89,7 +91,7 @@ export class AccountsService {
     if (!existing) {
       const admin = User.create({ id: randomUUID(), email: normalized, passwordHash: await this.hasher.hashLowEntropy(password), role: 'admin', verified: true, now });
       // The address stays out of the log (the user id names the account), like every address.
-      if (await this.users.insertIfEmailFree(admin)) this.logger.log({ userId: admin.id }, 'Administrator account from ADMIN_EMAIL created');
+      if (await this.users.insertIfEmailFree(admin, (tx) => this.hooks.created(tx, { userId: admin.id, email: admin.email, at: now }))) this.logger.log({ userId: admin.id }, 'Administrator account from ADMIN_EMAIL created');
       return;
     }
     if (existing.isAdmin && existing.emailVerified && (await this.hasher.verifyLowEntropy(password, existing.passwordHash))) return;

@@ -21,6 +21,13 @@ export const AUDIT_ACTIONS = [
   'share.revoked',
   'device.command_sent',
   'device.command_cancelled',
+  'organization.created',
+  'organization.changed',
+  'organization.deleted',
+  'organization.member_invited',
+  'organization.member_changed',
+  'organization.member_removed',
+  'organization.transferred',
 ] as const;
 
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];

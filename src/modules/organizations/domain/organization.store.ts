@@ -1,0 +1,57 @@
+import type { SqlRunner } from '../../../shared/database/sql.js';
+import type { MyOrganization, Organization, OrganizationMember, OrganizationRole } from './organization.js';
+
+/** A page position: the last item's (time, id). */
+export interface After {
+  at: Date;
+  id: string;
+}
+
+/**
+ * One member's transaction on one organization, its row locked until commit: two owners cannot
+ * both step down, nor a member be changed twice at once. `me` is the caller's membership.
+ */
+export interface OrganizationSession {
+  tx: SqlRunner;
+  me: MyOrganization;
+  /** In a personal organization, the membership of its account (which cannot leave it or stop owning it); otherwise null. */
+  personalAccountMemberId: string | null;
+  /** Owner memberships, invitations included. */
+  ownerCount(): Promise<number>;
+  member(memberId: string): Promise<OrganizationMember | null>;
+  memberByEmail(email: string): Promise<OrganizationMember | null>;
+  /** Inserts the invitation, bound at once to a verified account with that address if there is one. */
+  invite(member: OrganizationMember): Promise<void>;
+  setRole(memberId: string, role: OrganizationRole): Promise<OrganizationMember>;
+  remove(memberId: string): Promise<void>;
+  rename(name: string, at: Date): Promise<Organization>;
+  delete(): Promise<void>;
+}
+
+/** The first owner of a new organization: the account that creates it, with its own address. */
+export interface NewOwner {
+  memberId: string;
+  userId: string;
+  role: 'owner';
+  invitedAt: Date;
+}
+
+export abstract class OrganizationStore {
+  /** The account's personal organization (its id is the account's), with the account as owner; nothing if it exists. */
+  abstract createPersonal(tx: SqlRunner, account: { userId: string; email: string; at: Date }): Promise<void>;
+  /** A new organization and its first owner, then `onStored` in the same transaction. */
+  abstract create(organization: Organization, owner: NewOwner, onStored: (tx: SqlRunner) => Promise<void>): Promise<void>;
+  /** The organizations the account is a member of (bound), oldest first. */
+  abstract listMine(userId: string, limit: number, after: After | null): Promise<MyOrganization[]>;
+  abstract findMine(userId: string, organizationId: string): Promise<MyOrganization | null>;
+  abstract members(organizationId: string, limit: number, after: After | null): Promise<OrganizationMember[]>;
+  /** Runs `work` in a transaction holding the organization's row; null when the account is not a member. */
+  abstract withOrganization<T>(userId: string, organizationId: string, work: (session: OrganizationSession) => Promise<T>): Promise<T | null>;
+  /** An account verified its address: the invitations waiting for it start to count. */
+  abstract bind(userId: string, email: string): Promise<number>;
+  /**
+   * Account deletion, in its transaction: its personal organization, the organizations it is the
+   * only owner of, its memberships and the invitations waiting for its address.
+   */
+  abstract deleteOfUser(tx: SqlRunner, userId: string): Promise<void>;
+}
