@@ -18,6 +18,7 @@ const TITLES = {
   ORGANIZATION_ROLE: 'Your role in this organization does not allow this',
   LAST_OWNER: 'An organization keeps at least one owner',
   PERSONAL_ORGANIZATION: 'Your personal organization stays yours',
+  ORGANIZATION_NOT_EMPTY: 'The organization owns devices',
   TOO_MANY_API_KEYS: 'Too many API keys',
   NOT_FOUND: 'Not found',
   METHOD_NOT_ALLOWED: 'Method not allowed',

@@ -397,7 +397,7 @@ export interface paths {
         post?: never;
         /**
          * Delete the signed-in account
-         * @description Confirmed with the password. The account’s devices are released (claimable again, their telemetry kept with them), its sessions, webhooks and pending notifications end, and the account with its e-mail address is deleted. A wrong password answers 403 INVALID_CREDENTIALS and counts as a failed login; an administrator account cannot delete itself (403 FORBIDDEN).
+         * @description Confirmed with the password. The account’s devices are released (claimable again, their telemetry kept with them), its sessions, webhooks and pending notifications end, and the account with its e-mail address is deleted. A wrong password answers 403 INVALID_CREDENTIALS and counts as a failed login; an administrator account cannot delete itself (403 FORBIDDEN). Its personal organization, its memberships and the organizations it alone owns go with it; while it alone owns an organization that owns devices, the deletion is refused with 409 LAST_OWNER naming them, and nothing is deleted.
          */
         delete: operations["deleteCurrentUser"];
         options?: never;
@@ -417,7 +417,7 @@ export interface paths {
         put?: never;
         /**
          * Claim ownership of a gateway
-         * @description With the claim code from the gateway label, or for devices registered before claim codes with the device secret. Claiming a device you already own answers 200 again with the original claimedAt.
+         * @description With the claim code from the gateway label, or for devices registered before claim codes with the device secret. Claiming a device you already own answers 200 again with the original claimedAt. `organizationId` claims it into an organization you are an owner, admin or operator of (a viewer there gets 403 ORGANIZATION_ROLE, a non-member 400 naming organizationId); the rules of the claim then read “you” as that organization.
          */
         post: operations["claimDevice"];
         delete?: never;
@@ -1360,8 +1360,8 @@ export interface paths {
         put?: never;
         post?: never;
         /**
-         * Delete an organization (owners); not your personal one
-         * @description Its memberships and invitations go with it.
+         * Delete an organization (owners); not your personal one, nor one that owns devices
+         * @description Its memberships and invitations go with it. An organization that owns devices is 409 ORGANIZATION_NOT_EMPTY: release them first.
          */
         delete: operations["deleteOrganization"];
         options?: never;
@@ -2535,12 +2535,19 @@ export interface components {
              * @example q7w4Yx0bW7b0R2mCw0w5m1cN1x6f3j8Hh2kP9sT4uVw
              */
             deviceSecret?: string;
+            /**
+             * Format: uuid
+             * @description The organization to claim the device into, one you are an owner, admin or operator of (GET /api/v1/organizations). Left out: your personal organization.
+             * @example 5b2f8c1e-3d4a-4e6b-9c7d-8e9f0a1b2c3d
+             */
+            organizationId?: string;
         };
         ClaimResponse: {
             /** @example gw-0001 */
             deviceId: string;
             /**
              * Format: uuid
+             * @description The organization that owns the device: your personal organization has your account's id.
              * @example 3f0b6a8e-2a52-4f7e-9a35-8c0d7c5e1b2a
              */
             ownerId: string;
@@ -4886,7 +4893,7 @@ export interface components {
          * @description Stable machine-readable code: branch on it. Each operation lists the codes it can answer per status.
          * @enum {string}
          */
-        ProblemCode: "VALIDATION_FAILED" | "MALFORMED_BODY" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "CLAIM_CODE_REQUIRED" | "UNAUTHORIZED" | "INVALID_CREDENTIALS" | "INVALID_TOKEN" | "FORBIDDEN" | "API_KEY_SCOPE" | "SHARE_ROLE" | "TOO_MANY_SHARES" | "ORGANIZATION_ROLE" | "LAST_OWNER" | "PERSONAL_ORGANIZATION" | "TOO_MANY_API_KEYS" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "DEVICE_ALREADY_REGISTERED" | "TOO_MANY_WEBHOOKS" | "WEBHOOK_DISABLED" | "INVALID_ALERT_RULE" | "WEBHOOK_URL_NOT_ALLOWED" | "PASSWORD_TOO_COMMON" | "EMAIL_NOT_VERIFIED" | "INVALID_CLAIM" | "DEVICE_ALREADY_CLAIMED" | "DEVICE_SECRET_REQUIRED" | "CLAIM_CODE_ALREADY_SET" | "REGISTRATION_NOT_ALLOWED" | "PRECONDITION_FAILED" | "CONFIG_VERSION_UNKNOWN" | "FIRMWARE_RELEASE_EXISTS" | "FIRMWARE_SIGNATURE_REQUIRED" | "FIRMWARE_SIGNATURE_INVALID" | "SIGNING_KEY_UNKNOWN" | "SIGNING_KEY_REVOKED" | "SIGNING_KEY_EXISTS" | "FIRMWARE_IMAGE_MISMATCH" | "FIRMWARE_IMAGE_NOT_HOSTED" | "RANGE_NOT_SATISFIABLE" | "DEVICE_DECOMMISSIONED" | "TRANSFER_RECIPIENT_INVALID" | "RATE_LIMITED" | "TOO_MANY_STREAMS" | "TOO_MANY_EXPORTS" | "TOO_MANY_COMMANDS" | "COMMAND_NOT_QUEUED" | "COMMAND_FINISHED" | "LOG_QUOTA_EXCEEDED" | "SERVICE_UNAVAILABLE" | "INTERNAL_ERROR";
+        ProblemCode: "VALIDATION_FAILED" | "MALFORMED_BODY" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "CLAIM_CODE_REQUIRED" | "UNAUTHORIZED" | "INVALID_CREDENTIALS" | "INVALID_TOKEN" | "FORBIDDEN" | "API_KEY_SCOPE" | "SHARE_ROLE" | "TOO_MANY_SHARES" | "ORGANIZATION_ROLE" | "LAST_OWNER" | "PERSONAL_ORGANIZATION" | "ORGANIZATION_NOT_EMPTY" | "TOO_MANY_API_KEYS" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "DEVICE_ALREADY_REGISTERED" | "TOO_MANY_WEBHOOKS" | "WEBHOOK_DISABLED" | "INVALID_ALERT_RULE" | "WEBHOOK_URL_NOT_ALLOWED" | "PASSWORD_TOO_COMMON" | "EMAIL_NOT_VERIFIED" | "INVALID_CLAIM" | "DEVICE_ALREADY_CLAIMED" | "DEVICE_SECRET_REQUIRED" | "CLAIM_CODE_ALREADY_SET" | "REGISTRATION_NOT_ALLOWED" | "PRECONDITION_FAILED" | "CONFIG_VERSION_UNKNOWN" | "FIRMWARE_RELEASE_EXISTS" | "FIRMWARE_SIGNATURE_REQUIRED" | "FIRMWARE_SIGNATURE_INVALID" | "SIGNING_KEY_UNKNOWN" | "SIGNING_KEY_REVOKED" | "SIGNING_KEY_EXISTS" | "FIRMWARE_IMAGE_MISMATCH" | "FIRMWARE_IMAGE_NOT_HOSTED" | "RANGE_NOT_SATISFIABLE" | "DEVICE_DECOMMISSIONED" | "TRANSFER_RECIPIENT_INVALID" | "RATE_LIMITED" | "TOO_MANY_STREAMS" | "TOO_MANY_EXPORTS" | "TOO_MANY_COMMANDS" | "COMMAND_NOT_QUEUED" | "COMMAND_FINISHED" | "LOG_QUOTA_EXCEEDED" | "SERVICE_UNAVAILABLE" | "INTERNAL_ERROR";
         FieldErrorResponse: {
             /** @example claimCode */
             field: string;
@@ -6973,6 +6980,20 @@ export interface operations {
                     };
                 };
             };
+            /** @description Conflicts with the current state. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 409;
+                        /** @enum {string} */
+                        code: "LAST_OWNER";
+                    };
+                };
+            };
             /** @description The body is larger than this operation accepts. */
             413: {
                 headers: {
@@ -7205,7 +7226,7 @@ export interface operations {
                         /** @enum {integer} */
                         status: 403;
                         /** @enum {string} */
-                        code: "EMAIL_NOT_VERIFIED" | "API_KEY_SCOPE";
+                        code: "EMAIL_NOT_VERIFIED" | "ORGANIZATION_ROLE" | "API_KEY_SCOPE";
                     };
                 };
             };
@@ -13435,7 +13456,7 @@ export interface operations {
                         /** @enum {integer} */
                         status: 409;
                         /** @enum {string} */
-                        code: "PERSONAL_ORGANIZATION";
+                        code: "PERSONAL_ORGANIZATION" | "ORGANIZATION_NOT_EMPTY";
                     };
                 };
             };

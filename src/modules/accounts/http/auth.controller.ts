@@ -188,11 +188,11 @@ export class AuthController {
     operationId: 'deleteCurrentUser',
     summary: 'Delete the signed-in account',
     description:
-      'Confirmed with the password. The account’s devices are released (claimable again, their telemetry kept with them), its sessions, webhooks and pending notifications end, and the account with its e-mail address is deleted. A wrong password answers 403 INVALID_CREDENTIALS and counts as a failed login; an administrator account cannot delete itself (403 FORBIDDEN).',
+      'Confirmed with the password. The account’s devices are released (claimable again, their telemetry kept with them), its sessions, webhooks and pending notifications end, and the account with its e-mail address is deleted. A wrong password answers 403 INVALID_CREDENTIALS and counts as a failed login; an administrator account cannot delete itself (403 FORBIDDEN). Its personal organization, its memberships and the organizations it alone owns go with it; while it alone owns an organization that owns devices, the deletion is refused with 409 LAST_OWNER naming them, and nothing is deleted.',
   })
   @ApiBody({ type: DeleteAccountRequest })
   @ApiResponse({ status: 204, description: 'Deleted.' })
-  @ApiProblems(JSON_BODY_PROBLEMS, { 403: ['INVALID_CREDENTIALS', 'FORBIDDEN'], 429: ['RATE_LIMITED'] })
+  @ApiProblems(JSON_BODY_PROBLEMS, { 403: ['INVALID_CREDENTIALS', 'FORBIDDEN'], 409: ['LAST_OWNER'], 429: ['RATE_LIMITED'] })
   @ApiCredentialCheckUnavailable()
   async deleteMe(@CurrentCustomer() customer: CustomerPrincipal, @Body() body: DeleteAccountRequest, @ClientAddress() address: string): Promise<void> {
     await this.accounts.deleteAccount(customer, body.password, address);

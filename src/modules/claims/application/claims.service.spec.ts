@@ -20,6 +20,8 @@ import { ClaimAuditStore, type ClaimAuditEntry } from '../domain/claim-audit.sto
 import { ClaimCodeMissingError, DeviceAlreadyClaimedError, DeviceSecretRequiredError, EmailNotVerifiedError, InvalidClaimError } from '../domain/claim.errors.js';
 import { RecordingEventLog } from '../../../../test/fakes/events/recording-event-log.js';
 import { SharingService } from '../../sharing/index.js';
+import { OrganizationsService } from '../../organizations/index.js';
+import { NoOrganizations } from '../../../../test/fakes/organizations/no-organizations.js';
 import { InMemoryShareStore } from '../../../../test/fakes/sharing/in-memory-share-store.js';
 import { ClaimsService, type ClaimCommand } from './claims.service.js';
 import { MemoryCaches } from '../../../shared/memory/memory-caches.js';
@@ -65,7 +67,7 @@ function setUp(envSource: Record<string, string> = {}) {
   const devices = new DeviceOwnershipService(repository, tokens, hasher, env);
   const audit = new RecordingClaimAudit();
   const events = new RecordingEventLog();
-  const service = new ClaimsService(devices, audit, events, hasher, limiter, clock, env, new RecordingAuditLog(), new SharingService(new InMemoryShareStore(), clock, new RecordingAuditLog()));
+  const service = new ClaimsService(devices, audit, events, hasher, limiter, clock, env, new RecordingAuditLog(), new SharingService(new InMemoryShareStore(), clock, new RecordingAuditLog()), new OrganizationsService(new NoOrganizations(), clock, new RecordingAuditLog()));
   const register = async (overrides: Partial<RegisterDeviceCommand> = {}) =>
     registration.register({ deviceId: 'gw-0001', hardwareId: 'esp32s3-7c:df:a1:0b:22:c4', firmwareVersion: '0.1.4', claimCode: CLAIM_CODE, ...overrides }, ADDRESS);
   /** A gateway from before claim codes: claimed with its device secret. */

@@ -13,6 +13,7 @@ import { ClaimCode, type Device, DeviceOwnershipService } from '../../devices/in
 import { EventLog } from '../../events/index.js';
 import { actorOf, AuditLog, type AuditContext } from '../../audit/index.js';
 import { SharingService } from '../../sharing/index.js';
+import { OrganizationsService } from '../../organizations/index.js';
 import { ClaimAuditStore, type ClaimAuditEntry, type ClaimOutcome } from '../domain/claim-audit.store.js';
 import { ClaimCodeMissingError, DeviceAlreadyClaimedError, DeviceSecretRequiredError, EmailNotVerifiedError, InvalidClaimError } from '../domain/claim.errors.js';
 
@@ -20,6 +21,8 @@ export interface ClaimCommand {
   deviceId: string;
   claimCode?: string;
   deviceSecret?: string;
+  /** The organization to claim into; the caller's personal one when left out. */
+  organizationId?: string;
 }
 
 export interface Ownership {
@@ -52,6 +55,7 @@ export class ClaimsService {
     private readonly env: Env,
     private readonly auditLog: AuditLog,
     private readonly sharing: SharingService,
+    private readonly organizations: OrganizationsService,
   ) {}
 
   /**
@@ -63,6 +67,8 @@ export class ClaimsService {
     const attempt = { userId: customer.userId, deviceId: command.deviceId, action: 'claim' as const, clientAddress };
     return this.audited(attempt, async (note) => {
       if (this.env.EMAIL_VERIFICATION_REQUIRED && !customer.emailVerified) throw new EmailNotVerifiedError();
+      // "This customer" of the claim rules is the organization the device is claimed into.
+      const ownerId = await this.organizations.claimingOwner(customer.userId, command.organizationId);
       // Only wrong proofs (of either kind) count against the limits; they are counted before the (slow) check.
       return this.limiter.guard(
         this.claimBuckets(command.deviceId, customer.userId),
@@ -74,13 +80,13 @@ export class ClaimsService {
             await this.hasher.verifyLowEntropy(command.claimCode ?? command.deviceSecret ?? '', null);
             throw new InvalidClaimError();
           }
-          if (device.ownerId !== null && device.ownerId !== customer.userId) throw new DeviceAlreadyClaimedError();
+          if (device.ownerId !== null && device.ownerId !== ownerId) throw new DeviceAlreadyClaimedError();
           if (!(await this.proofMatches(device, command))) throw new InvalidClaimError();
-          if (device.ownerId === customer.userId) note('ALREADY_OWNED');
+          if (device.ownerId === ownerId) note('ALREADY_OWNED');
           const now = this.clock.now();
-          const ownership = await this.devices.claimFor(device.deviceId, customer.userId, now, async (tx) => {
-            await this.events.record(tx, { type: 'device.claimed', deviceId: device.deviceId, ownerId: customer.userId, occurredAt: now, data: { ownerId: customer.userId } });
-            await this.auditLog.record(tx, { by: this.by(customer, clientAddress), action: 'device.claimed', target: `device:${device.deviceId}`, deviceId: device.deviceId, ownerId: customer.userId, at: now });
+          const ownership = await this.devices.claimFor(device.deviceId, ownerId, now, async (tx) => {
+            await this.events.record(tx, { type: 'device.claimed', deviceId: device.deviceId, ownerId, occurredAt: now, data: { ownerId } });
+            await this.auditLog.record(tx, { by: this.by(customer, clientAddress), action: 'device.claimed', target: `device:${device.deviceId}`, deviceId: device.deviceId, ownerId, at: now });
           });
           if (!ownership) throw new DeviceAlreadyClaimedError();
           return { deviceId: device.deviceId, ...ownership };

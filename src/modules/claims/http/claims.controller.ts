@@ -21,11 +21,11 @@ export class ClaimsController {
     operationId: 'claimDevice',
     summary: 'Claim ownership of a gateway',
     description:
-      'With the claim code from the gateway label, or for devices registered before claim codes with the device secret. Claiming a device you already own answers 200 again with the original claimedAt.',
+      'With the claim code from the gateway label, or for devices registered before claim codes with the device secret. Claiming a device you already own answers 200 again with the original claimedAt. `organizationId` claims it into an organization you are an owner, admin or operator of (a viewer there gets 403 ORGANIZATION_ROLE, a non-member 400 naming organizationId); the rules of the claim then read “you” as that organization.',
   })
   @ApiBody({ type: ClaimDeviceRequest })
   @ApiResponse({ status: 200, type: ClaimResponse, description: 'Claimed, or already yours.' })
-  @ApiProblems(JSON_BODY_PROBLEMS, { 400: ['CLAIM_CODE_REQUIRED', 'DEVICE_SECRET_REQUIRED'], 401: ['INVALID_CLAIM'], 403: ['EMAIL_NOT_VERIFIED'], 409: ['DEVICE_ALREADY_CLAIMED'], 429: ['RATE_LIMITED'] })
+  @ApiProblems(JSON_BODY_PROBLEMS, { 400: ['CLAIM_CODE_REQUIRED', 'DEVICE_SECRET_REQUIRED'], 401: ['INVALID_CLAIM'], 403: ['EMAIL_NOT_VERIFIED', 'ORGANIZATION_ROLE'], 409: ['DEVICE_ALREADY_CLAIMED'], 429: ['RATE_LIMITED'] })
   @ApiCredentialCheckUnavailable()
   async claim(@CurrentCustomer() customer: CustomerPrincipal, @Body() body: ClaimDeviceRequest, @ClientAddress() address: string): Promise<ClaimResponse> {
     return ClaimResponse.from(await this.claims.claim(customer, body, address));

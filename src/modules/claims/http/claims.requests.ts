@@ -1,5 +1,5 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { IsEmail, IsString, Length, Matches, MaxLength, ValidateIf } from 'class-validator';
+import { IsEmail, IsString, IsUUID, Length, Matches, MaxLength, ValidateIf } from 'class-validator';
 import { DEVICE_ID_PATTERN } from '../../../shared/kernel/device-id.js';
 import { Optional } from '../../../shared/http/optional.decorator.js';
 import { PageQuery } from '../../../shared/http/page-query.js';
@@ -22,6 +22,15 @@ export class ClaimDeviceRequest {
   @IsString()
   @Length(1, 128)
   deviceSecret?: string;
+
+  @ApiPropertyOptional({
+    format: 'uuid',
+    description: 'The organization to claim the device into, one you are an owner, admin or operator of (GET /api/v1/organizations). Left out: your personal organization.',
+    example: '5b2f8c1e-3d4a-4e6b-9c7d-8e9f0a1b2c3d',
+  })
+  @Optional()
+  @IsUUID('all', { message: 'organizationId must be an organization id' })
+  organizationId?: string;
 }
 
 /** limit (1–100) and cursor, as every list. */

@@ -6,7 +6,7 @@ export class ClaimResponse {
   @ApiProperty({ example: 'gw-0001' })
   deviceId!: string;
 
-  @ApiProperty({ format: 'uuid', example: '3f0b6a8e-2a52-4f7e-9a35-8c0d7c5e1b2a' })
+  @ApiProperty({ format: 'uuid', example: '3f0b6a8e-2a52-4f7e-9a35-8c0d7c5e1b2a', description: 'The organization that owns the device: your personal organization has your account\'s id.' })
   ownerId!: string;
 
   @ApiProperty({ format: 'date-time', example: '2026-11-21T16:00:00.000Z', description: 'When this owner claimed it; unchanged by repeated claims.' })

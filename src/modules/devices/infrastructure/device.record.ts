@@ -41,7 +41,8 @@ export class DeviceRecord {
   lastSeenAt!: Date | null;
 
   @Column({ name: 'owner_id', type: 'uuid', nullable: true })
-  @ForeignKey('users', { name: 'devices_owner_fk', onDelete: 'NO ACTION' })
+  /** The organization that owns the device (an account's personal organization has the account's id). */
+  @ForeignKey('organizations', { name: 'devices_owner_fk', onDelete: 'NO ACTION' })
   ownerId!: string | null;
 
   @Column({ name: 'claimed_at', type: 'timestamptz', nullable: true })

@@ -5,9 +5,9 @@ import type { SqlRunner } from '../../../shared/database/sql.js';
 import { NotFoundError, ValidationFailedError } from '../../../shared/domain-error.js';
 import { decodeTimeCursor, encodeTimeCursor } from '../../../shared/http/cursor.js';
 import { AuditLog, type AuditAction, type AuditContext } from '../../audit/index.js';
-import { mayAdminister, mayAssign, type MyOrganization, type Organization, type OrganizationMember, type OrganizationRole } from '../domain/organization.js';
+import { mayAdminister, mayAssign, mayOperate, type MyOrganization, type Organization, type OrganizationMember, type OrganizationRole } from '../domain/organization.js';
 import { OrganizationStore, type After, type OrganizationSession } from '../domain/organization.store.js';
-import { LastOwnerError, OrganizationRoleError, PersonalOrganizationError } from '../domain/organizations.errors.js';
+import { LastOwnerError, OrganizationNotEmptyError, OrganizationRoleError, PersonalOrganizationError, SoleOwnerOfDevicesError } from '../domain/organizations.errors.js';
 
 /** Addresses are compared trimmed and lower-cased, as accounts store them. */
 export const normalizeMemberEmail = (email: string): string => email.trim().toLowerCase();
@@ -83,6 +83,8 @@ export class OrganizationsService {
     await this.changing(userId, organizationId, async (session) => {
       if (session.me.role !== 'owner') throw notOwner();
       if (session.me.personal) throw new PersonalOrganizationError('cannot be deleted');
+      const devices = await session.deviceCount();
+      if (devices > 0) throw new OrganizationNotEmptyError(devices);
       await session.delete();
       await this.audit(session.tx, by, 'organization.deleted', organizationId, this.clock.now(), { name: session.me.name });
     });
@@ -147,6 +149,18 @@ export class OrganizationsService {
     });
   }
 
+  /**
+   * The organization a claim by this account goes to: its personal one unless it names another, in
+   * which it must be an operator at least (400 naming organizationId when it is no member).
+   */
+  async claimingOwner(userId: string, organizationId: string | undefined): Promise<string> {
+    if (organizationId === undefined || organizationId === userId) return userId;
+    const organization = await this.store.findMine(userId, organizationId);
+    if (!organization) throw new ValidationFailedError([{ field: 'organizationId', message: 'organizationId is not an organization you are a member of' }]);
+    if (!mayOperate(organization.role)) throw new OrganizationRoleError('Devices are claimed into an organization by its owners, admins and operators; you are a viewer there.');
+    return organizationId;
+  }
+
   /** An account was created: its personal organization, in the account's transaction. */
   createPersonal(tx: SqlRunner, account: { userId: string; email: string; at: Date }): Promise<void> {
     return this.store.createPersonal(tx, { ...account, email: normalizeMemberEmail(account.email) });
@@ -157,9 +171,11 @@ export class OrganizationsService {
     await this.store.bind(userId, normalizeMemberEmail(email));
   }
 
-  /** Account deletion, in its transaction. */
-  removeAllOf(tx: SqlRunner, userId: string): Promise<void> {
-    return this.store.deleteOfUser(tx, userId);
+  /** Account deletion, in its transaction: refused (409 LAST_OWNER) while the account alone owns an organization with devices. */
+  async removeAllOf(tx: SqlRunner, userId: string): Promise<void> {
+    const blocking = await this.store.soleOwnerWithDevices(tx, userId);
+    if (blocking.length > 0) throw new SoleOwnerOfDevicesError(blocking);
+    await this.store.deleteOfUser(tx, userId);
   }
 
   private async assign(session: OrganizationSession, member: OrganizationMember, role: OrganizationRole, by: AuditContext): Promise<OrganizationMember> {

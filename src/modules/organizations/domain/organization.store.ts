@@ -25,6 +25,8 @@ export interface OrganizationSession {
   setRole(memberId: string, role: OrganizationRole): Promise<OrganizationMember>;
   remove(memberId: string): Promise<void>;
   rename(name: string, at: Date): Promise<Organization>;
+  /** Devices the organization owns. */
+  deviceCount(): Promise<number>;
   delete(): Promise<void>;
 }
 
@@ -50,8 +52,11 @@ export abstract class OrganizationStore {
   /** An account verified its address: the invitations waiting for it start to count. */
   abstract bind(userId: string, email: string): Promise<number>;
   /**
-   * Account deletion, in its transaction: its personal organization, the organizations it is the
-   * only owner of, its memberships and the invitations waiting for its address.
+   * Account deletion, in its transaction: the organizations it is the only owner of (none owns a
+   * device: soleOwnerWithDevices first), its memberships and the invitations waiting for its
+   * address. Its personal organization goes with the account's row.
    */
   abstract deleteOfUser(tx: SqlRunner, userId: string): Promise<void>;
+  /** The names of the organizations that own devices and of which the account is the only owner. */
+  abstract soleOwnerWithDevices(tx: SqlRunner, userId: string): Promise<string[]>;
 }

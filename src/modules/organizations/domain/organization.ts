@@ -35,6 +35,9 @@ export interface OrganizationMember {
 /** Owners and admins manage the organization: its name and its members (an owner's own membership excepted). */
 export const mayAdminister = (role: OrganizationRole): boolean => role === 'owner' || role === 'admin';
 
+/** Everyone but viewers works the organization's devices: claims them, configures them, sends commands, acknowledges alerts. */
+export const mayOperate = (role: OrganizationRole): boolean => role !== 'viewer';
+
 /** Whether `actor` may give `to` to a member who has `from` (null: a new invitation). Owners are made and unmade by owners only. */
 export const mayAssign = (actor: OrganizationRole, from: OrganizationRole | null, to: OrganizationRole): boolean =>
   mayAdminister(actor) && (actor === 'owner' || (from !== 'owner' && to !== 'owner'));

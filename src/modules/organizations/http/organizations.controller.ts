@@ -87,10 +87,10 @@ export class OrganizationsController {
   @Delete(':organizationId')
   @HttpCode(204)
   @CustomerAuth()
-  @ApiOperation({ operationId: 'deleteOrganization', summary: 'Delete an organization (owners); not your personal one', description: 'Its memberships and invitations go with it.' })
+  @ApiOperation({ operationId: 'deleteOrganization', summary: 'Delete an organization (owners); not your personal one, nor one that owns devices', description: 'Its memberships and invitations go with it. An organization that owns devices is 409 ORGANIZATION_NOT_EMPTY: release them first.' })
   @ApiParam(ORGANIZATION_ID)
   @ApiResponse({ status: 204, description: 'Deleted.' })
-  @ApiProblems({ 400: ['VALIDATION_FAILED'], 403: ['ORGANIZATION_ROLE'], 404: ['NOT_FOUND'], 409: ['PERSONAL_ORGANIZATION'] })
+  @ApiProblems({ 400: ['VALIDATION_FAILED'], 403: ['ORGANIZATION_ROLE'], 404: ['NOT_FOUND'], 409: ['PERSONAL_ORGANIZATION', 'ORGANIZATION_NOT_EMPTY'] })
   async delete(@CurrentCustomer() customer: CustomerPrincipal, @Requester() by: AuditContext, @UuidParam('organizationId', 'an organization id') organizationId: string): Promise<void> {
     await this.organizations.delete(customer.userId, organizationId, by);
   }

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { Sql, type SqlRunner } from '../../../shared/database/sql.js';
 import { ACCOUNT_SUMMARIES } from '../../accounts/sql-api.js';
+import { DEVICE_OWNERS } from '../../devices/sql-api.js';
 import { PERSONAL_ORGANIZATION_NAME, type MyOrganization, type Organization, type OrganizationMember, type OrganizationRole } from '../domain/organization.js';
 import { OrganizationStore, type After, type NewOwner, type OrganizationSession } from '../domain/organization.store.js';
 
@@ -20,7 +21,7 @@ interface MemberRow {
   invited_at: Date;
 }
 
-const ORGANIZATION_COLUMNS = 'o.organization_id, o.name, o.personal, o.created_at, o.updated_at';
+const ORGANIZATION_COLUMNS = 'o.organization_id, o.name, o.personal_of IS NOT NULL AS personal, o.created_at, o.updated_at';
 const MEMBER_COLUMNS = 'member_id, organization_id, email, role, invited_at';
 
 const toOrganization = (row: OrganizationRow): Organization => ({
@@ -46,7 +47,7 @@ export class SqlOrganizationStore extends OrganizationStore {
 
   async createPersonal(tx: SqlRunner, account: { userId: string; email: string; at: Date }): Promise<void> {
     const created = await tx.rows(
-      `INSERT INTO organizations (organization_id, name, personal, created_at, updated_at) VALUES ($1, $2, true, $3, $3) ON CONFLICT DO NOTHING RETURNING organization_id`,
+      `INSERT INTO organizations (organization_id, name, personal_of, created_at, updated_at) VALUES ($1, $2, $1, $3, $3) ON CONFLICT DO NOTHING RETURNING organization_id`,
       [account.userId, PERSONAL_ORGANIZATION_NAME, account.at],
     );
     if (created.length === 0) return;
@@ -55,7 +56,7 @@ export class SqlOrganizationStore extends OrganizationStore {
 
   async create(organization: Organization, owner: NewOwner, onStored: (tx: SqlRunner) => Promise<void>): Promise<void> {
     await this.sql.transaction(async (tx) => {
-      await tx.rows('INSERT INTO organizations (organization_id, name, personal, created_at, updated_at) VALUES ($1, $2, false, $3, $4)', [
+      await tx.rows('INSERT INTO organizations (organization_id, name, personal_of, created_at, updated_at) VALUES ($1, $2, NULL, $3, $4)', [
         organization.organizationId,
         organization.name,
         organization.createdAt,
@@ -133,6 +134,10 @@ export class SqlOrganizationStore extends OrganizationStore {
           const [row] = await tx.rows<OrganizationRow>(`UPDATE organizations o SET name = $2, updated_at = $3 WHERE organization_id = $1 RETURNING ${ORGANIZATION_COLUMNS}`, [organizationId, name, at]);
           return toOrganization(row);
         },
+        deviceCount: async () => {
+          const [{ count }] = await tx.rows<{ count: number }>(`SELECT count(*)::int AS count FROM ${DEVICE_OWNERS} WHERE owner_id = $1`, [organizationId]);
+          return count;
+        },
         delete: async () => {
           await tx.rows('DELETE FROM organizations WHERE organization_id = $1', [organizationId]);
         },
@@ -146,12 +151,25 @@ export class SqlOrganizationStore extends OrganizationStore {
     return bound.length;
   }
 
+  async soleOwnerWithDevices(tx: SqlRunner, userId: string): Promise<string[]> {
+    const rows = await tx.rows<{ name: string }>(
+      `SELECT o.name FROM organizations o
+        WHERE o.personal_of IS NULL
+          AND EXISTS (SELECT 1 FROM organization_members m WHERE m.organization_id = o.organization_id AND m.user_id = $1 AND m.role = 'owner')
+          AND NOT EXISTS (SELECT 1 FROM organization_members m WHERE m.organization_id = o.organization_id AND m.role = 'owner' AND m.user_id IS DISTINCT FROM $1)
+          AND EXISTS (SELECT 1 FROM ${DEVICE_OWNERS} d WHERE d.owner_id = o.organization_id)
+        ORDER BY o.name`,
+      [userId],
+    );
+    return rows.map((row) => row.name);
+  }
+
   async deleteOfUser(tx: SqlRunner, userId: string): Promise<void> {
-    // Its personal organization, and every other one where no owner would be left (invitations as owner count).
+    // Every organization where no owner would be left (invitations as owner count); the personal
+    // one goes with the account's row (personal_of, ON DELETE CASCADE).
     await tx.rows(
       `DELETE FROM organizations o
-        WHERE o.organization_id = $1
-           OR (NOT o.personal
+        WHERE (o.personal_of IS NULL
                AND EXISTS (SELECT 1 FROM organization_members m WHERE m.organization_id = o.organization_id AND m.user_id = $1 AND m.role = 'owner')
                AND NOT EXISTS (SELECT 1 FROM organization_members m WHERE m.organization_id = o.organization_id AND m.role = 'owner' AND m.user_id IS DISTINCT FROM $1))`,
       [userId],

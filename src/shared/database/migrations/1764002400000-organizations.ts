@@ -3,7 +3,13 @@ import type { MigrationInterface, QueryRunner } from 'typeorm';
 /**
  * Organizations (the organizations module): fleets owned by companies and households, and their
  * members by e-mail address with a role. Every account gets its personal organization, whose id is
- * the account's, with the account as its owner; nothing else changes for it.
+ * the account's, with the account as its owner, and which goes with the account's row.
+ *
+ * Devices now belong to organizations: `devices.owner_id` references organizations instead of
+ * users. Every owner's devices stay where they were (the personal organization has the owner's
+ * id), and the one visibility rule (the sharing module's functions) gains membership: a member
+ * sees the organization's devices, owners and admins as owners, operators as installers, viewers
+ * as viewers.
  */
 export class Organizations1764002400000 implements MigrationInterface {
   name = 'Organizations1764002400000';
@@ -13,7 +19,7 @@ export class Organizations1764002400000 implements MigrationInterface {
       CREATE TABLE organizations (
         organization_id uuid NOT NULL CONSTRAINT organizations_pkey PRIMARY KEY,
         name varchar(100) NOT NULL,
-        personal boolean NOT NULL,
+        personal_of uuid NULL CONSTRAINT organizations_personal_of_key UNIQUE CONSTRAINT organizations_personal_of_fkey REFERENCES users (id) ON DELETE CASCADE,
         created_at timestamptz NOT NULL,
         updated_at timestamptz NOT NULL
       )`);
@@ -30,13 +36,78 @@ export class Organizations1764002400000 implements MigrationInterface {
     await queryRunner.query('CREATE INDEX organization_members_organization_invited_idx ON organization_members (organization_id, invited_at, member_id)');
     await queryRunner.query('CREATE INDEX organization_members_user_idx ON organization_members (user_id, organization_id) WHERE user_id IS NOT NULL');
     await queryRunner.query('CREATE INDEX organization_members_pending_idx ON organization_members (email) WHERE user_id IS NULL');
-    await queryRunner.query(`INSERT INTO organizations (organization_id, name, personal, created_at, updated_at) SELECT id, 'Personal', true, created_at, created_at FROM users`);
+    await queryRunner.query(`INSERT INTO organizations (organization_id, name, personal_of, created_at, updated_at) SELECT id, 'Personal', id, created_at, created_at FROM users`);
     await queryRunner.query(`
       INSERT INTO organization_members (member_id, organization_id, email, user_id, role, invited_at)
         SELECT gen_random_uuid(), id, email, id, 'owner', created_at FROM users`);
+    await queryRunner.query('ALTER TABLE devices DROP CONSTRAINT devices_owner_fk');
+    await queryRunner.query('ALTER TABLE devices ADD CONSTRAINT devices_owner_fk FOREIGN KEY (owner_id) REFERENCES organizations (organization_id)');
+    // The organizations module's SQL surface (organizations/sql-api.ts): the account's bound memberships.
+    await queryRunner.query(`
+      CREATE FUNCTION member_organizations(p_user uuid) RETURNS TABLE (organization_id uuid, role varchar)
+        LANGUAGE sql STABLE PARALLEL SAFE
+        AS $$ SELECT m.organization_id, m.role FROM organization_members m WHERE m.user_id = p_user $$`);
+    await this.visibility(queryRunner, true);
+  }
+
+  /**
+   * The sharing module's rule (TableOwnerFunctions), with membership (\`withMembers\`) or without:
+   * a device is seen by an administrator, by its owner organization's members (the account of a
+   * personal organization is its member too) and by the holders of its active shares.
+   */
+  private async visibility(queryRunner: QueryRunner, withMembers: boolean): Promise<void> {
+    // What a member is to the organization's devices: owners and admins own them, operators install, viewers view.
+    const memberRole = withMembers
+      ? `(SELECT CASE m.role WHEN 'owner' THEN 'owner' WHEN 'admin' THEN 'owner' WHEN 'operator' THEN 'installer' ELSE 'viewer' END
+            FROM member_organizations(p_user) m WHERE m.organization_id = d.owner_id)`
+      : 'NULL';
+    await queryRunner.query(`
+      CREATE OR REPLACE FUNCTION visible_devices(p_is_admin boolean, p_user uuid)
+        RETURNS TABLE (device_id varchar, role text, owner_id uuid, visible_since timestamptz, sees_from timestamptz)
+        LANGUAGE sql STABLE PARALLEL SAFE
+        AS $$
+          SELECT d.device_id,
+                 CASE WHEN d.owner_id = p_user THEN 'owner' WHEN p_is_admin THEN 'admin'
+                      ELSE COALESCE(${memberRole},
+                                    (SELECT s.role FROM device_shares s WHERE s.device_id = d.device_id AND s.user_id = p_user AND s.granted_by = d.owner_id)) END,
+                 d.owner_id, d.visible_since,
+                 CASE WHEN p_is_admin THEN '-infinity' ELSE COALESCE(d.visible_since, '-infinity') END
+            FROM device_owners d
+           WHERE p_is_admin OR d.owner_id = p_user
+              ${withMembers ? 'OR d.owner_id = ANY(ARRAY(SELECT m.organization_id FROM member_organizations(p_user) m))' : ''}
+              OR d.device_id = ANY(ARRAY(SELECT s.device_id FROM shared_with(p_user) s))
+        $$`);
+    // A customer's list: their personal organization's devices by the owner index, then those of
+    // the other organizations they are a member of, then those shared with them (and not theirs
+    // already as a member) by the primary key.
+    await queryRunner.query(`
+      CREATE OR REPLACE FUNCTION customer_devices(p_user uuid)
+        RETURNS TABLE (device_id varchar, role text, owner_id uuid, visible_since timestamptz, sees_from timestamptz)
+        LANGUAGE sql STABLE PARALLEL SAFE
+        AS $$
+          SELECT d.device_id, 'owner', d.owner_id, d.visible_since, COALESCE(d.visible_since, '-infinity')
+            FROM device_owners d WHERE d.owner_id = p_user
+          ${
+            withMembers
+              ? `UNION ALL
+          SELECT d.device_id, CASE m.role WHEN 'owner' THEN 'owner' WHEN 'admin' THEN 'owner' WHEN 'operator' THEN 'installer' ELSE 'viewer' END,
+                 d.owner_id, d.visible_since, COALESCE(d.visible_since, '-infinity')
+            FROM member_organizations(p_user) m JOIN device_owners d ON d.owner_id = m.organization_id
+           WHERE m.organization_id <> p_user`
+              : ''
+          }
+          UNION ALL
+          SELECT s.device_id, s.role::text, s.owner_id, s.visible_since, COALESCE(s.visible_since, '-infinity')
+            FROM shared_with(p_user) s WHERE s.owner_id <> p_user
+            ${withMembers ? 'AND NOT EXISTS (SELECT 1 FROM member_organizations(p_user) m WHERE m.organization_id = s.owner_id)' : ''}
+        $$`);
   }
 
   async down(queryRunner: QueryRunner): Promise<void> {
+    await this.visibility(queryRunner, false);
+    await queryRunner.query('DROP FUNCTION member_organizations(uuid)');
+    await queryRunner.query('ALTER TABLE devices DROP CONSTRAINT devices_owner_fk');
+    await queryRunner.query('ALTER TABLE devices ADD CONSTRAINT devices_owner_fk FOREIGN KEY (owner_id) REFERENCES users (id)');
     await queryRunner.query('DROP TABLE organization_members');
     await queryRunner.query('DROP TABLE organizations');
   }

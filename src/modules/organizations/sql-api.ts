@@ -1,0 +1,8 @@
+/**
+ * The organizations module's SQL surface: what its migrations define for the statements of other
+ * modules. This file imports nothing, so any module may import it whatever the direction of its
+ * other imports.
+ */
+
+/** `member_organizations(user uuid)` → (organization_id, role): the organizations the account is a bound member of, with its role. */
+export const MEMBER_ORGANIZATIONS = 'member_organizations';

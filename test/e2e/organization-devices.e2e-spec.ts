@@ -1,0 +1,162 @@
+import { CUSTOMER_PASSWORD, aClaimedDevice, aCustomer, aRegisteredDevice, claim, type SignedIn } from '../support/claim-fixtures.js';
+import { createTestApp, type TestApp } from '../support/create-test-app.js';
+import { expectProblem, fieldsOf } from '../support/problems.js';
+
+/*
+ * Devices owned by organizations: a claim into an organization (by its owners, admins and
+ * operators), what each role is to the organization's devices through the one visibility rule
+ * (dashboard list and detail, changes), a removed member losing them at once, and the refusals
+ * that keep an organization with devices owned: deleting it, or deleting its only owner's account.
+ */
+
+type OrganizationRole = 'owner' | 'admin' | 'operator' | 'viewer';
+
+describe('devices of organizations', () => {
+  let t: TestApp;
+
+  beforeAll(async () => {
+    t = await createTestApp();
+  });
+  afterAll(async () => {
+    await t?.close();
+  });
+
+  /** An organization made by `owner`, with one member of each other role, all verified accounts. */
+  async function anOrganization() {
+    const owner = await aCustomer(t);
+    const created = await t.api.POST('/api/v1/organizations', { body: { name: 'Solar Installers Ltd' }, headers: owner.headers });
+    expect(created.response.status).toBe(201);
+    const organizationId = created.data!.organizationId;
+    const members = { owner } as Record<OrganizationRole, SignedIn>;
+    const memberIds = { owner: created.data!.memberId } as Record<OrganizationRole, string>;
+    for (const role of ['admin', 'operator', 'viewer'] as const) {
+      members[role] = await aCustomer(t);
+      const invited = await t.api.POST('/api/v1/organizations/{organizationId}/members', { params: { path: { organizationId } }, body: { email: members[role].email, role }, headers: owner.headers });
+      expect(invited.response.status).toBe(201);
+      memberIds[role] = invited.data!.memberId;
+    }
+    return { organizationId, members, memberIds };
+  }
+
+  const ownerOf = async (deviceId: string) => (await t.db.query<{ owner_id: string | null }>('SELECT owner_id FROM devices WHERE device_id = $1', [deviceId])).rows[0]?.owner_id;
+  const detail = (who: SignedIn, deviceId: string) => t.api.GET('/api/v1/dashboard/devices/{deviceId}', { params: { path: { deviceId } }, headers: who.headers });
+  const rename = (who: SignedIn, deviceId: string, name: string) => t.api.PATCH('/api/v1/dashboard/devices/{deviceId}', { params: { path: { deviceId } }, body: { name }, headers: who.headers });
+
+  it('claims a device into the organization for an operator; the answer names the organization as owner', async () => {
+    const { organizationId, members } = await anOrganization();
+    const device = await aRegisteredDevice(t);
+
+    const claimed = await claim(t, members.operator, { deviceId: device.body.deviceId, claimCode: device.body.claimCode, organizationId });
+
+    expect(claimed.response.status).toBe(200);
+    expect(claimed.data).toMatchObject({ deviceId: device.body.deviceId, ownerId: organizationId });
+    expect(await ownerOf(device.body.deviceId)).toBe(organizationId);
+    // Claimed again by another member who may claim: already the organization's, the same claim.
+    const again = await claim(t, members.admin, { deviceId: device.body.deviceId, claimCode: device.body.claimCode, organizationId });
+    expect(again.response.status).toBe(200);
+    expect(again.data!.claimedAt).toBe(claimed.data!.claimedAt);
+    // Into a personal organization it is someone else's device.
+    expectProblem(await claim(t, members.admin, { deviceId: device.body.deviceId, claimCode: device.body.claimCode }), 409, 'DEVICE_ALREADY_CLAIMED');
+  });
+
+  it('refuses a claim into an organization by a viewer (403) and by a non-member (400 naming organizationId); the device stays unclaimed', async () => {
+    const { organizationId, members } = await anOrganization();
+    const stranger = await aCustomer(t);
+    const device = await aRegisteredDevice(t);
+
+    expectProblem(await claim(t, members.viewer, { deviceId: device.body.deviceId, claimCode: device.body.claimCode, organizationId }), 403, 'ORGANIZATION_ROLE');
+    const refused = expectProblem(await claim(t, stranger, { deviceId: device.body.deviceId, claimCode: device.body.claimCode, organizationId }), 400, 'VALIDATION_FAILED');
+    expect(fieldsOf(refused)).toEqual(['organizationId']);
+    expect(await ownerOf(device.body.deviceId)).toBeNull();
+  });
+
+  it('shows the organization\'s devices to every member by role, and to no one else', async () => {
+    const { organizationId, members } = await anOrganization();
+    const stranger = await aCustomer(t);
+    const device = await aRegisteredDevice(t);
+    expect((await claim(t, members.owner, { deviceId: device.body.deviceId, claimCode: device.body.claimCode, organizationId })).response.status).toBe(200);
+
+    const expected: Record<OrganizationRole, string> = { owner: 'owner', admin: 'owner', operator: 'installer', viewer: 'viewer' };
+    for (const role of Object.keys(expected) as OrganizationRole[]) {
+      const list = await t.api.GET('/api/v1/dashboard/devices', { headers: members[role].headers });
+      expect(list.data!.items.map((item) => [item.deviceId, item.access])).toEqual([[device.body.deviceId, expected[role]]]);
+      const one = await detail(members[role], device.body.deviceId);
+      expect(one.response.status).toBe(200);
+    }
+    expectProblem(await detail(stranger, device.body.deviceId), 404, 'NOT_FOUND');
+    const strangers = await t.api.GET('/api/v1/dashboard/devices', { headers: stranger.headers });
+    expect(strangers.data!.items).toEqual([]);
+  });
+
+  it('lets owners, admins and operators change a device, not viewers (403 SHARE_ROLE, nothing changed)', async () => {
+    const { organizationId, members } = await anOrganization();
+    const device = await aRegisteredDevice(t);
+    expect((await claim(t, members.operator, { deviceId: device.body.deviceId, claimCode: device.body.claimCode, organizationId })).response.status).toBe(200);
+
+    for (const role of ['owner', 'admin', 'operator'] as const) {
+      const renamed = await rename(members[role], device.body.deviceId, `by ${role}`);
+      expect(renamed.response.status).toBe(200);
+      expect(renamed.data!.name).toBe(`by ${role}`);
+    }
+    expectProblem(await rename(members.viewer, device.body.deviceId, 'by viewer'), 403, 'SHARE_ROLE');
+    expect((await detail(members.owner, device.body.deviceId)).data!.name).toBe('by operator');
+  });
+
+  it('takes the devices away from a removed member at once, and from one who leaves', async () => {
+    const { organizationId, members, memberIds } = await anOrganization();
+    const device = await aRegisteredDevice(t);
+    expect((await claim(t, members.owner, { deviceId: device.body.deviceId, claimCode: device.body.claimCode, organizationId })).response.status).toBe(200);
+    expect((await detail(members.viewer, device.body.deviceId)).response.status).toBe(200);
+
+    const removed = await t.api.DELETE('/api/v1/organizations/{organizationId}/members/{memberId}', { params: { path: { organizationId, memberId: memberIds.viewer } }, headers: members.admin.headers });
+    expect(removed.response.status).toBe(204);
+    expectProblem(await detail(members.viewer, device.body.deviceId), 404, 'NOT_FOUND');
+
+    const left = await t.api.DELETE('/api/v1/organizations/{organizationId}/members/{memberId}', { params: { path: { organizationId, memberId: memberIds.operator } }, headers: members.operator.headers });
+    expect(left.response.status).toBe(204);
+    expectProblem(await detail(members.operator, device.body.deviceId), 404, 'NOT_FOUND');
+    expect((await detail(members.admin, device.body.deviceId)).response.status).toBe(200);
+  });
+
+  it('refuses to delete an organization that owns devices (409 ORGANIZATION_NOT_EMPTY), and deletes it once it owns none', async () => {
+    const { organizationId, members } = await anOrganization();
+    const device = await aRegisteredDevice(t);
+    expect((await claim(t, members.owner, { deviceId: device.body.deviceId, claimCode: device.body.claimCode, organizationId })).response.status).toBe(200);
+
+    expectProblem(await t.api.DELETE('/api/v1/organizations/{organizationId}', { params: { path: { organizationId } }, headers: members.owner.headers }), 409, 'ORGANIZATION_NOT_EMPTY');
+    expect((await t.db.query('SELECT 1 FROM organizations WHERE organization_id = $1', [organizationId])).rowCount).toBe(1);
+    expect(await ownerOf(device.body.deviceId)).toBe(organizationId);
+
+    await t.db.query('UPDATE devices SET owner_id = NULL WHERE device_id = $1', [device.body.deviceId]);
+    expect((await t.api.DELETE('/api/v1/organizations/{organizationId}', { params: { path: { organizationId } }, headers: members.owner.headers })).response.status).toBe(204);
+    expect((await t.db.query('SELECT 1 FROM organizations WHERE organization_id = $1', [organizationId])).rowCount).toBe(0);
+  });
+
+  it('refuses to delete the account of an organization\'s only owner while it owns devices (409 LAST_OWNER), nothing deleted', async () => {
+    const { organizationId, members } = await anOrganization();
+    const device = await aRegisteredDevice(t);
+    expect((await claim(t, members.owner, { deviceId: device.body.deviceId, claimCode: device.body.claimCode, organizationId })).response.status).toBe(200);
+    // A device of the owner's own keeps its claim too when the deletion is refused.
+    const personal = await aClaimedDevice(t, members.owner);
+
+    const refused = expectProblem(await t.api.DELETE('/api/v1/users/me', { body: { password: CUSTOMER_PASSWORD }, headers: members.owner.headers }), 409, 'LAST_OWNER');
+
+    expect(refused.detail).toContain('Solar Installers Ltd');
+    expect((await t.db.query('SELECT 1 FROM users WHERE id = $1', [members.owner.userId])).rowCount).toBe(1);
+    expect(await ownerOf(device.body.deviceId)).toBe(organizationId);
+    expect(await ownerOf(personal.body.deviceId)).toBe(members.owner.userId);
+    expect((await t.db.query('SELECT 1 FROM organization_members WHERE organization_id = $1', [organizationId])).rowCount).toBe(4);
+  });
+
+  it('deletes an account that owns its personal devices only: they are released, its personal organization goes', async () => {
+    const owner = await aCustomer(t);
+    const device = await aClaimedDevice(t, owner);
+
+    const deleted = await t.api.DELETE('/api/v1/users/me', { body: { password: CUSTOMER_PASSWORD }, headers: owner.headers });
+
+    expect(deleted.response.status).toBe(204);
+    expect(await ownerOf(device.body.deviceId)).toBeNull();
+    expect((await t.db.query('SELECT 1 FROM organizations WHERE organization_id = $1', [owner.userId])).rowCount).toBe(0);
+    expect((await t.db.query('SELECT 1 FROM organization_members WHERE user_id = $1', [owner.userId])).rowCount).toBe(0);
+  });
+});
