@@ -1,6 +1,8 @@
 import { CUSTOMER_PASSWORD, aClaimedDevice, aCustomer, aRegisteredDevice, claim, type SignedIn } from '../support/claim-fixtures.js';
 import { createTestApp, type TestApp } from '../support/create-test-app.js';
 import { expectProblem, fieldsOf } from '../support/problems.js';
+import { dataOf, openSse, type SseMessage, type SseStream } from '../support/sse.js';
+import { ingest, iso } from '../support/telemetry.js';
 
 /*
  * Devices owned by organizations: a claim into an organization (by its owners, admins and
@@ -13,13 +15,32 @@ type OrganizationRole = 'owner' | 'admin' | 'operator' | 'viewer';
 
 describe('devices of organizations', () => {
   let t: TestApp;
+  const streams: SseStream[] = [];
 
   beforeAll(async () => {
-    t = await createTestApp();
+    t = await createTestApp({ STREAM_HEARTBEAT_MS: '300' });
+  });
+  afterEach(() => {
+    for (const opened of streams.splice(0)) opened.close();
   });
   afterAll(async () => {
     await t?.close();
   });
+
+  async function stream(who: SignedIn): Promise<SseStream> {
+    const opened = await openSse(new URL('/api/v1/dashboard/stream', t.baseUrl).toString(), { authorization: `Bearer ${who.accessToken}` });
+    streams.push(opened);
+    return opened;
+  }
+  const telemetryOf = (deviceId: string, soc: number) => (message: SseMessage) =>
+    message.event === 'telemetry' && dataOf<{ deviceId: string; metrics: { soc: number } }>(message).deviceId === deviceId && dataOf<{ metrics: { soc: number } }>(message).metrics.soc === soc;
+  const eventOf = (type: string, deviceId: string) => (message: SseMessage) => message.event === type && dataOf<{ deviceId: string }>(message).deviceId === deviceId;
+  let clock = Date.now() - 60_000;
+  async function sent(accessToken: string, soc: number): Promise<void> {
+    clock += 1000;
+    const { response } = await ingest(t.api, accessToken, [{ ts: iso(clock), metrics: { soc, voltage: 13.1 } }]);
+    expect(response.status).toBe(200);
+  }
 
   /** An organization made by `owner`, with one member of each other role, all verified accounts. */
   async function anOrganization() {
@@ -158,5 +179,27 @@ describe('devices of organizations', () => {
     expect(await ownerOf(device.body.deviceId)).toBeNull();
     expect((await t.db.query('SELECT 1 FROM organizations WHERE organization_id = $1', [owner.userId])).rowCount).toBe(0);
     expect((await t.db.query('SELECT 1 FROM organization_members WHERE user_id = $1', [owner.userId])).rowCount).toBe(0);
+  });
+
+  it("streams the organization's devices to its members live; a removed member's open stream stops at once", async () => {
+    const { organizationId, members, memberIds } = await anOrganization();
+    const device = await aRegisteredDevice(t);
+    const watching = { owner: await stream(members.owner), viewer: await stream(members.viewer), operator: await stream(members.operator) };
+    expect([watching.owner.status, watching.viewer.status, watching.operator.status]).toEqual([200, 200, 200]);
+    expect((await claim(t, members.operator, { deviceId: device.body.deviceId, claimCode: device.body.claimCode, organizationId })).response.status).toBe(200);
+    await watching.viewer.next(eventOf('device.claimed', device.body.deviceId));
+
+    await sent(device.registered.accessToken, 71);
+    for (const opened of Object.values(watching)) await opened.next(telemetryOf(device.body.deviceId, 71));
+
+    const removed = await t.api.DELETE('/api/v1/organizations/{organizationId}/members/{memberId}', { params: { path: { organizationId, memberId: memberIds.viewer } }, headers: members.owner.headers });
+    expect(removed.response.status).toBe(204);
+    await sent(device.registered.accessToken, 72);
+    await watching.owner.next(telemetryOf(device.body.deviceId, 72));
+    await watching.operator.next(telemetryOf(device.body.deviceId, 72));
+    // Whatever the viewer's stream had before its own next claim, it has read: the frame of 72 is not among it.
+    const own = await aClaimedDevice(t, members.viewer);
+    await watching.viewer.next(eventOf('device.claimed', own.body.deviceId));
+    expect(watching.viewer.messages.filter(telemetryOf(device.body.deviceId, 72))).toEqual([]);
   });
 });

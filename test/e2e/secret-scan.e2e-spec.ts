@@ -84,6 +84,30 @@ describe('the leak scan of responses and log lines', () => {
       ]);
     });
 
+    it("a member's e-mail outside the routes of the organizations that invited it; not to its fellow members", async () => {
+      const { scanner, api } = aPlantingScanner();
+      const ada = await aVerifiedCustomer({ api, db: t.db });
+      const bob = await aVerifiedCustomer({ api, db: t.db });
+      const eve = await aVerifiedCustomer({ api, db: t.db });
+      for (const who of [ada, bob, eve]) await api.GET('/api/v1/users/me', { headers: bearer(who.accessToken) });
+      const created = await api.POST('/api/v1/organizations', { body: { name: 'Ada & Co' }, headers: bearer(ada.accessToken) });
+      const other = await api.POST('/api/v1/organizations', { body: { name: 'Eve Ltd' }, headers: bearer(eve.accessToken) });
+      const organizationId = created.data!.organizationId;
+      const otherId = other.data!.organizationId;
+      await api.POST('/api/v1/organizations/{organizationId}/members', { params: { path: { organizationId } }, body: { email: bob.email, role: 'viewer' }, headers: bearer(ada.accessToken) });
+      // Bob lists the members: Ada's address (she created it) and his own.
+      await api.GET('/api/v1/organizations/{organizationId}/members', { params: { path: { organizationId } }, headers: bearer(bob.accessToken) });
+      expect(scanner.scan()).toEqual([]);
+
+      scanner.recordResponse('GET /api/v1/organizations/{organizationId}/members → 200', JSON.stringify({ email: bob.email }), { userId: eve.userId, admin: false, organizationId: otherId });
+      scanner.recordResponse('GET /api/v1/organizations → 200', JSON.stringify({ email: bob.email }), { userId: ada.userId, admin: false });
+
+      expect(scanner.scan().map(({ what, where }) => ({ what, where }))).toEqual([
+        { what: `the e-mail address of user ${bob.userId}`, where: 'answer to GET /api/v1/organizations/{organizationId}/members → 200' },
+        { what: `the e-mail address of user ${bob.userId}`, where: 'answer to GET /api/v1/organizations → 200' },
+      ]);
+    });
+
     it('each leak once: a second scan reports only what was captured since', async () => {
       const scanner = new LeakScanner();
       scanner.secret('planted-secret-value-0001', 'a planted secret');

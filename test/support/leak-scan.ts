@@ -38,6 +38,8 @@ interface Caller {
   userId?: string;
   email?: string;
   admin: boolean;
+  /** The organization of the route asked (`/api/v1/organizations/{organizationId}…`), if any. */
+  organizationId?: string;
 }
 
 interface Captured {
@@ -92,6 +94,17 @@ export class LeakScanner {
   private readonly userIdByEmail = new Map<string, string>();
   /** Addresses each account shared a device with (POST …/shares): the owner may see them again. */
   private readonly sharedWith = new Map<string, Set<string>>();
+  /**
+   * The people of each organization: the account that created it and the addresses invited to it.
+   * Its members may see one another's addresses in its routes (the members list); nobody else.
+   */
+  private readonly organizationPeople = new Map<string, { creators: Set<string>; invited: Set<string> }>();
+
+  private peopleOf(organizationId: string): { creators: Set<string>; invited: Set<string> } {
+    let people = this.organizationPeople.get(organizationId);
+    if (!people) this.organizationPeople.set(organizationId, (people = { creators: new Set(), invited: new Set() }));
+    return people;
+  }
   private readonly requestBodies = new Map<string, Promise<string>>();
   private readonly flagged: Leak[] = [];
   private scannedUpTo = 0;
@@ -146,7 +159,10 @@ export class LeakScanner {
         userId: claims?.aud === 'device-cloud:customer' && typeof claims.sub === 'string' ? claims.sub : undefined,
         email: bodyEmail,
         admin: claims?.aud === 'device-cloud:customer' && claims.role === 'admin',
+        organizationId: schemaPath.startsWith('/api/v1/organizations/{organizationId}') ? /\/api\/v1\/organizations\/([^/?]+)/.exec(new URL(request.url).pathname)?.[1] : undefined,
       };
+      // An address invited to an organization is its members' to see in its routes.
+      if (operation === 'POST /api/v1/organizations/{organizationId}/members' && caller.organizationId && bodyEmail && response.ok) this.peopleOf(caller.organizationId).invited.add(bodyEmail);
 
       // An address an owner shared a device with is theirs to see again in the device's shares.
       if (operation === 'POST /api/v1/user/devices/{deviceId}/shares' && caller.userId && bodyEmail) {
@@ -156,6 +172,7 @@ export class LeakScanner {
 
       const text = await response.clone().text();
       const body = parseJson(text);
+      if (operation === 'POST /api/v1/organizations' && response.status === 201 && caller.userId && typeof body?.organizationId === 'string') this.peopleOf(body.organizationId).creators.add(caller.userId);
       if (operation === 'GET /api/v1/users/me' && response.status === 200 && typeof body?.userId === 'string' && typeof body.email === 'string') this.email(body.email, body.userId);
       const issued = new Set<string>();
       if (ISSUING_OPERATIONS.has(operation) && response.ok && body) {
@@ -223,7 +240,11 @@ export class LeakScanner {
         const owner = this.userIdByEmail.get(email);
         if (!owner) continue;
         const caller = entry.caller;
-        const allowed = caller !== undefined && (caller.admin || caller.email === email || caller.userId === owner || (caller.userId !== undefined && this.sharedWith.get(caller.userId)?.has(email) === true));
+        const people = caller?.organizationId === undefined ? undefined : this.organizationPeople.get(caller.organizationId);
+        // A personal organization has its account's id: that account is its creator.
+        const fellowMember = (people !== undefined && (people.invited.has(email) || people.creators.has(owner))) || (caller?.organizationId !== undefined && caller.organizationId === owner);
+        const allowed =
+          caller !== undefined && (caller.admin || caller.email === email || caller.userId === owner || fellowMember || (caller.userId !== undefined && this.sharedWith.get(caller.userId)?.has(email) === true));
         if (!allowed) leaks.push({ what: `the e-mail address of user ${owner}`, where, excerpt: excerptAround(text, match.index, match[0].length) });
       }
     }

@@ -2,6 +2,8 @@
 export { OrganizationsModule } from './organizations.module.js';
 export { OrganizationsService } from './application/organizations.service.js';
 export { ORGANIZATION_ROLES, type OrganizationRole } from './domain/organization.js';
+export { MEMBERS_TOPIC, parseMembershipChanges } from './domain/organization.store.js';
+export * from './sql-api.js';
 import { OrganizationMemberRecord } from './infrastructure/organization-member.record.js';
 import { OrganizationRecord } from './infrastructure/organization.record.js';
 

@@ -7,6 +7,7 @@ import { Sql } from '../../shared/database/sql.js';
 import { AccountsModule } from '../accounts/index.js';
 import { DeviceLogsModule } from '../device-logs/index.js';
 import { EventsModule } from '../events/index.js';
+import { OrganizationsModule } from '../organizations/index.js';
 import { SharingModule } from '../sharing/index.js';
 import { TelemetryModule } from '../telemetry/index.js';
 import { LiveRelay } from './application/live-relay.js';
@@ -22,7 +23,7 @@ import { SqlStreamTicketStore } from './infrastructure/sql-stream-ticket.store.j
 
 /** The dashboard's live stream (Server-Sent Events): stored telemetry and the event log, pushed across instances. */
 @Module({
-  imports: [AccountsModule, EventsModule, TelemetryModule, DeviceLogsModule, HealthModule, SharingModule],
+  imports: [AccountsModule, EventsModule, TelemetryModule, DeviceLogsModule, HealthModule, SharingModule, OrganizationsModule],
   controllers: [StreamController],
   providers: [
     StreamHub,

@@ -4,7 +4,7 @@ import { DEFAULT_CONNECT_TIMEOUT_MS } from './data-source-options.js';
 
 export const CHANGE_CHANNEL = 'device_cloud_changes';
 
-export type ChangeTopic = 'device' | 'config_defaults' | 'firmware_releases' | 'alert_rules' | 'alert_rule_defaults' | 'user' | 'device_shares' | 'device_command';
+export type ChangeTopic = 'device' | 'config_defaults' | 'firmware_releases' | 'alert_rules' | 'alert_rule_defaults' | 'user' | 'device_shares' | 'device_command' | 'organization_members';
 type Listener = (key: string) => void;
 type ChannelListener = (payload: string) => void;
 

@@ -23,6 +23,9 @@ export class NoOrganizations extends OrganizationStore {
   async withOrganization(): Promise<null> {
     return null;
   }
+  async memberOrganizationsOf(): Promise<Set<string>> {
+    return new Set();
+  }
   async bind(): Promise<number> {
     return 0;
   }

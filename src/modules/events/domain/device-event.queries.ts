@@ -19,7 +19,8 @@ export interface EventsPage {
  * dashboard's pages follow the device's history (the owner and their sharees see its events from
  * the release before the claim on, an administrator all); the channels and the live stream follow
  * the owner an event happened to (owner_id), live and on replay alike: the events of devices that
- * were the viewer's when they happened, or of an owner whose active share they hold.
+ * were the viewer's when they happened (their personal organization's, or an organization's they
+ * are a member of now), or of an owner whose active share they hold.
  */
 export abstract class DeviceEventQueries {
   /** The events of these sequences (missing ones: their device was deleted, and its events), in order; in `tx` when given. */

@@ -1,3 +1,4 @@
+import { MEMBER_ORGANIZATIONS } from '../../organizations/sql-api.js';
 import { Injectable } from '@nestjs/common';
 import { ReplicaSql } from '../../../shared/database/replica-sql.js';
 import { Sql, type SqlRunner } from '../../../shared/database/sql.js';
@@ -37,7 +38,10 @@ export class SqlDeviceEventQueries extends DeviceEventQueries {
   async since(viewer: EventsViewer, deviceId: string | null, sequence: string, limit: number): Promise<DispatchedEvent[]> {
     const rows = await this.sql.rows<EventRow>(
       `SELECT id, type, device_id, owner_id, occurred_at, data FROM device_events
-        WHERE id > $1::bigint AND ($2::boolean OR owner_id = $3::uuid OR (device_id, owner_id) IN (SELECT s.device_id, s.owner_id FROM ${SHARED_WITH}($3::uuid) s))
+        WHERE id > $1::bigint
+          AND ($2::boolean OR owner_id = $3::uuid
+               OR owner_id IN (SELECT m.organization_id FROM ${MEMBER_ORGANIZATIONS}($3::uuid) m)
+               OR (device_id, owner_id) IN (SELECT s.device_id, s.owner_id FROM ${SHARED_WITH}($3::uuid) s))
           AND ($4::text IS NULL OR device_id = $4)
         ORDER BY id LIMIT $5`,
       [sequence, viewer.isAdmin, viewer.userId, deviceId, limit],

@@ -166,6 +166,11 @@ export class OrganizationsService {
     return this.store.createPersonal(tx, { ...account, email: normalizeMemberEmail(account.email) });
   }
 
+  /** The organizations whose devices the account sees as a member (its personal one included): for its live streams. */
+  memberOrganizationsOf(userId: string): Promise<Set<string>> {
+    return this.store.memberOrganizationsOf(userId);
+  }
+
   /** An account verified its address: the invitations waiting for it start to count. */
   async bindVerified(userId: string, email: string): Promise<void> {
     await this.store.bind(userId, normalizeMemberEmail(email));

@@ -1,6 +1,33 @@
 import type { SqlRunner } from '../../../shared/database/sql.js';
 import type { MyOrganization, Organization, OrganizationMember, OrganizationRole } from './organization.js';
 
+/**
+ * The ChangeFeed topic every change of who is a bound member of an organization is announced on,
+ * at its commit, to every instance (the streams of the accounts concerned drop the organization's
+ * devices, then read their memberships again). Key: entries `<userId> <organizationId>` joined by
+ * commas; `*` for "reread every membership".
+ */
+export const MEMBERS_TOPIC = 'organization_members';
+
+export interface MembershipChange {
+  userId: string;
+  organizationId: string;
+}
+
+export function membershipChangesKey(changes: MembershipChange[]): string {
+  const key = [...new Set(changes.map((change) => `${change.userId} ${change.organizationId}`))].join(',');
+  // NOTIFY payloads stop at 8000 bytes: past that, everyone rereads.
+  return key.length > 7000 ? '*' : key;
+}
+
+export function parseMembershipChanges(key: string): MembershipChange[] | '*' {
+  if (key === '*') return '*';
+  return key.split(',').flatMap((entry) => {
+    const space = entry.indexOf(' ');
+    return space > 0 ? [{ userId: entry.slice(0, space), organizationId: entry.slice(space + 1) }] : [];
+  });
+}
+
 /** A page position: the last item's (time, id). */
 export interface After {
   at: Date;
@@ -49,6 +76,8 @@ export abstract class OrganizationStore {
   abstract members(organizationId: string, limit: number, after: After | null): Promise<OrganizationMember[]>;
   /** Runs `work` in a transaction holding the organization's row; null when the account is not a member. */
   abstract withOrganization<T>(userId: string, organizationId: string, work: (session: OrganizationSession) => Promise<T>): Promise<T | null>;
+  /** The organizations the account is a bound member of, its personal one included. */
+  abstract memberOrganizationsOf(userId: string): Promise<Set<string>>;
   /** An account verified its address: the invitations waiting for it start to count. */
   abstract bind(userId: string, email: string): Promise<number>;
   /**

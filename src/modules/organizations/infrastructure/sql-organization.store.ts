@@ -1,9 +1,18 @@
 import { Injectable } from '@nestjs/common';
+import { CHANGE_CHANNEL, ChangeFeed } from '../../../shared/database/change-feed.js';
 import { Sql, type SqlRunner } from '../../../shared/database/sql.js';
 import { ACCOUNT_SUMMARIES } from '../../accounts/sql-api.js';
 import { DEVICE_OWNERS } from '../../devices/sql-api.js';
 import { PERSONAL_ORGANIZATION_NAME, type MyOrganization, type Organization, type OrganizationMember, type OrganizationRole } from '../domain/organization.js';
-import { OrganizationStore, type After, type NewOwner, type OrganizationSession } from '../domain/organization.store.js';
+import {
+  MEMBERS_TOPIC,
+  membershipChangesKey,
+  OrganizationStore,
+  type After,
+  type MembershipChange,
+  type NewOwner,
+  type OrganizationSession,
+} from '../domain/organization.store.js';
 
 interface OrganizationRow {
   organization_id: string;
@@ -39,10 +48,32 @@ const toMember = (row: MemberRow): OrganizationMember => ({ memberId: row.member
 /** The caller's organizations: their bound memberships joined to the organizations. */
 const MINE = `SELECT ${ORGANIZATION_COLUMNS}, m.role, m.member_id FROM organization_members m JOIN organizations o ON o.organization_id = m.organization_id WHERE m.user_id = $1`;
 
+type Bound = { user_id: string | null; organization_id: string };
+
+const changesOf = (rows: Bound[]): MembershipChange[] => rows.flatMap((row) => (row.user_id === null ? [] : [{ userId: row.user_id, organizationId: row.organization_id }]));
+
+/** Tells every instance (this one too, through the feed's own connection), at commit, whose memberships changed. */
+async function announce(tx: SqlRunner, changes: MembershipChange[]): Promise<void> {
+  if (changes.length > 0) await tx.rows('SELECT pg_notify($1, $2)', [CHANGE_CHANNEL, `${MEMBERS_TOPIC}:${membershipChangesKey(changes)}`]);
+}
+
 @Injectable()
 export class SqlOrganizationStore extends OrganizationStore {
-  constructor(private readonly sql: Sql) {
+  constructor(
+    private readonly sql: Sql,
+    private readonly feed: ChangeFeed,
+  ) {
     super();
+  }
+
+  /** After a commit of this instance: its own streams hear of it before the answer goes out, not only when the notification comes back. */
+  private committed(changes: MembershipChange[]): void {
+    if (changes.length > 0) this.feed.changed(MEMBERS_TOPIC, membershipChangesKey(changes));
+  }
+
+  async memberOrganizationsOf(userId: string): Promise<Set<string>> {
+    const rows = await this.sql.rows<{ organization_id: string }>('SELECT organization_id FROM organization_members WHERE user_id = $1', [userId]);
+    return new Set(rows.map((row) => row.organization_id));
   }
 
   async createPersonal(tx: SqlRunner, account: { userId: string; email: string; at: Date }): Promise<void> {
@@ -96,7 +127,8 @@ export class SqlOrganizationStore extends OrganizationStore {
   }
 
   async withOrganization<T>(userId: string, organizationId: string, work: (session: OrganizationSession) => Promise<T>): Promise<T | null> {
-    return this.sql.transaction(async (tx) => {
+    const changes: MembershipChange[] = [];
+    const result = await this.sql.transaction(async (tx) => {
       const [locked] = await tx.rows('SELECT 1 FROM organizations WHERE organization_id = $1 FOR UPDATE', [organizationId]);
       if (!locked) return null;
       const [mine] = await tx.rows<OrganizationRow & { role: OrganizationRole; member_id: string }>(`${MINE} AND m.organization_id = $2`, [userId, organizationId]);
@@ -117,18 +149,21 @@ export class SqlOrganizationStore extends OrganizationStore {
         member: (memberId) => memberWhere('member_id', memberId),
         memberByEmail: (email) => memberWhere('email', email),
         invite: async (member) => {
-          await tx.rows(
+          const inserted = await tx.rows<Bound>(
             `INSERT INTO organization_members (${MEMBER_COLUMNS}, user_id)
-             VALUES ($1, $2, $3::varchar, $4, $5, (SELECT user_id FROM ${ACCOUNT_SUMMARIES} WHERE email = $3::varchar AND email_verified))`,
+             VALUES ($1, $2, $3::varchar, $4, $5, (SELECT user_id FROM ${ACCOUNT_SUMMARIES} WHERE email = $3::varchar AND email_verified))
+             RETURNING user_id, organization_id`,
             [member.memberId, organizationId, member.email, member.role, member.invitedAt],
           );
+          changes.push(...changesOf(inserted));
         },
         setRole: async (memberId, role) => {
           const [row] = await tx.rows<MemberRow>(`UPDATE organization_members SET role = $3 WHERE organization_id = $1 AND member_id = $2 RETURNING ${MEMBER_COLUMNS}`, [organizationId, memberId, role]);
           return toMember(row);
         },
         remove: async (memberId) => {
-          await tx.rows('DELETE FROM organization_members WHERE organization_id = $1 AND member_id = $2', [organizationId, memberId]);
+          const removed = await tx.rows<Bound>('DELETE FROM organization_members WHERE organization_id = $1 AND member_id = $2 RETURNING user_id, organization_id', [organizationId, memberId]);
+          changes.push(...changesOf(removed));
         },
         rename: async (name, at) => {
           const [row] = await tx.rows<OrganizationRow>(`UPDATE organizations o SET name = $2, updated_at = $3 WHERE organization_id = $1 RETURNING ${ORGANIZATION_COLUMNS}`, [organizationId, name, at]);
@@ -139,15 +174,26 @@ export class SqlOrganizationStore extends OrganizationStore {
           return count;
         },
         delete: async () => {
+          const removed = await tx.rows<Bound>('DELETE FROM organization_members WHERE organization_id = $1 RETURNING user_id, organization_id', [organizationId]);
+          changes.push(...changesOf(removed));
           await tx.rows('DELETE FROM organizations WHERE organization_id = $1', [organizationId]);
         },
       };
-      return work(session);
+      const done = await work(session);
+      await announce(tx, changes);
+      return done;
     });
+    this.committed(changes);
+    return result;
   }
 
   async bind(userId: string, email: string): Promise<number> {
-    const bound = await this.sql.rows('UPDATE organization_members SET user_id = $1 WHERE email = $2 AND user_id IS NULL RETURNING member_id', [userId, email]);
+    const bound = await this.sql.transaction(async (tx) => {
+      const rows = await tx.rows<Bound>('UPDATE organization_members SET user_id = $1 WHERE email = $2 AND user_id IS NULL RETURNING user_id, organization_id', [userId, email]);
+      await announce(tx, changesOf(rows));
+      return rows;
+    });
+    this.committed(changesOf(bound));
     return bound.length;
   }
 

@@ -2,6 +2,7 @@ import { Injectable, Logger, type OnModuleDestroy } from '@nestjs/common';
 import { ChangeFeed } from '../../../shared/database/change-feed.js';
 import { DeviceEventQueries } from '../../events/index.js';
 import { parseShareChanges, SHARES_TOPIC, SharingService } from '../../sharing/index.js';
+import { MEMBERS_TOPIC, OrganizationsService, parseMembershipChanges } from '../../organizations/index.js';
 import { DeviceLogFeed, type StoredLogLines } from '../../device-logs/index.js';
 import { TelemetryFeed, type StoredTelemetry } from '../../telemetry/index.js';
 import { LiveBus, MAX_MESSAGE_LENGTH, WATCHING_RENEW_MS, type TelemetryMessage } from '../domain/live-bus.js';
@@ -28,6 +29,8 @@ export class LiveRelay implements OnModuleDestroy {
   private pendingEvents = new Set<string>();
   /** The latest share load started per account (loadShares). */
   private readonly shareLoads = new Map<string, number>();
+  /** The latest membership load started per account (loadOrganizations). */
+  private readonly organizationLoads = new Map<string, number>();
   private loading = false;
   private publishWarned = false;
   private announceWarned = false;
@@ -39,6 +42,7 @@ export class LiveRelay implements OnModuleDestroy {
     private readonly bus: LiveBus,
     private readonly events: DeviceEventQueries,
     private readonly sharing: SharingService,
+    private readonly organizations: OrganizationsService,
     telemetry: TelemetryFeed,
     logs: DeviceLogFeed,
     feed: ChangeFeed,
@@ -48,6 +52,7 @@ export class LiveRelay implements OnModuleDestroy {
     bus.subscribe((message) => this.hub.deliver(message.ownerId, message.deviceId, message.frames));
     feed.listen(EVENTS_CHANNEL, (payload) => this.eventsCommitted(payload));
     feed.subscribe(SHARES_TOPIC, (key) => this.sharesChanged(key));
+    feed.subscribe(MEMBERS_TOPIC, (key) => this.membershipsChanged(key));
     this.renewal = setInterval(() => {
       if (this.hub.size > 0) void this.announce();
     }, WATCHING_RENEW_MS).unref();
@@ -96,6 +101,30 @@ export class LiveRelay implements OnModuleDestroy {
       this.logger.warn({ err: error }, 'Could not read the devices shared with a stream\'s account');
     } finally {
       if (this.shareLoads.get(userId) === load) this.shareLoads.delete(userId);
+    }
+  }
+
+  /** A membership changed: as sharesChanged, for the organizations' devices. */
+  private membershipsChanged(key: string): void {
+    const changes = parseMembershipChanges(key);
+    const users = changes === '*' ? this.hub.shareeAccounts() : new Set(changes.map((change) => change.userId));
+    if (changes !== '*') for (const change of changes) this.hub.dropOrganization(change.userId, change.organizationId);
+    for (const userId of users) if (this.hub.hasStreams(userId)) void this.loadOrganizations(userId);
+  }
+
+  /** Reads the organizations `userId` is a member of and gives them to their streams here: at a stream's opening, and at each change of theirs. */
+  async loadOrganizations(userId: string): Promise<void> {
+    const load = (this.organizationLoads.get(userId) ?? 0) + 1;
+    this.organizationLoads.set(userId, load);
+    try {
+      const organizations = await this.organizations.memberOrganizationsOf(userId);
+      if (this.organizationLoads.get(userId) === load) this.hub.setOrganizations(userId, organizations);
+    } catch (error) {
+      // Fail closed: a stream that cannot learn its memberships sees only its own account's devices until the next change.
+      if (this.organizationLoads.get(userId) === load) this.hub.setOrganizations(userId, new Set());
+      this.logger.warn({ err: error }, "Could not read the organizations of a stream's account");
+    } finally {
+      if (this.organizationLoads.get(userId) === load) this.organizationLoads.delete(userId);
     }
   }
 

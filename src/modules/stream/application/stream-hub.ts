@@ -32,6 +32,8 @@ export class StreamHub implements OnModuleDestroy {
   private readonly admins = new Set<Subscriber>();
   /** Streams of viewers a device is shared with, by device id. */
   private readonly sharees = new Map<string, Set<Subscriber>>();
+  /** Streams of the members of an organization (not its personal account's: byUser has those), by organization id. */
+  private readonly members = new Map<string, Set<Subscriber>>();
   private count = 0;
   private heartbeat: NodeJS.Timeout | null = null;
   private closing = false;
@@ -72,8 +74,15 @@ export class StreamHub implements OnModuleDestroy {
     const targets = ownerId === null ? undefined : this.byUser.get(ownerId);
     if (targets) for (const subscriber of targets) if (subscriber.sees(ownerId, deviceId)) subscriber.send(frame, eventId);
     for (const admin of this.admins) if (admin.viewer.userId !== ownerId && admin.sees(ownerId, deviceId)) admin.send(frame, eventId);
+    const members = ownerId === null ? undefined : this.members.get(ownerId);
+    if (members) for (const member of members) if (member.viewer.userId !== ownerId && !member.viewer.isAdmin && member.sees(ownerId, deviceId)) member.send(frame, eventId);
     const sharees = ownerId === null ? undefined : this.sharees.get(deviceId);
-    if (sharees) for (const sharee of sharees) if (sharee.viewer.userId !== ownerId && !sharee.viewer.isAdmin && sharee.sees(ownerId, deviceId)) sharee.send(frame, eventId);
+    if (sharees) {
+      for (const sharee of sharees) {
+        // A member of the owning organization had it above.
+        if (sharee.viewer.userId !== ownerId && !sharee.viewer.isAdmin && !sharee.organizations.has(ownerId!) && sharee.sees(ownerId, deviceId)) sharee.send(frame, eventId);
+      }
+    }
   }
 
   /** Accounts with streams open here. */
@@ -93,6 +102,38 @@ export class StreamHub implements OnModuleDestroy {
       const shares = new Map(subscriber.shares);
       shares.delete(deviceId);
       this.indexShares(subscriber, shares);
+    }
+  }
+
+  /** The organizations `userId` is a member of now, for every stream of theirs here: a removal ends delivery at once. */
+  setOrganizations(userId: string, organizations: ReadonlySet<string>): void {
+    for (const subscriber of this.byUser.get(userId) ?? []) if (!subscriber.viewer.isAdmin) this.indexOrganizations(subscriber, organizations);
+  }
+
+  /** Stops delivering the organization's devices to `userId`'s streams here, until setOrganizations says otherwise. */
+  dropOrganization(userId: string, organizationId: string): void {
+    for (const subscriber of this.byUser.get(userId) ?? []) {
+      if (!subscriber.organizations.has(organizationId)) continue;
+      const organizations = new Set(subscriber.organizations);
+      organizations.delete(organizationId);
+      this.indexOrganizations(subscriber, organizations);
+    }
+  }
+
+  private indexOrganizations(subscriber: Subscriber, organizations: ReadonlySet<string>): void {
+    this.unindexOrganizations(subscriber);
+    subscriber.organizations = organizations;
+    for (const organizationId of organizations) {
+      let set = this.members.get(organizationId);
+      if (!set) this.members.set(organizationId, (set = new Set()));
+      set.add(subscriber);
+    }
+  }
+
+  private unindexOrganizations(subscriber: Subscriber): void {
+    for (const organizationId of subscriber.organizations) {
+      const set = this.members.get(organizationId);
+      if (set?.delete(subscriber) && set.size === 0) this.members.delete(organizationId);
     }
   }
 
@@ -153,6 +194,7 @@ export class StreamHub implements OnModuleDestroy {
     if (own.size === 0) this.byUser.delete(subscriber.viewer.userId);
     this.admins.delete(subscriber);
     this.unindexShares(subscriber);
+    this.unindexOrganizations(subscriber);
     this.count--;
     if (this.count === 0 && this.heartbeat) {
       clearInterval(this.heartbeat);

@@ -60,10 +60,17 @@ export class Subscriber {
   /** Devices shared with the viewer, each with the owner who granted the share (it counts only while that owner has the device). */
   shares: ReadonlyMap<string, string> = new Map();
 
-  /** The sharing module's rule for what happens live: the viewer owned the device then, holds an active share granted by that owner, or is an administrator. */
+  /** The organizations the viewer is a bound member of (their personal one included). */
+  organizations: ReadonlySet<string> = new Set();
+
+  /**
+   * The sharing module's rule for what happens live: the viewer owned the device then (through their
+   * personal organization or as a member of the owning one), holds an active share granted by that
+   * owner, or is an administrator.
+   */
   sees(ownerId: string | null, deviceId: string): boolean {
     if (this.deviceId !== null && this.deviceId !== deviceId) return false;
-    return this.viewer.isAdmin || ownerId === this.viewer.userId || (ownerId !== null && this.shares.get(deviceId) === ownerId);
+    return this.viewer.isAdmin || ownerId === this.viewer.userId || (ownerId !== null && (this.organizations.has(ownerId) || this.shares.get(deviceId) === ownerId));
   }
 
   send(frame: string, eventId: string | null = null): void {

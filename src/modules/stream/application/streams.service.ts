@@ -45,7 +45,7 @@ export class StreamsService {
     await this.relay.watching();
     const subscriber = this.hub.open(viewer, request.deviceId, sink, request.resumeAfter !== null);
     // After registering, so a share that changes meanwhile is announced to a stream that exists.
-    if (!viewer.isAdmin) await this.relay.loadShares(viewer.userId);
+    if (!viewer.isAdmin) await Promise.all([this.relay.loadShares(viewer.userId), this.relay.loadOrganizations(viewer.userId)]);
     if (request.resumeAfter === null) return;
     try {
       const missed = await this.events.since(viewer, request.deviceId, request.resumeAfter, MAX_REPLAYED_EVENTS);
