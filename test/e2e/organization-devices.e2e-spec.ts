@@ -1,4 +1,4 @@
-import { CUSTOMER_PASSWORD, aClaimedDevice, aCustomer, aRegisteredDevice, claim, type SignedIn } from '../support/claim-fixtures.js';
+import { ADMIN_SETTINGS, CUSTOMER_PASSWORD, aClaimedDevice, aCustomer, aRegisteredDevice, anAdmin, claim, type SignedIn } from '../support/claim-fixtures.js';
 import { createTestApp, type TestApp } from '../support/create-test-app.js';
 import { expectProblem, fieldsOf } from '../support/problems.js';
 import { dataOf, openSse, type SseMessage, type SseStream } from '../support/sse.js';
@@ -18,7 +18,7 @@ describe('devices of organizations', () => {
   const streams: SseStream[] = [];
 
   beforeAll(async () => {
-    t = await createTestApp({ STREAM_HEARTBEAT_MS: '300' });
+    t = await createTestApp({ ...ADMIN_SETTINGS, STREAM_HEARTBEAT_MS: '300' });
   });
   afterEach(() => {
     for (const opened of streams.splice(0)) opened.close();
@@ -201,5 +201,49 @@ describe('devices of organizations', () => {
     const own = await aClaimedDevice(t, members.viewer);
     await watching.viewer.next(eventOf('device.claimed', own.body.deviceId));
     expect(watching.viewer.messages.filter(telemetryOf(device.body.deviceId, 72))).toEqual([]);
+  });
+
+  it("lets the organization's owners and admins release its devices and open their re-registration; operators and viewers get the 404 of a device they do not own", async () => {
+    const { organizationId, members } = await anOrganization();
+    const release = (who: SignedIn, deviceId: string) => t.api.DELETE('/api/v1/user/devices/{deviceId}', { params: { path: { deviceId } }, headers: who.headers });
+    const reopen = (who: SignedIn, deviceId: string) => t.api.POST('/api/v1/user/devices/{deviceId}/re-registration', { params: { path: { deviceId } }, headers: who.headers });
+    const devices = [await aRegisteredDevice(t), await aRegisteredDevice(t)];
+    for (const device of devices) expect((await claim(t, members.operator, { deviceId: device.body.deviceId, claimCode: device.body.claimCode, organizationId })).response.status).toBe(200);
+    const [first, second] = devices.map((device) => device.body.deviceId);
+
+    for (const role of ['operator', 'viewer'] as const) {
+      expectProblem(await release(members[role], first!), 404, 'NOT_FOUND');
+      expectProblem(await reopen(members[role], first!), 404, 'NOT_FOUND');
+    }
+    expect(await ownerOf(first!)).toBe(organizationId);
+    expect((await reopen(members.admin, first!)).response.status).toBe(200);
+
+    expect((await release(members.admin, first!)).response.status).toBe(204);
+    expect((await release(members.owner, second!)).response.status).toBe(204);
+    expect([await ownerOf(first!), await ownerOf(second!)]).toEqual([null, null]);
+    const { rows } = await t.db.query("SELECT device_id, owner_id FROM device_events WHERE type = 'device.released' AND device_id = ANY($1::text[]) ORDER BY device_id", [[first, second]]);
+    expect(rows).toEqual([first, second].sort().map((deviceId) => ({ device_id: deviceId, owner_id: organizationId })));
+  });
+
+  it('lets an administrator transfer a device to an organization (its members see it), and refuses an unknown organization or both recipients', async () => {
+    const admin = await anAdmin(t);
+    const { organizationId, members } = await anOrganization();
+    const previous = await aCustomer(t);
+    const device = await aClaimedDevice(t, previous);
+    const transfer = (body: { toEmail?: string; toOrganizationId?: string }) =>
+      t.api.POST('/api/v1/admin/devices/{deviceId}/transfer', { params: { path: { deviceId: device.body.deviceId } }, body, headers: admin.headers });
+
+    const unknown = expectProblem(await transfer({ toOrganizationId: '00000000-0000-4000-8000-00000000abcd' }), 422, 'TRANSFER_RECIPIENT_INVALID');
+    expect(fieldsOf(unknown)).toEqual(['toOrganizationId']);
+    expect(fieldsOf(expectProblem(await transfer({ toEmail: members.owner.email, toOrganizationId: organizationId }), 400, 'VALIDATION_FAILED'))).toEqual(['toOrganizationId']);
+    expect(await ownerOf(device.body.deviceId)).toBe(previous.userId);
+
+    const moved = await transfer({ toOrganizationId: organizationId });
+
+    expect(moved.response.status).toBe(200);
+    expect(moved.data!.ownerId).toBe(organizationId);
+    expect(await ownerOf(device.body.deviceId)).toBe(organizationId);
+    expect((await detail(members.viewer, device.body.deviceId)).response.status).toBe(200);
+    expectProblem(await detail(previous, device.body.deviceId), 404, 'NOT_FOUND');
   });
 });

@@ -493,8 +493,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Give a device to another account
-         * @description The verified account with `toEmail` owns the device from now on, as after a claim: it sees the device’s history from this moment on, and the previous owner loses it as by a release. Transferring to the current owner changes nothing.
+         * Give a device to another account or organization
+         * @description The personal organization of the verified account with `toEmail`, or the organization `toOrganizationId`, owns the device from now on, as after a claim: its members see the device’s history from this moment on, and the previous owner loses it as by a release. Transferring to the current owner changes nothing.
          */
         post: operations["transferDevice"];
         delete?: never;
@@ -2597,10 +2597,16 @@ export interface components {
         TransferDeviceRequest: {
             /**
              * Format: email
-             * @description The e-mail address of the verified account that is to own the device.
+             * @description The e-mail address of the verified account whose personal organization is to own the device. Give this or toOrganizationId.
              * @example ada@example.com
              */
-            toEmail: string;
+            toEmail?: string;
+            /**
+             * Format: uuid
+             * @description The organization that is to own the device. Give this or toEmail.
+             * @example 5b2f8c1e-3d4a-4e6b-9c7d-8e9f0a1b2c3d
+             */
+            toOrganizationId?: string;
         };
         DecommissionResponse: {
             /** @example gw-0001 */

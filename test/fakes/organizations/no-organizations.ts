@@ -17,6 +17,9 @@ export class NoOrganizations extends OrganizationStore {
   async findMine(): Promise<MyOrganization | null> {
     return null;
   }
+  async exists(): Promise<boolean> {
+    return false;
+  }
   async members(): Promise<OrganizationMember[]> {
     return [];
   }

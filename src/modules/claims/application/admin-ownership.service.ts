@@ -1,7 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import { SharingService } from '../../sharing/index.js';
 import { Clock } from '../../../config/config.module.js';
-import { NotFoundError } from '../../../shared/domain-error.js';
+import { NotFoundError, ValidationFailedError } from '../../../shared/domain-error.js';
+import { OrganizationsService } from '../../organizations/index.js';
 import type { SqlRunner } from '../../../shared/database/sql-runner.js';
 import { AccountsService } from '../../accounts/index.js';
 import { AuditLog, type AuditContext } from '../../audit/index.js';
@@ -24,6 +25,7 @@ export class AdminOwnershipService {
     private readonly audit: AuditLog,
     private readonly sharing: SharingService,
     private readonly clock: Clock,
+    private readonly organizations: OrganizationsService,
   ) {}
 
   /**
@@ -31,15 +33,12 @@ export class AdminOwnershipService {
    * device's history from this moment on (from the last release when nobody owned it), and the
    * previous owner loses it as by a release (device.released, then device.claimed).
    */
-  async transfer(by: AuditContext, deviceId: string, toEmail: string): Promise<Ownership> {
-    const recipient = await this.accounts.accountByEmail(toEmail);
-    if (!recipient) throw new TransferRecipientInvalidError('No account has this e-mail address.');
-    if (!recipient.emailVerified) throw new TransferRecipientInvalidError('The account with this e-mail address has not confirmed it yet.');
+  async transfer(by: AuditContext, deviceId: string, to: { email?: string; organizationId?: string }): Promise<Ownership> {
+    const ownerId = await this.recipientOf(to);
     const device = await this.devices.findDevice(deviceId);
     if (!device) throw new NotFoundError('No device has this id.');
     if (device.decommissionedAt) throw new DeviceDecommissionedError();
     const now = this.clock.now();
-    const ownerId = recipient.userId;
     const result = await this.devices.transferTo(deviceId, ownerId, now, async (tx, previousOwnerId) => {
       if (previousOwnerId) await this.events.record(tx, { type: 'device.released', deviceId, ownerId: previousOwnerId, occurredAt: now, data: {} });
       await this.events.record(tx, { type: 'device.claimed', deviceId, ownerId, occurredAt: now, data: { ownerId } });
@@ -49,6 +48,19 @@ export class AdminOwnershipService {
     });
     if (!result) throw new NotFoundError('No device has this id.');
     return { deviceId, ownerId, claimedAt: result.claimedAt };
+  }
+
+  /** The organization a transfer goes to: an account's personal one (by its verified address) or one named by id. */
+  private async recipientOf(to: { email?: string; organizationId?: string }): Promise<string> {
+    if (to.email !== undefined && to.organizationId !== undefined) throw new ValidationFailedError([{ field: 'toOrganizationId', message: 'give toEmail or toOrganizationId, not both' }]);
+    if (to.organizationId !== undefined) {
+      if (!(await this.organizations.exists(to.organizationId))) throw new TransferRecipientInvalidError('No organization has this id.', 'toOrganizationId');
+      return to.organizationId;
+    }
+    const recipient = await this.accounts.accountByEmail(to.email ?? '');
+    if (!recipient) throw new TransferRecipientInvalidError('No account has this e-mail address.');
+    if (!recipient.emailVerified) throw new TransferRecipientInvalidError('The account with this e-mail address has not confirmed it yet.');
+    return recipient.userId;
   }
 
   /** Releases the device and voids its credentials at once; it may not register until re-opened. */

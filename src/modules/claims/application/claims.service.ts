@@ -101,8 +101,9 @@ export class ClaimsService {
   async release(customer: CustomerPrincipal, deviceId: string, clientAddress: string): Promise<void> {
     const attempt = { userId: customer.userId, deviceId, action: 'release' as const, clientAddress };
     await this.audited(attempt, async () => {
+      const ownerId = await this.ownerActedFor(customer, deviceId);
       const now = this.clock.now();
-      const released = await this.devices.releaseFrom(deviceId, customer.userId, now, (tx) => this.recordRelease(tx, deviceId, customer.userId, now, this.by(customer, clientAddress)));
+      const released = ownerId !== null && (await this.devices.releaseFrom(deviceId, ownerId, now, (tx) => this.recordRelease(tx, deviceId, ownerId, now, this.by(customer, clientAddress))));
       if (!released) throw new NotFoundError('You own no device with this id.');
     });
   }
@@ -143,12 +144,23 @@ export class ClaimsService {
     const attempt = { userId: customer.userId, deviceId, action: 're-registration' as const, clientAddress };
     return this.audited(attempt, async () => {
       const device = await this.devices.findDevice(deviceId);
-      if (!device || (!customer.isAdmin && device.ownerId !== customer.userId)) throw new NotFoundError('You own no device with this id.');
+      const mayOpen = device !== null && (customer.isAdmin || (device.ownerId !== null && (await this.organizations.actsAsOwner(customer.userId, device.ownerId))));
+      if (!mayOpen) throw new NotFoundError('You own no device with this id.');
       const now = this.clock.now();
       return this.devices.openReRegistration(deviceId, now, (tx) =>
         this.auditLog.record(tx, { by: this.by(customer, clientAddress), action: 'device.re_registration_opened', target: `device:${deviceId}`, deviceId, at: now }),
       );
     });
+  }
+
+  /**
+   * The owner the customer acts for on the device: its owner organization when it is theirs
+   * (personal) or one they are an owner or admin of; null when neither (or no such device).
+   */
+  private async ownerActedFor(customer: CustomerPrincipal, deviceId: string): Promise<string | null> {
+    const device = await this.devices.findDevice(deviceId);
+    if (!device?.ownerId) return null;
+    return (await this.organizations.actsAsOwner(customer.userId, device.ownerId)) ? device.ownerId : null;
   }
 
   private async proofMatches(device: Device, command: ClaimCommand): Promise<boolean> {

@@ -37,7 +37,7 @@ export class DeviceSecretRequiredError extends DomainError {
 
 /** An administrator's transfer names an address without an account, or one not verified yet. */
 export class TransferRecipientInvalidError extends DomainError {
-  constructor(reason: string) {
-    super('TRANSFER_RECIPIENT_INVALID', 'unprocessable', reason, { errors: [{ field: 'toEmail', message: reason }] });
+  constructor(reason: string, field: 'toEmail' | 'toOrganizationId' = 'toEmail') {
+    super('TRANSFER_RECIPIENT_INVALID', 'unprocessable', reason, { errors: [{ field, message: reason }] });
   }
 }

@@ -18,16 +18,16 @@ export class AdminOwnershipController {
   @AdminAuth()
   @ApiOperation({
     operationId: 'transferDevice',
-    summary: 'Give a device to another account',
+    summary: 'Give a device to another account or organization',
     description:
-      'The verified account with `toEmail` owns the device from now on, as after a claim: it sees the device’s history from this moment on, and the previous owner loses it as by a release. Transferring to the current owner changes nothing.',
+      'The personal organization of the verified account with `toEmail`, or the organization `toOrganizationId`, owns the device from now on, as after a claim: its members see the device’s history from this moment on, and the previous owner loses it as by a release. Transferring to the current owner changes nothing.',
   })
   @ApiParam({ name: 'deviceId', example: 'gw-0001' })
   @ApiBody({ type: TransferDeviceRequest })
   @ApiResponse({ status: 200, type: ClaimResponse, description: 'The new ownership.' })
   @ApiProblems(JSON_BODY_PROBLEMS, { 404: ['NOT_FOUND'], 409: ['DEVICE_DECOMMISSIONED'], 422: ['TRANSFER_RECIPIENT_INVALID'] })
   async transfer(@Requester() by: AuditContext, @DeviceIdParam() deviceId: string, @Body() body: TransferDeviceRequest): Promise<ClaimResponse> {
-    return ClaimResponse.from(await this.ownership.transfer(by, deviceId, body.toEmail));
+    return ClaimResponse.from(await this.ownership.transfer(by, deviceId, { email: body.toEmail, organizationId: body.toOrganizationId }));
   }
 
   @Post('decommission')

@@ -36,10 +36,17 @@ export class ClaimDeviceRequest {
 /** limit (1–100) and cursor, as every list. */
 export class OwnedDevicesQuery extends PageQuery(100) {}
 
+/** Exactly one of toEmail and toOrganizationId. */
 export class TransferDeviceRequest {
-  @ApiProperty({ example: 'ada@example.com', maxLength: 254, format: 'email', description: 'The e-mail address of the verified account that is to own the device.' })
-  @IsString()
+  @ApiPropertyOptional({ example: 'ada@example.com', maxLength: 254, format: 'email', description: 'The e-mail address of the verified account whose personal organization is to own the device. Give this or toOrganizationId.' })
+  @ValidateIf((request: TransferDeviceRequest) => request.toEmail !== undefined || request.toOrganizationId === undefined)
+  @IsString({ message: 'toEmail or toOrganizationId is required' })
   @MaxLength(254)
   @IsEmail({}, { message: 'toEmail must be an e-mail address' })
-  toEmail!: string;
+  toEmail?: string;
+
+  @ApiPropertyOptional({ format: 'uuid', example: '5b2f8c1e-3d4a-4e6b-9c7d-8e9f0a1b2c3d', description: 'The organization that is to own the device. Give this or toEmail.' })
+  @ValidateIf((request: TransferDeviceRequest) => request.toOrganizationId !== undefined || request.toEmail === undefined)
+  @IsUUID('all', { message: 'toOrganizationId must be an organization id' })
+  toOrganizationId?: string;
 }

@@ -161,6 +161,21 @@ export class OrganizationsService {
     return organizationId;
   }
 
+  /**
+   * Whether the account acts as the owner of what `ownerId` owns: its own personal organization, or
+   * one it is an owner or admin of (release a device, open its re-registration).
+   */
+  async actsAsOwner(userId: string, ownerId: string): Promise<boolean> {
+    if (ownerId === userId) return true;
+    const organization = await this.store.findMine(userId, ownerId);
+    return organization !== null && mayAdminister(organization.role);
+  }
+
+  /** Whether an organization with this id exists (administrators' transfers). */
+  exists(organizationId: string): Promise<boolean> {
+    return this.store.exists(organizationId);
+  }
+
   /** An account was created: its personal organization, in the account's transaction. */
   createPersonal(tx: SqlRunner, account: { userId: string; email: string; at: Date }): Promise<void> {
     return this.store.createPersonal(tx, { ...account, email: normalizeMemberEmail(account.email) });

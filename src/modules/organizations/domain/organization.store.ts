@@ -73,6 +73,7 @@ export abstract class OrganizationStore {
   /** The organizations the account is a member of (bound), oldest first. */
   abstract listMine(userId: string, limit: number, after: After | null): Promise<MyOrganization[]>;
   abstract findMine(userId: string, organizationId: string): Promise<MyOrganization | null>;
+  abstract exists(organizationId: string): Promise<boolean>;
   abstract members(organizationId: string, limit: number, after: After | null): Promise<OrganizationMember[]>;
   /** Runs `work` in a transaction holding the organization's row; null when the account is not a member. */
   abstract withOrganization<T>(userId: string, organizationId: string, work: (session: OrganizationSession) => Promise<T>): Promise<T | null>;

@@ -116,6 +116,11 @@ export class SqlOrganizationStore extends OrganizationStore {
     return row ? toMine(row) : null;
   }
 
+  async exists(organizationId: string): Promise<boolean> {
+    const rows = await this.sql.rows('SELECT 1 FROM organizations WHERE organization_id = $1', [organizationId]);
+    return rows.length > 0;
+  }
+
   async members(organizationId: string, limit: number, after: After | null): Promise<OrganizationMember[]> {
     const rows = await this.sql.rows<MemberRow>(
       `SELECT ${MEMBER_COLUMNS} FROM organization_members
