@@ -246,4 +246,31 @@ describe('devices of organizations', () => {
     expect((await detail(members.viewer, device.body.deviceId)).response.status).toBe(200);
     expectProblem(await detail(previous, device.body.deviceId), 404, 'NOT_FOUND');
   });
+
+  it("lists one organization's devices with organizationId: all of them for a member, page by page, nothing for anyone else", async () => {
+    const admin = await anAdmin(t);
+    const { organizationId, members } = await anOrganization();
+    const stranger = await aCustomer(t);
+    const theirs: string[] = [];
+    for (let i = 0; i < 3; i += 1) {
+      const device = await aRegisteredDevice(t);
+      expect((await claim(t, members.owner, { deviceId: device.body.deviceId, claimCode: device.body.claimCode, organizationId })).response.status).toBe(200);
+      theirs.push(device.body.deviceId);
+    }
+    theirs.sort();
+    // The viewer's own device and one shared with nobody stay out of the organization's list.
+    await aClaimedDevice(t, members.viewer);
+    const list = (who: SignedIn, query: { organizationId: string; limit?: number; cursor?: string }) => t.api.GET('/api/v1/dashboard/devices', { params: { query }, headers: who.headers });
+
+    const first = await list(members.viewer, { organizationId, limit: 2 });
+    const second = await list(members.viewer, { organizationId, limit: 2, cursor: first.data!.nextCursor! });
+
+    expect(first.data!.items.map((item) => [item.deviceId, item.access])).toEqual(theirs.slice(0, 2).map((deviceId) => [deviceId, 'viewer']));
+    expect(second.data!.items.map((item) => item.deviceId)).toEqual(theirs.slice(2));
+    expect(second.data!.nextCursor).toBeNull();
+    expect((await list(members.operator, { organizationId })).data!.items.map((item) => [item.deviceId, item.access])).toEqual(theirs.map((deviceId) => [deviceId, 'installer']));
+    expect((await list(stranger, { organizationId })).data).toEqual({ items: [], nextCursor: null });
+    expect((await list(admin, { organizationId })).data!.items.map((item) => [item.deviceId, item.access])).toEqual(theirs.map((deviceId) => [deviceId, 'admin']));
+    expect(fieldsOf(expectProblem(await t.api.GET('/api/v1/dashboard/devices', { params: { query: { organizationId: 'not-a-uuid' } }, headers: members.viewer.headers }), 400, 'VALIDATION_FAILED'))).toEqual(['organizationId']);
+  });
 });

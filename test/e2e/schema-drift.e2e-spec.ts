@@ -115,8 +115,8 @@ describe('schema drift: the records describe exactly what the migrations build',
     {
       drift: 'a missing index',
       plant: 'DROP INDEX devices_owner_idx',
-      restore: 'CREATE INDEX devices_owner_idx ON devices (owner_id) WHERE owner_id IS NOT NULL',
-      proposed: 'CREATE INDEX "devices_owner_idx" ON "devices" ("owner_id") WHERE owner_id IS NOT NULL',
+      restore: 'CREATE INDEX devices_owner_idx ON devices (owner_id, device_id) WHERE owner_id IS NOT NULL',
+      proposed: 'CREATE INDEX "devices_owner_idx" ON "devices" ("owner_id", "device_id") WHERE owner_id IS NOT NULL',
     },
     {
       drift: 'a missing check',

@@ -10136,6 +10136,8 @@ export interface operations {
                 limit?: number;
                 /** @description nextCursor of the previous page, exactly as returned; anything else is a 400 naming `cursor`. */
                 cursor?: string;
+                /** @description Only this organization's devices (GET /api/v1/organizations): all of them for its members, by their role; an organization you are no member of lists nothing. Without it, every device you see. */
+                organizationId?: string;
                 /** @description Case-insensitive substring of the device's name or deviceId (1–64 characters; surrounding spaces are trimmed). */
                 q?: string;
                 /** @description Devices having every one of these tags. Repeat the parameter (`tag=a&tag=b`) or separate with commas (`tag=a,b`): the same. Upper case is lowered, as when tags are stored. */

@@ -19,5 +19,13 @@ export const VISIBLE_DEVICES = 'visible_devices';
  */
 export const CUSTOMER_DEVICES = 'customer_devices';
 
+/**
+ * `organization_devices(user uuid, organization uuid)`: the rows of visible_devices(false, user)
+ * owned by that organization when the user is its member (all of its devices, by their role),
+ * none otherwise, as a row source in device id order from the owner index: the list's
+ * organization filter.
+ */
+export const ORGANIZATION_DEVICES = 'organization_devices';
+
 /** `shared_with(user uuid)` → (device_id, owner_id, role, visible_since): the active shares the account holds, with the owner who granted each. */
 export const SHARED_WITH = 'shared_with';

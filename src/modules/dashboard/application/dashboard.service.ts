@@ -11,6 +11,7 @@ import { DashboardQueries, type DeviceFilters, type DeviceManagerRow, type Devic
 
 /** The list's filters as the query gave them; DashboardService.devices checks them. */
 export interface DeviceListFilters {
+  organizationId?: string;
   q?: string;
   /** Each value one tag or several, comma-separated. */
   tag?: string[];
@@ -121,6 +122,7 @@ function parseFilters(given: DeviceListFilters, now: Date, defaults: FleetDefaul
     if (!Number.isFinite(given.socBelow) || given.socBelow < 0 || given.socBelow > 100) errors.push({ field: 'socBelow', message: 'socBelow must be a number from 0 to 100' });
     else filters.socBelow = given.socBelow;
   }
+  if (given.organizationId !== undefined) filters.organizationId = given.organizationId;
   if (given.online !== undefined) filters.online = { value: given.online, now, defaultIntervalSec: defaults.settings.telemetryIntervalSec };
   if (errors.length > 0) throw new ValidationFailedError(errors);
   return filters;

@@ -43,6 +43,8 @@ export interface DeviceManagerRow {
  * with, so that the filter and the field agree on every row.
  */
 export interface DeviceFilters {
+  /** Only this organization's devices: for its members, all of them; for anyone else, none. */
+  organizationId?: string;
   /** Case-insensitive substring of the name or the device id. */
   q?: string;
   /** The device has every one of these tags. */

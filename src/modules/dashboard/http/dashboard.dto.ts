@@ -1,7 +1,7 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { PageQuery } from '../../../shared/http/page-query.js';
 import { Transform } from 'class-transformer';
-import { Allow, ArrayMaxSize, IsArray, IsBoolean, IsNumber, IsString, Max, MaxLength, Min } from 'class-validator';
+import { Allow, ArrayMaxSize, IsArray, IsBoolean, IsNumber, IsString, IsUUID, Max, MaxLength, Min } from 'class-validator';
 import type { DeviceSummaryRow } from '../domain/dashboard-queries.js';
 import { type FleetDefaults, MAX_TAGS, NAME_MAX_LENGTH, TAG_MAX_LENGTH } from '../../devices/index.js';
 import { Optional } from '../../../shared/http/optional.decorator.js';
@@ -16,6 +16,16 @@ const asDecimal = Transform(({ value }: { value: unknown }) => (typeof value ===
 
 /** limit (1–100), cursor, and the filters: a device is listed when it meets every one given. */
 export class ListDevicesQuery extends PageQuery(100) {
+  @ApiPropertyOptional({
+    type: 'string',
+    format: 'uuid',
+    description: "Only this organization's devices (GET /api/v1/organizations): all of them for its members, by their role; an organization you are no member of lists nothing. Without it, every device you see.",
+    example: '5b2f8c1e-3d4a-4e6b-9c7d-8e9f0a1b2c3d',
+  })
+  @Optional()
+  @IsUUID('all', { message: 'organizationId must be an organization id' })
+  organizationId?: string;
+
   @ApiPropertyOptional({
     type: 'string',
     maxLength: 200,

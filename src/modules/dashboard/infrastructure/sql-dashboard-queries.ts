@@ -4,7 +4,7 @@ import { Sql } from '../../../shared/database/sql.js';
 import { ACCOUNT_SUMMARIES } from '../../accounts/sql-api.js';
 import { DEVICE_ONLINE, DEVICE_SUMMARIES } from '../../devices/sql-api.js';
 import { DeviceAccess } from '../../sharing/index.js';
-import { CUSTOMER_DEVICES, VISIBLE_DEVICES } from '../../sharing/sql-api.js';
+import { CUSTOMER_DEVICES, ORGANIZATION_DEVICES, VISIBLE_DEVICES } from '../../sharing/sql-api.js';
 import { TELEMETRY_VIEWS } from '../../telemetry/index.js';
 import { DashboardQueries, type DeviceFilters, type DeviceManagerRow, type DeviceSummaryRow, type DeviceVisibilityRow, type Viewer } from '../domain/dashboard-queries.js';
 
@@ -85,6 +85,14 @@ export class SqlDashboardQueries extends DashboardQueries {
       return `$${values.length}::${type}`;
     };
     const conditions = ['v.device_id > $1::text'];
+    // One organization's devices: for a customer its member rows in device id order from the owner
+    // index (ORGANIZATION_DEVICES); an administrator's list narrowed to its owner.
+    let visible = visibleTo(viewer);
+    if (filters.organizationId !== undefined) {
+      const organization = param(filters.organizationId, 'uuid');
+      if (viewer.isAdmin) conditions.push(`v.owner_id = ${organization}`);
+      else visible = `${ORGANIZATION_DEVICES}($2::uuid, ${organization})`;
+    }
     if (filters.q !== undefined) {
       const pattern = param(containing(filters.q), 'text');
       conditions.push(`(d.name ILIKE ${pattern} OR d.device_id ILIKE ${pattern})`);
@@ -103,7 +111,7 @@ export class SqlDashboardQueries extends DashboardQueries {
       );
     }
     return this.replica.rows<DeviceSummaryRow>(
-      `SELECT ${SUMMARY_COLUMNS} FROM ${SUMMARIES_OF(visibleTo(viewer))}
+      `SELECT ${SUMMARY_COLUMNS} FROM ${SUMMARIES_OF(visible)}
         WHERE ${conditions.join(' AND ')}
         ORDER BY v.device_id LIMIT $3`,
       values,

@@ -8,7 +8,7 @@ import type { ConfigOverrides } from '../domain/device-config.js';
  * migration ConfigAndOta1763770000000) are beyond TypeORM and live in the migration only.
  */
 @Entity({ name: 'devices' })
-@Index('devices_owner_idx', ['ownerId'], { where: 'owner_id IS NOT NULL' })
+@Index('devices_owner_idx', ['ownerId', 'deviceId'], { where: 'owner_id IS NOT NULL' })
 export class DeviceRecord {
   @PrimaryColumn({ name: 'device_id', type: 'varchar', length: 64, primaryKeyConstraintName: 'devices_pkey' })
   deviceId!: string;

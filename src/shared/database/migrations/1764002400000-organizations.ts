@@ -42,12 +42,29 @@ export class Organizations1764002400000 implements MigrationInterface {
         SELECT gen_random_uuid(), id, email, id, 'owner', created_at FROM users`);
     await queryRunner.query('ALTER TABLE devices DROP CONSTRAINT devices_owner_fk');
     await queryRunner.query('ALTER TABLE devices ADD CONSTRAINT devices_owner_fk FOREIGN KEY (owner_id) REFERENCES organizations (organization_id)');
+    // An organization's devices in the list's order: its first page is read from the index, not sorted from all of them.
+    await queryRunner.query('DROP INDEX devices_owner_idx');
+    await queryRunner.query('CREATE INDEX devices_owner_idx ON devices (owner_id, device_id) WHERE owner_id IS NOT NULL');
     // The organizations module's SQL surface (organizations/sql-api.ts): the account's bound memberships.
     await queryRunner.query(`
       CREATE FUNCTION member_organizations(p_user uuid) RETURNS TABLE (organization_id uuid, role varchar)
         LANGUAGE sql STABLE PARALLEL SAFE
         AS $$ SELECT m.organization_id, m.role FROM organization_members m WHERE m.user_id = p_user $$`);
     await this.visibility(queryRunner, true);
+    // The sharing module's rule for one organization's devices (the list's organization filter):
+    // all of them for its members, by their role; nothing for anyone else. The membership is read
+    // once, so the devices come from the owner index in the list's order.
+    await queryRunner.query(`
+      CREATE FUNCTION organization_devices(p_user uuid, p_organization uuid)
+        RETURNS TABLE (device_id varchar, role text, owner_id uuid, visible_since timestamptz, sees_from timestamptz)
+        LANGUAGE sql STABLE PARALLEL SAFE
+        AS $$
+          SELECT d.device_id, r.role, d.owner_id, d.visible_since, COALESCE(d.visible_since, '-infinity')
+            FROM (SELECT (SELECT CASE m.role WHEN 'owner' THEN 'owner' WHEN 'admin' THEN 'owner' WHEN 'operator' THEN 'installer' ELSE 'viewer' END
+                            FROM member_organizations(p_user) m WHERE m.organization_id = p_organization) AS role) r
+            JOIN device_owners d ON d.owner_id = p_organization
+           WHERE r.role IS NOT NULL
+        $$`);
   }
 
   /**
@@ -104,6 +121,9 @@ export class Organizations1764002400000 implements MigrationInterface {
   }
 
   async down(queryRunner: QueryRunner): Promise<void> {
+    await queryRunner.query('DROP FUNCTION organization_devices(uuid, uuid)');
+    await queryRunner.query('DROP INDEX devices_owner_idx');
+    await queryRunner.query('CREATE INDEX devices_owner_idx ON devices (owner_id) WHERE owner_id IS NOT NULL');
     await this.visibility(queryRunner, false);
     await queryRunner.query('DROP FUNCTION member_organizations(uuid)');
     await queryRunner.query('ALTER TABLE devices DROP CONSTRAINT devices_owner_fk');
