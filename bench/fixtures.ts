@@ -127,6 +127,35 @@ export function operatorsOf(): CustomerFixture[] {
   }));
 }
 
+/**
+ * S11's organization: 10,000 devices of its own (`bench-org-00000`…`09999`, no telemetry), owned
+ * by the organization itself, and one member account, an operator, whose token lists them. Apart
+ * from the seeded fleet and S6's and S9's devices; bench/seed.ts adds them to whatever database a
+ * run uses.
+ */
+export const ORGANIZATION_ID = '00000000-0000-4000-8003-000000000000';
+export const ORGANIZATION_DEVICES = 10_000;
+
+export function organizationDevicesOf(): DeviceFixture[] {
+  return Array.from({ length: ORGANIZATION_DEVICES }, (_, index) => {
+    const secret = `bench-org-secret-${index}`;
+    // ownerIndex: the member (the organization owns them; the member only sees them).
+    return { index, deviceId: `bench-org-${String(index).padStart(5, '0')}`, secret, secretHash: hmac(secret), ownerIndex: 0 };
+  });
+}
+
+export function organizationMembersOf(): CustomerFixture[] {
+  return [
+    {
+      index: 0,
+      // Apart from customersOf's, viewersOf's and operatorsOf's ids, and from the organization's.
+      userId: '00000000-0000-4000-8004-000000000000',
+      email: 'bench-org-member-0@example.com',
+      sessionId: '00000000-0000-4000-9004-000000000000',
+    },
+  ];
+}
+
 const TOKEN_TTL_SEC = 6 * 3600;
 
 export function deviceAccessToken(device: DeviceFixture): string {

@@ -1,4 +1,4 @@
-export type ScenarioId = 'S1' | 'S2' | 'S3' | 'S4' | 'S5' | 'S6' | 'S7' | 'S8' | 'S9' | 'S10';
+export type ScenarioId = 'S1' | 'S2' | 'S3' | 'S4' | 'S5' | 'S6' | 'S7' | 'S8' | 'S9' | 'S10' | 'S11';
 export type Profile = 'quick' | 'default' | 'full';
 
 export interface BenchOptions {
@@ -23,19 +23,20 @@ export interface BenchOptions {
   downloadGateways?: number;
 }
 
-const ALL_SCENARIOS: ScenarioId[] = ['S1', 'S2', 'S3', 'S4', 'S5', 'S6', 'S7', 'S8', 'S9', 'S10'];
+const ALL_SCENARIOS: ScenarioId[] = ['S1', 'S2', 'S3', 'S4', 'S5', 'S6', 'S7', 'S8', 'S9', 'S10', 'S11'];
 
 export const USAGE = `npm run bench -- [options]
 
   --quick            smoke run: 10 devices x 1 day, 1 round, 2 s warm-up, 5 s measured
   --full             1,000 devices x 30 days (259 M records; needs ~70 GB of disk and hours to seed)
-  --scenarios LIST   comma-separated, from S1,S2,S3,S4,S5,S6,S7,S8,S9,S10 (default: all); S8
+  --scenarios LIST   comma-separated, from S1,S2,S3,S4,S5,S6,S7,S8,S9,S10,S11 (default: all); S8
                      brings S4 along (its target is S4's poll rate, in the same run)
   --rounds N         rounds of baseline + service per scenario (default 3; --quick: 1); S1 and S2
                      also run against the service with ALERTS_ENABLED=false and with
                      BATTERY_ANALYTICS_ENABLED=false in each round; S6 runs
                      the service alone, with 1,000 stream subscribers and with none, each round;
-                     S9 likewise, with 1,000 command long polls held and with none
+                     S9 likewise, with 1,000 command long polls held and with none; S11
+                     the service alone (the baseline has no device list)
   --warmup SEC       warm-up per run (default 10)
   --duration SEC     measured time per run (default 20)
   --devices N        override the number of seeded devices

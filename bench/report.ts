@@ -538,6 +538,15 @@ export function checkTargets(summaries: VariantSummary[], info: RunInfo): Target
       note: info.seed.devices >= 100 && info.seed.days >= 30 ? undefined : `measured on ${info.seed.devices} devices × ${info.seed.days} days, not the default data set`,
     });
   }
+  const s11 = find('S11-c4');
+  if (s11?.service) {
+    const list = s11.service.loads[0];
+    checks.push({
+      target: 'S11 organization list, first page of 10,000 devices: p99 ≤ 50 ms',
+      measured: `${ms(list.p99Ms)} ms at 4 connections (p50 ${ms(list.p50Ms)} ms, ${int(list.rps)} req/s; ${list.unexpectedBodies} answers without the 50 devices)`,
+      met: list.p99Ms <= 50 && list.unexpectedBodies === 0 && list.requests > 0,
+    });
+  }
   const s6 = summaries.find((summary) => summary.variant.scenario === 'S6');
   if (s6?.streams?.streams) {
     const p99 = s6.streams.streams.pushP99Ms;
@@ -667,13 +676,13 @@ export function renderReport(info: RunInfo, summaries: VariantSummary[], runs: R
     `# Benchmark run ${info.startedAt.toISOString()}`,
     '',
     `- Machine: ${machineText(info)}. Load generator, server and PostgreSQL share the CPUs.`,
-    `- Run: profile ${options.profile}, scenarios ${options.scenarios.join(', ')}, ${options.rounds} round(s)${summaries.some((summary) => !summary.variant.streams && !summary.variant.longPolls) ? ' of baseline then service per variant' : ''}${
+    `- Run: profile ${options.profile}, scenarios ${options.scenarios.join(', ')}, ${options.rounds} round(s)${summaries.some((summary) => !summary.variant.streams && !summary.variant.longPolls && !summary.variant.serviceOnly) ? ' of baseline then service per variant' : ''}${
       summaries.some((summary) => summary.alertsOff)
         ? ' (S1 and S2: baseline, then the service as in production, with ALERTS_ENABLED=false and with BATTERY_ANALYTICS_ENABLED=false, those three reversed every other round)'
         : ''
     }${summaries.some((summary) => summary.variant.streams) ? ' (S6: the service alone, without and with the stream subscribers, the pair swapped every other round)' : ''}${
       summaries.some((summary) => summary.variant.longPolls) ? ' (S9: the service alone, without and with the long polls held, the pair swapped every other round, then with them and commands)' : ''
-    }, ${options.warmupSec} s warm-up + ${options.durationSec} s measured per run, then a wait until the server is quiet; ${minutes} min in all.`,
+    }${summaries.some((summary) => summary.variant.serviceOnly) ? ' (S11: the service alone)' : ''}, ${options.warmupSec} s warm-up + ${options.durationSec} s measured per run, then a wait until the server is quiet; ${minutes} min in all.`,
     `- Data: ${dataText(info.seed)}`,
     `- Every server: pool of ${info.poolSize} connections; service run as npm start runs it (${startCommandOf(info)}) with NODE_ENV=production, LOG_LEVEL=warn. Medians over rounds; non-2xx and integrity summed over rounds; peak RSS ${info.peakRssExact ? 'is VmHWM reset at the start of each measured run' : 'is sampled every 200 ms'}.`,
     '',
@@ -704,6 +713,7 @@ export function renderReport(info: RunInfo, summaries: VariantSummary[], runs: R
       return [
         `### ${summary.variant.title}`,
         '',
+        ...(summary.variant.serviceOnly ? ['The service alone (the baseline has no such route):', ''] : []),
         variantTable(summary),
         '',
         ...(alerting ? ['Alerting on ÷ off (the same service, ALERTS_ENABLED=false; same rounds):', '', alerting, ''] : []),

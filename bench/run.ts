@@ -25,6 +25,7 @@ import {
   HOST,
   liveDevicesOf,
   operatorsOf,
+  organizationMembersOf,
   PG_PORT,
   POOL_SIZE,
   SERVICE_ALERTS_OFF_PORT,
@@ -56,9 +57,10 @@ const log = (message: string) => process.stdout.write(`${message}\n`);
  * The targets of a variant, in the order of the round: the baseline, then the service as in
  * production and (S1, S2) with alerting off and with battery analytics off, those reversed every
  * other round; S6: the service alone without and with its stream subscribers, swapped likewise;
- * S9 the same without and with its long polls.
+ * S9 the same without and with its long polls; S11 the service alone.
  */
 function targetsOf(variant: Variant, round: number): Target[] {
+  if (variant.serviceOnly) return ['service'];
   if (variant.streams) return round % 2 === 1 ? ['service', 'service-streams'] : ['service-streams', 'service'];
   if (variant.longPolls) {
     if (!variant.longPolls.compareWithout) return ['service-long-polls'];
@@ -127,7 +129,9 @@ async function main(): Promise<void> {
           compareBatteries ? ' and with BATTERY_ANALYTICS_ENABLED=false' : ''
         }${
           options.scenarios.includes('S6') ? '; S6 the service alone, with 1,000 stream subscribers and with none' : ''
-        }${options.scenarios.includes('S9') ? '; S9 the service alone, with 1,000 command long polls held and with none, then with them and commands' : ''}): about ${estimateMin} min of load after seeding.`,
+        }${options.scenarios.includes('S9') ? '; S9 the service alone, with 1,000 command long polls held and with none, then with them and commands' : ''}${
+          options.scenarios.includes('S11') ? '; S11 the service alone' : ''
+        }): about ${estimateMin} min of load after seeding.`,
     );
     await checkSqlParity();
     log('SQL parity: the baseline runs the same statements as the service.');
@@ -217,6 +221,8 @@ async function main(): Promise<void> {
       ...fleetOf(devices, customersOf(options.devices), new Date(seed.t0)),
       live: { ...fleetOf(live, viewersOf(), new Date(seed.t0)), clock: new IngestClock(live.length) },
       gateways: { ...fleetOf(gatewaysOf(), operatorsOf(), new Date(seed.t0)), clock: new IngestClock(gatewaysOf().length) },
+      // S11's member alone: its 10,000 devices send nothing (their device tokens would take seconds to sign).
+      organization: fleetOf([], organizationMembersOf(), new Date(seed.t0)),
     };
     const clock = new IngestClock(devices.length);
 

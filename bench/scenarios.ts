@@ -11,6 +11,8 @@ import {
   ingestWorkload,
   liveFleetOf,
   logUploadWorkload,
+  organizationFleetOf,
+  organizationListWorkload,
   pollWorkload,
   type Fleet,
   type IngestClock,
@@ -57,6 +59,8 @@ export interface Variant {
    * so, also without them (target 'service'), in the same rounds (bench/long-poll-load.ts).
    */
   longPolls?: LongPollSpec;
+  /** Run against the service alone (target 'service'): the baseline has no such route (S11). */
+  serviceOnly?: boolean;
 }
 
 const HOUR = 3_600_000;
@@ -217,4 +221,27 @@ const S10: Variant[] = [
   },
 ];
 
-export const VARIANTS: Record<ScenarioId, Variant[]> = { S1, S2, S3, S4, S5, S6, S7, S8, S9, S10 };
+/**
+ * The first page (50) of the device list of an organization of 10,000 devices, as its member (an
+ * operator), as fast as answered: the organization's list (organizationId, target: p99 ≤ 50 ms at
+ * 4 connections), and the member's whole list for comparison. The service alone: the baseline has
+ * no device list.
+ */
+const S11: Variant[] = [
+  ...[4, 16].map((connections) => ({
+    id: `S11-c${connections}`,
+    scenario: 'S11' as const,
+    title: `S11 organization device list (organizationId), first page of 10,000 devices, as a member, ${connections} connections`,
+    serviceOnly: true,
+    loads: [{ name: 'device list', connections, workload: (fleet: Fleet) => organizationListWorkload(organizationFleetOf(fleet), true) }],
+  })),
+  {
+    id: 'S11-all-c4',
+    scenario: 'S11' as const,
+    title: "S11 a member's whole device list (no organizationId), first page, 4 connections",
+    serviceOnly: true,
+    loads: [{ name: 'device list', connections: 4, workload: (fleet: Fleet) => organizationListWorkload(organizationFleetOf(fleet), false) }],
+  },
+];
+
+export const VARIANTS: Record<ScenarioId, Variant[]> = { S1, S2, S3, S4, S5, S6, S7, S8, S9, S10, S11 };

@@ -15,7 +15,21 @@ import { ReadReplicas } from '../src/shared/database/read-replicas.js';
 import { ReplicaSql } from '../src/shared/database/replica-sql.js';
 import { Sql } from '../src/shared/database/sql.js';
 import { ARGON2_OPTIONS } from '../src/shared/crypto/secret-hasher.js';
-import { BATTERY_ID, CUSTOMER_PASSWORD, customersOf, devicesOf, gatewaysOf, liveDevicesOf, operatorsOf, viewersOf, type CustomerFixture, type DeviceFixture } from './fixtures.js';
+import {
+  BATTERY_ID,
+  CUSTOMER_PASSWORD,
+  customersOf,
+  devicesOf,
+  gatewaysOf,
+  liveDevicesOf,
+  operatorsOf,
+  ORGANIZATION_ID,
+  organizationDevicesOf,
+  organizationMembersOf,
+  viewersOf,
+  type CustomerFixture,
+  type DeviceFixture,
+} from './fixtures.js';
 
 export interface SeedPlan {
   devices: number;
@@ -147,6 +161,19 @@ async function insertAccountsAndDevices(client: pg.Client, customers: CustomerFi
      ON CONFLICT DO NOTHING`,
     [customers.map((c) => c.userId), customers.map((c) => c.email), passwordHash, at],
   );
+  // Each account's personal organization (its id the account's), which owns its devices, as the service makes at sign-up.
+  await client.query(
+    `INSERT INTO organizations (organization_id, name, personal_of, created_at, updated_at)
+     SELECT id, 'Personal', id, $2, $2 FROM unnest($1::uuid[]) AS c (id)
+     ON CONFLICT DO NOTHING`,
+    [customers.map((c) => c.userId), at],
+  );
+  await client.query(
+    `INSERT INTO organization_members (member_id, organization_id, email, user_id, role, invited_at)
+     SELECT gen_random_uuid(), id, email, id, 'owner', $3 FROM unnest($1::uuid[], $2::text[]) AS c (id, email)
+     ON CONFLICT DO NOTHING`,
+    [customers.map((c) => c.userId), customers.map((c) => c.email), at],
+  );
   const registered = new Date(at.getTime() - 86_400_000);
   await client.query(
     `INSERT INTO devices (device_id, hardware_id, firmware_version, claim_code_hash, secret_hash, token_version, registered_at,
@@ -199,6 +226,46 @@ async function ensureGateways(url: string, at: Date): Promise<void> {
     await client.query('DELETE FROM device_commands WHERE device_id = ANY($1::text[])', [gateways.map((gateway) => gateway.deviceId)]);
     await client.query('TRUNCATE device_logs, device_log_usage');
     await client.query('VACUUM (ANALYZE) devices, users, device_commands, device_log_usage');
+  } finally {
+    await client.end();
+  }
+}
+
+/**
+ * S11's organization, its 10,000 devices and its member (bench/fixtures.ts), added like S6's
+ * viewers: after the history, so the devices have none, and outside the seed plan. The member is a
+ * verified account with its personal organization, as every account, and a bound `operator` of
+ * the organization, with a live session again.
+ */
+async function ensureOrganization(url: string, at: Date): Promise<void> {
+  const client = await connect(url);
+  try {
+    const members = organizationMembersOf();
+    const devices = organizationDevicesOf();
+    await insertAccountsAndDevices(client, members, [], at);
+    await client.query(
+      `INSERT INTO organizations (organization_id, name, personal_of, created_at, updated_at) VALUES ($1, 'Bench organization', NULL, $2, $2)
+       ON CONFLICT DO NOTHING`,
+      [ORGANIZATION_ID, at],
+    );
+    await client.query(
+      `INSERT INTO organization_members (member_id, organization_id, email, user_id, role, invited_at)
+       SELECT gen_random_uuid(), $1, email, id, 'operator', $4 FROM unnest($2::uuid[], $3::text[]) AS m (id, email)
+       ON CONFLICT DO NOTHING`,
+      [ORGANIZATION_ID, members.map((member) => member.userId), members.map((member) => member.email), at],
+    );
+    const registered = new Date(at.getTime() - 86_400_000);
+    await client.query(
+      `INSERT INTO devices (device_id, hardware_id, firmware_version, claim_code_hash, secret_hash, token_version, registered_at,
+                            credentials_issued_at, credentials_used_at, last_seen_at, owner_id, claimed_at)
+       SELECT device_id, 'hw-' || device_id, '0.1.4', NULL, secret_hash, 1, $3, $3, $3, NULL, $4, $3
+         FROM unnest($1::text[], $2::text[]) AS d (device_id, secret_hash)
+       ON CONFLICT DO NOTHING`,
+      [devices.map((d) => d.deviceId), devices.map((d) => d.secretHash), registered, ORGANIZATION_ID],
+    );
+    await client.query('DELETE FROM user_refresh_tokens WHERE user_id = ANY($1::uuid[])', [members.map((member) => member.userId)]);
+    await insertSessions(client, members, at);
+    await client.query('VACUUM (ANALYZE) devices, organizations, organization_members');
   } finally {
     await client.end();
   }
@@ -443,6 +510,7 @@ export async function prepareData(serverUrl: string, database: string, dataDir: 
       if (!info.batteryEnergy) writeFileSync(marker, JSON.stringify({ ...info, batteryEnergy: true }, null, 2));
       await ensureLiveViewers(`${serverUrl}/${database}`, new Date(info.t0));
       await ensureGateways(`${serverUrl}/${database}`, new Date(info.t0));
+      await ensureOrganization(`${serverUrl}/${database}`, new Date(info.t0));
       return { ...info, batteryEnergy: true, reused: true, cleanupSeconds };
     }
     log('The seeded database does not match this plan or the migrations changed: seeding again.');
@@ -452,5 +520,6 @@ export async function prepareData(serverUrl: string, database: string, dataDir: 
   writeFileSync(marker, JSON.stringify(info, null, 2));
   await ensureLiveViewers(`${serverUrl}/${database}`, new Date(info.t0));
   await ensureGateways(`${serverUrl}/${database}`, new Date(info.t0));
+  await ensureOrganization(`${serverUrl}/${database}`, new Date(info.t0));
   return info;
 }

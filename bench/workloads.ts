@@ -1,6 +1,6 @@
 import type autocannon from 'autocannon';
 import type pg from 'pg';
-import { BATTERY_ID, CUSTOMER_PASSWORD, customerAccessToken, deviceAccessToken, type CustomerFixture, type DeviceFixture } from './fixtures.js';
+import { BATTERY_ID, CUSTOMER_PASSWORD, customerAccessToken, deviceAccessToken, type CustomerFixture, type DeviceFixture, ORGANIZATION_ID } from './fixtures.js';
 
 /** What a workload learned from the responses, beyond autocannon's own counters. */
 export interface Integrity {
@@ -52,6 +52,8 @@ export interface Fleet {
   live?: LiveFleet;
   /** S9 and S10: the 1,000 gateways and their operators (bench/fixtures.ts, gatewaysOf), with a clock of their own for S10's log lines. */
   gateways?: LiveFleet;
+  /** S11: the organization's member (bench/fixtures.ts, organizationMembersOf); no devices, as none of the organization's sends anything. */
+  organization?: Fleet;
 }
 
 export interface LiveFleet extends Fleet {
@@ -68,6 +70,12 @@ export function liveFleetOf(fleet: Fleet): LiveFleet {
 export function gatewayFleetOf(fleet: Fleet): LiveFleet {
   if (!fleet.gateways) throw new Error('S9 and S10 need the gateways (fleet.gateways)');
   return fleet.gateways;
+}
+
+/** The organization of S11 (set in run.ts). */
+export function organizationFleetOf(fleet: Fleet): Fleet {
+  if (!fleet.organization) throw new Error('S11 needs the organization (fleet.organization)');
+  return fleet.organization;
 }
 
 export function fleetOf(devices: DeviceFixture[], customers: CustomerFixture[], t0: Date): Fleet {
@@ -239,6 +247,27 @@ export function historyWorkload(fleet: Fleet, rangeMs: number): Workload {
     },
     onResponse: (status, body) => {
       if (status >= 200 && status < 300 && !body.includes('"points":[{')) unexpected += 1;
+    },
+  };
+  return { request, unexpectedBodies: () => unexpected };
+}
+
+/**
+ * S11: GET /api/v1/dashboard/devices?organizationId=…&limit=50 as the organization's member: the
+ * first page of its 10,000 devices (the organization switcher's list); with `scoped` false, the
+ * member's whole list (every device they see, the organization's among them). A 2xx answer must
+ * hold 50 of them and a next cursor.
+ */
+export function organizationListWorkload(organization: Fleet, scoped: boolean, limit = 50): Workload {
+  let unexpected = 0;
+  const request: autocannon.Request = {
+    method: 'GET',
+    path: `/api/v1/dashboard/devices?${scoped ? `organizationId=${ORGANIZATION_ID}&` : ''}limit=${limit}`,
+    headers: { authorization: `Bearer ${organization.customerTokens[0]}` },
+    onResponse: (status, body) => {
+      if (status < 200 || status >= 300) return;
+      const listed = body.match(/"deviceId":"bench-org-\d{5}"/g)?.length ?? 0;
+      if (listed !== limit || !body.includes('"nextCursor":"')) unexpected += 1;
     },
   };
   return { request, unexpectedBodies: () => unexpected };

@@ -6,6 +6,25 @@ export const CHANGE_CHANNEL = 'device_cloud_changes';
 
 export type ChangeTopic = 'device' | 'config_defaults' | 'firmware_releases' | 'alert_rules' | 'alert_rule_defaults' | 'user' | 'device_shares' | 'device_command' | 'organization_members';
 type Listener = (key: string) => void;
+
+/**
+ * A change key naming pairs (an account and what changed for it): entries `<a> <b>` joined by
+ * commas, each once; `*` ("reread everything") past 7,000 characters, as NOTIFY payloads stop at
+ * 8,000 bytes.
+ */
+export function pairsKey(pairs: ReadonlyArray<readonly [string, string]>): string {
+  const key = [...new Set(pairs.map(([a, b]) => `${a} ${b}`))].join(',');
+  return key.length > 7000 ? '*' : key;
+}
+
+/** The pairs of a key pairsKey made, or `*`. */
+export function parsePairs(key: string): Array<[string, string]> | '*' {
+  if (key === '*') return '*';
+  return key.split(',').flatMap((entry): Array<[string, string]> => {
+    const space = entry.indexOf(' ');
+    return space > 0 ? [[entry.slice(0, space), entry.slice(space + 1)]] : [];
+  });
+}
 type ChannelListener = (payload: string) => void;
 
 /**

@@ -1,3 +1,4 @@
+import { pairsKey, parsePairs } from '../../../shared/database/change-feed.js';
 import type { SqlRunner } from '../../../shared/database/sql.js';
 import type { MyOrganization, Organization, OrganizationMember, OrganizationRole } from './organization.js';
 
@@ -15,17 +16,12 @@ export interface MembershipChange {
 }
 
 export function membershipChangesKey(changes: MembershipChange[]): string {
-  const key = [...new Set(changes.map((change) => `${change.userId} ${change.organizationId}`))].join(',');
-  // NOTIFY payloads stop at 8000 bytes: past that, everyone rereads.
-  return key.length > 7000 ? '*' : key;
+  return pairsKey(changes.map((change) => [change.userId, change.organizationId] as const));
 }
 
 export function parseMembershipChanges(key: string): MembershipChange[] | '*' {
-  if (key === '*') return '*';
-  return key.split(',').flatMap((entry) => {
-    const space = entry.indexOf(' ');
-    return space > 0 ? [{ userId: entry.slice(0, space), organizationId: entry.slice(space + 1) }] : [];
-  });
+  const pairs = parsePairs(key);
+  return pairs === '*' ? '*' : pairs.map(([userId, organizationId]) => ({ userId, organizationId }));
 }
 
 /** A page position: the last item's (time, id). */

@@ -1,3 +1,4 @@
+import { pairsKey, parsePairs } from '../../../shared/database/change-feed.js';
 import type { SqlRunner } from '../../../shared/database/sql.js';
 import type { DeviceShare } from './device-share.js';
 
@@ -14,17 +15,12 @@ export interface ShareChange {
 }
 
 export function shareChangesKey(changes: ShareChange[]): string {
-  const key = [...new Set(changes.map((change) => `${change.userId} ${change.deviceId}`))].join(',');
-  // NOTIFY payloads stop at 8000 bytes: past that, everyone rereads.
-  return key.length > 7000 ? '*' : key;
+  return pairsKey(changes.map((change) => [change.userId, change.deviceId] as const));
 }
 
 export function parseShareChanges(key: string): ShareChange[] | '*' {
-  if (key === '*') return '*';
-  return key.split(',').flatMap((entry) => {
-    const space = entry.indexOf(' ');
-    return space > 0 ? [{ userId: entry.slice(0, space), deviceId: entry.slice(space + 1) }] : [];
-  });
+  const pairs = parsePairs(key);
+  return pairs === '*' ? '*' : pairs.map(([userId, deviceId]) => ({ userId, deviceId }));
 }
 
 export type UpsertResult = { kind: 'created' | 'updated'; share: DeviceShare } | { kind: 'not-owner' } | { kind: 'too-many' };

@@ -89,19 +89,14 @@ export class LiveRelay implements OnModuleDestroy {
    * and whenever a share of theirs changes (SHARES_CHANNEL, sent at the commit of the change on
    * any instance). Of two loads for the same account only the later one is applied.
    */
-  async loadShares(userId: string): Promise<void> {
-    const load = (this.shareLoads.get(userId) ?? 0) + 1;
-    this.shareLoads.set(userId, load);
-    try {
-      const shares = await this.sharing.activeSharesOf(userId);
-      if (this.shareLoads.get(userId) === load) this.hub.setShares(userId, shares);
-    } catch (error) {
+  loadShares(userId: string): Promise<void> {
+    return this.latestLoad(this.shareLoads, userId, {
+      read: () => this.sharing.activeSharesOf(userId),
+      apply: (shares) => this.hub.setShares(userId, shares),
       // Fail closed: a stream that cannot learn its shares sees none until the next change.
-      if (this.shareLoads.get(userId) === load) this.hub.setShares(userId, new Map());
-      this.logger.warn({ err: error }, 'Could not read the devices shared with a stream\'s account');
-    } finally {
-      if (this.shareLoads.get(userId) === load) this.shareLoads.delete(userId);
-    }
+      failed: new Map(),
+      what: "Could not read the devices shared with a stream's account",
+    });
   }
 
   /** A membership changed: as sharesChanged, for the organizations' devices. */
@@ -113,18 +108,28 @@ export class LiveRelay implements OnModuleDestroy {
   }
 
   /** Reads the organizations `userId` is a member of and gives them to their streams here: at a stream's opening, and at each change of theirs. */
-  async loadOrganizations(userId: string): Promise<void> {
-    const load = (this.organizationLoads.get(userId) ?? 0) + 1;
-    this.organizationLoads.set(userId, load);
-    try {
-      const organizations = await this.organizations.memberOrganizationsOf(userId);
-      if (this.organizationLoads.get(userId) === load) this.hub.setOrganizations(userId, organizations);
-    } catch (error) {
+  loadOrganizations(userId: string): Promise<void> {
+    return this.latestLoad(this.organizationLoads, userId, {
+      read: () => this.organizations.memberOrganizationsOf(userId),
+      apply: (organizations) => this.hub.setOrganizations(userId, organizations),
       // Fail closed: a stream that cannot learn its memberships sees only its own account's devices until the next change.
-      if (this.organizationLoads.get(userId) === load) this.hub.setOrganizations(userId, new Set());
-      this.logger.warn({ err: error }, "Could not read the organizations of a stream's account");
+      failed: new Set<string>(),
+      what: "Could not read the organizations of a stream's account",
+    });
+  }
+
+  /** Reads what an account's streams may see and applies it, unless a later load for the account started meanwhile; `failed` when the read fails. */
+  private async latestLoad<T>(loads: Map<string, number>, userId: string, load: { read: () => Promise<T>; apply: (value: T) => void; failed: T; what: string }): Promise<void> {
+    const mine = (loads.get(userId) ?? 0) + 1;
+    loads.set(userId, mine);
+    try {
+      const value = await load.read();
+      if (loads.get(userId) === mine) load.apply(value);
+    } catch (error) {
+      if (loads.get(userId) === mine) load.apply(load.failed);
+      this.logger.warn({ err: error }, load.what);
     } finally {
-      if (this.organizationLoads.get(userId) === load) this.organizationLoads.delete(userId);
+      if (loads.get(userId) === mine) loads.delete(userId);
     }
   }
 
