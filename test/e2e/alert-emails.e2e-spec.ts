@@ -1,6 +1,6 @@
 import type { components } from '@device-cloud/client';
 import { bearer } from '../support/builders.js';
-import { aClaimedDevice, aCustomer, type SignedIn } from '../support/claim-fixtures.js';
+import { aClaimedDevice, aCustomer, aRegisteredDevice, claim, type SignedIn } from '../support/claim-fixtures.js';
 import { createTestApp, type TestApp } from '../support/create-test-app.js';
 import { eventually } from '../support/eventually.js';
 import { startSmtpSink, type ReceivedMail, type SmtpSink } from '../support/smtp-sink.js';
@@ -144,6 +144,35 @@ describe('alert e-mails', () => {
     for (const pattern of says) expect(lines[0]).toMatch(pattern);
     expect(mail.text).toContain(`${PUBLIC_BASE_URL}/api/v1/users/me`);
   }
+
+  it("an organization's device: each of its owners, admins and operators with alert e-mails on gets the mail; viewers and those who turned them off do not", async () => {
+    const owner = await aCustomer(t);
+    const created = await t.api.POST('/api/v1/organizations', { body: { name: 'Fleet Ops' }, headers: owner.headers });
+    const organizationId = created.data!.organizationId;
+    const members: Record<'admin' | 'operator' | 'quietOperator' | 'viewer', SignedIn> = { admin: await aCustomer(t), operator: await aCustomer(t), quietOperator: await aCustomer(t), viewer: await aCustomer(t) };
+    for (const [who, role] of [['admin', 'admin'], ['operator', 'operator'], ['quietOperator', 'operator'], ['viewer', 'viewer']] as const) {
+      const invited = await t.api.POST('/api/v1/organizations/{organizationId}/members', { params: { path: { organizationId } }, body: { email: members[who].email, role }, headers: owner.headers });
+      expect(invited.response.status).toBe(201);
+    }
+    await setAlertEmails(t, members.quietOperator, false);
+    const device = await aRegisteredDevice(t);
+    expect((await claim(t, members.operator, { deviceId: device.body.deviceId, claimCode: device.body.claimCode, organizationId })).response.status).toBe(200);
+    const rules = await t.api.PUT('/api/v1/dashboard/devices/{deviceId}/alert-rules', { params: { path: { deviceId: device.body.deviceId } }, body: { rules: [SOC_NOW] }, headers: members.operator.headers });
+    expect(rules.response.status).toBe(200);
+
+    await sent(t, { deviceId: device.body.deviceId, accessToken: device.registered.accessToken }, [socRecord(Date.now() - 1000, 5)]);
+
+    const [opened] = await eventsOnceThere(t, members.viewer, device.body.deviceId, 'alert.opened');
+    for (const mailed of [owner, members.admin, members.operator]) {
+      const [mail] = await mailsOnceThere(mailed);
+      expectOneEventMail(mail, mailed, opened, [/\bsoc\b/, /below 20/, /opened/]);
+    }
+    await dispatched(t, opened);
+    for (const who of [owner, ...Object.values(members)]) await mailsSettled(t, who);
+    expect(alertMails(members.viewer)).toEqual([]);
+    expect(alertMails(members.quietOperator)).toEqual([]);
+    for (const mailed of [owner, members.admin, members.operator]) expect(alertMails(mailed)).toHaveLength(1);
+  });
 
   describe('one mail for each kind of event the owner is told about', () => {
     it('alert.opened: one digest mail to the verified owner, naming the device and the metric', async () => {

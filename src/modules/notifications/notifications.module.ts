@@ -1,3 +1,4 @@
+import { OrganizationsModule } from '../organizations/index.js';
 import { Module } from '@nestjs/common';
 import { Env } from '../../config/env.js';
 import { Secrets } from '../../config/secrets.js';
@@ -21,7 +22,7 @@ import { WebhookHttpClient } from './infrastructure/webhook-http-client.js';
 
 /** What the service tells people and systems outside: alert e-mails, webhooks, and the deliveries that failed. */
 @Module({
-  imports: [AccountsModule, EventsModule],
+  imports: [AccountsModule, EventsModule, OrganizationsModule],
   controllers: [AdminDeliveriesController, UserWebhooksController],
   providers: [
     DeliveriesService,

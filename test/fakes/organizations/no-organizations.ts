@@ -26,6 +26,9 @@ export class NoOrganizations extends OrganizationStore {
   async withOrganization(): Promise<null> {
     return null;
   }
+  async memberAccounts(): Promise<string[]> {
+    return [];
+  }
   async memberOrganizationsOf(): Promise<Set<string>> {
     return new Set();
   }

@@ -4,6 +4,7 @@ import { deliveryQueue, JobQueue } from '../../../shared/jobs/job-queue.js';
 import { Mailer } from '../../../shared/mail/mailer.js';
 import { PublicBaseUrl } from '../../../shared/mail/public-base-url.js';
 import { AccountsService } from '../../accounts/index.js';
+import { OrganizationsService } from '../../organizations/index.js';
 import { EventDispatch, type DispatchedEvent, type EventChannel } from '../../events/index.js';
 import { PendingNotificationStore, type NotifiedEvent } from '../domain/pending-notification.store.js';
 
@@ -55,7 +56,8 @@ function describe(event: NotifiedEvent): string {
 
 /**
  * E-mail as a channel of the event log: alerts opened and resolved, devices gone offline and failed
- * updates, to the device's owner (a verified address with alert e-mails on). Each event is mailed
+ * updates, to the owner organization's owners, admins and operators (a personal organization: its
+ * account) whose account has a verified address with alert e-mails on. Each event is mailed
  * once; the events of one owner are gathered into one digest a minute at most (one job per
  * minute of the service's clock), so a burst over many devices is one mail, not dozens.
  */
@@ -69,6 +71,7 @@ export class NotificationMails implements EventChannel, OnModuleInit {
     private readonly dispatch: EventDispatch,
     private readonly env: Env,
     private readonly baseUrl: PublicBaseUrl,
+    private readonly organizations: OrganizationsService,
   ) {
     jobs.define<AlertDigestJob>(deliveryQueue(ALERT_DIGEST_QUEUE, env), (job) => this.sendDigest(job));
     jobs.define<WebhookDisabledMailJob>(deliveryQueue(WEBHOOK_DISABLED_MAIL_QUEUE, env), (job) => this.sendWebhookDisabled(job));
@@ -80,10 +83,13 @@ export class NotificationMails implements EventChannel, OnModuleInit {
 
   async fanOut(event: DispatchedEvent): Promise<void> {
     if (!MAILED_EVENT_TYPES.has(event.type) || event.ownerId === null) return;
-    const recipient = await this.accounts.alertRecipient(event.ownerId);
-    if (!recipient) return;
-    await this.pending.add(event.ownerId, event.id);
-    await this.jobs.send<AlertDigestJob>(ALERT_DIGEST_QUEUE, { userId: event.ownerId, to: recipient.email }, { oncePer: { key: event.ownerId, seconds: DIGEST_EVERY_SEC } });
+    // The owner organization's owners, admins and operators (a personal organization: its account).
+    for (const userId of await this.organizations.alertedAccountsOf(event.ownerId)) {
+      const recipient = await this.accounts.alertRecipient(userId);
+      if (!recipient) continue;
+      await this.pending.add(userId, event.id);
+      await this.jobs.send<AlertDigestJob>(ALERT_DIGEST_QUEUE, { userId, to: recipient.email }, { oncePer: { key: userId, seconds: DIGEST_EVERY_SEC } });
+    }
   }
 
   async webhookDisabled(userId: string, webhookId: string, url: string): Promise<void> {

@@ -5,7 +5,7 @@ import type { SqlRunner } from '../../../shared/database/sql.js';
 import { NotFoundError, ValidationFailedError } from '../../../shared/domain-error.js';
 import { decodeTimeCursor, encodeTimeCursor } from '../../../shared/http/cursor.js';
 import { AuditLog, type AuditAction, type AuditContext } from '../../audit/index.js';
-import { mayAdminister, mayAssign, mayOperate, type MyOrganization, type Organization, type OrganizationMember, type OrganizationRole } from '../domain/organization.js';
+import { ALERTED_ROLES, mayAdminister, mayAssign, mayOperate, type MyOrganization, type Organization, type OrganizationMember, type OrganizationRole } from '../domain/organization.js';
 import { OrganizationStore, type After, type OrganizationSession } from '../domain/organization.store.js';
 import { LastOwnerError, OrganizationNotEmptyError, OrganizationRoleError, PersonalOrganizationError, SoleOwnerOfDevicesError } from '../domain/organizations.errors.js';
 
@@ -179,6 +179,15 @@ export class OrganizationsService {
   /** An account was created: its personal organization, in the account's transaction. */
   createPersonal(tx: SqlRunner, account: { userId: string; email: string; at: Date }): Promise<void> {
     return this.store.createPersonal(tx, { ...account, email: normalizeMemberEmail(account.email) });
+  }
+
+  /**
+   * Whom to mail about what happens to the devices `ownerId` owns: the accounts of its owners,
+   * admins and operators (ALERTED_ROLES; a personal organization's account among them). Each
+   * account's own preference (alert e-mails on, a verified address) still decides.
+   */
+  alertedAccountsOf(ownerId: string): Promise<string[]> {
+    return this.store.memberAccounts(ownerId, ALERTED_ROLES);
   }
 
   /** The organizations whose devices the account sees as a member (its personal one included): for its live streams. */

@@ -73,6 +73,8 @@ export abstract class OrganizationStore {
   abstract members(organizationId: string, limit: number, after: After | null): Promise<OrganizationMember[]>;
   /** Runs `work` in a transaction holding the organization's row; null when the account is not a member. */
   abstract withOrganization<T>(userId: string, organizationId: string, work: (session: OrganizationSession) => Promise<T>): Promise<T | null>;
+  /** The accounts bound to the organization with one of these roles. */
+  abstract memberAccounts(organizationId: string, roles: readonly OrganizationRole[]): Promise<string[]>;
   /** The organizations the account is a bound member of, its personal one included. */
   abstract memberOrganizationsOf(userId: string): Promise<Set<string>>;
   /** An account verified its address: the invitations waiting for it start to count. */

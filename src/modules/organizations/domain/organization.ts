@@ -38,6 +38,9 @@ export const mayAdminister = (role: OrganizationRole): boolean => role === 'owne
 /** Everyone but viewers works the organization's devices: claims them, configures them, sends commands, acknowledges alerts. */
 export const mayOperate = (role: OrganizationRole): boolean => role !== 'viewer';
 
+/** The roles whose members are mailed about the organization's devices (alerts, offline, failed updates), if their account wants alert e-mails. */
+export const ALERTED_ROLES: readonly OrganizationRole[] = ['owner', 'admin', 'operator'];
+
 /** Whether `actor` may give `to` to a member who has `from` (null: a new invitation). Owners are made and unmade by owners only. */
 export const mayAssign = (actor: OrganizationRole, from: OrganizationRole | null, to: OrganizationRole): boolean =>
   mayAdminister(actor) && (actor === 'owner' || (from !== 'owner' && to !== 'owner'));

@@ -71,6 +71,14 @@ export class SqlOrganizationStore extends OrganizationStore {
     if (changes.length > 0) this.feed.changed(MEMBERS_TOPIC, membershipChangesKey(changes));
   }
 
+  async memberAccounts(organizationId: string, roles: readonly OrganizationRole[]): Promise<string[]> {
+    const rows = await this.sql.rows<{ user_id: string }>(
+      'SELECT user_id FROM organization_members WHERE organization_id = $1 AND user_id IS NOT NULL AND role = ANY($2::text[]) ORDER BY invited_at, member_id',
+      [organizationId, roles],
+    );
+    return rows.map((row) => row.user_id);
+  }
+
   async memberOrganizationsOf(userId: string): Promise<Set<string>> {
     const rows = await this.sql.rows<{ organization_id: string }>('SELECT organization_id FROM organization_members WHERE user_id = $1', [userId]);
     return new Set(rows.map((row) => row.organization_id));
