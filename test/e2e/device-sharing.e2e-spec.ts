@@ -141,7 +141,7 @@ describe('device sharing', () => {
       const gateway = await aGateway();
       const { data, response } = await share(owner, gateway.deviceId, { email: `  ${viewer.email.toUpperCase()} `, role: 'viewer' });
       expect(response.status).toBe(201);
-      expect(data).toEqual({ shareId: expect.stringMatching(UUID), deviceId: gateway.deviceId, email: viewer.email, role: 'viewer', createdAt: expect.any(String) });
+      expect(data).toEqual({ shareId: expect.stringMatching(UUID), deviceId: gateway.deviceId, email: viewer.email, organizationId: null, role: 'viewer', createdAt: expect.any(String) });
       expect(await shareRows(gateway.deviceId)).toEqual([{ share_id: data!.shareId, device_id: gateway.deviceId, granted_by: owner.userId, email: viewer.email, user_id: viewer.userId, role: 'viewer' }]);
       expect((await sharesOf(owner, gateway.deviceId)).data).toEqual({ items: [data], nextCursor: null });
     });

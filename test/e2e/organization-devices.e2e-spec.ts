@@ -273,4 +273,50 @@ describe('devices of organizations', () => {
     expect((await list(admin, { organizationId })).data!.items.map((item) => [item.deviceId, item.access])).toEqual(theirs.map((deviceId) => [deviceId, 'admin']));
     expect(fieldsOf(expectProblem(await t.api.GET('/api/v1/dashboard/devices', { params: { query: { organizationId: 'not-a-uuid' } }, headers: members.viewer.headers }), 400, 'VALIDATION_FAILED'))).toEqual(['organizationId']);
   });
+
+  it('shares a device with an organization: every member sees it (its viewers as viewers), until the share or the membership ends', async () => {
+    const { organizationId, members, memberIds } = await anOrganization();
+    const owner = await aCustomer(t);
+    const stranger = await aCustomer(t);
+    const device = await aClaimedDevice(t, owner);
+    const deviceId = device.body.deviceId;
+    const share = (body: { email?: string; organizationId?: string; role: 'viewer' | 'installer' }) =>
+      t.api.POST('/api/v1/user/devices/{deviceId}/shares', { params: { path: { deviceId } }, body, headers: owner.headers });
+    const access = async (who: SignedIn) => {
+      const { data, response } = await detail(who, deviceId);
+      return response.status === 200 ? data!.access : response.status;
+    };
+
+    expect(fieldsOf(expectProblem(await share({ organizationId: '00000000-0000-4000-8000-00000000beef', role: 'viewer' }), 400, 'VALIDATION_FAILED'))).toEqual(['organizationId']);
+    expect(fieldsOf(expectProblem(await share({ organizationId: owner.userId, role: 'viewer' }), 400, 'VALIDATION_FAILED'))).toEqual(['organizationId']);
+    expectProblem(await share({ email: stranger.email, organizationId, role: 'viewer' }), 400, 'VALIDATION_FAILED');
+    expect((await t.db.query('SELECT 1 FROM device_shares WHERE device_id = $1', [deviceId])).rowCount).toBe(0);
+
+    const created = await share({ organizationId, role: 'installer' });
+    expect(created.response.status).toBe(201);
+    expect(created.data).toMatchObject({ deviceId, email: null, organizationId, role: 'installer' });
+    expect({ owner: await access(members.owner), admin: await access(members.admin), operator: await access(members.operator), viewer: await access(members.viewer), stranger: await access(stranger) }).toEqual({
+      owner: 'installer',
+      admin: 'installer',
+      operator: 'installer',
+      viewer: 'viewer',
+      stranger: 404,
+    });
+    expect((await rename(members.operator, deviceId, 'installed by the company')).response.status).toBe(200);
+    expectProblem(await rename(members.viewer, deviceId, 'by the viewer'), 403, 'SHARE_ROLE');
+    const again = await share({ organizationId, role: 'viewer' });
+    expect([again.response.status, again.data!.shareId]).toEqual([200, created.data!.shareId]);
+    expect(await access(members.operator)).toBe('viewer');
+    const listed = await t.api.GET('/api/v1/user/devices/{deviceId}/shares', { params: { path: { deviceId } }, headers: owner.headers });
+    expect(listed.data!.items).toEqual([{ ...again.data }]);
+
+    // A member who leaves loses it; the others keep it until the share is revoked.
+    const removed = await t.api.DELETE('/api/v1/organizations/{organizationId}/members/{memberId}', { params: { path: { organizationId, memberId: memberIds.viewer } }, headers: members.owner.headers });
+    expect(removed.response.status).toBe(204);
+    expect(await access(members.viewer)).toBe(404);
+    const revoked = await t.api.DELETE('/api/v1/user/devices/{deviceId}/shares/{shareId}', { params: { path: { deviceId, shareId: created.data!.shareId } }, headers: owner.headers });
+    expect(revoked.response.status).toBe(204);
+    expect([await access(members.owner), await access(members.operator)]).toEqual([404, 404]);
+    expect(await access(owner)).toBe('owner');
+  });
 });

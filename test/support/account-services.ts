@@ -1,3 +1,5 @@
+import { OrganizationsService } from '../../src/modules/organizations/index.js';
+import { NoOrganizations } from '../fakes/organizations/no-organizations.js';
 import { HttpAdapterHost } from '@nestjs/core';
 import { JwtService } from '@nestjs/jwt';
 import { FixedClock } from '../fakes/config/fixed-clock.js';
@@ -121,7 +123,7 @@ export function setUpAccounts(envSource: Record<string, string> = {}) {
   const hooks = new AccountHooks();
   // Not connected, the feed is not live: every guard check reads the repository, as it must.
   const customerSessions = new CustomerSessions(users, new ChangeFeed('postgres://unused'), new MemoryCaches(env));
-  const sharing = new SharingService(new InMemoryShareStore(), clock, new RecordingAuditLog());
+  const sharing = new SharingService(new InMemoryShareStore(), clock, new RecordingAuditLog(), new OrganizationsService(new NoOrganizations(), clock, new RecordingAuditLog()));
   const passwordCheck = new PasswordCheck(hasher, limiter, env);
   const accounts = new AccountsService(users, tokens, hasher, passwordCheck, clock, customerSessions, erasure, hooks);
   const signups = new AccountSignupService(users, outbox, hasher, limiter, clock, env, customerSessions, sharing, hooks);

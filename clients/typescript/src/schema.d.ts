@@ -1300,8 +1300,8 @@ export interface paths {
         get: operations["listDeviceShares"];
         put?: never;
         /**
-         * Share a device you own with an e-mail address, as viewer or installer
-         * @description The same answer whether the address has an account or not: a share to an address without a verified account starts to count once that account is verified. Sharing again with the same address changes the role (200). A release of the device ends every share.
+         * Share a device you own with an e-mail address or an organization, as viewer or installer
+         * @description The same answer whether the address has an account or not: a share to an address without a verified account starts to count once that account is verified. A share with an organization (`organizationId`, e.g. an installer company) counts for every member, an organization's viewers as viewers. Sharing again with the same recipient changes the role (200). A release of the device ends every share.
          */
         post: operations["shareDevice"];
         delete?: never;
@@ -4295,10 +4295,16 @@ export interface components {
         CreateShareRequest: {
             /**
              * Format: email
-             * @description Whom to share with. An address without an account gets the share once an account with it is verified.
+             * @description Whom to share with. An address without an account gets the share once an account with it is verified. Give this or organizationId.
              * @example grace@example.com
              */
-            email: string;
+            email?: string;
+            /**
+             * Format: uuid
+             * @description The organization to share with (an installer company gives you its id): every member sees the device, the organization's viewers as viewers. Give this or email.
+             * @example 5b2f8c1e-3d4a-4e6b-9c7d-8e9f0a1b2c3d
+             */
+            organizationId?: string;
             /**
              * @description `viewer`: sees the device as you do (list, detail, history, OTA history, configuration, events, alerts, alert rules, the stream). `installer`: also changes its configuration, alert rules, name and tags, and acknowledges its alerts.
              * @example viewer
@@ -4315,10 +4321,16 @@ export interface components {
             /** @example gw-0001 */
             deviceId: string;
             /**
-             * @description Trimmed and lower-cased.
+             * @description Trimmed and lower-cased; null for a share with an organization.
              * @example grace@example.com
              */
-            email: string;
+            email: string | null;
+            /**
+             * Format: uuid
+             * @description The organization shared with; null for a share with an address.
+             * @example null
+             */
+            organizationId: string | null;
             /**
              * @example viewer
              * @enum {string}

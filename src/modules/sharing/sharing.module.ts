@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
 import { AuditModule } from '../audit/index.js';
+import { OrganizationsModule } from '../organizations/index.js';
 import { DeviceAccess } from './application/device-access.js';
 import { SharingService } from './application/sharing.service.js';
 import { DeviceGrantQueries } from './domain/device-grant.queries.js';
@@ -10,7 +11,7 @@ import { SqlShareStore } from './infrastructure/sql-share.store.js';
 
 /** Device sharing, and the one rule of who sees and changes a device (DeviceAccess; VISIBLE_DEVICES in SQL). */
 @Module({
-  imports: [AuditModule],
+  imports: [AuditModule, OrganizationsModule],
   controllers: [SharingController],
   providers: [SharingService, DeviceAccess, { provide: ShareStore, useClass: SqlShareStore }, { provide: DeviceGrantQueries, useClass: SqlDeviceGrantQueries }],
   exports: [SharingService, DeviceAccess],

@@ -22,7 +22,7 @@ export class InMemoryShareStore extends ShareStore {
       return { kind: 'updated', share: existing };
     }
     if ([...this.shares.values()].filter((s) => s.deviceId === share.deviceId).length >= max) return { kind: 'too-many' };
-    this.shares.set(share.shareId, { ...share, grantedBy, userId: this.verified.get(share.email) ?? null });
+    this.shares.set(share.shareId, { ...share, grantedBy, userId: (share.email !== null && this.verified.get(share.email)) || null });
     return { kind: 'created', share };
   }
 

@@ -67,7 +67,7 @@ function setUp(envSource: Record<string, string> = {}) {
   const devices = new DeviceOwnershipService(repository, tokens, hasher, env);
   const audit = new RecordingClaimAudit();
   const events = new RecordingEventLog();
-  const service = new ClaimsService(devices, audit, events, hasher, limiter, clock, env, new RecordingAuditLog(), new SharingService(new InMemoryShareStore(), clock, new RecordingAuditLog()), new OrganizationsService(new NoOrganizations(), clock, new RecordingAuditLog()));
+  const service = new ClaimsService(devices, audit, events, hasher, limiter, clock, env, new RecordingAuditLog(), new SharingService(new InMemoryShareStore(), clock, new RecordingAuditLog(), new OrganizationsService(new NoOrganizations(), clock, new RecordingAuditLog())), new OrganizationsService(new NoOrganizations(), clock, new RecordingAuditLog()));
   const register = async (overrides: Partial<RegisterDeviceCommand> = {}) =>
     registration.register({ deviceId: 'gw-0001', hardwareId: 'esp32s3-7c:df:a1:0b:22:c4', firmwareVersion: '0.1.4', claimCode: CLAIM_CODE, ...overrides }, ADDRESS);
   /** A gateway from before claim codes: claimed with its device secret. */

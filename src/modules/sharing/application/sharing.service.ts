@@ -7,7 +7,14 @@ import { NotFoundError, ValidationFailedError } from '../../../shared/domain-err
 import { decodeTimeCursor, encodeTimeCursor } from '../../../shared/http/cursor.js';
 import { type DeviceShare, MAX_SHARES_PER_DEVICE, type ShareRole } from '../domain/device-share.js';
 import { ShareStore } from '../domain/share.store.js';
+import { OrganizationsService } from '../../organizations/index.js';
 import { TooManySharesError } from '../domain/sharing.errors.js';
+
+/** Whom to share with: an e-mail address, or an organization (all its members). */
+export interface ShareRecipient {
+  email?: string;
+  organizationId?: string;
+}
 
 /** Addresses are compared trimmed and lower-cased, as accounts store them. */
 export const normalizeShareEmail = (email: string): string => email.trim().toLowerCase();
@@ -22,22 +29,46 @@ export class SharingService {
     private readonly store: ShareStore,
     private readonly clock: Clock,
     private readonly auditLog: AuditLog,
+    private readonly organizations: OrganizationsService,
   ) {}
 
-  /** Shares the device, or changes the role of an existing share with the same address (`created: false`). */
-  async share(ownerId: string, deviceId: string, email: string, role: ShareRole, by: AuditContext): Promise<{ share: DeviceShare; created: boolean }> {
-    const normalized = normalizeShareEmail(email);
+  /**
+   * Shares the device with an address or an organization (all its members), or changes the role of
+   * an existing share with the same recipient (`created: false`).
+   */
+  async share(ownerId: string, deviceId: string, to: ShareRecipient, role: ShareRole, by: AuditContext): Promise<{ share: DeviceShare; created: boolean }> {
     const ownerEmail = await this.store.ownerEmail(ownerId, deviceId);
     if (ownerEmail === null) throw notOwned();
-    if (ownerEmail === normalized) throw new ValidationFailedError([{ field: 'email', message: 'email is your own address: you own this device already' }]);
+    const recipient = await this.recipientOf(ownerId, ownerEmail, to);
     const now = this.clock.now();
-    const result = await this.store.upsert({ shareId: randomUUID(), deviceId, email: normalized, role, createdAt: now }, ownerId, MAX_SHARES_PER_DEVICE, (tx, stored) =>
+    const result = await this.store.upsert({ shareId: randomUUID(), deviceId, ...recipient, role, createdAt: now }, ownerId, MAX_SHARES_PER_DEVICE, (tx, stored) =>
       // A role change is recorded like a new share: the entry says who may now do what.
-      this.auditLog.record(tx, { by, action: 'share.created', target: `share:${stored.shareId}`, deviceId, ownerId, at: now, detail: { email: stored.email, role: stored.role } }),
+      this.auditLog.record(tx, {
+        by,
+        action: 'share.created',
+        target: `share:${stored.shareId}`,
+        deviceId,
+        ownerId,
+        at: now,
+        detail: stored.organizationId === null ? { email: stored.email, role: stored.role } : { organizationId: stored.organizationId, role: stored.role },
+      }),
     );
     if (result.kind === 'not-owner') throw notOwned();
     if (result.kind === 'too-many') throw new TooManySharesError(MAX_SHARES_PER_DEVICE);
     return { share: result.share, created: result.kind === 'created' };
+  }
+
+  /** Exactly one of an address (not the owner's own) and an organization that exists (not the owner's personal one). */
+  private async recipientOf(ownerId: string, ownerEmail: string, to: ShareRecipient): Promise<{ email: string | null; organizationId: string | null }> {
+    if ((to.email === undefined) === (to.organizationId === undefined)) throw new ValidationFailedError([{ field: 'email', message: 'give email or organizationId, not both' }]);
+    if (to.organizationId !== undefined) {
+      if (to.organizationId === ownerId) throw new ValidationFailedError([{ field: 'organizationId', message: 'organizationId is your personal organization: you own this device already' }]);
+      if (!(await this.organizations.exists(to.organizationId))) throw new ValidationFailedError([{ field: 'organizationId', message: 'organizationId is not an organization' }]);
+      return { email: null, organizationId: to.organizationId };
+    }
+    const normalized = normalizeShareEmail(to.email!);
+    if (ownerEmail === normalized) throw new ValidationFailedError([{ field: 'email', message: 'email is your own address: you own this device already' }]);
+    return { email: normalized, organizationId: null };
   }
 
   /** The device's shares, oldest first: a page of `limit` after `cursor` (a nextCursor this returned). */

@@ -16,7 +16,10 @@ export interface DeviceViewer {
 export interface DeviceShare {
   shareId: string;
   deviceId: string;
-  email: string;
+  /** The address shared with, or null for a share with an organization. */
+  email: string | null;
+  /** The organization shared with (all its members, an organization's viewer as a viewer), or null. */
+  organizationId: string | null;
   role: ShareRole;
   createdAt: Date;
 }

@@ -23,9 +23,9 @@ export class SharingController {
   @CustomerAuth()
   @ApiOperation({
     operationId: 'shareDevice',
-    summary: 'Share a device you own with an e-mail address, as viewer or installer',
+    summary: 'Share a device you own with an e-mail address or an organization, as viewer or installer',
     description:
-      'The same answer whether the address has an account or not: a share to an address without a verified account starts to count once that account is verified. Sharing again with the same address changes the role (200). A release of the device ends every share.',
+      'The same answer whether the address has an account or not: a share to an address without a verified account starts to count once that account is verified. A share with an organization (`organizationId`, e.g. an installer company) counts for every member, an organization\'s viewers as viewers. Sharing again with the same recipient changes the role (200). A release of the device ends every share.',
   })
   @ApiParam({ name: 'deviceId', example: 'gw-0001' })
   @ApiBody({ type: CreateShareRequest })
@@ -39,7 +39,7 @@ export class SharingController {
     @Body() body: CreateShareRequest,
     @Res({ passthrough: true }) reply: FastifyReply,
   ): Promise<ShareResponse> {
-    const { share, created } = await this.sharing.share(customer.userId, deviceId, body.email, body.role, by);
+    const { share, created } = await this.sharing.share(customer.userId, deviceId, { email: body.email, organizationId: body.organizationId }, body.role, by);
     if (!created) void reply.status(200);
     return ShareResponse.from(share);
   }

@@ -1,18 +1,35 @@
-import { ApiProperty } from '@nestjs/swagger';
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
-import { IsEmail, IsIn, IsString, MaxLength } from 'class-validator';
+import { IsEmail, IsIn, IsString, IsUUID, MaxLength, ValidateIf } from 'class-validator';
+import { Optional } from '../../../shared/http/optional.decorator.js';
 import { PageQuery } from '../../../shared/http/page-query.js';
 import { type DeviceShare, MAX_SHARES_PER_DEVICE, SHARE_ROLES, type ShareRole } from '../domain/device-share.js';
 
 const trimmed = Transform(({ value }: { value: unknown }) => (typeof value === 'string' ? value.trim() : value));
 
+/** Exactly one of email and organizationId. */
 export class CreateShareRequest {
-  @ApiProperty({ example: 'grace@example.com', maxLength: 254, format: 'email', description: 'Whom to share with. An address without an account gets the share once an account with it is verified.' })
+  @ApiPropertyOptional({
+    example: 'grace@example.com',
+    maxLength: 254,
+    format: 'email',
+    description: 'Whom to share with. An address without an account gets the share once an account with it is verified. Give this or organizationId.',
+  })
+  @ValidateIf((request: CreateShareRequest) => request.email !== undefined || request.organizationId === undefined)
   @trimmed
-  @IsString()
+  @IsString({ message: 'email or organizationId is required' })
   @MaxLength(254)
   @IsEmail({}, { message: 'email must be an e-mail address' })
-  email!: string;
+  email?: string;
+
+  @ApiPropertyOptional({
+    format: 'uuid',
+    example: '5b2f8c1e-3d4a-4e6b-9c7d-8e9f0a1b2c3d',
+    description: "The organization to share with (an installer company gives you its id): every member sees the device, the organization's viewers as viewers. Give this or email.",
+  })
+  @Optional()
+  @IsUUID('all', { message: 'organizationId must be an organization id' })
+  organizationId?: string;
 
   @ApiProperty({
     enum: SHARE_ROLES,
@@ -30,8 +47,11 @@ export class ShareResponse {
   @ApiProperty({ example: 'gw-0001' })
   deviceId!: string;
 
-  @ApiProperty({ example: 'grace@example.com', description: 'Trimmed and lower-cased.' })
-  email!: string;
+  @ApiProperty({ type: 'string', nullable: true, example: 'grace@example.com', description: 'Trimmed and lower-cased; null for a share with an organization.' })
+  email!: string | null;
+
+  @ApiProperty({ type: 'string', format: 'uuid', nullable: true, example: null, description: 'The organization shared with; null for a share with an address.' })
+  organizationId!: string | null;
 
   @ApiProperty({ enum: SHARE_ROLES, example: 'viewer' })
   role!: ShareRole;
@@ -40,7 +60,7 @@ export class ShareResponse {
   createdAt!: string;
 
   static from(share: DeviceShare): ShareResponse {
-    return { shareId: share.shareId, deviceId: share.deviceId, email: share.email, role: share.role, createdAt: share.createdAt.toISOString() };
+    return { shareId: share.shareId, deviceId: share.deviceId, email: share.email, organizationId: share.organizationId, role: share.role, createdAt: share.createdAt.toISOString() };
   }
 }
 

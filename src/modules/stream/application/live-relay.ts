@@ -99,12 +99,19 @@ export class LiveRelay implements OnModuleDestroy {
     });
   }
 
-  /** A membership changed: as sharesChanged, for the organizations' devices. */
+  /**
+   * A membership changed: as sharesChanged, for the organizations' devices; the account's shares
+   * are read again too, as those with its organizations came or went with the membership.
+   */
   private membershipsChanged(key: string): void {
     const changes = parseMembershipChanges(key);
     const users = changes === '*' ? this.hub.shareeAccounts() : new Set(changes.map((change) => change.userId));
     if (changes !== '*') for (const change of changes) this.hub.dropOrganization(change.userId, change.organizationId);
-    for (const userId of users) if (this.hub.hasStreams(userId)) void this.loadOrganizations(userId);
+    for (const userId of users) {
+      if (!this.hub.hasStreams(userId)) continue;
+      void this.loadOrganizations(userId);
+      void this.loadShares(userId);
+    }
   }
 
   /** Reads the organizations `userId` is a member of and gives them to their streams here: at a stream's opening, and at each change of theirs. */

@@ -45,11 +45,24 @@ export class Organizations1764002400000 implements MigrationInterface {
     // An organization's devices in the list's order: its first page is read from the index, not sorted from all of them.
     await queryRunner.query('DROP INDEX devices_owner_idx');
     await queryRunner.query('CREATE INDEX devices_owner_idx ON devices (owner_id, device_id) WHERE owner_id IS NOT NULL');
-    // The organizations module's SQL surface (organizations/sql-api.ts): the account's bound memberships.
+    // The organizations module's SQL surface (organizations/sql-api.ts): an account's bound
+    // memberships, and an organization's bound accounts.
     await queryRunner.query(`
       CREATE FUNCTION member_organizations(p_user uuid) RETURNS TABLE (organization_id uuid, role varchar)
         LANGUAGE sql STABLE PARALLEL SAFE
         AS $$ SELECT m.organization_id, m.role FROM organization_members m WHERE m.user_id = p_user $$`);
+    await queryRunner.query(`
+      CREATE FUNCTION organization_accounts(p_organization uuid) RETURNS TABLE (user_id uuid)
+        LANGUAGE sql STABLE PARALLEL SAFE
+        AS $$ SELECT m.user_id FROM organization_members m WHERE m.organization_id = p_organization AND m.user_id IS NOT NULL $$`);
+    // A device may be shared with an organization (an installer company) instead of an address.
+    await queryRunner.query(`
+      ALTER TABLE device_shares
+        ALTER COLUMN email DROP NOT NULL,
+        ADD COLUMN organization_id uuid NULL CONSTRAINT device_shares_organization_id_fkey REFERENCES organizations (organization_id) ON DELETE CASCADE,
+        ADD CONSTRAINT device_shares_recipient_check CHECK ((email IS NULL) <> (organization_id IS NULL))`);
+    await queryRunner.query('CREATE UNIQUE INDEX device_shares_device_id_organization_id_key ON device_shares (device_id, organization_id)');
+    await queryRunner.query('CREATE INDEX device_shares_organization_idx ON device_shares (organization_id) WHERE organization_id IS NOT NULL');
     await this.visibility(queryRunner, true);
     // The sharing module's rule for one organization's devices (the list's organization filter):
     // all of them for its members, by their role; nothing for anyone else. The membership is read
@@ -73,6 +86,35 @@ export class Organizations1764002400000 implements MigrationInterface {
    * personal organization is its member too) and by the holders of its active shares.
    */
   private async visibility(queryRunner: QueryRunner, withMembers: boolean): Promise<void> {
+    // The active shares an account holds: its own (by address), and with members, those of its
+    // organizations, each member's capped by their role (an organization's viewer views); the
+    // stronger one when a device comes both ways ('installer' sorts before 'viewer').
+    await queryRunner.query(
+      withMembers
+        ? `
+      CREATE OR REPLACE FUNCTION shared_with(p_user uuid) RETURNS TABLE (device_id varchar, owner_id uuid, role varchar, visible_since timestamptz)
+        LANGUAGE sql STABLE PARALLEL SAFE
+        AS $$
+          SELECT DISTINCT ON (x.device_id) x.device_id, x.owner_id, x.role, x.visible_since
+            FROM (SELECT s.device_id, s.granted_by AS owner_id, s.role, d.visible_since
+                    FROM device_shares s JOIN device_owners d ON d.device_id = s.device_id AND d.owner_id = s.granted_by
+                   WHERE s.user_id = p_user
+                  UNION ALL
+                  SELECT s.device_id, s.granted_by, (CASE WHEN m.role = 'viewer' THEN 'viewer' ELSE s.role END)::varchar, d.visible_since
+                    FROM member_organizations(p_user) m
+                    JOIN device_shares s ON s.organization_id = m.organization_id
+                    JOIN device_owners d ON d.device_id = s.device_id AND d.owner_id = s.granted_by) x
+           ORDER BY x.device_id, x.role
+        $$`
+        : `
+      CREATE OR REPLACE FUNCTION shared_with(p_user uuid) RETURNS TABLE (device_id varchar, owner_id uuid, role varchar, visible_since timestamptz)
+        LANGUAGE sql STABLE PARALLEL SAFE
+        AS $$
+          SELECT s.device_id, s.granted_by, s.role, d.visible_since
+            FROM device_shares s JOIN device_owners d ON d.device_id = s.device_id AND d.owner_id = s.granted_by
+           WHERE s.user_id = p_user
+        $$`,
+    );
     // What a member is to the organization's devices: owners and admins own them, operators install, viewers view.
     const memberRole = withMembers
       ? `(SELECT CASE m.role WHEN 'owner' THEN 'owner' WHEN 'admin' THEN 'owner' WHEN 'operator' THEN 'installer' ELSE 'viewer' END
@@ -86,7 +128,7 @@ export class Organizations1764002400000 implements MigrationInterface {
           SELECT d.device_id,
                  CASE WHEN d.owner_id = p_user THEN 'owner' WHEN p_is_admin THEN 'admin'
                       ELSE COALESCE(${memberRole},
-                                    (SELECT s.role FROM device_shares s WHERE s.device_id = d.device_id AND s.user_id = p_user AND s.granted_by = d.owner_id)) END,
+                                    ${withMembers ? '(SELECT s.role FROM shared_with(p_user) s WHERE s.device_id = d.device_id)' : '(SELECT s.role FROM device_shares s WHERE s.device_id = d.device_id AND s.user_id = p_user AND s.granted_by = d.owner_id)'}) END,
                  d.owner_id, d.visible_since,
                  CASE WHEN p_is_admin THEN '-infinity' ELSE COALESCE(d.visible_since, '-infinity') END
             FROM device_owners d
@@ -122,9 +164,16 @@ export class Organizations1764002400000 implements MigrationInterface {
 
   async down(queryRunner: QueryRunner): Promise<void> {
     await queryRunner.query('DROP FUNCTION organization_devices(uuid, uuid)');
+    await queryRunner.query('DELETE FROM device_shares WHERE organization_id IS NOT NULL');
+    await queryRunner.query('DROP INDEX device_shares_organization_idx');
+    await queryRunner.query('DROP INDEX device_shares_device_id_organization_id_key');
+    await queryRunner.query(
+      'ALTER TABLE device_shares DROP CONSTRAINT device_shares_recipient_check, DROP COLUMN organization_id, ALTER COLUMN email SET NOT NULL',
+    );
     await queryRunner.query('DROP INDEX devices_owner_idx');
     await queryRunner.query('CREATE INDEX devices_owner_idx ON devices (owner_id) WHERE owner_id IS NOT NULL');
     await this.visibility(queryRunner, false);
+    await queryRunner.query('DROP FUNCTION organization_accounts(uuid)');
     await queryRunner.query('DROP FUNCTION member_organizations(uuid)');
     await queryRunner.query('ALTER TABLE devices DROP CONSTRAINT devices_owner_fk');
     await queryRunner.query('ALTER TABLE devices ADD CONSTRAINT devices_owner_fk FOREIGN KEY (owner_id) REFERENCES users (id)');
