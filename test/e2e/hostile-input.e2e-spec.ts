@@ -510,6 +510,9 @@ describe('Hostile input, every operation of openapi.json', () => {
     // A harmless DELETE can legitimately release its device: deletes get one of their own.
     deletablePathValue.deviceId = (await aClaimedDevice(t, admin)).body.deviceId;
     samplePathValue.id = '00000000-0000-4000-8000-000000000000';
+    // Well-formed ids of an organization and a member nobody has: the body is what is checked.
+    samplePathValue.organizationId = '00000000-0000-4000-8000-000000000000';
+    samplePathValue.memberId = '00000000-0000-4000-8000-000000000000';
     const tables = await t.db.query<{ tablename: string }>("SELECT tablename FROM pg_tables WHERE schemaname = 'public' ORDER BY tablename");
     const sqlFor = (names: string[]) =>
       `SELECT (SELECT count(*)::int FROM hostile_input.writes) AS writes, concat_ws(' ', ${names
