@@ -984,6 +984,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/dashboard/fleet/latest": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The latest values of every device the filters select, as CSV
+         * @description Streams `text/csv` (RFC 4180, UTF-8, CRLF after every line): a header `deviceId,name,tags,hardwareId,firmwareVersion,online,lastSeenAt,batteryId,metric,ts,value`, then one line per device and latest metric (a device with none: one line, the last four fields empty), by deviceId. The same devices and filters as the device list (GET /api/v1/dashboard/devices), every page of it: one organization with organizationId, tags space-separated, instants ISO 8601 UTC. Read a page of devices at a time as the answer is taken, never the whole fleet at once. Each export is one audit entry naming how many devices it held.
+         */
+        get: operations["exportFleetLatest"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/admin/deliveries": {
         parameters: {
             query?: never;
@@ -4259,7 +4279,7 @@ export interface components {
             at: string;
             actor: components["schemas"]["AuditActorResponse"];
             /** @enum {string} */
-            action: "device.claimed" | "device.released" | "device.transferred" | "device.decommissioned" | "device.reopened" | "device.re_registration_opened" | "device.renamed" | "device.config_changed" | "config.defaults_changed" | "alert_rules.changed" | "alert_rules.defaults_changed" | "firmware.release_created" | "firmware.release_changed" | "firmware.signing_key_added" | "firmware.signing_key_revoked" | "api_key.created" | "api_key.revoked" | "share.created" | "share.revoked" | "device.command_sent" | "device.command_cancelled" | "organization.created" | "organization.changed" | "organization.deleted" | "organization.member_invited" | "organization.member_changed" | "organization.member_removed" | "organization.transferred";
+            action: "device.claimed" | "device.released" | "device.transferred" | "device.decommissioned" | "device.reopened" | "device.re_registration_opened" | "device.renamed" | "device.config_changed" | "config.defaults_changed" | "alert_rules.changed" | "alert_rules.defaults_changed" | "firmware.release_created" | "firmware.release_changed" | "firmware.signing_key_added" | "firmware.signing_key_revoked" | "api_key.created" | "api_key.revoked" | "share.created" | "share.revoked" | "device.command_sent" | "device.command_cancelled" | "organization.created" | "organization.changed" | "organization.deleted" | "organization.member_invited" | "organization.member_changed" | "organization.member_removed" | "organization.transferred" | "fleet.exported";
             /** @example gw-0001 */
             deviceId: string | null;
             /**
@@ -11077,6 +11097,103 @@ export interface operations {
             };
         };
     };
+    exportFleetLatest: {
+        parameters: {
+            query?: {
+                /** @description Only this organization's devices (GET /api/v1/organizations): all of them for its members, by their role; an organization you are no member of lists nothing. Without it, every device you see. */
+                organizationId?: string;
+                /** @description Case-insensitive substring of the device's name or deviceId (1–64 characters; surrounding spaces are trimmed). */
+                q?: string;
+                /** @description Devices having every one of these tags. Repeat the parameter (`tag=a&tag=b`) or separate with commas (`tag=a,b`): the same. Upper case is lowered, as when tags are stored. */
+                tag?: string[];
+                /** @description Only devices that are online (true) or not (false), by the rule of the `online` field: telemetry within three of the device's telemetry intervals. */
+                online?: boolean;
+                /** @description Only devices that report exactly this firmware version. */
+                firmwareVersion?: string;
+                /** @description Only devices where the latest `soc` (state of charge, %) of at least one battery is below this. */
+                socBelow?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The latest values as CSV, streamed. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example deviceId,name,tags,hardwareId,firmwareVersion,online,lastSeenAt,batteryId,metric,ts,value
+                     *     gw-0001,Garage,roof site-7,esp32s3-7c:df:a1:0b:22:c4,0.1.4,true,2026-12-06T09:00:00.000Z,main,soc,2026-12-06T09:00:00.000Z,52.1
+                     */
+                    "text/csv": string;
+                };
+            };
+            /** @description The request is not valid; `errors` names each field at fault. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 400;
+                        /** @enum {string} */
+                        code: "VALIDATION_FAILED";
+                    };
+                };
+            };
+            /** @description Missing, invalid, expired or revoked credentials. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 401;
+                        /** @enum {string} */
+                        code: "UNAUTHORIZED";
+                    };
+                };
+            };
+            /** @description Too many requests: send it again after Retry-After seconds. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before sending the request again. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 429;
+                        /** @enum {string} */
+                        code: "RATE_LIMITED";
+                    };
+                };
+            };
+            /** @description Temporarily unavailable: the database or the rate-limit store cannot be reached: send it again after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before sending the request again. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 503;
+                        /** @enum {string} */
+                        code: "SERVICE_UNAVAILABLE";
+                    };
+                };
+            };
+        };
+    };
     listDeliveries: {
         parameters: {
             query: {
@@ -12682,7 +12799,7 @@ export interface operations {
                 deviceId?: string;
                 /** @description Only entries whose actor is this account (userId). */
                 actorId?: string;
-                /** @description Comma-separated actions (device.claimed, device.released, device.transferred, device.decommissioned, device.reopened, device.re_registration_opened, device.renamed, device.config_changed, config.defaults_changed, alert_rules.changed, alert_rules.defaults_changed, firmware.release_created, firmware.release_changed, firmware.signing_key_added, firmware.signing_key_revoked, api_key.created, api_key.revoked, share.created, share.revoked, device.command_sent, device.command_cancelled, organization.created, organization.changed, organization.deleted, organization.member_invited, organization.member_changed, organization.member_removed, organization.transferred). */
+                /** @description Comma-separated actions (device.claimed, device.released, device.transferred, device.decommissioned, device.reopened, device.re_registration_opened, device.renamed, device.config_changed, config.defaults_changed, alert_rules.changed, alert_rules.defaults_changed, firmware.release_created, firmware.release_changed, firmware.signing_key_added, firmware.signing_key_revoked, api_key.created, api_key.revoked, share.created, share.revoked, device.command_sent, device.command_cancelled, organization.created, organization.changed, organization.deleted, organization.member_invited, organization.member_changed, organization.member_removed, organization.transferred, fleet.exported). */
                 action?: string;
                 /** @description Entries at or after this instant. */
                 from?: string;

@@ -10,10 +10,13 @@ import { DashboardOtaController } from './http/dashboard-ota.controller.js';
 import { DashboardTelemetryController } from './http/dashboard-telemetry.controller.js';
 import { DashboardController } from './http/dashboard.controller.js';
 import { SqlDashboardQueries } from './infrastructure/sql-dashboard-queries.js';
+import { FleetExport } from './application/fleet-export.js';
+import { FleetController } from './http/fleet.controller.js';
+import { AuditModule } from '../audit/index.js';
 
 @Module({
-  imports: [DevicesModule, OtaModule, TelemetryModule, SharingModule],
-  controllers: [DashboardController, DashboardTelemetryController, DashboardConfigController, DashboardOtaController],
-  providers: [DashboardService, { provide: DashboardQueries, useClass: SqlDashboardQueries }],
+  imports: [DevicesModule, OtaModule, TelemetryModule, SharingModule, AuditModule],
+  controllers: [DashboardController, DashboardTelemetryController, DashboardConfigController, DashboardOtaController, FleetController],
+  providers: [DashboardService, FleetExport, { provide: DashboardQueries, useClass: SqlDashboardQueries }],
 })
 export class DashboardModule {}

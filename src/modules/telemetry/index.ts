@@ -5,7 +5,7 @@ export { parseInstant, type HistoryRange } from './domain/history-query.js';
 export { pointsOf, type Point, type Series } from './domain/history-series.js';
 export { TelemetryHistoryService, type ExportParams, type History, type HistoryParams, type TelemetryExport } from './application/telemetry-history.service.js';
 export { historyJson } from './http/history-json.js';
-export { csvStream } from './http/telemetry-csv.js';
+export { CRLF, csvField, csvStream } from './http/telemetry-csv.js';
 export { TelemetryExportQuery, TelemetryHistoryQuery, TelemetryHistoryResponse } from './http/telemetry-history.dto.js';
 export { TELEMETRY_VIEWS } from './infrastructure/telemetry-views.sql.js';
 export { BATTERY_ID_PATTERN, METRIC_NAME, type TelemetryRecord } from './domain/telemetry-record.js';

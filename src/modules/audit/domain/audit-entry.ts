@@ -28,6 +28,7 @@ export const AUDIT_ACTIONS = [
   'organization.member_changed',
   'organization.member_removed',
   'organization.transferred',
+  'fleet.exported',
 ] as const;
 
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
