@@ -3,15 +3,13 @@ import { ApiHeader, ApiOperation, ApiParam, ApiResponse, ApiTags } from '@nestjs
 import type { FastifyReply } from 'fastify';
 import { CurrentCustomer, CustomerAuth } from '../../../auth/auth.decorators.js';
 import type { CustomerPrincipal } from '../../../auth/principals.js';
+import { fileInstant } from '../../../shared/http/file-instant.js';
 import { ApiProblems } from '../../../shared/http/api-problems.decorator.js';
 import { DeviceIdParam } from '../../../shared/http/device-id.param.js';
 import { noneMatchHolds } from '../../../shared/http/etag.js';
 import { csvStream, historyJson, TelemetryExportQuery, TelemetryHistoryQuery, TelemetryHistoryResponse } from '../../telemetry/index.js';
 import { DashboardService } from '../application/dashboard.service.js';
 import { viewerOf } from './dashboard.controller.js';
-
-/** An instant in a file name: ISO 8601 basic format, without the colons file systems refuse ("20261121T120000Z"). */
-const fileInstant = (instant: Date): string => instant.toISOString().replace(/[-:]/g, '').replace(/\.000Z$/, 'Z');
 
 /** A visible device's telemetry: the dashboard checks who sees what, the telemetry module answers and writes the answer. */
 @ApiTags('dashboard')

@@ -3,6 +3,7 @@ import { Controller, Get, Query, StreamableFile } from '@nestjs/common';
 import { ApiOperation, ApiResponse, ApiTags, OmitType } from '@nestjs/swagger';
 import { CurrentCustomer, CustomerAuth } from '../../../auth/auth.decorators.js';
 import type { CustomerPrincipal } from '../../../auth/principals.js';
+import { fileInstant } from '../../../shared/http/file-instant.js';
 import { ApiProblems } from '../../../shared/http/api-problems.decorator.js';
 import { Requester, type AuditContext } from '../../audit/index.js';
 import { FleetExport, FLEET_LATEST_COLUMNS } from '../application/fleet-export.js';
@@ -12,7 +13,6 @@ import { viewerOf } from './dashboard.controller.js';
 /** The device list's filters, without its paging: a fleet action takes every device they select. */
 export class FleetFilterQuery extends OmitType(ListDevicesQuery, ['limit', 'cursor'] as const) {}
 
-const fileInstant = (instant: Date): string => instant.toISOString().replace(/[-:]/g, '').replace(/\.\d{3}Z$/, 'Z');
 
 @ApiTags('dashboard')
 @Controller('dashboard/fleet')
