@@ -35,12 +35,14 @@ const CHANGED = 'user_id, organization_id, device_id';
 /** The accounts whose shares the rows changed: the bound address's, and every bound member's of an organization shared with. */
 async function changesOf(tx: SqlRunner, rows: Changed[]): Promise<ShareChange[]> {
   const changes = rows.flatMap((row) => (row.user_id === null ? [] : [{ userId: row.user_id, deviceId: row.device_id }]));
-  for (const row of rows) {
-    if (row.organization_id === null) continue;
-    const members = await tx.rows<{ user_id: string }>(`SELECT user_id FROM ${ORGANIZATION_ACCOUNTS}($1::uuid)`, [row.organization_id]);
-    changes.push(...members.map((member) => ({ userId: member.user_id, deviceId: row.device_id })));
-  }
-  return changes;
+  const shared = rows.filter((row) => row.organization_id !== null);
+  if (shared.length === 0) return changes;
+  // One statement for every organization's members, however many rows.
+  const members = await tx.rows<{ user_id: string; device_id: string }>(
+    `SELECT a.user_id, r.device_id FROM unnest($1::uuid[], $2::text[]) AS r (organization_id, device_id) CROSS JOIN LATERAL ${ORGANIZATION_ACCOUNTS}(r.organization_id) a`,
+    [shared.map((row) => row.organization_id), shared.map((row) => row.device_id)],
+  );
+  return [...changes, ...members.map((member) => ({ userId: member.user_id, deviceId: member.device_id }))];
 }
 
 /** Tells every instance (this one too, through the feed's own connection), at commit, whose shares changed. */
