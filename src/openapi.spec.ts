@@ -140,9 +140,9 @@ describe('openapi.json', () => {
   });
 
   it('pages every list the same way: limit and cursor in, items and nextCursor out', () => {
-    // At most MAX_WEBHOOKS_PER_USER (10) webhooks per account: one page always holds them all. A
-    // device's batteries are the handful one gateway reports (the shape is {items}).
-    const unpaged = new Set(['listWebhooks', 'listBatteries']);
+    // At most MAX_WEBHOOKS_PER_USER (10) webhooks per account or organization: one page always
+    // holds them all. A device's batteries are the handful one gateway reports (the shape is {items}).
+    const unpaged = new Set(['listWebhooks', 'listOrganizationWebhooks', 'listBatteries']);
     const lists = operations.filter(({ method, operation }) => {
       const schema = operation.responses['200']?.content?.['application/json']?.schema;
       return method === 'get' && schema !== undefined && resolve(schema).properties?.items !== undefined;

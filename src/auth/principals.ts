@@ -32,8 +32,11 @@ export class CustomerPrincipal {
     readonly emailVerified: boolean,
     /** The session the request came through; null where no token was involved (unit tests, API keys). */
     readonly session: CustomerSession | null = null,
-    /** The API key the request came with; null for an access token. */
-    readonly apiKey: { keyId: string; scope: ApiKeyScope } | null = null,
+    /**
+     * The API key the request came with; null for an access token. An organization's key
+     * (`holder: 'organization'`) acts as the organization: `userId` is then the organization's id.
+     */
+    readonly apiKey: { keyId: string; scope: ApiKeyScope; holder: 'user' | 'organization' } | null = null,
   ) {}
 
   get isAdmin(): boolean {

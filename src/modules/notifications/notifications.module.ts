@@ -12,6 +12,7 @@ import { PendingNotificationStore } from './domain/pending-notification.store.js
 import { WebhookStore } from './domain/webhook.store.js';
 import { WebhookSecrets, WebhookTransport } from './domain/webhook-transport.js';
 import { AdminDeliveriesController } from './http/admin-deliveries.controller.js';
+import { OrganizationWebhooksController } from './http/organization-webhooks.controller.js';
 import { UserWebhooksController } from './http/user-webhooks.controller.js';
 import { HttpWebhookTransport } from './infrastructure/http-webhook-transport.js';
 import { SealedWebhookSecrets } from './infrastructure/sealed-webhook-secrets.js';
@@ -23,7 +24,7 @@ import { WebhookHttpClient } from './infrastructure/webhook-http-client.js';
 /** What the service tells people and systems outside: alert e-mails, webhooks, and the deliveries that failed. */
 @Module({
   imports: [AccountsModule, EventsModule, OrganizationsModule],
-  controllers: [AdminDeliveriesController, UserWebhooksController],
+  controllers: [AdminDeliveriesController, UserWebhooksController, OrganizationWebhooksController],
   providers: [
     DeliveriesService,
     NotificationMails,

@@ -7,7 +7,7 @@ import { SecretHasher } from '../../../shared/crypto/secret-hasher.js';
 import { InvalidBearerTokenError, NotFoundError } from '../../../shared/domain-error.js';
 import { decodeTimeCursor, encodeTimeCursor } from '../../../shared/http/cursor.js';
 import { FailureLimiter, type FailureBucket } from '../../../shared/rate-limit/failure-limiter.js';
-import { ApiKey, LAST_USED_RESOLUTION_MS, MAX_API_KEYS_PER_USER } from '../domain/api-key.js';
+import { ApiKey, LAST_USED_RESOLUTION_MS, MAX_API_KEYS_PER_USER, type ApiKeyHolder } from '../domain/api-key.js';
 import { ApiKeyStore } from '../domain/api-key.store.js';
 import { TooManyApiKeysError } from '../domain/api-keys.errors.js';
 import { AuditLog, type AuditContext } from '../../audit/index.js';
@@ -15,6 +15,9 @@ import { AuditLog, type AuditContext } from '../../audit/index.js';
 /** `dck_` and 256 random bits in base64url: the only shape worth a lookup. */
 const KEY_FORMAT = new RegExp(`^${API_KEY_PREFIX}[A-Za-z0-9_-]{43}$`);
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+/** An organization's key names its organization in the audit entry (its actor is the member who asked). */
+const organizationOf = (holder: ApiKeyHolder): { organizationId?: string } => (holder.kind === 'organization' ? { organizationId: holder.id } : {});
 
 @Injectable()
 export class ApiKeysService extends ApiKeyAuthenticator {
@@ -30,33 +33,33 @@ export class ApiKeysService extends ApiKeyAuthenticator {
   }
 
   /** A new key: the key itself is returned here only; storage keeps its keyed hash. */
-  async create(userId: string, name: string, scope: ApiKeyScope, by: AuditContext): Promise<{ apiKey: ApiKey; key: string }> {
+  async create(holder: ApiKeyHolder, name: string, scope: ApiKeyScope, by: AuditContext): Promise<{ apiKey: ApiKey; key: string }> {
     const key = `${API_KEY_PREFIX}${SecretHasher.randomToken()}`;
-    const apiKey = ApiKey.create({ keyId: randomUUID(), userId, name, scope, now: this.clock.now() });
+    const apiKey = ApiKey.create({ keyId: randomUUID(), holder, name, scope, now: this.clock.now() });
     const inserted = await this.store.insert(apiKey, this.hasher.hmac(key), MAX_API_KEYS_PER_USER, (tx) =>
       // The key's name and scope, never the key.
-      this.audit.record(tx, { by, action: 'api_key.created', target: `api_key:${apiKey.keyId}`, detail: { name: apiKey.name, scope }, at: apiKey.createdAt }),
+      this.audit.record(tx, { by, action: 'api_key.created', target: `api_key:${apiKey.keyId}`, detail: { name: apiKey.name, scope, ...organizationOf(holder) }, at: apiKey.createdAt }),
     );
     if (!inserted) throw new TooManyApiKeysError();
     return { apiKey, key };
   }
 
-  /** The account's keys, newest first: a page of `limit` after `cursor` (a nextCursor this returned). */
-  async list(userId: string, limit: number, cursor?: string): Promise<{ items: ApiKey[]; nextCursor: string | null }> {
+  /** The holder's keys, newest first: a page of `limit` after `cursor` (a nextCursor this returned). */
+  async list(holder: ApiKeyHolder, limit: number, cursor?: string): Promise<{ items: ApiKey[]; nextCursor: string | null }> {
     const after = cursor === undefined ? null : decodeTimeCursor(cursor, (key) => UUID.test(key));
-    const rows = await this.store.page(userId, limit + 1, after && { createdAt: after.ts, keyId: after.key });
+    const rows = await this.store.page(holder, limit + 1, after && { createdAt: after.ts, keyId: after.key });
     const items = rows.slice(0, limit);
     const last = items[items.length - 1];
     return { items, nextCursor: rows.length > limit ? encodeTimeCursor(last.createdAt, last.keyId) : null };
   }
 
   /** Revokes at once on every instance: keys are looked up on every request, never remembered. */
-  async revoke(userId: string, keyId: string, by: AuditContext): Promise<void> {
+  async revoke(holder: ApiKeyHolder, keyId: string, by: AuditContext): Promise<void> {
     const now = this.clock.now();
-    const deleted = await this.store.delete(userId, keyId, (tx, apiKey) =>
-      this.audit.record(tx, { by, action: 'api_key.revoked', target: `api_key:${keyId}`, detail: { name: apiKey.name, scope: apiKey.scope }, at: now }),
+    const deleted = await this.store.delete(holder, keyId, (tx, apiKey) =>
+      this.audit.record(tx, { by, action: 'api_key.revoked', target: `api_key:${keyId}`, detail: { name: apiKey.name, scope: apiKey.scope, ...organizationOf(holder) }, at: now }),
     );
-    if (!deleted) throw new NotFoundError('You have no API key with this id.');
+    if (!deleted) throw new NotFoundError(holder.kind === 'user' ? 'You have no API key with this id.' : 'The organization has no API key with this id.');
   }
 
   /**
@@ -78,6 +81,7 @@ export class ApiKeysService extends ApiKeyAuthenticator {
     const now = this.clock.now();
     if (apiKey.needsTouch(now)) await this.store.touch(apiKey.keyId, now, new Date(now.getTime() - LAST_USED_RESOLUTION_MS));
     // Keys never carry admin rights: an administrator's key acts as a customer, on its own devices.
-    return new CustomerPrincipal(apiKey.userId, 'customer', emailVerified, null, { keyId: apiKey.keyId, scope: apiKey.scope });
+    // An organization's key acts as the organization, whose id the visibility rule takes as an admin of itself.
+    return new CustomerPrincipal(apiKey.holder.id, 'customer', emailVerified, null, { keyId: apiKey.keyId, scope: apiKey.scope, holder: apiKey.holder.kind });
   }
 }

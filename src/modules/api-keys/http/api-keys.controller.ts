@@ -7,8 +7,10 @@ import { ApiProblems, JSON_BODY_PROBLEMS } from '../../../shared/http/api-proble
 import { UuidParam } from '../../../shared/http/list-params.js';
 import { NoStore } from '../../../shared/http/no-store.decorator.js';
 import { ApiKeysService } from '../application/api-keys.service.js';
-import { MAX_API_KEYS_PER_USER } from '../domain/api-key.js';
+import { MAX_API_KEYS_PER_USER, type ApiKeyHolder } from '../domain/api-key.js';
 import { ApiKeyListResponse, ApiKeyResponse, ApiKeysQuery, CreateApiKeyRequest, CreatedApiKeyResponse } from './api-keys.dto.js';
+
+const accountOf = (customer: CustomerPrincipal): ApiKeyHolder => ({ kind: 'user', id: customer.userId });
 
 /** Managed with a signed-in session only: no API key reaches these routes (a key cannot mint or revoke keys). */
 @ApiTags('api-keys')
@@ -28,7 +30,7 @@ export class ApiKeysController {
   @ApiResponse({ status: 201, type: CreatedApiKeyResponse, description: 'Created; the key is shown only here.' })
   @ApiProblems(JSON_BODY_PROBLEMS, { 409: ['TOO_MANY_API_KEYS'] })
   async create(@CurrentCustomer() customer: CustomerPrincipal, @Requester() by: AuditContext, @Body() body: CreateApiKeyRequest): Promise<CreatedApiKeyResponse> {
-    const { apiKey, key } = await this.apiKeys.create(customer.userId, body.name, body.scope, by);
+    const { apiKey, key } = await this.apiKeys.create(accountOf(customer), body.name, body.scope, by);
     return CreatedApiKeyResponse.from(apiKey, key);
   }
 
@@ -42,7 +44,7 @@ export class ApiKeysController {
   @ApiResponse({ status: 200, type: ApiKeyListResponse, description: 'A page of your keys.' })
   @ApiProblems({ 400: ['VALIDATION_FAILED'] })
   async list(@CurrentCustomer() customer: CustomerPrincipal, @Query() query: ApiKeysQuery): Promise<ApiKeyListResponse> {
-    const page = await this.apiKeys.list(customer.userId, query.limit ?? 50, query.cursor);
+    const page = await this.apiKeys.list(accountOf(customer), query.limit ?? 50, query.cursor);
     return { items: page.items.map(ApiKeyResponse.from), nextCursor: page.nextCursor };
   }
 
@@ -54,6 +56,6 @@ export class ApiKeysController {
   @ApiResponse({ status: 204, description: 'Revoked.' })
   @ApiProblems({ 400: ['VALIDATION_FAILED'], 404: ['NOT_FOUND'] })
   async delete(@CurrentCustomer() customer: CustomerPrincipal, @Requester() by: AuditContext, @UuidParam('keyId', 'an API key id') keyId: string): Promise<void> {
-    await this.apiKeys.revoke(customer.userId, keyId, by);
+    await this.apiKeys.revoke(accountOf(customer), keyId, by);
   }
 }

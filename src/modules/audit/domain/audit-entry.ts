@@ -29,15 +29,20 @@ export const AUDIT_ACTIONS = [
   'organization.member_removed',
   'organization.transferred',
   'fleet.exported',
+  'fleet.configured',
+  'fleet.commanded',
 ] as const;
 
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 
-export const AUDIT_ACTOR_KINDS = ['user', 'admin', 'system', 'device'] as const;
+export const AUDIT_ACTOR_KINDS = ['user', 'admin', 'system', 'device', 'organization'] as const;
 
 export type AuditActorKind = (typeof AUDIT_ACTOR_KINDS)[number];
 
-/** Who did it: a customer (and the API key they came with), an administrator, or the service or a gateway itself. */
+/**
+ * Who did it: a customer (and the API key they came with), an administrator, an organization's API
+ * key (`userId` then holds the organization's id), or the service or a gateway itself.
+ */
 export interface AuditActor {
   kind: AuditActorKind;
   userId: string | null;

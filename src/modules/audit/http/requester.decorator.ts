@@ -3,9 +3,10 @@ import type { FastifyRequest } from 'fastify';
 import type { CustomerPrincipal } from '../../../auth/principals.js';
 import type { AuditActor, AuditContext } from '../domain/audit-entry.js';
 
-/** The actor of a signed-in request: an administrator, or a customer and the API key they came with. */
+/** The actor of a signed-in request: an administrator, a customer and the API key they came with, or an organization's key. */
 export function actorOf(customer: CustomerPrincipal): AuditActor {
-  return { kind: customer.isAdmin ? 'admin' : 'user', userId: customer.userId, apiKeyId: customer.apiKey?.keyId ?? null };
+  const kind = customer.isAdmin ? 'admin' : customer.apiKey?.holder === 'organization' ? 'organization' : 'user';
+  return { kind, userId: customer.userId, apiKeyId: customer.apiKey?.keyId ?? null };
 }
 
 /**

@@ -6,7 +6,7 @@ import { Check, Column, Entity, Index, PrimaryGeneratedColumn } from 'typeorm';
  * which decides what an owner reads. No foreign keys: entries outlive accounts and keys.
  */
 @Entity({ name: 'audit_log' })
-@Check('audit_log_actor_kind_check', "actor_kind IN ('user', 'admin', 'system', 'device')")
+@Check('audit_log_actor_kind_check', "actor_kind IN ('user', 'admin', 'system', 'device', 'organization')")
 @Index('audit_log_device_idx', ['deviceId', 'id'])
 @Index('audit_log_actor_idx', ['actorUserId', 'id'])
 @Index('audit_log_at_idx', ['at'])
@@ -17,7 +17,7 @@ export class AuditLogRecord {
   @Column({ type: 'timestamptz' })
   at!: Date;
 
-  @Column({ name: 'actor_kind', type: 'varchar', length: 8 })
+  @Column({ name: 'actor_kind', type: 'varchar', length: 12 })
   actorKind!: string;
 
   @Column({ name: 'actor_user_id', type: 'uuid', nullable: true })

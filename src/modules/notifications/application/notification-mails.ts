@@ -3,6 +3,7 @@ import { Env } from '../../../config/env.js';
 import { deliveryQueue, JobQueue } from '../../../shared/jobs/job-queue.js';
 import { Mailer } from '../../../shared/mail/mailer.js';
 import { PublicBaseUrl } from '../../../shared/mail/public-base-url.js';
+import type { IntegrationHolder } from '../../../shared/kernel/integration-holder.js';
 import { AccountsService } from '../../accounts/index.js';
 import { OrganizationsService } from '../../organizations/index.js';
 import { EventDispatch, type DispatchedEvent, type EventChannel } from '../../events/index.js';
@@ -92,9 +93,13 @@ export class NotificationMails implements EventChannel, OnModuleInit {
     }
   }
 
-  async webhookDisabled(userId: string, webhookId: string, url: string): Promise<void> {
-    const to = await this.accounts.verifiedAddress(userId);
-    if (to) await this.jobs.send<WebhookDisabledMailJob>(WEBHOOK_DISABLED_MAIL_QUEUE, { userId, to, webhookId, url });
+  /** An account's webhook: mail the account; an organization's: mail its owners and admins. */
+  async webhookDisabled(holder: IntegrationHolder, webhookId: string, url: string): Promise<void> {
+    const accounts = holder.kind === 'user' ? [holder.id] : await this.organizations.administratorAccountsOf(holder.id);
+    for (const userId of accounts) {
+      const to = await this.accounts.verifiedAddress(userId);
+      if (to) await this.jobs.send<WebhookDisabledMailJob>(WEBHOOK_DISABLED_MAIL_QUEUE, { userId, to, webhookId, url });
+    }
   }
 
   /** Job `mail.alert-digest`: everything waiting for the owner, in one mail. */

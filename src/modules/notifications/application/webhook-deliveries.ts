@@ -81,7 +81,7 @@ export class WebhookDeliveries implements EventChannel, OnModuleInit {
     const failingSince = await this.webhooks.markFailed(webhook.webhookId, now);
     if (failingSince && now.getTime() - failingSince.getTime() >= this.env.WEBHOOK_DISABLE_AFTER_SEC * 1000 && (await this.webhooks.disable(webhook.webhookId, now))) {
       this.logger.warn({ webhookId: webhook.webhookId, code: attempt.errorCode }, 'Webhook disabled: every delivery failed for WEBHOOK_DISABLE_AFTER_SEC');
-      await this.mails.webhookDisabled(webhook.userId, webhook.webhookId, webhook.url);
+      await this.mails.webhookDisabled(webhook.holder, webhook.webhookId, webhook.url);
     }
     throw new JobAttemptFailed(attempt.errorCode);
   }

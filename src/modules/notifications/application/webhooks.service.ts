@@ -6,6 +6,7 @@ import { DomainError, NotFoundError } from '../../../shared/domain-error.js';
 import { jobIdFor } from '../../../shared/jobs/job-id.js';
 import { JobQueue } from '../../../shared/jobs/job-queue.js';
 import { DEVICE_EVENT_TYPES } from '../../events/index.js';
+import { sameHolder, type IntegrationHolder } from '../../../shared/kernel/integration-holder.js';
 import { MAX_WEBHOOKS_PER_USER, type Webhook } from '../domain/webhook.js';
 import { WebhookStore } from '../domain/webhook.store.js';
 import { WebhookTarget } from '../domain/webhook-target.js';
@@ -20,11 +21,13 @@ export class WebhookDisabledError extends DomainError {
 
 export class TooManyWebhooksError extends DomainError {
   constructor() {
-    super('TOO_MANY_WEBHOOKS', 'conflict', `An account can have at most ${MAX_WEBHOOKS_PER_USER} webhooks. Delete one first.`);
+    super('TOO_MANY_WEBHOOKS', 'conflict', `An account, or an organization, can have at most ${MAX_WEBHOOKS_PER_USER} webhooks. Delete one first.`);
   }
 }
 
-/** What a customer does with their webhooks. */
+const noWebhook = (holder: IntegrationHolder) => new NotFoundError(holder.kind === 'user' ? 'You have no webhook with this id.' : 'The organization has no webhook with this id.');
+
+/** What a customer does with their webhooks, and an organization's owners and admins with the organization's. */
 @Injectable()
 export class WebhooksService {
   constructor(
@@ -36,11 +39,11 @@ export class WebhooksService {
   ) {}
 
   /** Registers the endpoint; the answer holds its signing secret, shown this once. */
-  async create(userId: string, url: string, types: string[] | null): Promise<{ webhook: Webhook; secret: string }> {
+  async create(holder: IntegrationHolder, url: string, types: string[] | null): Promise<{ webhook: Webhook; secret: string }> {
     const target = WebhookTarget.parse(url, { allowPrivateTargets: this.env.WEBHOOK_ALLOW_PRIVATE_TARGETS });
     const webhook: Webhook = {
       webhookId: randomUUID(),
-      userId,
+      holder,
       url: target.href,
       types: types === null ? null : [...new Set(types)].sort((a, b) => DEVICE_EVENT_TYPES.indexOf(a as never) - DEVICE_EVENT_TYPES.indexOf(b as never)),
       enabled: true,
@@ -53,18 +56,18 @@ export class WebhooksService {
     return { webhook, secret };
   }
 
-  list(userId: string): Promise<Webhook[]> {
-    return this.webhooks.listOf(userId);
+  list(holder: IntegrationHolder): Promise<Webhook[]> {
+    return this.webhooks.listOf(holder);
   }
 
-  async delete(userId: string, webhookId: string): Promise<void> {
-    if (!(await this.webhooks.delete(webhookId, userId))) throw new NotFoundError('You have no webhook with this id.');
+  async delete(holder: IntegrationHolder, webhookId: string): Promise<void> {
+    if (!(await this.webhooks.delete(webhookId, holder))) throw noWebhook(holder);
   }
 
   /** Queues a `webhook.test` message to it (signed like any delivery); answers the message id. */
-  async test(userId: string, webhookId: string): Promise<string> {
+  async test(holder: IntegrationHolder, webhookId: string): Promise<string> {
     const webhook = await this.webhooks.find(webhookId);
-    if (!webhook || webhook.userId !== userId) throw new NotFoundError('You have no webhook with this id.');
+    if (!webhook || !sameHolder(webhook.holder, holder)) throw noWebhook(holder);
     if (!webhook.enabled) throw new WebhookDisabledError();
     const messageId = `msg_${randomUUID().replaceAll('-', '')}`;
     const now = this.clock.now();

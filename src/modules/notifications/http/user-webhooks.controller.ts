@@ -6,9 +6,12 @@ import { UuidParam } from '../../../shared/http/list-params.js';
 import { ApiProblems, JSON_BODY_PROBLEMS } from '../../../shared/http/api-problems.decorator.js';
 import { NoStore } from '../../../shared/http/no-store.decorator.js';
 import { WebhooksService } from '../application/webhooks.service.js';
+import type { IntegrationHolder } from '../../../shared/kernel/integration-holder.js';
 import { CreatedWebhookResponse, CreateWebhookRequest, WebhookResponse, WebhooksResponse, WebhookTestResponse } from './webhooks.dto.js';
 
+const accountOf = (customer: CustomerPrincipal): IntegrationHolder => ({ kind: 'user', id: customer.userId });
 
+/** An account's webhooks: the events of its personal organization's devices (an organization's are under /api/v1/organizations). */
 @ApiTags('webhooks')
 @Controller('user/webhooks')
 export class UserWebhooksController {
@@ -27,7 +30,7 @@ export class UserWebhooksController {
   @ApiResponse({ status: 201, type: CreatedWebhookResponse, description: 'Registered; the secret is shown only here.' })
   @ApiProblems(JSON_BODY_PROBLEMS, { 400: ['WEBHOOK_URL_NOT_ALLOWED'], 409: ['TOO_MANY_WEBHOOKS'] })
   async create(@CurrentCustomer() customer: CustomerPrincipal, @Body() body: CreateWebhookRequest): Promise<CreatedWebhookResponse> {
-    const { webhook, secret } = await this.webhooks.create(customer.userId, body.url, body.types ?? null);
+    const { webhook, secret } = await this.webhooks.create(accountOf(customer), body.url, body.types ?? null);
     return { ...WebhookResponse.from(webhook), secret };
   }
 
@@ -36,7 +39,7 @@ export class UserWebhooksController {
   @ApiOperation({ operationId: 'listWebhooks', summary: 'Your webhooks (without their secrets)' })
   @ApiResponse({ status: 200, type: WebhooksResponse, description: 'Every webhook of the account.' })
   async list(@CurrentCustomer() customer: CustomerPrincipal): Promise<WebhooksResponse> {
-    return { items: (await this.webhooks.list(customer.userId)).map(WebhookResponse.from) };
+    return { items: (await this.webhooks.list(accountOf(customer))).map(WebhookResponse.from) };
   }
 
   @Delete(':webhookId')
@@ -47,7 +50,7 @@ export class UserWebhooksController {
   @ApiResponse({ status: 204, description: 'Deleted.' })
   @ApiProblems({ 400: ['VALIDATION_FAILED'], 404: ['NOT_FOUND'] })
   async delete(@CurrentCustomer() customer: CustomerPrincipal, @UuidParam('webhookId', 'a webhook id') webhookId: string): Promise<void> {
-    await this.webhooks.delete(customer.userId, webhookId);
+    await this.webhooks.delete(accountOf(customer), webhookId);
   }
 
   @Post(':webhookId/test')
@@ -58,6 +61,6 @@ export class UserWebhooksController {
   @ApiResponse({ status: 202, type: WebhookTestResponse, description: 'Queued; delivered like any event, with retries.' })
   @ApiProblems({ 400: ['VALIDATION_FAILED'], 404: ['NOT_FOUND'], 409: ['WEBHOOK_DISABLED'] })
   async test(@CurrentCustomer() customer: CustomerPrincipal, @UuidParam('webhookId', 'a webhook id') webhookId: string): Promise<WebhookTestResponse> {
-    return { messageId: await this.webhooks.test(customer.userId, webhookId) };
+    return { messageId: await this.webhooks.test(accountOf(customer), webhookId) };
   }
 }

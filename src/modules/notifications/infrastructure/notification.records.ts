@@ -1,18 +1,24 @@
-import { Column, Entity, ForeignKey, Index, PrimaryColumn } from 'typeorm';
+import { Check, Column, Entity, ForeignKey, Index, PrimaryColumn } from 'typeorm';
 
 /**
- * A customer's webhook endpoint. The signing secret is a key the service must use to sign, so it
+ * A customer's or an organization's webhook endpoint. The signing secret is a key the service must use to sign, so it
  * cannot be hashed: it is stored encrypted (AES-256-GCM under a key derived from SECRET_PEPPER).
  */
 @Entity({ name: 'webhooks' })
 @Index('webhooks_user_idx', ['userId'])
+@Index('webhooks_organization_idx', ['organizationId'], { where: 'organization_id IS NOT NULL' })
+@Check('webhooks_holder_check', '(user_id IS NULL) <> (organization_id IS NULL)')
 export class WebhookRecord {
   @PrimaryColumn({ name: 'webhook_id', type: 'uuid', primaryKeyConstraintName: 'webhooks_pkey' })
   webhookId!: string;
 
-  @Column({ name: 'user_id', type: 'uuid' })
+  @Column({ name: 'user_id', type: 'uuid', nullable: true })
   @ForeignKey('users', { name: 'webhooks_user_id_fkey', onDelete: 'CASCADE' })
-  userId!: string;
+  userId!: string | null;
+
+  @Column({ name: 'organization_id', type: 'uuid', nullable: true })
+  @ForeignKey('organizations', { name: 'webhooks_organization_id_fkey', onDelete: 'CASCADE' })
+  organizationId!: string | null;
 
   @Column({ type: 'text' })
   url!: string;

@@ -1,12 +1,14 @@
 import { Injectable } from '@nestjs/common';
 import { Sql } from '../../../shared/database/sql.js';
 import { ACCOUNT_SUMMARIES } from '../../accounts/sql-api.js';
+import type { IntegrationHolder } from '../../../shared/kernel/integration-holder.js';
 import type { Webhook } from '../domain/webhook.js';
 import { WebhookStore } from '../domain/webhook.store.js';
 
 interface WebhookRow {
   webhook_id: string;
-  user_id: string;
+  user_id: string | null;
+  organization_id: string | null;
   url: string;
   types: string[] | null;
   enabled: boolean;
@@ -16,11 +18,14 @@ interface WebhookRow {
   secret_sealed: string;
 }
 
-const COLUMNS = 'w.webhook_id, w.user_id, w.url, w.types, w.enabled, w.created_at, w.failing_since, w.disabled_at, w.secret_sealed';
+const COLUMNS = 'w.webhook_id, w.user_id, w.organization_id, w.url, w.types, w.enabled, w.created_at, w.failing_since, w.disabled_at, w.secret_sealed';
+
+/** The column naming the holder: both are uuid columns of webhooks, so the statements differ only in it. */
+const holderColumn = (holder: IntegrationHolder): string => (holder.kind === 'user' ? 'user_id' : 'organization_id');
 
 const toWebhook = (row: WebhookRow): Webhook => ({
   webhookId: row.webhook_id,
-  userId: row.user_id,
+  holder: row.user_id !== null ? { kind: 'user', id: row.user_id } : { kind: 'organization', id: row.organization_id! },
   url: row.url,
   types: row.types,
   enabled: row.enabled,
@@ -37,20 +42,32 @@ export class SqlWebhookStore extends WebhookStore {
 
   async insert(webhook: Webhook, secretSealed: string, max: number): Promise<boolean> {
     return this.sql.transaction(async (tx) => {
-      // The user's row, locked: two concurrent registrations cannot both pass the count.
-      await tx.rows(`SELECT 1 FROM ${ACCOUNT_SUMMARIES} WHERE user_id = $1 FOR UPDATE`, [webhook.userId]);
-      const [{ count }] = await tx.rows<{ count: number }>('SELECT count(*)::int AS count FROM webhooks WHERE user_id = $1', [webhook.userId]);
+      // The holder locked (an account's row; an organization's id, whose table is another module's):
+      // two concurrent registrations cannot both pass the count.
+      const { holder } = webhook;
+      const lock = holder.kind === 'user' ? `SELECT 1 FROM ${ACCOUNT_SUMMARIES} WHERE user_id = $1 FOR UPDATE` : "SELECT pg_advisory_xact_lock(hashtext('webhooks'), hashtext($1))";
+      await tx.rows(lock, [holder.id]);
+      const [{ count }] = await tx.rows<{ count: number }>(`SELECT count(*)::int AS count FROM webhooks WHERE ${holderColumn(holder)} = $1`, [holder.id]);
       if (count >= max) return false;
       await tx.rows(
-        'INSERT INTO webhooks (webhook_id, user_id, url, types, secret_sealed, enabled, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7)',
-        [webhook.webhookId, webhook.userId, webhook.url, webhook.types, secretSealed, webhook.enabled, webhook.createdAt],
+        'INSERT INTO webhooks (webhook_id, user_id, organization_id, url, types, secret_sealed, enabled, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)',
+        [
+          webhook.webhookId,
+          holder.kind === 'user' ? holder.id : null,
+          holder.kind === 'organization' ? holder.id : null,
+          webhook.url,
+          webhook.types,
+          secretSealed,
+          webhook.enabled,
+          webhook.createdAt,
+        ],
       );
       return true;
     });
   }
 
-  async listOf(userId: string): Promise<Webhook[]> {
-    return (await this.sql.rows<WebhookRow>(`SELECT ${COLUMNS} FROM webhooks w WHERE w.user_id = $1 ORDER BY w.created_at, w.webhook_id`, [userId])).map(toWebhook);
+  async listOf(holder: IntegrationHolder): Promise<Webhook[]> {
+    return (await this.sql.rows<WebhookRow>(`SELECT ${COLUMNS} FROM webhooks w WHERE w.${holderColumn(holder)} = $1 ORDER BY w.created_at, w.webhook_id`, [holder.id])).map(toWebhook);
   }
 
   async find(webhookId: string): Promise<(Webhook & { secretSealed: string }) | null> {
@@ -58,14 +75,14 @@ export class SqlWebhookStore extends WebhookStore {
     return row ? { ...toWebhook(row), secretSealed: row.secret_sealed } : null;
   }
 
-  async delete(webhookId: string, userId: string): Promise<boolean> {
-    return (await this.sql.rows('DELETE FROM webhooks WHERE webhook_id = $1 AND user_id = $2 RETURNING 1', [webhookId, userId])).length === 1;
+  async delete(webhookId: string, holder: IntegrationHolder): Promise<boolean> {
+    return (await this.sql.rows(`DELETE FROM webhooks WHERE webhook_id = $1 AND ${holderColumn(holder)} = $2 RETURNING 1`, [webhookId, holder.id])).length === 1;
   }
 
   async recipientsOf(ownerId: string | null): Promise<Webhook[]> {
     const rows = await this.sql.rows<WebhookRow>(
-      `SELECT ${COLUMNS} FROM webhooks w JOIN ${ACCOUNT_SUMMARIES} u ON u.user_id = w.user_id
-        WHERE w.enabled AND (w.user_id = $1::uuid OR u.role = 'admin') ORDER BY w.webhook_id`,
+      `SELECT ${COLUMNS} FROM webhooks w LEFT JOIN ${ACCOUNT_SUMMARIES} u ON u.user_id = w.user_id
+        WHERE w.enabled AND (w.user_id = $1::uuid OR w.organization_id = $1::uuid OR u.role = 'admin') ORDER BY w.webhook_id`,
       [ownerId],
     );
     return rows.map(toWebhook);

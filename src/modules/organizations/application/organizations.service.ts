@@ -171,6 +171,17 @@ export class OrganizationsService {
     return organization !== null && mayAdminister(organization.role);
   }
 
+  /**
+   * That the account is an owner or admin of this organization, and that it is not its personal
+   * one (whose integrations are the account's own): before another module manages what the
+   * organization holds (its API keys, its webhooks). 404 for a non-member, as everywhere.
+   */
+  async administering(userId: string, organizationId: string, what: 'API keys' | 'webhooks'): Promise<void> {
+    const organization = await this.get(userId, organizationId);
+    if (!mayAdminister(organization.role)) throw notAdministrator();
+    if (organization.personal) throw new PersonalOrganizationError(`holds no ${what} of its own: your account's are at /api/v1/user/${what.toLowerCase().replace(' ', '-')}`);
+  }
+
   /** Whether an organization with this id exists (administrators' transfers). */
   exists(organizationId: string): Promise<boolean> {
     return this.store.exists(organizationId);
@@ -188,6 +199,11 @@ export class OrganizationsService {
    */
   alertedAccountsOf(ownerId: string): Promise<string[]> {
     return this.store.memberAccounts(ownerId, ALERTED_ROLES);
+  }
+
+  /** The accounts of the organization's owners and admins: whom to tell about what the organization holds (a webhook disabled). */
+  administratorAccountsOf(organizationId: string): Promise<string[]> {
+    return this.store.memberAccounts(organizationId, ['owner', 'admin']);
   }
 
   /** The organizations whose devices the account sees as a member (its personal one included): for its live streams. */
