@@ -115,11 +115,8 @@ describe("an organization's API keys and webhooks", () => {
       const revoked = await revokeKey(members.admin, organizationId, byOwner.data!.keyId);
       expect(revoked.response.status).toBe(204);
       expectProblem(await t.api.GET('/api/v1/dashboard/devices', { headers: bearer(byOwner.data!.key) }), 401, 'UNAUTHORIZED');
-      const audit = await t.db.query<{ action: string; detail: { organizationId?: string } }>(
-        "SELECT action, detail FROM audit_log WHERE target = ANY($1::text[]) ORDER BY id",
-        [[`api_key:${byOwner.data!.keyId}`]],
-      );
-      expect(audit.rows.map((row) => [row.action, row.detail.organizationId])).toEqual([
+      const audit = await t.db.query<{ action: string; owner_id: string }>('SELECT action, owner_id FROM audit_log WHERE target = $1 ORDER BY id', [`api_key:${byOwner.data!.keyId}`]);
+      expect(audit.rows.map((row) => [row.action, row.owner_id])).toEqual([
         ['api_key.created', organizationId],
         ['api_key.revoked', organizationId],
       ]);
@@ -197,6 +194,65 @@ describe("an organization's API keys and webhooks", () => {
 
       expect((await t.db.query('SELECT 1 FROM api_keys WHERE key_id = $1', [key.keyId])).rowCount).toBe(0);
       expectProblem(await t.api.GET('/api/v1/dashboard/devices', { headers: bearer(key.key) }), 401, 'UNAUTHORIZED');
+    });
+  });
+
+  describe('audit log', () => {
+    const auditOf = (who: SignedIn, organizationId: string, query: { limit?: number; cursor?: string } = {}) =>
+      t.api.GET('/api/v1/organizations/{organizationId}/audit', { params: { path: { organizationId }, query }, headers: who.headers });
+
+    it("holds the organization's own entries and its devices', for owners and admins, and keeps them when the member who acted leaves", async () => {
+      const { organizationId, members, memberIds } = await anOrganization();
+      const stranger = await aCustomer(t);
+      const deviceId = await aDeviceOf(organizationId, members.operator);
+      const membersOwn = (await aClaimedDevice(t, members.admin)).body.deviceId;
+      const key = (await createKey(members.admin, organizationId, 'write')).data!;
+      const renamed = await t.api.PATCH('/api/v1/dashboard/devices/{deviceId}', { params: { path: { deviceId } }, body: { name: 'Depot' }, headers: bearer(key.key) });
+      expect(renamed.response.status).toBe(200);
+      await removeMember(members.owner, organizationId, memberIds.admin);
+
+      expectProblem(await auditOf(members.operator, organizationId), 403, 'ORGANIZATION_ROLE');
+      expectProblem(await auditOf(members.viewer, organizationId), 403, 'ORGANIZATION_ROLE');
+      expectProblem(await auditOf(stranger, organizationId), 404, 'NOT_FOUND');
+      expectProblem(await auditOf(members.admin, organizationId), 404, 'NOT_FOUND');
+
+      const page = await auditOf(members.owner, organizationId, { limit: 100 });
+      expect(page.response.status).toBe(200);
+      const seen = page.data!.items.map((entry) => [entry.action, entry.actor.kind, entry.deviceId]).reverse();
+      expect(seen).toEqual([
+        ['organization.created', 'user', null],
+        ['organization.member_invited', 'user', null],
+        ['organization.member_invited', 'user', null],
+        ['organization.member_invited', 'user', null],
+        ['device.claimed', 'user', deviceId],
+        ['api_key.created', 'user', null],
+        ['device.renamed', 'organization', deviceId],
+        ['organization.member_removed', 'user', null],
+      ]);
+      expect(page.data!.items.some((entry) => entry.deviceId === membersOwn)).toBe(false);
+      // Paged like every list: two at a time, the same entries.
+      const paged: string[] = [];
+      let cursor: string | undefined;
+      do {
+        const next = await auditOf(members.owner, organizationId, { limit: 2, ...(cursor ? { cursor } : {}) });
+        paged.push(...next.data!.items.map((entry) => entry.id));
+        cursor = next.data!.nextCursor ?? undefined;
+      } while (cursor);
+      expect(paged).toEqual(page.data!.items.map((entry) => entry.id));
+    });
+
+    it("gives a device's own log to the owners and admins of the organization that owns it, not to its operators", async () => {
+      const { organizationId, members } = await anOrganization();
+      const deviceId = await aDeviceOf(organizationId, members.operator);
+      const deviceAudit = (who: SignedIn) => t.api.GET('/api/v1/dashboard/devices/{deviceId}/audit', { params: { path: { deviceId } }, headers: who.headers });
+
+      for (const role of ['owner', 'admin'] as const) {
+        const read = await deviceAudit(members[role]);
+        expect(read.response.status).toBe(200);
+        expect(read.data!.items.map((entry) => entry.action)).toEqual(['device.claimed']);
+      }
+      expectProblem(await deviceAudit(members.operator), 404, 'NOT_FOUND');
+      expectProblem(await deviceAudit(members.viewer), 404, 'NOT_FOUND');
     });
   });
 

@@ -16,8 +16,8 @@ import { AuditLog, type AuditContext } from '../../audit/index.js';
 const KEY_FORMAT = new RegExp(`^${API_KEY_PREFIX}[A-Za-z0-9_-]{43}$`);
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
-/** An organization's key names its organization in the audit entry (its actor is the member who asked). */
-const organizationOf = (holder: ApiKeyHolder): { organizationId?: string } => (holder.kind === 'organization' ? { organizationId: holder.id } : {});
+/** An organization's key's entries belong to the organization's log (their actor is the member who asked). */
+const organizationOf = (holder: ApiKeyHolder): { deviceId?: null; ownerId?: string } => (holder.kind === 'organization' ? { deviceId: null, ownerId: holder.id } : {});
 
 @Injectable()
 export class ApiKeysService extends ApiKeyAuthenticator {
@@ -38,7 +38,7 @@ export class ApiKeysService extends ApiKeyAuthenticator {
     const apiKey = ApiKey.create({ keyId: randomUUID(), holder, name, scope, now: this.clock.now() });
     const inserted = await this.store.insert(apiKey, this.hasher.hmac(key), MAX_API_KEYS_PER_USER, (tx) =>
       // The key's name and scope, never the key.
-      this.audit.record(tx, { by, action: 'api_key.created', target: `api_key:${apiKey.keyId}`, detail: { name: apiKey.name, scope, ...organizationOf(holder) }, at: apiKey.createdAt }),
+      this.audit.record(tx, { by, action: 'api_key.created', target: `api_key:${apiKey.keyId}`, ...organizationOf(holder), detail: { name: apiKey.name, scope }, at: apiKey.createdAt }),
     );
     if (!inserted) throw new TooManyApiKeysError();
     return { apiKey, key };
@@ -57,7 +57,7 @@ export class ApiKeysService extends ApiKeyAuthenticator {
   async revoke(holder: ApiKeyHolder, keyId: string, by: AuditContext): Promise<void> {
     const now = this.clock.now();
     const deleted = await this.store.delete(holder, keyId, (tx, apiKey) =>
-      this.audit.record(tx, { by, action: 'api_key.revoked', target: `api_key:${keyId}`, detail: { name: apiKey.name, scope: apiKey.scope, ...organizationOf(holder) }, at: now }),
+      this.audit.record(tx, { by, action: 'api_key.revoked', target: `api_key:${keyId}`, ...organizationOf(holder), detail: { name: apiKey.name, scope: apiKey.scope }, at: now }),
     );
     if (!deleted) throw new NotFoundError(holder.kind === 'user' ? 'You have no API key with this id.' : 'The organization has no API key with this id.');
   }

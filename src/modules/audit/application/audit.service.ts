@@ -19,9 +19,9 @@ export class AuditService {
   constructor(private readonly queries: AuditQueries) {}
 
   /**
-   * The one check of who reads a device's log: its owner, for their own ownership (from the
-   * device's visible_since on). Anyone else, people the device is shared with included, gets the
-   * 404 of a device that does not exist.
+   * The one check of who reads a device's log: its owner (an owner or admin of the organization
+   * that owns it), for that ownership (from the device's visible_since on). Anyone else, people the
+   * device is shared with included, gets the 404 of a device that does not exist.
    */
   async ownerWindow(userId: string, deviceId: string): Promise<OwnerWindow> {
     const window = await this.queries.ownerWindow(userId, deviceId);
@@ -38,6 +38,16 @@ export class AuditService {
     const before = this.before(cursor);
     const window = await this.ownerWindow(userId, deviceId);
     const entries = await this.queries.forOwner(deviceId, window, before, limit + 1);
+    return this.page(entries.map(asOwnerSees), limit);
+  }
+
+  /**
+   * The organization's log, for its owners and admins (the caller checks the role): the entries
+   * of its devices while it owned them, and those about the organization itself, as an owner sees
+   * them (an administrator's account and address not shown).
+   */
+  async forOrganization(organizationId: string, limit: number, cursor?: string): Promise<AuditPage> {
+    const entries = await this.queries.forOrganization(organizationId, this.before(cursor), limit + 1);
     return this.page(entries.map(asOwnerSees), limit);
   }
 

@@ -23,7 +23,7 @@ export class DeviceAuditController {
     operationId: 'listDeviceAudit',
     summary: 'Who changed what on your device, newest first',
     description:
-      "The owner only, and only for their own ownership: a later owner reads nothing of an earlier owner's actions. An administrator's account and address are not shown. Anyone else, people the device is shared with included, gets 404.",
+      "The owner only (the owners and admins of the organization that owns it), and only for that ownership: a later owner reads nothing of an earlier owner's actions. An administrator's account and address are not shown. Anyone else, the organization's operators and viewers and people the device is shared with included, gets 404.",
   })
   @ApiParam({ name: 'deviceId', example: 'gw-0001' })
   @ApiResponse({ status: 200, type: AuditPageResponse, description: 'A page of entries.' })

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { Sql } from '../../../shared/database/sql.js';
 import { ReplicaSql } from '../../../shared/database/replica-sql.js';
-import { DEVICE_OWNERS } from '../../devices/sql-api.js';
+import { VISIBLE_DEVICES } from '../../sharing/sql-api.js';
 import type { AuditAction, AuditActorKind, AuditEntry } from '../domain/audit-entry.js';
 import { AuditQueries, type AuditFilters, type OwnerWindow } from '../domain/audit-queries.js';
 
@@ -42,8 +42,19 @@ export class SqlAuditQueries extends AuditQueries {
   }
 
   async ownerWindow(userId: string, deviceId: string): Promise<OwnerWindow | null> {
-    const [row] = await this.sql.rows<{ visible_since: Date | null }>(`SELECT visible_since FROM ${DEVICE_OWNERS} WHERE device_id = $1 AND owner_id = $2`, [deviceId, userId]);
-    return row ? { ownerId: userId, since: row.visible_since } : null;
+    const [row] = await this.sql.rows<{ owner_id: string; visible_since: Date | null }>(
+      `SELECT v.owner_id, v.visible_since FROM ${VISIBLE_DEVICES}(false, $2) v WHERE v.device_id = $1 AND v.role = 'owner'`,
+      [deviceId, userId],
+    );
+    return row ? { ownerId: row.owner_id, since: row.visible_since } : null;
+  }
+
+  async forOrganization(organizationId: string, before: string | null, limit: number): Promise<AuditEntry[]> {
+    const rows = await this.replica.rows<AuditRow>(
+      `SELECT ${COLUMNS} FROM audit_log a WHERE a.owner_id = $1 AND a.id < COALESCE($2::bigint, 9223372036854775807) ORDER BY a.id DESC LIMIT $3`,
+      [organizationId, before, limit],
+    );
+    return rows.map(toEntry);
   }
 
   async forOwner(deviceId: string, window: OwnerWindow, before: string | null, limit: number): Promise<AuditEntry[]> {

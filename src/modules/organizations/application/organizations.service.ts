@@ -171,14 +171,20 @@ export class OrganizationsService {
     return organization !== null && mayAdminister(organization.role);
   }
 
+  /** The organization, when the account is one of its owners or admins: 404 for a non-member, 403 ORGANIZATION_ROLE for another member. */
+  async administered(userId: string, organizationId: string): Promise<MyOrganization> {
+    const organization = await this.get(userId, organizationId);
+    if (!mayAdminister(organization.role)) throw notAdministrator();
+    return organization;
+  }
+
   /**
    * That the account is an owner or admin of this organization, and that it is not its personal
    * one (whose integrations are the account's own): before another module manages what the
    * organization holds (its API keys, its webhooks). 404 for a non-member, as everywhere.
    */
   async administering(userId: string, organizationId: string, what: 'API keys' | 'webhooks'): Promise<void> {
-    const organization = await this.get(userId, organizationId);
-    if (!mayAdminister(organization.role)) throw notAdministrator();
+    const organization = await this.administered(userId, organizationId);
     if (organization.personal) throw new PersonalOrganizationError(`holds no ${what} of its own: your account's are at /api/v1/user/${what.toLowerCase().replace(' ', '-')}`);
   }
 
@@ -240,6 +246,6 @@ export class OrganizationsService {
   }
 
   private audit(tx: SqlRunner, by: AuditContext, action: AuditAction, organizationId: string, at: Date, detail: Record<string, unknown>): Promise<void> {
-    return this.auditLog.record(tx, { by, action, target: `organization:${organizationId}`, deviceId: null, ownerId: null, at, detail });
+    return this.auditLog.record(tx, { by, action, target: `organization:${organizationId}`, deviceId: null, ownerId: organizationId, at, detail });
   }
 }

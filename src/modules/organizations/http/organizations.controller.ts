@@ -5,7 +5,7 @@ import { CurrentCustomer, CustomerAuth } from '../../../auth/auth.decorators.js'
 import type { CustomerPrincipal } from '../../../auth/principals.js';
 import { ApiProblems, JSON_BODY_PROBLEMS } from '../../../shared/http/api-problems.decorator.js';
 import { UuidParam } from '../../../shared/http/list-params.js';
-import { Requester, type AuditContext } from '../../audit/index.js';
+import { AuditEntryResponse, AuditPageQuery, AuditPageResponse, AuditService, Requester, type AuditContext } from '../../audit/index.js';
 import { OrganizationsService } from '../application/organizations.service.js';
 import {
   ChangeMemberRequest,
@@ -32,7 +32,10 @@ const MEMBER_ID = { name: 'memberId', format: 'uuid', example: '0c1d2e3f-4a5b-4c
 @ApiTags('organizations')
 @Controller('organizations')
 export class OrganizationsController {
-  constructor(private readonly organizations: OrganizationsService) {}
+  constructor(
+    private readonly organizations: OrganizationsService,
+    private readonly auditLog: AuditService,
+  ) {}
 
   @Post()
   @CustomerAuth()
@@ -56,6 +59,23 @@ export class OrganizationsController {
   async list(@CurrentCustomer() customer: CustomerPrincipal, @Query() query: OrganizationListQuery): Promise<OrganizationListResponse> {
     const page = await this.organizations.listMine(customer.userId, query.limit ?? 50, query.cursor);
     return { items: page.items.map(OrganizationResponse.from), nextCursor: page.nextCursor };
+  }
+
+  @Get(':organizationId/audit')
+  @CustomerAuth()
+  @ApiOperation({
+    operationId: 'listOrganizationAudit',
+    summary: "Who changed what in the organization and on its devices, newest first",
+    description:
+      "Owners and admins (another member gets 403 ORGANIZATION_ROLE, anyone else 404). The entries of the organization's devices while it owned them, whoever acted (its members, its API keys — actor kind `organization` —, an administrator, whose account and address are not shown), and those about the organization itself: members invited, changed and removed, keys created and revoked. They stay when the member who acted leaves. Keyset-paginated on the entry's sequence.",
+  })
+  @ApiParam(ORGANIZATION_ID)
+  @ApiResponse({ status: 200, type: AuditPageResponse, description: 'A page of entries.' })
+  @ApiProblems({ 400: ['VALIDATION_FAILED'], 403: ['ORGANIZATION_ROLE'], 404: ['NOT_FOUND'] })
+  async audit(@CurrentCustomer() customer: CustomerPrincipal, @UuidParam('organizationId', 'an organization id') organizationId: string, @Query() query: AuditPageQuery): Promise<AuditPageResponse> {
+    await this.organizations.administered(customer.userId, organizationId);
+    const page = await this.auditLog.forOrganization(organizationId, query.limit ?? 50, query.cursor);
+    return { items: page.items.map(AuditEntryResponse.from), nextCursor: page.nextCursor };
   }
 
   @Get(':organizationId')

@@ -6,7 +6,8 @@ import type { MigrationInterface, QueryRunner } from 'typeorm';
  * stay when the member who made them leaves. An organization's key acts as the organization: the
  * organizations module's `member_organizations` answers an organization as an admin of itself, so
  * the one visibility rule gives its keys its devices and the shares it holds, by an admin's role,
- * and nothing else. The audit log names such a key's actor kind `organization`.
+ * and nothing else. The audit log names such a key's actor kind `organization`, and is read per
+ * organization by `owner_id` (an organization's own entries carry its id there too).
  */
 export class OrganizationIntegrations1764002600000 implements MigrationInterface {
   name = 'OrganizationIntegrations1764002600000';
@@ -23,6 +24,8 @@ export class OrganizationIntegrations1764002600000 implements MigrationInterface
     await queryRunner.query('CREATE INDEX webhooks_organization_idx ON webhooks (organization_id) WHERE organization_id IS NOT NULL');
     await queryRunner.query('ALTER TABLE audit_log ALTER COLUMN actor_kind TYPE varchar(12), DROP CONSTRAINT audit_log_actor_kind_check');
     await queryRunner.query("ALTER TABLE audit_log ADD CONSTRAINT audit_log_actor_kind_check CHECK (actor_kind IN ('user', 'admin', 'system', 'device', 'organization'))");
+    // An organization's log: the entries of its devices while it owned them, and of the organization itself.
+    await queryRunner.query('CREATE INDEX audit_log_owner_idx ON audit_log (owner_id, id) WHERE owner_id IS NOT NULL');
     await this.memberOrganizations(queryRunner, true);
   }
 
@@ -39,6 +42,7 @@ export class OrganizationIntegrations1764002600000 implements MigrationInterface
 
   async down(queryRunner: QueryRunner): Promise<void> {
     await this.memberOrganizations(queryRunner, false);
+    await queryRunner.query('DROP INDEX audit_log_owner_idx');
     await queryRunner.query("DELETE FROM audit_log WHERE actor_kind = 'organization'");
     await queryRunner.query('ALTER TABLE audit_log DROP CONSTRAINT audit_log_actor_kind_check');
     await queryRunner.query("ALTER TABLE audit_log ADD CONSTRAINT audit_log_actor_kind_check CHECK (actor_kind IN ('user', 'admin', 'system', 'device'))");
