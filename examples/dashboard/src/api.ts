@@ -21,6 +21,9 @@ export type BatteryHealth = components['schemas']['BatteryHealthResponse'];
 export type Command = components['schemas']['CommandResponse'];
 export type LogLine = components['schemas']['LogLineResponse'];
 export type Crash = components['schemas']['CrashResponse'];
+export type Organization = components['schemas']['OrganizationResponse'];
+export type OrganizationRole = Organization['role'];
+export type Member = components['schemas']['MemberResponse'];
 /** A record as the stream sends it: no id, records are not replayed after a break. */
 export type TelemetryMessage = StreamTelemetry;
 type Problem = components['schemas']['ProblemResponse'];
@@ -44,6 +47,12 @@ export const api = createDeviceCloudClient({
 
 export function failure(problem: Problem | undefined, response: Response): Error {
   return DeviceCloudProblem.from({ error: problem, response });
+}
+
+/** What a problem says, for people: its detail, and for a validation problem what is wrong with each field. */
+export function problemText(problem: unknown, response: Response): string {
+  const { message, errors } = DeviceCloudProblem.from({ error: problem, response });
+  return errors?.length ? `${message} ${errors.map((field) => field.message).join('; ')}.` : message;
 }
 
 export function signedIn(): boolean {

@@ -1,17 +1,24 @@
-import { api, failure, type Device, type DeviceEvent, type TelemetryMessage } from './api';
+import { api, failure, type Device, type DeviceEvent, type Organization, type TelemetryMessage } from './api';
 import { alertsPanel } from './alerts';
 import { deviceLink, formatTime, formatValue, h, latestOnly, load, onlineBadge, SOC, type View } from './dom';
+import { chosenOrganization } from './organizations';
 
 interface Reading {
   ts: string;
   value: number;
 }
 
-/** The customer's devices with online state and latest state of charge, the claim form, and the alerts. */
+/**
+ * The customer's devices with online state and latest state of charge (all of them, or those of the
+ * organization chosen in the switcher), the claim form (into that organization), and the alerts.
+ */
 export function devicesView(): View {
+  const title = h('h2', {}, 'Devices');
   const rows = h('tbody');
+  const table = h('table', { class: 'devices' }, h('thead', {}, h('tr', {}, h('th', {}, 'Device'), h('th', {}, 'State'), h('th', {}, 'State of charge'), h('th', {}, 'Last seen'))), rows);
   const empty = h('p', { class: 'empty', hidden: true }, 'No devices yet: claim one with the code on its label.');
   const alerts = alertsPanel();
+  const claim = claimForm(() => refreshDevices());
   /** Latest state of charge per device and battery, kept current by the stream. */
   const soc = new Map<string, Map<string, Reading>>();
   const element = h(
@@ -20,15 +27,19 @@ export function devicesView(): View {
     h(
       'section',
       {},
-      h('h2', {}, 'Devices'),
-      h('table', { class: 'devices' }, h('thead', {}, h('tr', {}, h('th', {}, 'Device'), h('th', {}, 'State'), h('th', {}, 'State of charge'), h('th', {}, 'Last seen'))), rows),
+      title,
+      table,
       empty,
-      claimForm(() => refreshDevices()),
+      claim.element,
     ),
     alerts.element,
   );
 
-  const refreshDevices = latestOnly(allDevices, (devices) => {
+  const refreshDevices = latestOnly(allDevices, ({ organization, devices }) => {
+    title.textContent = organization ? `Devices of ${organization.name}` : 'Devices';
+    // Which list is shown: "all", or the organization's id.
+    table.dataset.organization = organization?.organizationId ?? 'all';
+    claim.into(organization);
     soc.clear();
     for (const device of devices) {
       soc.set(device.deviceId, new Map(device.latestMetrics.filter((latest) => latest.metric === SOC.name).map((latest) => [latest.batteryId, latest])));
@@ -86,19 +97,24 @@ export function devicesView(): View {
   };
 }
 
-async function allDevices(): Promise<Device[]> {
+async function allDevices(): Promise<{ organization: Organization | undefined; devices: Device[] }> {
+  const organization = chosenOrganization();
   const devices: Device[] = [];
   let cursor: string | undefined;
   do {
-    const { data, error, response } = await api.GET('/api/v1/dashboard/devices', { params: { query: { limit: 100, ...(cursor ? { cursor } : {}) } } });
+    const query = { limit: 100, ...(organization ? { organizationId: organization.organizationId } : {}), ...(cursor ? { cursor } : {}) };
+    const { data, error, response } = await api.GET('/api/v1/dashboard/devices', { params: { query } });
     if (!data) throw failure(error, response);
     devices.push(...data.items);
     cursor = data.nextCursor ?? undefined;
   } while (cursor);
-  return devices;
+  return { organization, devices };
 }
 
-function claimForm(claimed: () => Promise<void>): HTMLFormElement {
+/** The claim form: into the organization of the list shown, unless that is your personal one, where a claim goes by default. */
+function claimForm(claimed: () => Promise<void>): { element: HTMLFormElement; into: (organization: Organization | undefined) => void } {
+  let into: Organization | undefined;
+  const heading = h('h3', {}, 'Claim a device');
   const deviceId = h('input', { name: 'deviceId', placeholder: 'gw-0001', required: true, autocomplete: 'off' });
   const claimCode = h('input', { name: 'claimCode', placeholder: 'ABCD-EFGH-IJKL', required: true, autocomplete: 'off' });
   const message = h('p', { class: 'form-error', role: 'alert' });
@@ -111,7 +127,7 @@ function claimForm(claimed: () => Promise<void>): HTMLFormElement {
         load(claim());
       },
     },
-    h('h3', {}, 'Claim a device'),
+    heading,
     h('label', {}, 'Device id ', deviceId),
     h('label', {}, 'Claim code ', claimCode),
     h('button', { type: 'submit' }, 'Claim'),
@@ -120,7 +136,8 @@ function claimForm(claimed: () => Promise<void>): HTMLFormElement {
 
   async function claim(): Promise<void> {
     message.textContent = '';
-    const { error, response } = await api.POST('/api/v1/user/devices/claim', { body: { deviceId: deviceId.value.trim(), claimCode: claimCode.value.trim() } });
+    const body = { deviceId: deviceId.value.trim(), claimCode: claimCode.value.trim(), ...(into ? { organizationId: into.organizationId } : {}) };
+    const { error, response } = await api.POST('/api/v1/user/devices/claim', { body });
     if (!response.ok) {
       message.textContent = failure(error, response).message;
       return;
@@ -129,5 +146,11 @@ function claimForm(claimed: () => Promise<void>): HTMLFormElement {
     await claimed();
   }
 
-  return form;
+  return {
+    element: form,
+    into(organization) {
+      into = organization && !organization.personal ? organization : undefined;
+      heading.textContent = into ? `Claim a device into ${into.name}` : 'Claim a device';
+    },
+  };
 }

@@ -2,21 +2,36 @@ import './style.css';
 import { openStream, signIn, signOut, signedIn, whenSignedOut } from './api';
 import { deviceView } from './device';
 import { devicesView } from './devices';
-import { h, load, type View } from './dom';
+import { h, load, showError, type View } from './dom';
+import { chooseOrganization, membersView, organizationSwitcher, organizationsView } from './organizations';
 
 const app = document.querySelector<HTMLElement>('#app')!;
 const streamState = document.querySelector<HTMLElement>('#stream-state')!;
 const signOutButton = document.querySelector<HTMLButtonElement>('#sign-out')!;
+const organizationChoice = document.querySelector<HTMLElement>('#organization-switcher')!;
+const organizationsLink = document.querySelector<HTMLElement>('#organizations-link')!;
+const switcher = organizationSwitcher(document.querySelector<HTMLSelectElement>('#organization')!, (organizationId) => {
+  // A members page follows the choice; from anywhere else, the device list of the organization chosen.
+  const next = location.hash.startsWith('#/organizations/') ? (organizationId ? `#/organizations/${organizationId}` : '#/organizations') : '#/';
+  if (location.hash === next || (next === '#/' && location.hash === '')) route();
+  else location.hash = next;
+});
 let view: View | undefined;
 let closeStream: (() => void) | undefined;
 
-/** #/ is the device list, #/devices/<id> a device; signed out, the sign-in form. */
+/**
+ * #/ is the device list, #/devices/<id> a device, #/organizations yours, #/organizations/<id> its
+ * members (and the organization chosen); signed out, the sign-in form.
+ */
 function route(): void {
   view = undefined;
   signOutButton.hidden = !signedIn();
+  organizationChoice.hidden = !signedIn();
+  organizationsLink.hidden = !signedIn();
   if (!signedIn()) {
     closeStream?.();
     closeStream = undefined;
+    switcher.clear();
     app.replaceChildren(signInForm());
     return;
   }
@@ -30,9 +45,20 @@ function route(): void {
     },
   });
   const device = /^#\/devices\/([^/]+)$/.exec(location.hash);
-  view = device ? deviceView(decodeURIComponent(device[1])) : devicesView();
+  const members = /^#\/organizations\/([^/]+)$/.exec(location.hash);
+  if (members) chooseOrganization(decodeURIComponent(members[1]));
+  if (device) view = deviceView(decodeURIComponent(device[1]));
+  else if (members) view = membersView(decodeURIComponent(members[1]), switcher.refresh);
+  else if (location.hash === '#/organizations') view = organizationsView();
+  else view = devicesView();
   app.replaceChildren(view.element);
-  load(view.refresh());
+  load(shown(view));
+}
+
+/** Your organizations first: the device list filters by the one chosen, if it is still yours. */
+async function shown(page: View): Promise<void> {
+  await switcher.refresh().catch(showError);
+  await page.refresh();
 }
 
 function signInForm(): HTMLFormElement {
