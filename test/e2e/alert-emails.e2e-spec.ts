@@ -3,6 +3,7 @@ import { bearer } from '../support/builders.js';
 import { aClaimedDevice, aCustomer, aRegisteredDevice, claim, type SignedIn } from '../support/claim-fixtures.js';
 import { createTestApp, type TestApp } from '../support/create-test-app.js';
 import { eventually } from '../support/eventually.js';
+import { expectProblem } from '../support/problems.js';
 import { startSmtpSink, type ReceivedMail, type SmtpSink } from '../support/smtp-sink.js';
 import { ingest, iso, MINUTE, type TelemetryRecordBody } from '../support/telemetry.js';
 
@@ -149,12 +150,28 @@ describe('alert e-mails', () => {
     const owner = await aCustomer(t);
     const created = await t.api.POST('/api/v1/organizations', { body: { name: 'Fleet Ops' }, headers: owner.headers });
     const organizationId = created.data!.organizationId;
-    const members: Record<'admin' | 'operator' | 'quietOperator' | 'viewer', SignedIn> = { admin: await aCustomer(t), operator: await aCustomer(t), quietOperator: await aCustomer(t), viewer: await aCustomer(t) };
-    for (const [who, role] of [['admin', 'admin'], ['operator', 'operator'], ['quietOperator', 'operator'], ['viewer', 'viewer']] as const) {
+    const members: Record<'admin' | 'operator' | 'quietOperator' | 'mutedHere' | 'viewer', SignedIn> = {
+      admin: await aCustomer(t),
+      operator: await aCustomer(t),
+      quietOperator: await aCustomer(t),
+      mutedHere: await aCustomer(t),
+      viewer: await aCustomer(t),
+    };
+    const memberIds: Partial<Record<keyof typeof members, string>> = {};
+    for (const [who, role] of [['admin', 'admin'], ['operator', 'operator'], ['quietOperator', 'operator'], ['mutedHere', 'admin'], ['viewer', 'viewer']] as const) {
       const invited = await t.api.POST('/api/v1/organizations/{organizationId}/members', { params: { path: { organizationId } }, body: { email: members[who].email, role }, headers: owner.headers });
       expect(invited.response.status).toBe(201);
+      expect(invited.data!.alertEmails).toBe(true);
+      memberIds[who] = invited.data!.memberId;
     }
     await setAlertEmails(t, members.quietOperator, false);
+    // Off for this organization only, by the member themself: the owner may not choose it for them.
+    const mute = (who: SignedIn, memberId: string) =>
+      t.api.PATCH('/api/v1/organizations/{organizationId}/members/{memberId}', { params: { path: { organizationId, memberId } }, body: { alertEmails: false }, headers: who.headers });
+    expectProblem(await mute(owner, memberIds.operator!), 403, 'ORGANIZATION_ROLE');
+    const muted = await mute(members.mutedHere, memberIds.mutedHere!);
+    expect(muted.response.status).toBe(200);
+    expect(muted.data).toMatchObject({ memberId: memberIds.mutedHere, role: 'admin', alertEmails: false });
     const device = await aRegisteredDevice(t);
     expect((await claim(t, members.operator, { deviceId: device.body.deviceId, claimCode: device.body.claimCode, organizationId })).response.status).toBe(200);
     const rules = await t.api.PUT('/api/v1/dashboard/devices/{deviceId}/alert-rules', { params: { path: { deviceId: device.body.deviceId } }, body: { rules: [SOC_NOW] }, headers: members.operator.headers });
@@ -171,6 +188,7 @@ describe('alert e-mails', () => {
     for (const who of [owner, ...Object.values(members)]) await mailsSettled(t, who);
     expect(alertMails(members.viewer)).toEqual([]);
     expect(alertMails(members.quietOperator)).toEqual([]);
+    expect(alertMails(members.mutedHere)).toEqual([]);
     for (const mailed of [owner, members.admin, members.operator]) expect(alertMails(mailed)).toHaveLength(1);
   });
 

@@ -47,7 +47,7 @@ interface MemberRow {
 const PUBLIC_BASE_URL = 'https://dash.example';
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const UNKNOWN_ID = '00000000-0000-4000-8000-000000000000';
-const MEMBER_KEYS = ['email', 'invitedAt', 'memberId', 'role'];
+const MEMBER_KEYS = ['alertEmails', 'email', 'invitedAt', 'memberId', 'role'];
 
 /** An address no account has (yet). */
 const anAddress = (prefix = 'invitee') => `${prefix}-${randomBytes(4).toString('hex')}@example.com`;
@@ -209,7 +209,7 @@ describe('organizations', () => {
       const personal = data!.items[0];
       expect((await read(customer, personal.organizationId)).data).toEqual(personal);
       expect((await members(customer, personal.organizationId)).data).toEqual({
-        items: [{ memberId: personal.memberId, email: customer.email, role: 'owner', invitedAt: expect.any(String) }],
+        items: [{ memberId: personal.memberId, email: customer.email, role: 'owner', invitedAt: expect.any(String), alertEmails: true }],
         nextCursor: null,
       });
       expect(await organizationRows(personal.organizationId)).toEqual([expect.objectContaining({ name: 'Personal', personal_of: customer.userId })]);
@@ -222,7 +222,7 @@ describe('organizations', () => {
       const admin = await anAdmin(t);
       const personal = await personalOf(admin);
       expect(personal).toMatchObject({ name: 'Personal', personal: true, role: 'owner' });
-      expect(await membersOf(admin, personal.organizationId)).toEqual([{ memberId: personal.memberId, email: admin.email, role: 'owner', invitedAt: expect.any(String) }]);
+      expect(await membersOf(admin, personal.organizationId)).toEqual([{ memberId: personal.memberId, email: admin.email, role: 'owner', invitedAt: expect.any(String), alertEmails: true }]);
       expect(await memberRows(personal.organizationId)).toEqual([expect.objectContaining({ user_id: admin.userId, role: 'owner' })]);
       expect(await organizationRows(personal.organizationId)).toEqual([expect.objectContaining({ name: 'Personal', personal_of: admin.userId })]);
     });
@@ -280,7 +280,7 @@ describe('organizations', () => {
       ]);
       expect((await read(owner, data!.organizationId)).data).toEqual(data);
       expect(await organizationsOf(owner)).toEqual([expect.objectContaining({ personal: true }), data]);
-      expect(await membersOf(owner, data!.organizationId)).toEqual([{ memberId: data!.memberId, email: owner.email, role: 'owner', invitedAt: expect.any(String) }]);
+      expect(await membersOf(owner, data!.organizationId)).toEqual([{ memberId: data!.memberId, email: owner.email, role: 'owner', invitedAt: expect.any(String), alertEmails: true }]);
     });
 
     it('a name of 1 to 100 characters once trimmed: anything else is a 400 naming `name`, and nothing is stored', async () => {
@@ -436,7 +436,7 @@ describe('organizations', () => {
       const organization = await anOrganization(owner);
       const { data, response } = await invite(owner, organization.organizationId, { email: `  ${invitee.email.toUpperCase()} `, role: 'operator' });
       expect(response.status).toBe(201);
-      expect(data).toEqual({ memberId: expect.stringMatching(UUID), email: invitee.email, role: 'operator', invitedAt: expect.any(String) });
+      expect(data).toEqual({ memberId: expect.stringMatching(UUID), email: invitee.email, role: 'operator', invitedAt: expect.any(String), alertEmails: true });
       expect(JSON.stringify(data)).not.toContain(invitee.userId);
       expect(await memberRows(organization.organizationId)).toEqual([
         expect.objectContaining({ member_id: organization.memberId, user_id: owner.userId, role: 'owner' }),
@@ -577,6 +577,7 @@ describe('organizations', () => {
         email: team[role].email,
         role,
         invitedAt: expect.any(String),
+        alertEmails: true,
       }));
       for (const role of ['owner', 'admin', 'operator', 'viewer'] as const) {
         expect((await members(team[role], team.organizationId)).data).toEqual({ items: expected, nextCursor: null });
@@ -603,7 +604,7 @@ describe('organizations', () => {
       const team = await aTeam();
       const demoted = await changeRole(team.owner, team.organizationId, team.memberIds.admin, 'viewer');
       expect(demoted.response.status).toBe(200);
-      expect(demoted.data).toEqual({ memberId: team.memberIds.admin, email: team.admin.email, role: 'viewer', invitedAt: expect.any(String) });
+      expect(demoted.data).toEqual({ memberId: team.memberIds.admin, email: team.admin.email, role: 'viewer', invitedAt: expect.any(String), alertEmails: true });
       expect(await roleOf(team.organizationId, team.memberIds.admin)).toBe('viewer');
       expect((await read(team.admin, team.organizationId)).data?.role).toBe('viewer');
       expectProblem(await rename(team.admin, team.organizationId, 'No longer'), 403, 'ORGANIZATION_ROLE');
@@ -672,6 +673,10 @@ describe('organizations', () => {
       expectProblem(await changeRole(team.owner, team.organizationId, other.memberId, 'viewer'), 404, 'NOT_FOUND');
       expectProblem(await changeRole(team.owner, team.organizationId, 'not-a-uuid', 'viewer'), 400, 'VALIDATION_FAILED');
       expect(fieldsOf(expectProblem(await changeRole(team.owner, team.organizationId, team.memberIds.viewer, 'boss' as Role), 400, 'VALIDATION_FAILED'))).toEqual(['role']);
+      const patch = (body: object) =>
+        t.api.PATCH('/api/v1/organizations/{organizationId}/members/{memberId}', { params: { path: { organizationId: team.organizationId, memberId: team.memberIds.owner } }, body, headers: team.owner.headers });
+      expect(fieldsOf(expectProblem(await patch({}), 400, 'VALIDATION_FAILED'))).toEqual(['(root)']);
+      expect(fieldsOf(expectProblem(await patch({ alertEmails: 'no' }), 400, 'VALIDATION_FAILED'))).toEqual(['alertEmails']);
       expect(await stateOf(team.organizationId)).toEqual(before);
       expect(await roleOf(other.organizationId, other.memberId)).toBe('owner');
     });
@@ -819,7 +824,7 @@ describe('organizations', () => {
       const left = await t.db.query('SELECT member_id FROM organization_members WHERE user_id = $1 OR lower(email) = $2', [leaving.userId, leaving.email]);
       expect(left.rows).toEqual([]);
       expect(await organizationRows(shared.organizationId)).toEqual([expect.objectContaining({ name: 'Shared', personal_of: null })]);
-      expect(await membersOf(other, shared.organizationId)).toEqual([{ memberId: shared.memberId, email: other.email, role: 'owner', invitedAt: expect.any(String) }]);
+      expect(await membersOf(other, shared.organizationId)).toEqual([{ memberId: shared.memberId, email: other.email, role: 'owner', invitedAt: expect.any(String), alertEmails: true }]);
     });
   });
 });

@@ -98,7 +98,7 @@ export class OrganizationsService {
       if (existing) return { member: await this.assign(session, existing, role, by), created: false };
       if (!mayAssign(session.me.role, null, role)) throw mayAdminister(session.me.role) ? notOwner() : notAdministrator();
       const now = this.clock.now();
-      const member: OrganizationMember = { memberId: randomUUID(), organizationId, email: normalized, role, invitedAt: now };
+      const member: OrganizationMember = { memberId: randomUUID(), organizationId, email: normalized, role, invitedAt: now, alertEmails: true };
       await session.invite(member);
       await this.audit(session.tx, by, 'organization.member_invited', organizationId, now, { memberId: member.memberId, email: normalized, role });
       return { member, created: true };
@@ -112,11 +112,21 @@ export class OrganizationsService {
     return pageOf(rows, limit, (item) => [item.invitedAt, item.memberId]);
   }
 
-  async changeRole(userId: string, organizationId: string, memberId: string, role: OrganizationRole, by: AuditContext): Promise<OrganizationMember> {
+  /**
+   * Changes a member's role (by the rules of the roles) and their alert e-mails (each member their
+   * own only), both or neither in one transaction.
+   */
+  async changeMember(userId: string, organizationId: string, memberId: string, change: { role?: OrganizationRole; alertEmails?: boolean }, by: AuditContext): Promise<OrganizationMember> {
     return this.changing(userId, organizationId, async (session) => {
-      const member = await session.member(memberId);
+      let member = await session.member(memberId);
       if (!member) throw noMember();
-      return this.assign(session, member, role, by);
+      if (change.alertEmails !== undefined && member.memberId !== session.me.memberId) throw new OrganizationRoleError('Each member chooses their own alert e-mails: change only alertEmails of your own membership.');
+      if (change.role !== undefined) member = await this.assign(session, member, change.role, by);
+      if (change.alertEmails !== undefined && change.alertEmails !== member.alertEmails) {
+        member = await session.setAlertEmails(member.memberId, change.alertEmails);
+        await this.audit(session.tx, by, 'organization.member_changed', organizationId, this.clock.now(), { memberId, email: member.email, alertEmails: change.alertEmails });
+      }
+      return member;
     });
   }
 
@@ -200,11 +210,12 @@ export class OrganizationsService {
 
   /**
    * Whom to mail about what happens to the devices `ownerId` owns: the accounts of its owners,
-   * admins and operators (ALERTED_ROLES; a personal organization's account among them). Each
-   * account's own preference (alert e-mails on, a verified address) still decides.
+   * admins and operators (ALERTED_ROLES; a personal organization's account among them) who keep
+   * alert e-mails on for this organization. Each account's own preference (alert e-mails on, a
+   * verified address) still decides too.
    */
   alertedAccountsOf(ownerId: string): Promise<string[]> {
-    return this.store.memberAccounts(ownerId, ALERTED_ROLES);
+    return this.store.memberAccounts(ownerId, ALERTED_ROLES, { alertEmails: true });
   }
 
   /** The accounts of the organization's owners and admins: whom to tell about what the organization holds (a webhook disabled). */

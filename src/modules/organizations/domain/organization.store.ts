@@ -46,6 +46,7 @@ export interface OrganizationSession {
   /** Inserts the invitation, bound at once to a verified account with that address if there is one. */
   invite(member: OrganizationMember): Promise<void>;
   setRole(memberId: string, role: OrganizationRole): Promise<OrganizationMember>;
+  setAlertEmails(memberId: string, alertEmails: boolean): Promise<OrganizationMember>;
   remove(memberId: string): Promise<void>;
   rename(name: string, at: Date): Promise<Organization>;
   /** Devices the organization owns. */
@@ -73,8 +74,8 @@ export abstract class OrganizationStore {
   abstract members(organizationId: string, limit: number, after: After | null): Promise<OrganizationMember[]>;
   /** Runs `work` in a transaction holding the organization's row; null when the account is not a member. */
   abstract withOrganization<T>(userId: string, organizationId: string, work: (session: OrganizationSession) => Promise<T>): Promise<T | null>;
-  /** The accounts bound to the organization with one of these roles. */
-  abstract memberAccounts(organizationId: string, roles: readonly OrganizationRole[]): Promise<string[]>;
+  /** The accounts bound to the organization with one of these roles (and alert e-mails on, with `alertEmails`). */
+  abstract memberAccounts(organizationId: string, roles: readonly OrganizationRole[], options?: { alertEmails?: true }): Promise<string[]>;
   /** The organizations the account is a bound member of, its personal one included. */
   abstract memberOrganizationsOf(userId: string): Promise<Set<string>>;
   /** An account verified its address: the invitations waiting for it start to count. */

@@ -30,6 +30,8 @@ export interface OrganizationMember {
   email: string;
   role: OrganizationRole;
   invitedAt: Date;
+  /** The member's own choice of alert e-mails about the organization's devices (ALERTED_ROLES only are mailed). */
+  alertEmails: boolean;
 }
 
 /** Owners and admins manage the organization: its name and its members (an owner's own membership excepted). */

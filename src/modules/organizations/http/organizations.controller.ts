@@ -5,6 +5,7 @@ import { CurrentCustomer, CustomerAuth } from '../../../auth/auth.decorators.js'
 import type { CustomerPrincipal } from '../../../auth/principals.js';
 import { ApiProblems, JSON_BODY_PROBLEMS } from '../../../shared/http/api-problems.decorator.js';
 import { UuidParam } from '../../../shared/http/list-params.js';
+import { ValidationFailedError } from '../../../shared/domain-error.js';
 import { AuditEntryResponse, AuditPageQuery, AuditPageResponse, AuditService, Requester, type AuditContext } from '../../audit/index.js';
 import { OrganizationsService } from '../application/organizations.service.js';
 import {
@@ -174,20 +175,25 @@ export class OrganizationsController {
 
   @Patch(':organizationId/members/:memberId')
   @CustomerAuth()
-  @ApiOperation({ operationId: 'updateOrganizationMember', summary: "Change a member's role (owners and admins; owners are made and unmade by owners)" })
+  @ApiOperation({
+    operationId: 'updateOrganizationMember',
+    summary: "Change a member's role (owners and admins; owners are made and unmade by owners), or your own alert e-mails",
+    description: "At least one of role and alertEmails. alertEmails of another member's membership is a 403 ORGANIZATION_ROLE: each member chooses their own.",
+  })
   @ApiParam(ORGANIZATION_ID)
   @ApiParam(MEMBER_ID)
   @ApiBody({ type: ChangeMemberRequest })
-  @ApiResponse({ status: 200, type: MemberResponse, description: 'The member with the role.' })
+  @ApiResponse({ status: 200, type: MemberResponse, description: 'The member as changed.' })
   @ApiProblems(JSON_BODY_PROBLEMS, { 403: ['ORGANIZATION_ROLE'], 404: ['NOT_FOUND'], 409: ['LAST_OWNER', 'PERSONAL_ORGANIZATION'] })
-  async changeRole(
+  async changeMember(
     @CurrentCustomer() customer: CustomerPrincipal,
     @Requester() by: AuditContext,
     @UuidParam('organizationId', 'an organization id') organizationId: string,
     @UuidParam('memberId', 'a member id') memberId: string,
     @Body() body: ChangeMemberRequest,
   ): Promise<MemberResponse> {
-    return MemberResponse.from(await this.organizations.changeRole(customer.userId, organizationId, memberId, body.role, by));
+    if (body.role === undefined && body.alertEmails === undefined) throw new ValidationFailedError([{ field: '(root)', message: 'name at least one of role, alertEmails' }]);
+    return MemberResponse.from(await this.organizations.changeMember(customer.userId, organizationId, memberId, body, by));
   }
 
   @Delete(':organizationId/members/:memberId')

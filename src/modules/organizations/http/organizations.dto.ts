@@ -1,6 +1,6 @@
-import { ApiProperty } from '@nestjs/swagger';
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
-import { IsEmail, IsIn, IsString, IsUUID, MaxLength, MinLength } from 'class-validator';
+import { IsBoolean, IsEmail, IsIn, IsOptional, IsString, IsUUID, MaxLength, MinLength } from 'class-validator';
 import { PageQuery } from '../../../shared/http/page-query.js';
 import { ORGANIZATION_ROLES, type MyOrganization, type OrganizationMember, type OrganizationRole } from '../domain/organization.js';
 
@@ -80,10 +80,20 @@ export class InviteMemberRequest {
   role!: OrganizationRole;
 }
 
+/** A role, alert e-mails, or both: at least one of them. */
 export class ChangeMemberRequest {
-  @ApiProperty({ enum: ORGANIZATION_ROLES, example: 'admin', description: `${ROLES_DESCRIPTION} Only an owner may make or unmake an owner; the last owner stays one.` })
+  @ApiPropertyOptional({ enum: ORGANIZATION_ROLES, example: 'admin', description: `${ROLES_DESCRIPTION} Only an owner may make or unmake an owner; the last owner stays one.` })
+  @IsOptional()
   @IsIn(ORGANIZATION_ROLES, { message: `role must be one of ${ORGANIZATION_ROLES.join(', ')}` })
-  role!: OrganizationRole;
+  role?: OrganizationRole;
+
+  @ApiPropertyOptional({
+    example: false,
+    description: "Your own membership only: whether you are mailed about the organization's devices (alerts, offline, failed updates). Owners, admins and operators are mailed unless they turn it off (and unless their account's alertEmails is off); viewers never are.",
+  })
+  @IsOptional()
+  @IsBoolean()
+  alertEmails?: boolean;
 }
 
 export class TransferOrganizationRequest {
@@ -105,8 +115,11 @@ export class MemberResponse {
   @ApiProperty({ format: 'date-time', example: '2026-12-06T09:00:00.000Z' })
   invitedAt!: string;
 
+  @ApiProperty({ example: true, description: "The member's own choice of alert e-mails about the organization's devices (viewers are never mailed)." })
+  alertEmails!: boolean;
+
   static from(member: OrganizationMember): MemberResponse {
-    return { memberId: member.memberId, email: member.email, role: member.role, invitedAt: member.invitedAt.toISOString() };
+    return { memberId: member.memberId, email: member.email, role: member.role, invitedAt: member.invitedAt.toISOString(), alertEmails: member.alertEmails };
   }
 }
 

@@ -32,4 +32,8 @@ export class OrganizationMemberRecord {
 
   @Column({ name: 'invited_at', type: 'timestamptz' })
   invitedAt!: Date;
+
+  /** The member's own choice: alert e-mails about the organization's devices (their role permitting). */
+  @Column({ name: 'alert_emails', type: 'boolean', default: true })
+  alertEmails!: boolean;
 }

@@ -28,10 +28,13 @@ interface MemberRow {
   email: string;
   role: OrganizationRole;
   invited_at: Date;
+  alert_emails: boolean;
 }
 
 const ORGANIZATION_COLUMNS = 'o.organization_id, o.name, o.personal_of IS NOT NULL AS personal, o.created_at, o.updated_at';
 const MEMBER_COLUMNS = 'member_id, organization_id, email, role, invited_at';
+/** What a member's row answers: the columns an invitation sets, and the member's own preference. */
+const MEMBER_READ = `${MEMBER_COLUMNS}, alert_emails`;
 
 const toOrganization = (row: OrganizationRow): Organization => ({
   organizationId: row.organization_id,
@@ -43,7 +46,14 @@ const toOrganization = (row: OrganizationRow): Organization => ({
 
 const toMine = (row: OrganizationRow & { role: OrganizationRole; member_id: string }): MyOrganization => ({ ...toOrganization(row), role: row.role, memberId: row.member_id });
 
-const toMember = (row: MemberRow): OrganizationMember => ({ memberId: row.member_id, organizationId: row.organization_id, email: row.email, role: row.role, invitedAt: row.invited_at });
+const toMember = (row: MemberRow): OrganizationMember => ({
+  memberId: row.member_id,
+  organizationId: row.organization_id,
+  email: row.email,
+  role: row.role,
+  invitedAt: row.invited_at,
+  alertEmails: row.alert_emails,
+});
 
 /** The caller's organizations: their bound memberships joined to the organizations. */
 const MINE = `SELECT ${ORGANIZATION_COLUMNS}, m.role, m.member_id FROM organization_members m JOIN organizations o ON o.organization_id = m.organization_id WHERE m.user_id = $1`;
@@ -71,9 +81,10 @@ export class SqlOrganizationStore extends OrganizationStore {
     if (changes.length > 0) this.feed.changed(MEMBERS_TOPIC, membershipChangesKey(changes));
   }
 
-  async memberAccounts(organizationId: string, roles: readonly OrganizationRole[]): Promise<string[]> {
+  async memberAccounts(organizationId: string, roles: readonly OrganizationRole[], options: { alertEmails?: true } = {}): Promise<string[]> {
     const rows = await this.sql.rows<{ user_id: string }>(
-      'SELECT user_id FROM organization_members WHERE organization_id = $1 AND user_id IS NOT NULL AND role = ANY($2::text[]) ORDER BY invited_at, member_id',
+      `SELECT user_id FROM organization_members WHERE organization_id = $1 AND user_id IS NOT NULL AND role = ANY($2::text[]) ${options.alertEmails ? 'AND alert_emails' : ''}
+        ORDER BY invited_at, member_id`,
       [organizationId, roles],
     );
     return rows.map((row) => row.user_id);
@@ -131,7 +142,7 @@ export class SqlOrganizationStore extends OrganizationStore {
 
   async members(organizationId: string, limit: number, after: After | null): Promise<OrganizationMember[]> {
     const rows = await this.sql.rows<MemberRow>(
-      `SELECT ${MEMBER_COLUMNS} FROM organization_members
+      `SELECT ${MEMBER_READ} FROM organization_members
         WHERE organization_id = $1 AND ($2::timestamptz IS NULL OR (invited_at, member_id) > ($2::timestamptz, $3::uuid))
         ORDER BY invited_at, member_id LIMIT $4`,
       [organizationId, after?.at ?? null, after?.id ?? null, limit],
@@ -147,7 +158,7 @@ export class SqlOrganizationStore extends OrganizationStore {
       const [mine] = await tx.rows<OrganizationRow & { role: OrganizationRole; member_id: string }>(`${MINE} AND m.organization_id = $2`, [userId, organizationId]);
       if (!mine) return null;
       const memberWhere = async (where: string, value: string) => {
-        const [row] = await tx.rows<MemberRow>(`SELECT ${MEMBER_COLUMNS} FROM organization_members WHERE organization_id = $1 AND ${where} = $2`, [organizationId, value]);
+        const [row] = await tx.rows<MemberRow>(`SELECT ${MEMBER_READ} FROM organization_members WHERE organization_id = $1 AND ${where} = $2`, [organizationId, value]);
         return row ? toMember(row) : null;
       };
       const [account] = mine.personal ? await tx.rows<{ member_id: string }>('SELECT member_id FROM organization_members WHERE organization_id = $1 AND user_id = $1', [organizationId]) : [];
@@ -171,7 +182,15 @@ export class SqlOrganizationStore extends OrganizationStore {
           changes.push(...changesOf(inserted));
         },
         setRole: async (memberId, role) => {
-          const [row] = await tx.rows<MemberRow>(`UPDATE organization_members SET role = $3 WHERE organization_id = $1 AND member_id = $2 RETURNING ${MEMBER_COLUMNS}`, [organizationId, memberId, role]);
+          const [row] = await tx.rows<MemberRow>(`UPDATE organization_members SET role = $3 WHERE organization_id = $1 AND member_id = $2 RETURNING ${MEMBER_READ}`, [organizationId, memberId, role]);
+          return toMember(row);
+        },
+        setAlertEmails: async (memberId, alertEmails) => {
+          const [row] = await tx.rows<MemberRow>(`UPDATE organization_members SET alert_emails = $3 WHERE organization_id = $1 AND member_id = $2 RETURNING ${MEMBER_READ}`, [
+            organizationId,
+            memberId,
+            alertEmails,
+          ]);
           return toMember(row);
         },
         remove: async (memberId) => {

@@ -1,7 +1,8 @@
 import type { MigrationInterface, QueryRunner } from 'typeorm';
 
 /**
- * Integrations that belong to an organization rather than to one of its members: API keys and
+ * Integrations that belong to an organization rather than to one of its members, and each member's
+ * alert e-mail preference for the organization (`organization_members.alert_emails`). API keys and
  * webhooks may be an organization's (`organization_id`) instead of an account's (`user_id`), and
  * stay when the member who made them leaves. An organization's key acts as the organization: the
  * organizations module's `member_organizations` answers an organization as an admin of itself, so
@@ -26,6 +27,8 @@ export class OrganizationIntegrations1764002600000 implements MigrationInterface
     await queryRunner.query("ALTER TABLE audit_log ADD CONSTRAINT audit_log_actor_kind_check CHECK (actor_kind IN ('user', 'admin', 'system', 'device', 'organization'))");
     // An organization's log: the entries of its devices while it owned them, and of the organization itself.
     await queryRunner.query('CREATE INDEX audit_log_owner_idx ON audit_log (owner_id, id) WHERE owner_id IS NOT NULL');
+    // Each member's own choice of alert e-mails about the organization's devices.
+    await queryRunner.query('ALTER TABLE organization_members ADD COLUMN alert_emails boolean NOT NULL DEFAULT true');
     await this.memberOrganizations(queryRunner, true);
   }
 
@@ -42,6 +45,7 @@ export class OrganizationIntegrations1764002600000 implements MigrationInterface
 
   async down(queryRunner: QueryRunner): Promise<void> {
     await this.memberOrganizations(queryRunner, false);
+    await queryRunner.query('ALTER TABLE organization_members DROP COLUMN alert_emails');
     await queryRunner.query('DROP INDEX audit_log_owner_idx');
     await queryRunner.query("DELETE FROM audit_log WHERE actor_kind = 'organization'");
     await queryRunner.query('ALTER TABLE audit_log DROP CONSTRAINT audit_log_actor_kind_check');
