@@ -1,5 +1,6 @@
 import { ADMIN_SETTINGS, CUSTOMER_PASSWORD, aClaimedDevice, aCustomer, aRegisteredDevice, anAdmin, claim, type SignedIn } from '../support/claim-fixtures.js';
 import { createTestApp, type TestApp } from '../support/create-test-app.js';
+import { anOrganization as anOrganizationOf, type OrganizationRole } from '../support/organizations.js';
 import { expectProblem, fieldsOf } from '../support/problems.js';
 import { dataOf, openSse, type SseMessage, type SseStream } from '../support/sse.js';
 import { ingest, iso } from '../support/telemetry.js';
@@ -11,7 +12,6 @@ import { ingest, iso } from '../support/telemetry.js';
  * that keep an organization with devices owned: deleting it, or deleting its only owner's account.
  */
 
-type OrganizationRole = 'owner' | 'admin' | 'operator' | 'viewer';
 
 describe('devices of organizations', () => {
   let t: TestApp;
@@ -42,22 +42,7 @@ describe('devices of organizations', () => {
     expect(response.status).toBe(200);
   }
 
-  /** An organization made by `owner`, with one member of each other role, all verified accounts. */
-  async function anOrganization() {
-    const owner = await aCustomer(t);
-    const created = await t.api.POST('/api/v1/organizations', { body: { name: 'Solar Installers Ltd' }, headers: owner.headers });
-    expect(created.response.status).toBe(201);
-    const organizationId = created.data!.organizationId;
-    const members = { owner } as Record<OrganizationRole, SignedIn>;
-    const memberIds = { owner: created.data!.memberId } as Record<OrganizationRole, string>;
-    for (const role of ['admin', 'operator', 'viewer'] as const) {
-      members[role] = await aCustomer(t);
-      const invited = await t.api.POST('/api/v1/organizations/{organizationId}/members', { params: { path: { organizationId } }, body: { email: members[role].email, role }, headers: owner.headers });
-      expect(invited.response.status).toBe(201);
-      memberIds[role] = invited.data!.memberId;
-    }
-    return { organizationId, members, memberIds };
-  }
+  const anOrganization = () => anOrganizationOf(t);
 
   const ownerOf = async (deviceId: string) => (await t.db.query<{ owner_id: string | null }>('SELECT owner_id FROM devices WHERE device_id = $1', [deviceId])).rows[0]?.owner_id;
   const detail = (who: SignedIn, deviceId: string) => t.api.GET('/api/v1/dashboard/devices/{deviceId}', { params: { path: { deviceId } }, headers: who.headers });

@@ -1,5 +1,6 @@
 import { ADMIN_SETTINGS, aClaimedDevice, aCustomer, aRegisteredDevice, claim, type SignedIn } from '../support/claim-fixtures.js';
 import { createTestApp, type TestApp } from '../support/create-test-app.js';
+import { anOrganization as anOrganizationOf } from '../support/organizations.js';
 import { eventually } from '../support/eventually.js';
 import { expectProblem } from '../support/problems.js';
 import { startWebhookReceiver, verifiedPayload, type WebhookReceiver } from '../support/webhook-receiver.js';
@@ -11,7 +12,6 @@ import { startWebhookReceiver, verifiedPayload, type WebhookReceiver } from '../
  * generated client on real PostgreSQL; deliveries verified by a local Standard Webhooks receiver.
  */
 
-type OrganizationRole = 'owner' | 'admin' | 'operator' | 'viewer';
 
 const NOBODYS_ORGANIZATION = '00000000-0000-4000-8000-00000000beef';
 
@@ -28,22 +28,7 @@ describe("an organization's API keys and webhooks", () => {
     await receiver?.close();
   });
 
-  /** An organization made by `owner`, with one member of each other role, all verified accounts. */
-  async function anOrganization() {
-    const owner = await aCustomer(t);
-    const created = await t.api.POST('/api/v1/organizations', { body: { name: 'Fleet Operator GmbH' }, headers: owner.headers });
-    expect(created.response.status).toBe(201);
-    const organizationId = created.data!.organizationId;
-    const members = { owner } as Record<OrganizationRole, SignedIn>;
-    const memberIds = { owner: created.data!.memberId } as Record<OrganizationRole, string>;
-    for (const role of ['admin', 'operator', 'viewer'] as const) {
-      members[role] = await aCustomer(t);
-      const invited = await t.api.POST('/api/v1/organizations/{organizationId}/members', { params: { path: { organizationId } }, body: { email: members[role].email, role }, headers: owner.headers });
-      expect(invited.response.status).toBe(201);
-      memberIds[role] = invited.data!.memberId;
-    }
-    return { organizationId, members, memberIds };
-  }
+  const anOrganization = () => anOrganizationOf(t, 'Fleet Operator GmbH');
 
   async function aDeviceOf(organizationId: string, by: SignedIn): Promise<string> {
     const device = await aRegisteredDevice(t);
