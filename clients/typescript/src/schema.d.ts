@@ -1004,6 +1004,66 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/dashboard/fleet/telemetry": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Every record in a range of every device the filters select, as CSV
+         * @description Streams `text/csv` (RFC 4180, UTF-8, CRLF after every line): a header `deviceId,ts,batteryId,` then one column per metric the selected devices' records of the range hold, sorted by name; then, device by device (by deviceId), one line per record ascending by (ts, batteryId), written as the per-device export (GET …/devices/{deviceId}/telemetry/export) writes them. The devices are those the device list (GET /api/v1/dashboard/devices) selects with the same filters, every page of it: one organization with organizationId. Each device's records start where your view of it does: after a release, a later owner exports from their claim on. The same range as the per-device export: default the last 24 hours, at most 366 days; a bad range or filter is a 400 before anything is sent. The columns are read first, a page of devices at a time; then each device's records are read in batches as the answer is taken, never the whole answer at once. Should a device's records gain a metric the header lacks while the export runs, the response ends without its last chunk, as on any error after the first line (a client never takes a cut file for a whole one): ask again. One export of the per-device export's caps (EXPORT_MAX_PER_USER, EXPORT_MAX_CONCURRENT) for as long as it runs; past them, 429 with Retry-After. Each export is one audit entry naming how many devices it held.
+         */
+        get: operations["exportFleetTelemetry"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/dashboard/fleet/config": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Set or clear configuration overrides of every device the filters select that you may configure
+         * @description The body a device's PATCH /api/v1/dashboard/devices/{deviceId}/config takes: a value overrides the fleet default, null goes back to it. Unknown keys and out-of-range values (or a bad filter) are a 400 and change no device: the body is checked before any device is touched. The devices are those the device list (GET /api/v1/dashboard/devices) selects with the same filters, every page of it: one organization with organizationId. Devices shared with you as a viewer (by a share or an organization role) are skipped and counted, not a 403. Each device changes in its own transaction, with its own device.config_changed audit entry when a value changed and its configuration version grown, as the PATCH does (no If-Match here); the devices are read a page at a time. The whole change is one fleet.configured audit entry with the counts, the patch and the filters.
+         */
+        post: operations["configureFleet"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/dashboard/fleet/commands": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a command to every device the filters select that you may command
+         * @description The body a device's POST /api/v1/dashboard/devices/{deviceId}/commands takes; each device gets a command of its own, queued for its gateway's next poll. Unknown types and bad parameters (or a bad filter) are a 400 and queue nothing: the body is checked before any device is touched. The devices are those the device list (GET /api/v1/dashboard/devices) selects with the same filters, every page of it: one organization with organizationId. Devices shared with you as a viewer (by a share or an organization role) are skipped and counted, not a 403. A device with 20 commands queued already is skipped and counted in queueFull, not a 429 of the whole action: the others still get the command, and the answer says how many did not. Each send is a device.command_sent audit entry and a command.queued event, as the single-device send; the whole action is one fleet.commanded audit entry with the counts and the filters.
+         */
+        post: operations["sendFleetCommand"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/admin/deliveries": {
         parameters: {
             query?: never;
@@ -1073,6 +1133,70 @@ export interface paths {
         put?: never;
         /** Queue a signed `webhook.test` message to one of your webhooks */
         post: operations["testWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/organizations/{organizationId}/webhooks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The organization's webhooks (without their secrets)
+         * @description Owners and admins of the organization; another member gets 403 ORGANIZATION_ROLE, anyone else 404. A personal organization has no webhooks of its own (409 PERSONAL_ORGANIZATION): its account's are at /api/v1/user/webhooks.
+         */
+        get: operations["listOrganizationWebhooks"];
+        put?: never;
+        /**
+         * Register a webhook for the events of the organization's devices
+         * @description Delivered like an account's webhooks (Standard Webhooks, at least once, retried for more than 24 h; see the webhooks section). A webhook failing for 24 h is disabled and the organization's owners and admins get an e-mail. Owners and admins of the organization; another member gets 403 ORGANIZATION_ROLE, anyone else 404. A personal organization has no webhooks of its own (409 PERSONAL_ORGANIZATION): its account's are at /api/v1/user/webhooks. At most 10 per organization.
+         */
+        post: operations["createOrganizationWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/organizations/{organizationId}/webhooks/{webhookId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Delete one of the organization's webhooks; what was queued for it is dropped
+         * @description Owners and admins of the organization; another member gets 403 ORGANIZATION_ROLE, anyone else 404. A personal organization has no webhooks of its own (409 PERSONAL_ORGANIZATION): its account's are at /api/v1/user/webhooks.
+         */
+        delete: operations["deleteOrganizationWebhook"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/organizations/{organizationId}/webhooks/{webhookId}/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Queue a signed `webhook.test` message to one of the organization's webhooks
+         * @description Owners and admins of the organization; another member gets 403 ORGANIZATION_ROLE, anyone else 404. A personal organization has no webhooks of its own (409 PERSONAL_ORGANIZATION): its account's are at /api/v1/user/webhooks.
+         */
+        post: operations["testOrganizationWebhook"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1161,6 +1285,50 @@ export interface paths {
         post?: never;
         /** Revoke one of your API keys: it is refused from the next request on, on every instance */
         delete: operations["deleteApiKey"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/organizations/{organizationId}/api-keys": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The organization's API keys (without the keys themselves), newest first
+         * @description Owners and admins of the organization; another member gets 403 ORGANIZATION_ROLE, anyone else 404. A personal organization has no keys of its own (409 PERSONAL_ORGANIZATION): its account's keys are at /api/v1/user/api-keys. Keyset-paginated on (createdAt, keyId).
+         */
+        get: operations["listOrganizationApiKeys"];
+        put?: never;
+        /**
+         * Create an API key of the organization's, for an integration that must outlive any one member
+         * @description The key is shown only in this answer. It acts as the organization: it sees the organization's devices (as an admin does) and the devices shared with the organization, nothing of its members' own, and is accepted where an operation lists the apiKey security scheme, by its scope as an account's key. Its audit entries name the actor kind `organization`. Owners and admins of the organization; another member gets 403 ORGANIZATION_ROLE, anyone else 404. A personal organization has no keys of its own (409 PERSONAL_ORGANIZATION): its account's keys are at /api/v1/user/api-keys. At most 20 per organization.
+         */
+        post: operations["createOrganizationApiKey"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/organizations/{organizationId}/api-keys/{keyId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Revoke one of the organization's API keys: refused from the next request on, on every instance
+         * @description Owners and admins of the organization; another member gets 403 ORGANIZATION_ROLE, anyone else 404. A personal organization has no keys of its own (409 PERSONAL_ORGANIZATION): its account's keys are at /api/v1/user/api-keys.
+         */
+        delete: operations["deleteOrganizationApiKey"];
         options?: never;
         head?: never;
         patch?: never;
@@ -1275,7 +1443,7 @@ export interface paths {
         };
         /**
          * Who changed what on your device, newest first
-         * @description The owner only, and only for their own ownership: a later owner reads nothing of an earlier owner's actions. An administrator's account and address are not shown. Anyone else, people the device is shared with included, gets 404.
+         * @description The owner only (the owners and admins of the organization that owns it), and only for that ownership: a later owner reads nothing of an earlier owner's actions. An administrator's account and address are not shown. Anyone else, the organization's operators and viewers and people the device is shared with included, gets 404.
          */
         get: operations["listDeviceAudit"];
         put?: never;
@@ -1368,6 +1536,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/organizations/{organizationId}/audit": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Who changed what in the organization and on its devices, newest first
+         * @description Owners and admins (another member gets 403 ORGANIZATION_ROLE, anyone else 404). The entries of the organization's devices while it owned them, whoever acted (its members, its API keys — actor kind `organization` —, an administrator, whose account and address are not shown), and those about the organization itself: members invited, changed and removed, keys created and revoked. They stay when the member who acted leaves. Keyset-paginated on the entry's sequence.
+         */
+        get: operations["listOrganizationAudit"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/organizations/{organizationId}": {
         parameters: {
             query?: never;
@@ -1448,7 +1636,10 @@ export interface paths {
         delete: operations["removeOrganizationMember"];
         options?: never;
         head?: never;
-        /** Change a member's role (owners and admins; owners are made and unmade by owners) */
+        /**
+         * Change a member's role (owners and admins; owners are made and unmade by owners), or your own alert e-mails
+         * @description At least one of role and alertEmails. alertEmails of another member's membership is a 403 ORGANIZATION_ROLE: each member chooses their own.
+         */
         patch: operations["updateOrganizationMember"];
         trace?: never;
     };
@@ -3767,6 +3958,54 @@ export interface components {
              */
             nextCursor: string | null;
         };
+        FleetConfiguredResponse: {
+            /**
+             * @description Selected devices that now have the change (those that had these values already included).
+             * @example 42
+             */
+            devices: number;
+            /**
+             * @description Selected devices left as they were: shared with you as a viewer (by a share or an organization role), or no longer yours to change when their turn came.
+             * @example 3
+             */
+            skipped: number;
+        };
+        SendCommandRequest: {
+            /**
+             * @example reboot
+             * @enum {string}
+             */
+            type: "reboot" | "ping" | "upload-now" | "set-log-level" | "collect-logs" | "custom";
+            /**
+             * @description What the type takes, and nothing else (an unknown key is a 400): `reboot`, `ping`, `upload-now`: none; `set-log-level`: `{level}`, one of none, error, warn, info, debug, verbose; `collect-logs`: `{sinceSec}`, 1–604800; `custom`: `{name, payload?}`, name 1–64 of A–Z a–z 0–9 . _ -, payload any JSON of at most 1024 bytes.
+             * @example {}
+             */
+            params?: {
+                [key: string]: unknown;
+            };
+            /**
+             * @description How long the command may wait for its gateway: still queued or unanswered then, it expires.
+             * @default 3600
+             */
+            ttlSec?: number;
+        };
+        FleetCommandedResponse: {
+            /**
+             * @description Selected devices the command was queued for.
+             * @example 42
+             */
+            devices: number;
+            /**
+             * @description Selected devices not sent it: shared with you as a viewer (by a share or an organization role), or no longer yours to command when their turn came.
+             * @example 3
+             */
+            skipped: number;
+            /**
+             * @description Selected devices you may command whose queue was full (20 commands waiting): not sent it.
+             * @example 1
+             */
+            queueFull: number;
+        };
         DeliveryResponse: {
             /**
              * Format: uuid
@@ -4252,7 +4491,7 @@ export interface components {
              * @description user: a customer (with apiKeyId when an API key authenticated); admin: an administrator; system, device: the service or a gateway.
              * @enum {string}
              */
-            kind: "user" | "admin" | "system" | "device";
+            kind: "user" | "admin" | "system" | "device" | "organization";
             /**
              * Format: uuid
              * @description The account; null for system and device, and for an administrator in an owner's view.
@@ -4279,7 +4518,7 @@ export interface components {
             at: string;
             actor: components["schemas"]["AuditActorResponse"];
             /** @enum {string} */
-            action: "device.claimed" | "device.released" | "device.transferred" | "device.decommissioned" | "device.reopened" | "device.re_registration_opened" | "device.renamed" | "device.config_changed" | "config.defaults_changed" | "alert_rules.changed" | "alert_rules.defaults_changed" | "firmware.release_created" | "firmware.release_changed" | "firmware.signing_key_added" | "firmware.signing_key_revoked" | "api_key.created" | "api_key.revoked" | "share.created" | "share.revoked" | "device.command_sent" | "device.command_cancelled" | "organization.created" | "organization.changed" | "organization.deleted" | "organization.member_invited" | "organization.member_changed" | "organization.member_removed" | "organization.transferred" | "fleet.exported";
+            action: "device.claimed" | "device.released" | "device.transferred" | "device.decommissioned" | "device.reopened" | "device.re_registration_opened" | "device.renamed" | "device.config_changed" | "config.defaults_changed" | "alert_rules.changed" | "alert_rules.defaults_changed" | "firmware.release_created" | "firmware.release_changed" | "firmware.signing_key_added" | "firmware.signing_key_revoked" | "api_key.created" | "api_key.revoked" | "share.created" | "share.revoked" | "device.command_sent" | "device.command_cancelled" | "organization.created" | "organization.changed" | "organization.deleted" | "organization.member_invited" | "organization.member_changed" | "organization.member_removed" | "organization.transferred" | "fleet.exported" | "fleet.configured" | "fleet.commanded";
             /** @example gw-0001 */
             deviceId: string | null;
             /**
@@ -4473,6 +4712,11 @@ export interface components {
              * @example 2026-12-06T09:00:00.000Z
              */
             invitedAt: string;
+            /**
+             * @description The member's own choice of alert e-mails about the organization's devices (viewers are never mailed).
+             * @example true
+             */
+            alertEmails: boolean;
         };
         MemberListResponse: {
             /** @description Members and invitations, oldest first. */
@@ -4489,26 +4733,12 @@ export interface components {
              * @example admin
              * @enum {string}
              */
-            role: "owner" | "admin" | "operator" | "viewer";
-        };
-        SendCommandRequest: {
+            role?: "owner" | "admin" | "operator" | "viewer";
             /**
-             * @example reboot
-             * @enum {string}
+             * @description Your own membership only: whether you are mailed about the organization's devices (alerts, offline, failed updates). Owners, admins and operators are mailed unless they turn it off (and unless their account's alertEmails is off); viewers never are.
+             * @example false
              */
-            type: "reboot" | "ping" | "upload-now" | "set-log-level" | "collect-logs" | "custom";
-            /**
-             * @description What the type takes, and nothing else (an unknown key is a 400): `reboot`, `ping`, `upload-now`: none; `set-log-level`: `{level}`, one of none, error, warn, info, debug, verbose; `collect-logs`: `{sinceSec}`, 1–604800; `custom`: `{name, payload?}`, name 1–64 of A–Z a–z 0–9 . _ -, payload any JSON of at most 1024 bytes.
-             * @example {}
-             */
-            params?: {
-                [key: string]: unknown;
-            };
-            /**
-             * @description How long the command may wait for its gateway: still queued or unanswered then, it expires.
-             * @default 3600
-             */
-            ttlSec?: number;
+            alertEmails?: boolean;
         };
         CommandResponse: {
             /**
@@ -11194,6 +11424,392 @@ export interface operations {
             };
         };
     };
+    exportFleetTelemetry: {
+        parameters: {
+            query?: {
+                /** @description Only this organization's devices (GET /api/v1/organizations): all of them for its members, by their role; an organization you are no member of lists nothing. Without it, every device you see. */
+                organizationId?: string;
+                /** @description Case-insensitive substring of the device's name or deviceId (1–64 characters; surrounding spaces are trimmed). */
+                q?: string;
+                /** @description Devices having every one of these tags. Repeat the parameter (`tag=a&tag=b`) or separate with commas (`tag=a,b`): the same. Upper case is lowered, as when tags are stored. */
+                tag?: string[];
+                /** @description Only devices that are online (true) or not (false), by the rule of the `online` field: telemetry within three of the device's telemetry intervals. */
+                online?: boolean;
+                /** @description Only devices that report exactly this firmware version. */
+                firmwareVersion?: string;
+                /** @description Only devices where the latest `soc` (state of charge, %) of at least one battery is below this. */
+                socBelow?: number;
+                /** @description Inclusive start, ISO 8601 with zone. Default: 24 h before `to`. */
+                from?: string;
+                /** @description Exclusive end, ISO 8601 with zone. Default: now. At most 366 days after `from` (the default retention is 365 days). */
+                to?: string;
+                /** @description Only this battery. Default: all. */
+                batteryId?: string;
+                /** @description The one format there is. */
+                format?: "csv";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The records as CSV, streamed. */
+            200: {
+                headers: {
+                    /** @description attachment; filename="fleet-telemetry-<from>-<to>.csv", the range in ISO 8601 basic format (20261121T120000Z). */
+                    "Content-Disposition"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example deviceId,ts,batteryId,soc,voltage
+                     *     gw-0001,2026-11-21T12:00:00.000Z,main,52.1,13.2
+                     *     gw-0002,2026-11-21T12:00:00.000Z,main,,13.1
+                     */
+                    "text/csv": string;
+                };
+            };
+            /** @description The request is not valid; `errors` names each field at fault. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 400;
+                        /** @enum {string} */
+                        code: "VALIDATION_FAILED";
+                    };
+                };
+            };
+            /** @description Missing, invalid, expired or revoked credentials. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 401;
+                        /** @enum {string} */
+                        code: "UNAUTHORIZED";
+                    };
+                };
+            };
+            /** @description Too many requests: send it again after Retry-After seconds. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before sending the request again. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 429;
+                        /** @enum {string} */
+                        code: "TOO_MANY_EXPORTS" | "RATE_LIMITED";
+                    };
+                };
+            };
+            /** @description Temporarily unavailable: the database or the rate-limit store cannot be reached: send it again after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before sending the request again. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 503;
+                        /** @enum {string} */
+                        code: "SERVICE_UNAVAILABLE";
+                    };
+                };
+            };
+        };
+    };
+    configureFleet: {
+        parameters: {
+            query?: {
+                /** @description Only this organization's devices (GET /api/v1/organizations): all of them for its members, by their role; an organization you are no member of lists nothing. Without it, every device you see. */
+                organizationId?: string;
+                /** @description Case-insensitive substring of the device's name or deviceId (1–64 characters; surrounding spaces are trimmed). */
+                q?: string;
+                /** @description Devices having every one of these tags. Repeat the parameter (`tag=a&tag=b`) or separate with commas (`tag=a,b`): the same. Upper case is lowered, as when tags are stored. */
+                tag?: string[];
+                /** @description Only devices that are online (true) or not (false), by the rule of the `online` field: telemetry within three of the device's telemetry intervals. */
+                online?: boolean;
+                /** @description Only devices that report exactly this firmware version. */
+                firmwareVersion?: string;
+                /** @description Only devices where the latest `soc` (state of charge, %) of at least one battery is below this. */
+                socBelow?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ConfigOverridesPatchRequest"];
+            };
+        };
+        responses: {
+            /** @description How many selected devices have the change, and how many were skipped. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FleetConfiguredResponse"];
+                };
+            };
+            /** @description The request is not valid; `errors` names each field at fault. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 400;
+                        /** @enum {string} */
+                        code: "VALIDATION_FAILED" | "MALFORMED_BODY";
+                    };
+                };
+            };
+            /** @description Missing, invalid, expired or revoked credentials. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 401;
+                        /** @enum {string} */
+                        code: "UNAUTHORIZED";
+                    };
+                };
+            };
+            /** @description Authenticated but not allowed. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 403;
+                        /** @enum {string} */
+                        code: "API_KEY_SCOPE";
+                    };
+                };
+            };
+            /** @description The body is larger than this operation accepts. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 413;
+                        /** @enum {string} */
+                        code: "PAYLOAD_TOO_LARGE";
+                    };
+                };
+            };
+            /** @description The body is not JSON. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 415;
+                        /** @enum {string} */
+                        code: "UNSUPPORTED_MEDIA_TYPE";
+                    };
+                };
+            };
+            /** @description Too many requests: send it again after Retry-After seconds. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before sending the request again. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 429;
+                        /** @enum {string} */
+                        code: "RATE_LIMITED";
+                    };
+                };
+            };
+            /** @description Temporarily unavailable: the database or the rate-limit store cannot be reached: send it again after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before sending the request again. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 503;
+                        /** @enum {string} */
+                        code: "SERVICE_UNAVAILABLE";
+                    };
+                };
+            };
+        };
+    };
+    sendFleetCommand: {
+        parameters: {
+            query?: {
+                /** @description Only this organization's devices (GET /api/v1/organizations): all of them for its members, by their role; an organization you are no member of lists nothing. Without it, every device you see. */
+                organizationId?: string;
+                /** @description Case-insensitive substring of the device's name or deviceId (1–64 characters; surrounding spaces are trimmed). */
+                q?: string;
+                /** @description Devices having every one of these tags. Repeat the parameter (`tag=a&tag=b`) or separate with commas (`tag=a,b`): the same. Upper case is lowered, as when tags are stored. */
+                tag?: string[];
+                /** @description Only devices that are online (true) or not (false), by the rule of the `online` field: telemetry within three of the device's telemetry intervals. */
+                online?: boolean;
+                /** @description Only devices that report exactly this firmware version. */
+                firmwareVersion?: string;
+                /** @description Only devices where the latest `soc` (state of charge, %) of at least one battery is below this. */
+                socBelow?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SendCommandRequest"];
+            };
+        };
+        responses: {
+            /** @description How many selected devices the command was queued for, and how many were skipped or had a full queue. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FleetCommandedResponse"];
+                };
+            };
+            /** @description The request is not valid; `errors` names each field at fault. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 400;
+                        /** @enum {string} */
+                        code: "VALIDATION_FAILED" | "MALFORMED_BODY";
+                    };
+                };
+            };
+            /** @description Missing, invalid, expired or revoked credentials. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 401;
+                        /** @enum {string} */
+                        code: "UNAUTHORIZED";
+                    };
+                };
+            };
+            /** @description Authenticated but not allowed. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 403;
+                        /** @enum {string} */
+                        code: "API_KEY_SCOPE";
+                    };
+                };
+            };
+            /** @description The body is larger than this operation accepts. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 413;
+                        /** @enum {string} */
+                        code: "PAYLOAD_TOO_LARGE";
+                    };
+                };
+            };
+            /** @description The body is not JSON. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 415;
+                        /** @enum {string} */
+                        code: "UNSUPPORTED_MEDIA_TYPE";
+                    };
+                };
+            };
+            /** @description Too many requests: send it again after Retry-After seconds. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before sending the request again. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 429;
+                        /** @enum {string} */
+                        code: "RATE_LIMITED";
+                    };
+                };
+            };
+            /** @description Temporarily unavailable: the database or the rate-limit store cannot be reached: send it again after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before sending the request again. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 503;
+                        /** @enum {string} */
+                        code: "SERVICE_UNAVAILABLE";
+                    };
+                };
+            };
+        };
+    };
     listDeliveries: {
         parameters: {
             query: {
@@ -11646,6 +12262,470 @@ export interface operations {
                         status: 409;
                         /** @enum {string} */
                         code: "WEBHOOK_DISABLED";
+                    };
+                };
+            };
+            /** @description Temporarily unavailable (the database cannot be reached, or this instance is stopping): send it again after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before sending the request again. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 503;
+                        /** @enum {string} */
+                        code: "SERVICE_UNAVAILABLE";
+                    };
+                };
+            };
+        };
+    };
+    listOrganizationWebhooks: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                organizationId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Every webhook of the organization. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhooksResponse"];
+                };
+            };
+            /** @description The request is not valid; `errors` names each field at fault. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 400;
+                        /** @enum {string} */
+                        code: "VALIDATION_FAILED";
+                    };
+                };
+            };
+            /** @description Missing, invalid, expired or revoked credentials. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 401;
+                        /** @enum {string} */
+                        code: "UNAUTHORIZED";
+                    };
+                };
+            };
+            /** @description Authenticated but not allowed. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 403;
+                        /** @enum {string} */
+                        code: "ORGANIZATION_ROLE" | "API_KEY_SCOPE";
+                    };
+                };
+            };
+            /** @description Not found, or not visible to you. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 404;
+                        /** @enum {string} */
+                        code: "NOT_FOUND";
+                    };
+                };
+            };
+            /** @description Conflicts with the current state. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 409;
+                        /** @enum {string} */
+                        code: "PERSONAL_ORGANIZATION";
+                    };
+                };
+            };
+            /** @description Temporarily unavailable (the database cannot be reached, or this instance is stopping): send it again after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before sending the request again. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 503;
+                        /** @enum {string} */
+                        code: "SERVICE_UNAVAILABLE";
+                    };
+                };
+            };
+        };
+    };
+    createOrganizationWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                organizationId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateWebhookRequest"];
+            };
+        };
+        responses: {
+            /** @description Registered; the secret is shown only here. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CreatedWebhookResponse"];
+                };
+            };
+            /** @description The request is not valid; `errors` names each field at fault. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 400;
+                        /** @enum {string} */
+                        code: "VALIDATION_FAILED" | "MALFORMED_BODY" | "WEBHOOK_URL_NOT_ALLOWED";
+                    };
+                };
+            };
+            /** @description Missing, invalid, expired or revoked credentials. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 401;
+                        /** @enum {string} */
+                        code: "UNAUTHORIZED";
+                    };
+                };
+            };
+            /** @description Authenticated but not allowed. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 403;
+                        /** @enum {string} */
+                        code: "ORGANIZATION_ROLE" | "API_KEY_SCOPE";
+                    };
+                };
+            };
+            /** @description Not found, or not visible to you. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 404;
+                        /** @enum {string} */
+                        code: "NOT_FOUND";
+                    };
+                };
+            };
+            /** @description Conflicts with the current state. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 409;
+                        /** @enum {string} */
+                        code: "TOO_MANY_WEBHOOKS" | "PERSONAL_ORGANIZATION";
+                    };
+                };
+            };
+            /** @description The body is larger than this operation accepts. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 413;
+                        /** @enum {string} */
+                        code: "PAYLOAD_TOO_LARGE";
+                    };
+                };
+            };
+            /** @description The body is not JSON. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 415;
+                        /** @enum {string} */
+                        code: "UNSUPPORTED_MEDIA_TYPE";
+                    };
+                };
+            };
+            /** @description Temporarily unavailable (the database cannot be reached, or this instance is stopping): send it again after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before sending the request again. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 503;
+                        /** @enum {string} */
+                        code: "SERVICE_UNAVAILABLE";
+                    };
+                };
+            };
+        };
+    };
+    deleteOrganizationWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                organizationId: string;
+                webhookId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The request is not valid; `errors` names each field at fault. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 400;
+                        /** @enum {string} */
+                        code: "VALIDATION_FAILED";
+                    };
+                };
+            };
+            /** @description Missing, invalid, expired or revoked credentials. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 401;
+                        /** @enum {string} */
+                        code: "UNAUTHORIZED";
+                    };
+                };
+            };
+            /** @description Authenticated but not allowed. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 403;
+                        /** @enum {string} */
+                        code: "ORGANIZATION_ROLE" | "API_KEY_SCOPE";
+                    };
+                };
+            };
+            /** @description Not found, or not visible to you. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 404;
+                        /** @enum {string} */
+                        code: "NOT_FOUND";
+                    };
+                };
+            };
+            /** @description Conflicts with the current state. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 409;
+                        /** @enum {string} */
+                        code: "PERSONAL_ORGANIZATION";
+                    };
+                };
+            };
+            /** @description Temporarily unavailable (the database cannot be reached, or this instance is stopping): send it again after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before sending the request again. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 503;
+                        /** @enum {string} */
+                        code: "SERVICE_UNAVAILABLE";
+                    };
+                };
+            };
+        };
+    };
+    testOrganizationWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                organizationId: string;
+                webhookId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Queued; delivered like any event, with retries. */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookTestResponse"];
+                };
+            };
+            /** @description The request is not valid; `errors` names each field at fault. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 400;
+                        /** @enum {string} */
+                        code: "VALIDATION_FAILED";
+                    };
+                };
+            };
+            /** @description Missing, invalid, expired or revoked credentials. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 401;
+                        /** @enum {string} */
+                        code: "UNAUTHORIZED";
+                    };
+                };
+            };
+            /** @description Authenticated but not allowed. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 403;
+                        /** @enum {string} */
+                        code: "ORGANIZATION_ROLE" | "API_KEY_SCOPE";
+                    };
+                };
+            };
+            /** @description Not found, or not visible to you. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 404;
+                        /** @enum {string} */
+                        code: "NOT_FOUND";
+                    };
+                };
+            };
+            /** @description Conflicts with the current state. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 409;
+                        /** @enum {string} */
+                        code: "WEBHOOK_DISABLED" | "PERSONAL_ORGANIZATION";
                     };
                 };
             };
@@ -12139,6 +13219,366 @@ export interface operations {
                         status: 404;
                         /** @enum {string} */
                         code: "NOT_FOUND";
+                    };
+                };
+            };
+            /** @description Temporarily unavailable (the database cannot be reached, or this instance is stopping): send it again after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before sending the request again. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 503;
+                        /** @enum {string} */
+                        code: "SERVICE_UNAVAILABLE";
+                    };
+                };
+            };
+        };
+    };
+    listOrganizationApiKeys: {
+        parameters: {
+            query?: {
+                /** @description Items per page. */
+                limit?: number;
+                /** @description nextCursor of the previous page, exactly as returned; anything else is a 400 naming `cursor`. */
+                cursor?: string;
+            };
+            header?: never;
+            path: {
+                organizationId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of the organization's keys. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiKeyListResponse"];
+                };
+            };
+            /** @description The request is not valid; `errors` names each field at fault. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 400;
+                        /** @enum {string} */
+                        code: "VALIDATION_FAILED";
+                    };
+                };
+            };
+            /** @description Missing, invalid, expired or revoked credentials. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 401;
+                        /** @enum {string} */
+                        code: "UNAUTHORIZED";
+                    };
+                };
+            };
+            /** @description Authenticated but not allowed. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 403;
+                        /** @enum {string} */
+                        code: "ORGANIZATION_ROLE" | "API_KEY_SCOPE";
+                    };
+                };
+            };
+            /** @description Not found, or not visible to you. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 404;
+                        /** @enum {string} */
+                        code: "NOT_FOUND";
+                    };
+                };
+            };
+            /** @description Conflicts with the current state. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 409;
+                        /** @enum {string} */
+                        code: "PERSONAL_ORGANIZATION";
+                    };
+                };
+            };
+            /** @description Temporarily unavailable (the database cannot be reached, or this instance is stopping): send it again after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before sending the request again. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 503;
+                        /** @enum {string} */
+                        code: "SERVICE_UNAVAILABLE";
+                    };
+                };
+            };
+        };
+    };
+    createOrganizationApiKey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                organizationId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateApiKeyRequest"];
+            };
+        };
+        responses: {
+            /** @description Created; the key is shown only here. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CreatedApiKeyResponse"];
+                };
+            };
+            /** @description The request is not valid; `errors` names each field at fault. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 400;
+                        /** @enum {string} */
+                        code: "VALIDATION_FAILED" | "MALFORMED_BODY";
+                    };
+                };
+            };
+            /** @description Missing, invalid, expired or revoked credentials. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 401;
+                        /** @enum {string} */
+                        code: "UNAUTHORIZED";
+                    };
+                };
+            };
+            /** @description Authenticated but not allowed. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 403;
+                        /** @enum {string} */
+                        code: "ORGANIZATION_ROLE" | "API_KEY_SCOPE";
+                    };
+                };
+            };
+            /** @description Not found, or not visible to you. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 404;
+                        /** @enum {string} */
+                        code: "NOT_FOUND";
+                    };
+                };
+            };
+            /** @description Conflicts with the current state. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 409;
+                        /** @enum {string} */
+                        code: "TOO_MANY_API_KEYS" | "PERSONAL_ORGANIZATION";
+                    };
+                };
+            };
+            /** @description The body is larger than this operation accepts. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 413;
+                        /** @enum {string} */
+                        code: "PAYLOAD_TOO_LARGE";
+                    };
+                };
+            };
+            /** @description The body is not JSON. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 415;
+                        /** @enum {string} */
+                        code: "UNSUPPORTED_MEDIA_TYPE";
+                    };
+                };
+            };
+            /** @description Temporarily unavailable (the database cannot be reached, or this instance is stopping): send it again after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before sending the request again. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 503;
+                        /** @enum {string} */
+                        code: "SERVICE_UNAVAILABLE";
+                    };
+                };
+            };
+        };
+    };
+    deleteOrganizationApiKey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                organizationId: string;
+                keyId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Revoked. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The request is not valid; `errors` names each field at fault. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 400;
+                        /** @enum {string} */
+                        code: "VALIDATION_FAILED";
+                    };
+                };
+            };
+            /** @description Missing, invalid, expired or revoked credentials. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 401;
+                        /** @enum {string} */
+                        code: "UNAUTHORIZED";
+                    };
+                };
+            };
+            /** @description Authenticated but not allowed. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 403;
+                        /** @enum {string} */
+                        code: "ORGANIZATION_ROLE" | "API_KEY_SCOPE";
+                    };
+                };
+            };
+            /** @description Not found, or not visible to you. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 404;
+                        /** @enum {string} */
+                        code: "NOT_FOUND";
+                    };
+                };
+            };
+            /** @description Conflicts with the current state. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 409;
+                        /** @enum {string} */
+                        code: "PERSONAL_ORGANIZATION";
                     };
                 };
             };
@@ -12799,7 +14239,7 @@ export interface operations {
                 deviceId?: string;
                 /** @description Only entries whose actor is this account (userId). */
                 actorId?: string;
-                /** @description Comma-separated actions (device.claimed, device.released, device.transferred, device.decommissioned, device.reopened, device.re_registration_opened, device.renamed, device.config_changed, config.defaults_changed, alert_rules.changed, alert_rules.defaults_changed, firmware.release_created, firmware.release_changed, firmware.signing_key_added, firmware.signing_key_revoked, api_key.created, api_key.revoked, share.created, share.revoked, device.command_sent, device.command_cancelled, organization.created, organization.changed, organization.deleted, organization.member_invited, organization.member_changed, organization.member_removed, organization.transferred, fleet.exported). */
+                /** @description Comma-separated actions (device.claimed, device.released, device.transferred, device.decommissioned, device.reopened, device.re_registration_opened, device.renamed, device.config_changed, config.defaults_changed, alert_rules.changed, alert_rules.defaults_changed, firmware.release_created, firmware.release_changed, firmware.signing_key_added, firmware.signing_key_revoked, api_key.created, api_key.revoked, share.created, share.revoked, device.command_sent, device.command_cancelled, organization.created, organization.changed, organization.deleted, organization.member_invited, organization.member_changed, organization.member_removed, organization.transferred, fleet.exported, fleet.configured, fleet.commanded). */
                 action?: string;
                 /** @description Entries at or after this instant. */
                 from?: string;
@@ -13394,6 +14834,105 @@ export interface operations {
                         status: 415;
                         /** @enum {string} */
                         code: "UNSUPPORTED_MEDIA_TYPE";
+                    };
+                };
+            };
+            /** @description Temporarily unavailable (the database cannot be reached, or this instance is stopping): send it again after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before sending the request again. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 503;
+                        /** @enum {string} */
+                        code: "SERVICE_UNAVAILABLE";
+                    };
+                };
+            };
+        };
+    };
+    listOrganizationAudit: {
+        parameters: {
+            query?: {
+                /** @description Items per page. */
+                limit?: number;
+                /** @description nextCursor of the previous page, exactly as returned; anything else is a 400 naming `cursor`. */
+                cursor?: string;
+            };
+            header?: never;
+            path: {
+                organizationId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of entries. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuditPageResponse"];
+                };
+            };
+            /** @description The request is not valid; `errors` names each field at fault. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 400;
+                        /** @enum {string} */
+                        code: "VALIDATION_FAILED";
+                    };
+                };
+            };
+            /** @description Missing, invalid, expired or revoked credentials. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 401;
+                        /** @enum {string} */
+                        code: "UNAUTHORIZED";
+                    };
+                };
+            };
+            /** @description Authenticated but not allowed. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 403;
+                        /** @enum {string} */
+                        code: "ORGANIZATION_ROLE" | "API_KEY_SCOPE";
+                    };
+                };
+            };
+            /** @description Not found, or not visible to you. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemResponse"] & {
+                        /** @enum {integer} */
+                        status: 404;
+                        /** @enum {string} */
+                        code: "NOT_FOUND";
                     };
                 };
             };
@@ -14252,7 +15791,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The member with the role. */
+            /** @description The member as changed. */
             200: {
                 headers: {
                     [name: string]: unknown;

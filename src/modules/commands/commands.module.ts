@@ -16,6 +16,6 @@ import { SqlCommandStore } from './infrastructure/sql-command.store.js';
   imports: [AuditModule, EventsModule, SharingModule],
   controllers: [DashboardCommandsController, DeviceCommandsController],
   providers: [CommandsService, GatewayCommandsService, CommandWaiters, ExpireCommand, { provide: CommandStore, useClass: SqlCommandStore }],
-  exports: [CommandWaiters],
+  exports: [CommandWaiters, CommandsService],
 })
 export class CommandsModule {}

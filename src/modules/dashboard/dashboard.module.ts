@@ -13,10 +13,12 @@ import { SqlDashboardQueries } from './infrastructure/sql-dashboard-queries.js';
 import { FleetExport } from './application/fleet-export.js';
 import { FleetController } from './http/fleet.controller.js';
 import { AuditModule } from '../audit/index.js';
+import { CommandsModule } from '../commands/index.js';
+import { FleetActions } from './application/fleet-actions.js';
 
 @Module({
-  imports: [DevicesModule, OtaModule, TelemetryModule, SharingModule, AuditModule],
+  imports: [DevicesModule, OtaModule, TelemetryModule, SharingModule, AuditModule, CommandsModule],
   controllers: [DashboardController, DashboardTelemetryController, DashboardConfigController, DashboardOtaController, FleetController],
-  providers: [DashboardService, FleetExport, { provide: DashboardQueries, useClass: SqlDashboardQueries }],
+  providers: [DashboardService, FleetExport, FleetActions, { provide: DashboardQueries, useClass: SqlDashboardQueries }],
 })
 export class DashboardModule {}

@@ -7,7 +7,7 @@ export { DeviceSnapshots } from './application/device-snapshots.js';
 export { FleetDefaultsStore } from './application/fleet-defaults.js';
 export type { Device } from './domain/device.js';
 export type { DeviceSnapshot } from './domain/device-snapshot.queries.js';
-export type { ConfigOverrides, DeviceConfig, FleetDefaults } from './domain/device-config.js';
+export type { ConfigOverrides, ConfigPatch, DeviceConfig, FleetDefaults } from './domain/device-config.js';
 export { ClaimCode } from './domain/claim-code.js';
 export { DeviceDecommissionedError } from './domain/device.errors.js';
 export { MAX_TAGS, NAME_MAX_LENGTH, normalizeTag, TAG_MAX_LENGTH, TAG_PATTERN } from './domain/device-labels.js';

@@ -61,6 +61,10 @@ export class InMemoryTelemetryHistoryQueries extends TelemetryHistoryQueries {
       .map(({ battery_id, ts, metrics }) => ({ battery_id, ts, metrics }));
   }
 
+  async metricNames(query: RecordExportQuery): Promise<string[]> {
+    return [...new Set(this.inRange(query).flatMap((record) => Object.keys(record.metrics)))].sort(compare);
+  }
+
   async openExport(query: RecordExportQuery, batchSize: number): Promise<RecordExport> {
     this.exportQueries.push(query);
     const records = this.inRange(query)

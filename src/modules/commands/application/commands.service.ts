@@ -39,6 +39,15 @@ export class CommandsService {
     private readonly clock: Clock,
   ) {}
 
+  /**
+   * Refuses a command no gateway could take (unknown or out-of-range parameters) with the
+   * ValidationFailedError send() would answer: a send to many devices checks it once, before any.
+   */
+  check(request: SendCommand): void {
+    parseCommandParams(request.type, request.params);
+  }
+
+  /** Queues the command for one device; a device with MAX_QUEUED_PER_DEVICE queued already is a TooManyCommandsError. */
   async send(viewer: DeviceViewer, deviceId: string, request: SendCommand, by: AuditContext): Promise<DeviceCommand> {
     const grant = await this.access.toManage(viewer, deviceId);
     const params = parseCommandParams(request.type, request.params);

@@ -2,9 +2,10 @@ import { Injectable } from '@nestjs/common';
 import { Clock } from '../../../config/config.module.js';
 import { Sql } from '../../../shared/database/sql.js';
 import { AuditLog, type AuditContext } from '../../audit/index.js';
-import { CRLF, csvField } from '../../telemetry/index.js';
+import { CRLF, csvField, csvLines, TelemetryHistoryService, type DevicesExport, type ExportParams, type RecordExport } from '../../telemetry/index.js';
 import type { Viewer } from '../domain/dashboard-queries.js';
 import { DashboardService, type DeviceListFilters, type ListedDevice } from './dashboard.service.js';
+import { fleetLogOwner } from './fleet-actions.js';
 
 /** Devices read at a time while exporting: the export holds one page, never the fleet. */
 export const FLEET_EXPORT_PAGE = 200;
@@ -12,7 +13,27 @@ export const FLEET_EXPORT_PAGE = 200;
 /** The columns of the fleet's latest values: one line per device and latest metric (a device with none: one line, the last four empty). */
 export const FLEET_LATEST_COLUMNS = ['deviceId', 'name', 'tags', 'hardwareId', 'firmwareVersion', 'online', 'lastSeenAt', 'batteryId', 'metric', 'ts', 'value'] as const;
 
+/** The columns of the fleet's telemetry before its metrics: the per-device export's, after the device. */
+export const FLEET_TELEMETRY_COLUMNS = ['deviceId', 'ts', 'batteryId'] as const;
+
 const line = (fields: readonly string[]): string => fields.map(csvField).join(',') + CRLF;
+
+/** Metric names in code point order, as the per-device export sorts its columns. */
+const byCodePoint = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
+
+/** A page of the device list, as DashboardService.devices answers it. */
+interface DevicePage {
+  items: ListedDevice[];
+  nextCursor: string | null;
+}
+
+/** A fleet telemetry export under way: the range it covers, its lines, and close(), which the caller must call however the answer ends. */
+export interface FleetTelemetryExport {
+  from: Date;
+  to: Date;
+  lines: AsyncGenerator<string>;
+  close(): Promise<void>;
+}
 
 /** A device's lines: what it is, then each latest metric as the viewer sees it. */
 function latestLines(device: ListedDevice): string {
@@ -30,6 +51,7 @@ function latestLines(device: ListedDevice): string {
 export class FleetExport {
   constructor(
     private readonly dashboard: DashboardService,
+    private readonly history: TelemetryHistoryService,
     private readonly auditLog: AuditLog,
     private readonly sql: Sql,
     private readonly clock: Clock,
@@ -56,9 +78,88 @@ export class FleetExport {
         }
         complete = true;
       } finally {
-        await auditLog.record(sql, { by, action: 'fleet.exported', target: 'fleet', deviceId: null, ownerId: null, at: clock.now(), detail: { export: 'latest', devices, complete, filters } });
+        const ownerId = fleetLogOwner(filters, devices);
+        await auditLog.record(sql, { by, action: 'fleet.exported', target: 'fleet', deviceId: null, ownerId, at: clock.now(), detail: { export: 'latest', devices, complete, filters } });
       }
     })();
     return { startedAt, lines };
+  }
+
+  /**
+   * Every record in the range of every device the viewer sees that meets the filters, as the
+   * per-device export writes them after a deviceId column, device by device, each from where the
+   * viewer's view of it starts (a later owner's at their claim). A bad range or filter is a 400,
+   * and a full export cap a 429, before anything is read. The columns are the metrics of all of
+   * them, read first a page of devices at a time; then each device's records are read in batches as
+   * the client takes the answer. Should a device's records hold a metric the header lacks (stored
+   * since its names were read), the answer ends in an error rather than leave values out. Holds an
+   * export slot until close(), which writes the audit entry (`complete: false` unless every
+   * device's records went out).
+   */
+  async telemetry(viewer: Viewer, filters: DeviceListFilters, params: ExportParams, by: AuditContext): Promise<FleetTelemetryExport> {
+    const query = this.history.exportQuery(params);
+    const first = await this.dashboard.devices(viewer, FLEET_EXPORT_PAGE, undefined, filters);
+    const records = this.history.openDevicesExport(viewer.userId, query);
+    let metrics: string[];
+    try {
+      metrics = await this.metricsOf(viewer, filters, first, records);
+    } catch (error) {
+      records.close();
+      throw error;
+    }
+    const { dashboard, auditLog, sql, clock } = this;
+    const known = new Set(metrics);
+    const range = { from: query.range.from.toISOString(), to: query.range.to.toISOString(), ...(query.batteryId === null ? {} : { batteryId: query.batteryId }) };
+    let devices = 0;
+    let complete = false;
+    let part: RecordExport | null = null;
+    let closing: Promise<void> | null = null;
+    const close = (): Promise<void> =>
+      (closing ??= (async () => {
+        try {
+          await part?.close();
+        } finally {
+          records.close();
+          const ownerId = fleetLogOwner(filters, devices);
+          await auditLog.record(sql, { by, action: 'fleet.exported', target: 'fleet', deviceId: null, ownerId, at: clock.now(), detail: { export: 'telemetry', devices, complete, filters, ...range } });
+        }
+      })());
+    const lines = (async function* () {
+      try {
+        yield line([...FLEET_TELEMETRY_COLUMNS, ...metrics]);
+        for (let page = first; ; page = await dashboard.devices(viewer, FLEET_EXPORT_PAGE, page.nextCursor!, filters)) {
+          for (const device of page.items) {
+            const opened = await records.records(device.device_id, dashboard.visibleFrom(viewer, device, null));
+            part = opened;
+            try {
+              const unknown = opened.metrics.filter((metric) => !known.has(metric));
+              if (unknown.length > 0) throw new Error(`The records of ${device.device_id} hold metrics stored after the export's columns were read (${unknown.join(', ')}): the export ends cut.`);
+              for await (const batch of opened.batches()) yield csvLines(batch, metrics, device.device_id);
+            } finally {
+              part = null;
+              await opened.close();
+            }
+            devices += 1;
+          }
+          if (page.nextCursor === null) break;
+        }
+        complete = true;
+      } finally {
+        await close();
+      }
+    })();
+    return { ...query.range, lines, close };
+  }
+
+  /** The metric names of every selected device's records in the range, as each will be read: the export's columns. */
+  private async metricsOf(viewer: Viewer, filters: DeviceListFilters, first: DevicePage, records: DevicesExport): Promise<string[]> {
+    const names = new Set<string>();
+    for (let page = first; ; page = await this.dashboard.devices(viewer, FLEET_EXPORT_PAGE, page.nextCursor!, filters)) {
+      for (const device of page.items) {
+        for (const name of await records.metricNames(device.device_id, this.dashboard.visibleFrom(viewer, device, null))) names.add(name);
+      }
+      if (page.nextCursor === null) break;
+    }
+    return [...names].sort(byCodePoint);
   }
 }

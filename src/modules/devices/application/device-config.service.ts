@@ -6,7 +6,7 @@ import type { Device } from '../domain/device.js';
 import { DeviceConfigRepository } from '../domain/device-config.repository.js';
 import { DeviceRepository } from '../domain/device.repository.js';
 import type { DeviceSnapshot } from '../domain/device-snapshot.queries.js';
-import { effectiveConfig, validateConfigPatch, type ConfigOverrides, type DeviceConfig, type FleetDefaults } from '../domain/device-config.js';
+import { effectiveConfig, validateConfigPatch, type ConfigOverrides, type ConfigPatch, type DeviceConfig, type FleetDefaults } from '../domain/device-config.js';
 import { DeviceSnapshots } from './device-snapshots.js';
 import { FleetDefaultsStore } from './fleet-defaults.js';
 import { EventLog } from '../../events/index.js';
@@ -78,11 +78,32 @@ export class DeviceConfigService {
     return { deviceId: device.deviceId, config, overrides: device.config.overrides, appliedVersion: device.appliedConfigVersion, appliedAt: device.configAppliedAt, etag: configTag(config) };
   }
 
+  /**
+   * The overrides a PATCH asks for, checked: a ValidationFailedError naming each key at fault. A
+   * change of many devices checks its body here once, before it changes any of them.
+   */
+  checkOverridesPatch(body: unknown): ConfigPatch {
+    return validateConfigPatch(body, { allowNull: true });
+  }
+
   async patchOverrides(deviceId: string, body: unknown, ifMatch: (etag: string) => boolean, by: AuditContext): Promise<DeviceConfigView> {
-    const patch = validateConfigPatch(body, { allowNull: true });
+    const patch = this.checkOverridesPatch(body);
+    if (!(await this.applyOverrides(deviceId, patch, by, ifMatch))) throw new NotFoundError('No visible device has this id.');
+    // The whole row, read now: the view shows what the gateway applied, which snapshots do not hold.
+    const device = await this.devices.findById(deviceId);
+    if (!device) throw new NotFoundError('No visible device has this id.');
+    return this.view(device);
+  }
+
+  /**
+   * Applies overrides checked by checkOverridesPatch, with a device.config_changed entry when a value
+   * changed; `ifMatch` sees the configuration's ETag before the change and may refuse it
+   * (PreconditionFailedError). False when the device does not exist.
+   */
+  async applyOverrides(deviceId: string, patch: ConfigPatch, by: AuditContext, ifMatch: (etag: string) => boolean = () => true): Promise<boolean> {
     const defaults = await this.defaults.current();
     const registeredAt = (await this.snapshots.get(deviceId))?.registeredAt;
-    if (!registeredAt) throw new NotFoundError('No visible device has this id.');
+    if (!registeredAt) return false;
     const now = this.clock.now();
     const state = await this.repository.patchOverrides(
       deviceId,
@@ -93,11 +114,7 @@ export class DeviceConfigService {
       },
       (tx) => this.audit.record(tx, { by, action: 'device.config_changed', target: `device:${deviceId}`, deviceId, detail: { patch }, at: now }),
     );
-    if (!state) throw new NotFoundError('No visible device has this id.');
-    // The whole row, read now: the view shows what the gateway applied, which snapshots do not hold.
-    const device = await this.devices.findById(deviceId);
-    if (!device) throw new NotFoundError('No visible device has this id.');
-    return this.view(device);
+    return state !== null;
   }
 
   currentDefaults(): Promise<FleetDefaults> {

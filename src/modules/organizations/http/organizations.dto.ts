@@ -1,6 +1,7 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
-import { IsBoolean, IsEmail, IsIn, IsOptional, IsString, IsUUID, MaxLength, MinLength } from 'class-validator';
+import { IsBoolean, IsEmail, IsIn, IsString, IsUUID, MaxLength, MinLength } from 'class-validator';
+import { Optional } from '../../../shared/http/optional.decorator.js';
 import { PageQuery } from '../../../shared/http/page-query.js';
 import { ORGANIZATION_ROLES, type MyOrganization, type OrganizationMember, type OrganizationRole } from '../domain/organization.js';
 
@@ -83,7 +84,7 @@ export class InviteMemberRequest {
 /** A role, alert e-mails, or both: at least one of them. */
 export class ChangeMemberRequest {
   @ApiPropertyOptional({ enum: ORGANIZATION_ROLES, example: 'admin', description: `${ROLES_DESCRIPTION} Only an owner may make or unmake an owner; the last owner stays one.` })
-  @IsOptional()
+  @Optional()
   @IsIn(ORGANIZATION_ROLES, { message: `role must be one of ${ORGANIZATION_ROLES.join(', ')}` })
   role?: OrganizationRole;
 
@@ -91,7 +92,7 @@ export class ChangeMemberRequest {
     example: false,
     description: "Your own membership only: whether you are mailed about the organization's devices (alerts, offline, failed updates). Owners, admins and operators are mailed unless they turn it off (and unless their account's alertEmails is off); viewers never are.",
   })
-  @IsOptional()
+  @Optional()
   @IsBoolean()
   alertEmails?: boolean;
 }

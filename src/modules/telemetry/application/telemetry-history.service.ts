@@ -6,7 +6,7 @@ import { decodeTimeCursor, encodeTimeCursor, invalidCursor } from '../../../shar
 import { strongTag } from '../../../shared/http/etag.js';
 import { autoBucketSec, type BucketChoice, type HistoryRange, MAX_POINTS_EXPLICIT, parseBatteryId, parseBucket, parseMetrics, resolveRange } from '../domain/history-query.js';
 import { ascendingByTs, type Series } from '../domain/history-series.js';
-import { TelemetryHistoryQueries, type RawRecordRow, type SeriesRow } from '../domain/telemetry-history.queries.js';
+import { TelemetryHistoryQueries, type RawRecordRow, type RecordExport, type RecordExportQuery, type SeriesRow } from '../domain/telemetry-history.queries.js';
 import { BATTERY_ID_PATTERN } from '../domain/telemetry-record.js';
 import { ExportSlots } from './export-slots.js';
 
@@ -57,6 +57,22 @@ export interface TelemetryExport {
   metrics: string[];
   batches(): AsyncGenerator<RawRecordRow[], void, undefined>;
   close(): Promise<void>;
+}
+
+/**
+ * An export of several devices' records, read one device after another (the dashboard's fleet
+ * export). It holds one of the account's export slots until close(), which the caller must call
+ * whatever happens (more than once is fine); each device's part holds a database connection until
+ * the caller closes it, before opening the next. A device's part starts at its `visibleSince`.
+ */
+export interface DevicesExport {
+  from: Date;
+  to: Date;
+  /** The metrics of the device's records in the range, sorted by code point: the columns openExport would give them. */
+  metricNames(deviceId: string, visibleSince: Date | null): Promise<string[]>;
+  /** The device's records in the range, in batches ascending by (ts, batteryId), with their metric names from the same snapshot. */
+  records(deviceId: string, visibleSince: Date | null): Promise<RecordExport>;
+  close(): void;
 }
 
 /** Records per FETCH: ~75 kB of CSV; a batch or two are in memory at a time (measured in telemetry-export.e2e-spec.ts). */
@@ -149,6 +165,22 @@ export class TelemetryHistoryService {
       release();
       throw error;
     }
+  }
+
+  /**
+   * An export of several devices' records under one of `account`'s export slots, taken here for as
+   * long as it runs: refused with TooManyExportsError like openExport.
+   */
+  openDevicesExport(account: string, query: ExportQuery): DevicesExport {
+    const { range, batteryId } = query;
+    const release = this.exportSlots.take(account);
+    const part = (deviceId: string, visibleSince: Date | null): RecordExportQuery => ({ deviceId, ...shown(range, visibleSince), batteryId });
+    return {
+      ...range,
+      metricNames: (deviceId, visibleSince) => this.telemetry.metricNames(part(deviceId, visibleSince)),
+      records: (deviceId, visibleSince) => this.telemetry.openExport(part(deviceId, visibleSince), EXPORT_BATCH_SIZE),
+      close: release,
+    };
   }
 }
 

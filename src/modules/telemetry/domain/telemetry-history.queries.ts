@@ -66,6 +66,9 @@ export abstract class TelemetryHistoryQueries {
 
   abstract raw(query: RawRecordsQuery): Promise<RawRecordRow[]>;
 
+  /** The names of the metrics the records of the range hold, sorted by code point: the columns an export of it has. */
+  abstract metricNames(query: RecordExportQuery): Promise<string[]>;
+
   /** Every record of the range, `batchSize` at a time: memory stays bounded by one batch whatever the range holds. */
   abstract openExport(query: RecordExportQuery, batchSize: number): Promise<RecordExport>;
 }

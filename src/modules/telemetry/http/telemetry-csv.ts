@@ -24,11 +24,16 @@ export function csvHeader(metrics: readonly string[]): string {
   return ['ts', 'batteryId', ...metrics].map(csvField).join(',') + CRLF;
 }
 
-/** Records as CSV lines (each ending in CRLF), columns in the order of `metrics`; ts as the API writes instants (ISO 8601 UTC, milliseconds). */
-export function csvLines(records: readonly RawRecordRow[], metrics: readonly string[]): string {
+/**
+ * Records as CSV lines (each ending in CRLF), columns in the order of `metrics`; ts as the API
+ * writes instants (ISO 8601 UTC, milliseconds). `leading`: a first field of every line (the
+ * deviceId of a fleet export).
+ */
+export function csvLines(records: readonly RawRecordRow[], metrics: readonly string[], leading?: string): string {
+  const start = leading === undefined ? '' : `${csvField(leading)},`;
   let text = '';
   for (const record of records) {
-    let line = `${record.ts.toISOString()},${csvField(record.battery_id)}`;
+    let line = `${start}${record.ts.toISOString()},${csvField(record.battery_id)}`;
     for (const metric of metrics) line += `,${csvValue(record.metrics[metric])}`;
     text += line + CRLF;
   }

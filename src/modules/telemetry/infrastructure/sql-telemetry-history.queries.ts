@@ -136,6 +136,12 @@ export class SqlTelemetryHistoryQueries extends TelemetryHistoryQueries {
     );
   }
 
+  /** The names from the rollups (METRIC_NAMES_SQL), as an export's snapshot reads them. */
+  async metricNames(query: RecordExportQuery): Promise<string[]> {
+    const names = await this.sql.rows<{ metric: string }>(METRIC_NAMES_SQL, metricNamesParams(query));
+    return names.map((row) => row.metric).sort(byCodePoint);
+  }
+
   /**
    * A server-side cursor in a read-only snapshot, fetched `batchSize` records at a time: the metric
    * names and the records come from the same snapshot, and only one batch is in memory at once.
@@ -146,14 +152,7 @@ export class SqlTelemetryHistoryQueries extends TelemetryHistoryQueries {
     if (!Number.isSafeInteger(batchSize) || batchSize < 1) throw new RangeError(`batchSize must be a positive integer, not ${batchSize}`);
     const snapshot = await this.sql.snapshot();
     try {
-      const spans = rollupSpans(query, 86_400);
-      const names = await snapshot.rows<{ metric: string }>(METRIC_NAMES_SQL, [
-        query.deviceId,
-        query.from,
-        query.to,
-        ...spans.flatMap((span) => [span.from, span.to]),
-        query.batteryId,
-      ]);
+      const names = await snapshot.rows<{ metric: string }>(METRIC_NAMES_SQL, metricNamesParams(query));
       await snapshot.rows(EXPORT_CURSOR_SQL, [query.deviceId, query.from, query.to, query.batteryId]);
       let started = false;
       return {
@@ -185,6 +184,12 @@ export class SqlTelemetryHistoryQueries extends TelemetryHistoryQueries {
       [query.deviceId, query.from, query.to, query.batteryId, query.after?.ts ?? null, query.after?.batteryId ?? '', query.limit],
     );
   }
+}
+
+/** METRIC_NAMES_SQL's parameters: the device, the range, the day-wide spans of every level, the battery. */
+function metricNamesParams(query: RecordExportQuery): unknown[] {
+  const spans = rollupSpans(query, 86_400);
+  return [query.deviceId, query.from, query.to, ...spans.flatMap((span) => [span.from, span.to]), query.batteryId];
 }
 
 /** Metric names in code point order, the same whatever collation the database has. */
