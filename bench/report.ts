@@ -665,7 +665,15 @@ export function machineText(info: RunInfo): string {
 export function dataText(seed: SeedInfo): string {
   return `${seed.devices} devices × ${seed.days} days at one record per 10 s, 4 metrics: ${int(seed.records)} records, ${int(seed.rollupRows)} rollup rows, ending ${seed.t0}. ${
     seed.reused ? `Reused from an earlier seeding (reset in ${seed.cleanupSeconds} s); it was seeded in ${seed.seconds.total} s` : `Seeded in ${seed.seconds.total} s`
-  } (history + rollup ${seed.seconds.telemetryAndRollup} s, indexes ${seed.seconds.indexes} s, VACUUM ANALYZE ${seed.seconds.vacuumAnalyze} s${seed.seconds.batteryEnergy === undefined ? '' : `, battery energy ${seed.seconds.batteryEnergy} s`}). Telemetry heap ${int(seed.bytes.telemetryHeap / 2 ** 20)} MB (${int(seed.bytes.telemetryHeap / Math.max(1, seed.records))} B/record), its indexes ${int(seed.bytes.telemetryIndexes / 2 ** 20)} MB, rollup with indexes ${int(seed.bytes.rollupTotal / 2 ** 20)} MB.`;
+  } (history + rollup ${seed.seconds.telemetryAndRollup} s, indexes ${seed.seconds.indexes} s, VACUUM ANALYZE ${seed.seconds.vacuumAnalyze} s${seed.seconds.batteryEnergy === undefined ? '' : `, battery energy ${seed.seconds.batteryEnergy} s`}). Telemetry heap ${int(seed.bytes.telemetryHeap / 2 ** 20)} MB (${int(seed.bytes.telemetryHeap / Math.max(1, seed.records))} B/record), its indexes ${int(seed.bytes.telemetryIndexes / 2 ** 20)} MB, rollup with indexes ${int(seed.bytes.rollupTotal / 2 ** 20)} MB.${diskPerRecord(seed)}`;
+}
+
+/** Bytes on disk per seeded record: raw heap, its indexes, each rollup level, and all of it. */
+function diskPerRecord(seed: SeedInfo): string {
+  const per = (bytes: number) => (bytes / Math.max(1, seed.records)).toFixed(1);
+  const { telemetryHeap, telemetryIndexes, rollupTotal, rollupLevels } = seed.bytes;
+  const levels = rollupLevels ? ` (${Object.entries(rollupLevels).map(([level, bytes]) => `${level} ${per(bytes)}`).join(', ')})` : '';
+  return ` Per record on disk: heap ${per(telemetryHeap)} B, its indexes ${per(telemetryIndexes)} B, rollups ${per(rollupTotal)} B${levels}; **${per(telemetryHeap + telemetryIndexes + rollupTotal)} B in all**.`;
 }
 
 export function renderReport(info: RunInfo, summaries: VariantSummary[], runs: RunResult[]): string {

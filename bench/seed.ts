@@ -45,7 +45,11 @@ export interface SeedInfo extends SeedPlan {
   seconds: { telemetryAndRollup: number; indexes: number; vacuumAnalyze: number; batteryEnergy?: number; total: number };
   /** battery_energy_1h holds the history's hours (databases seeded before battery analytics get them at their next reuse). */
   batteryEnergy?: boolean;
-  bytes: { telemetryHeap: number; telemetryIndexes: number; rollupTotal: number };
+  /**
+   * On disk after seeding: the raw telemetry's heap (main fork) and indexes, the rollups' whole
+   * (heap, TOAST, indexes), and each rollup level's whole (absent in databases seeded before it was measured).
+   */
+  bytes: { telemetryHeap: number; telemetryIndexes: number; rollupTotal: number; rollupLevels?: Record<string, number> };
   /** This run reused a database seeded earlier (rows ingested by earlier runs were deleted). */
   reused?: boolean;
   cleanupSeconds?: number;
@@ -381,13 +385,18 @@ async function loadHistory(url: string, start: Date, t0: Date, plan: SeedPlan, l
   await Promise.all(Array.from({ length: WORKERS }, worker));
 }
 
+/** The rollup levels, finest first, by their tables. */
+const ROLLUP_LEVELS = ['5m', '1h', '6h', '1d'] as const;
+
 async function sizes(client: pg.Client): Promise<SeedInfo['bytes']> {
-  const { rows } = await client.query<{ heap: string; indexes: string; rollup: string }>(
+  const { rows } = await client.query<{ heap: string; indexes: string } & Record<`rollup_${(typeof ROLLUP_LEVELS)[number]}`, string>>(
     `SELECT (SELECT coalesce(sum(pg_relation_size(inhrelid)), 0) FROM pg_inherits WHERE inhparent = 'telemetry'::regclass) AS heap,
             (SELECT coalesce(sum(pg_indexes_size(inhrelid)), 0) FROM pg_inherits WHERE inhparent = 'telemetry'::regclass) AS indexes,
-            pg_total_relation_size('telemetry_rollup_5m') + pg_total_relation_size('telemetry_rollup_1h') + pg_total_relation_size('telemetry_rollup_6h') + pg_total_relation_size('telemetry_rollup_1d') AS rollup`,
+            ${ROLLUP_LEVELS.map((level) => `pg_total_relation_size('telemetry_rollup_${level}') AS rollup_${level}`).join(', ')}`,
   );
-  return { telemetryHeap: Number(rows[0].heap), telemetryIndexes: Number(rows[0].indexes), rollupTotal: Number(rows[0].rollup) };
+  const rollupLevels = Object.fromEntries(ROLLUP_LEVELS.map((level) => [level, Number(rows[0][`rollup_${level}`])]));
+  const rollupTotal = Object.values(rollupLevels).reduce((sum, bytes) => sum + bytes, 0);
+  return { telemetryHeap: Number(rows[0].heap), telemetryIndexes: Number(rows[0].indexes), rollupTotal, rollupLevels };
 }
 
 async function seedFresh(serverUrl: string, database: string, plan: SeedPlan, log: Log): Promise<SeedInfo> {
