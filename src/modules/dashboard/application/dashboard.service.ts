@@ -23,6 +23,15 @@ export interface DeviceListFilters {
 /** A listed device with `online` as of the moment the list's `online` filter used. */
 export type ListedDevice = DeviceSummaryRow & { online: boolean };
 
+/** Devices read at a time by the fleet routes: an action or an export holds one page, never the fleet. */
+export const FLEET_PAGE = 200;
+
+/** A page of the device list. */
+export interface DevicePage {
+  items: ListedDevice[];
+  nextCursor: string | null;
+}
+
 @Injectable()
 export class DashboardService {
   constructor(
@@ -55,10 +64,28 @@ export class DashboardService {
   }
 
   /**
+   * Every device of the list the filters select, for a fleet route: FLEET_PAGE at a time, never
+   * the fleet at once. The first page is read here, before anything is returned, so a bad filter
+   * is a 400 before the caller starts; `pages()` walks the selection from it, as often as asked.
+   */
+  async selection(viewer: Viewer, filters: DeviceListFilters): Promise<{ pages(): AsyncGenerator<DevicePage> }> {
+    const first = await this.devices(viewer, FLEET_PAGE, undefined, filters);
+    const next = (cursor: string) => this.devices(viewer, FLEET_PAGE, cursor, filters);
+    return {
+      pages: async function* () {
+        for (let page = first; ; page = await next(page.nextCursor!)) {
+          yield page;
+          if (page.nextCursor === null) return;
+        }
+      },
+    };
+  }
+
+  /**
    * A page of the visible devices meeting every filter given. The cursor holds the last deviceId
    * only: the next page with the same filters continues after it, so each match comes once.
    */
-  async devices(viewer: Viewer, limit: number, cursor: string | undefined, given: DeviceListFilters = {}): Promise<{ items: ListedDevice[]; nextCursor: string | null }> {
+  async devices(viewer: Viewer, limit: number, cursor: string | undefined, given: DeviceListFilters = {}): Promise<DevicePage> {
     const after = cursor === undefined ? undefined : decodeCursor(cursor, (value) => DEVICE_ID_PATTERN.test(value));
     // One instant and one read of the defaults for the online filter and every row's online field.
     const now = this.clock.now();

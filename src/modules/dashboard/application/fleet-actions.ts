@@ -9,9 +9,6 @@ import { mayManage, ShareRoleError } from '../../sharing/index.js';
 import type { Viewer } from '../domain/dashboard-queries.js';
 import { DashboardService, type DeviceListFilters, type ListedDevice } from './dashboard.service.js';
 
-/** Devices read at a time while acting on the fleet: an action holds one page, never the fleet. */
-export const FLEET_ACTION_PAGE = 200;
-
 /**
  * Whose audit log a fleet action's entry also belongs to: the organization its filter named, once
  * the action reached any of its devices (which only its members' can); otherwise no one's but
@@ -99,16 +96,14 @@ export class FleetActions {
     detail: Record<string, unknown>,
     act: (device: ListedDevice) => Promise<void>,
   ): Promise<void> {
-    let page = await this.dashboard.devices(viewer, FLEET_ACTION_PAGE, undefined, filters);
+    const selection = await this.dashboard.selection(viewer, filters);
     let complete = false;
     try {
-      for (;;) {
+      for await (const page of selection.pages()) {
         for (const device of page.items) {
           if (mayManage(device.access)) await act(device);
           else counts.skipped += 1;
         }
-        if (page.nextCursor === null) break;
-        page = await this.dashboard.devices(viewer, FLEET_ACTION_PAGE, page.nextCursor, filters);
       }
       complete = true;
     } finally {

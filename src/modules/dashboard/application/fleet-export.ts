@@ -4,11 +4,9 @@ import { Sql } from '../../../shared/database/sql.js';
 import { AuditLog, type AuditContext } from '../../audit/index.js';
 import { CRLF, csvField, csvLines, TelemetryHistoryService, type DevicesExport, type ExportParams, type RecordExport } from '../../telemetry/index.js';
 import type { Viewer } from '../domain/dashboard-queries.js';
-import { DashboardService, type DeviceListFilters, type ListedDevice } from './dashboard.service.js';
+import { DashboardService, type DeviceListFilters, type DevicePage, type ListedDevice } from './dashboard.service.js';
 import { fleetLogOwner } from './fleet-actions.js';
-
-/** Devices read at a time while exporting: the export holds one page, never the fleet. */
-export const FLEET_EXPORT_PAGE = 200;
+import { byCodePoint } from '../../../shared/kernel/code-point-order.js';
 
 /** The columns of the fleet's latest values: one line per device and latest metric (a device with none: one line, the last four empty). */
 export const FLEET_LATEST_COLUMNS = ['deviceId', 'name', 'tags', 'hardwareId', 'firmwareVersion', 'online', 'lastSeenAt', 'batteryId', 'metric', 'ts', 'value'] as const;
@@ -17,15 +15,6 @@ export const FLEET_LATEST_COLUMNS = ['deviceId', 'name', 'tags', 'hardwareId', '
 export const FLEET_TELEMETRY_COLUMNS = ['deviceId', 'ts', 'batteryId'] as const;
 
 const line = (fields: readonly string[]): string => fields.map(csvField).join(',') + CRLF;
-
-/** Metric names in code point order, as the per-device export sorts its columns. */
-const byCodePoint = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
-
-/** A page of the device list, as DashboardService.devices answers it. */
-interface DevicePage {
-  items: ListedDevice[];
-  nextCursor: string | null;
-}
 
 /** A fleet telemetry export under way: the range it covers, its lines, and close(), which the caller must call however the answer ends. */
 export interface FleetTelemetryExport {
@@ -64,17 +53,16 @@ export class FleetExport {
    */
   async latest(viewer: Viewer, filters: DeviceListFilters, by: AuditContext): Promise<{ startedAt: Date; lines: AsyncGenerator<string> }> {
     const startedAt = this.clock.now();
-    const first = await this.dashboard.devices(viewer, FLEET_EXPORT_PAGE, undefined, filters);
-    const { dashboard, auditLog, sql, clock } = this;
+    const selection = await this.dashboard.selection(viewer, filters);
+    const { auditLog, sql, clock } = this;
     const lines = (async function* () {
       let devices = 0;
       let complete = false;
       try {
         yield line(FLEET_LATEST_COLUMNS);
-        for (let page = first; ; page = await dashboard.devices(viewer, FLEET_EXPORT_PAGE, page.nextCursor!, filters)) {
+        for await (const page of selection.pages()) {
           devices += page.items.length;
           yield page.items.map(latestLines).join('');
-          if (page.nextCursor === null) break;
         }
         complete = true;
       } finally {
@@ -98,11 +86,11 @@ export class FleetExport {
    */
   async telemetry(viewer: Viewer, filters: DeviceListFilters, params: ExportParams, by: AuditContext): Promise<FleetTelemetryExport> {
     const query = this.history.exportQuery(params);
-    const first = await this.dashboard.devices(viewer, FLEET_EXPORT_PAGE, undefined, filters);
+    const selection = await this.dashboard.selection(viewer, filters);
     const records = this.history.openDevicesExport(viewer.userId, query);
     let metrics: string[];
     try {
-      metrics = await this.metricsOf(viewer, filters, first, records);
+      metrics = await this.metricsOf(viewer, selection.pages(), records);
     } catch (error) {
       records.close();
       throw error;
@@ -127,7 +115,7 @@ export class FleetExport {
     const lines = (async function* () {
       try {
         yield line([...FLEET_TELEMETRY_COLUMNS, ...metrics]);
-        for (let page = first; ; page = await dashboard.devices(viewer, FLEET_EXPORT_PAGE, page.nextCursor!, filters)) {
+        for await (const page of selection.pages()) {
           for (const device of page.items) {
             const opened = await records.records(device.device_id, dashboard.visibleFrom(viewer, device, null));
             part = opened;
@@ -141,7 +129,6 @@ export class FleetExport {
             }
             devices += 1;
           }
-          if (page.nextCursor === null) break;
         }
         complete = true;
       } finally {
@@ -152,13 +139,12 @@ export class FleetExport {
   }
 
   /** The metric names of every selected device's records in the range, as each will be read: the export's columns. */
-  private async metricsOf(viewer: Viewer, filters: DeviceListFilters, first: DevicePage, records: DevicesExport): Promise<string[]> {
+  private async metricsOf(viewer: Viewer, pages: AsyncGenerator<DevicePage>, records: DevicesExport): Promise<string[]> {
     const names = new Set<string>();
-    for (let page = first; ; page = await this.dashboard.devices(viewer, FLEET_EXPORT_PAGE, page.nextCursor!, filters)) {
+    for await (const page of pages) {
       for (const device of page.items) {
         for (const name of await records.metricNames(device.device_id, this.dashboard.visibleFrom(viewer, device, null))) names.add(name);
       }
-      if (page.nextCursor === null) break;
     }
     return [...names].sort(byCodePoint);
   }

@@ -6,12 +6,10 @@ import { ApiProblems, JSON_BODY_PROBLEMS } from '../../../shared/http/api-proble
 import type { IntegrationHolder } from '../../../shared/kernel/integration-holder.js';
 import { UuidParam } from '../../../shared/http/list-params.js';
 import { NoStore } from '../../../shared/http/no-store.decorator.js';
-import { OrganizationsService } from '../../organizations/index.js';
+import { ORGANIZATION_ID_PARAM, OrganizationsService } from '../../organizations/index.js';
 import { WebhooksService } from '../application/webhooks.service.js';
 import { MAX_WEBHOOKS_PER_USER } from '../domain/webhook.js';
 import { CreatedWebhookResponse, CreateWebhookRequest, WebhookResponse, WebhooksResponse, WebhookTestResponse } from './webhooks.dto.js';
-
-const ORGANIZATION_PARAM = { name: 'organizationId', format: 'uuid', example: '0b6f2a8e-3c1d-4e5f-9a7b-8c9d0e1f2a3b' };
 
 /** Who may manage them, and what a non-member, a member below admin and a personal organization get. */
 const MANAGERS = "Owners and admins of the organization; another member gets 403 ORGANIZATION_ROLE, anyone else 404. A personal organization has no webhooks of its own (409 PERSONAL_ORGANIZATION): its account's are at /api/v1/user/webhooks.";
@@ -36,7 +34,7 @@ export class OrganizationWebhooksController {
     summary: "Register a webhook for the events of the organization's devices",
     description: `Delivered like an account's webhooks (Standard Webhooks, at least once, retried for more than 24 h; see the webhooks section). A webhook failing for 24 h is disabled and the organization's owners and admins get an e-mail. ${MANAGERS} At most ${MAX_WEBHOOKS_PER_USER} per organization.`,
   })
-  @ApiParam(ORGANIZATION_PARAM)
+  @ApiParam(ORGANIZATION_ID_PARAM)
   @ApiBody({ type: CreateWebhookRequest })
   @ApiResponse({ status: 201, type: CreatedWebhookResponse, description: 'Registered; the secret is shown only here.' })
   @ApiProblems(JSON_BODY_PROBLEMS, { 400: ['WEBHOOK_URL_NOT_ALLOWED'], 403: ['ORGANIZATION_ROLE'], 404: ['NOT_FOUND'], 409: ['TOO_MANY_WEBHOOKS', 'PERSONAL_ORGANIZATION'] })
@@ -52,7 +50,7 @@ export class OrganizationWebhooksController {
   @Get()
   @CustomerAuth()
   @ApiOperation({ operationId: 'listOrganizationWebhooks', summary: "The organization's webhooks (without their secrets)", description: MANAGERS })
-  @ApiParam(ORGANIZATION_PARAM)
+  @ApiParam(ORGANIZATION_ID_PARAM)
   @ApiResponse({ status: 200, type: WebhooksResponse, description: 'Every webhook of the organization.' })
   @ApiProblems({ 400: ['VALIDATION_FAILED'], 403: ['ORGANIZATION_ROLE'], 404: ['NOT_FOUND'], 409: ['PERSONAL_ORGANIZATION'] })
   async list(@CurrentCustomer() customer: CustomerPrincipal, @UuidParam('organizationId', 'an organization id') organizationId: string): Promise<WebhooksResponse> {
@@ -63,7 +61,7 @@ export class OrganizationWebhooksController {
   @HttpCode(204)
   @CustomerAuth()
   @ApiOperation({ operationId: 'deleteOrganizationWebhook', summary: "Delete one of the organization's webhooks; what was queued for it is dropped", description: MANAGERS })
-  @ApiParam(ORGANIZATION_PARAM)
+  @ApiParam(ORGANIZATION_ID_PARAM)
   @ApiParam({ name: 'webhookId', format: 'uuid' })
   @ApiResponse({ status: 204, description: 'Deleted.' })
   @ApiProblems({ 400: ['VALIDATION_FAILED'], 403: ['ORGANIZATION_ROLE'], 404: ['NOT_FOUND'], 409: ['PERSONAL_ORGANIZATION'] })
@@ -79,7 +77,7 @@ export class OrganizationWebhooksController {
   @HttpCode(202)
   @CustomerAuth()
   @ApiOperation({ operationId: 'testOrganizationWebhook', summary: "Queue a signed `webhook.test` message to one of the organization's webhooks", description: MANAGERS })
-  @ApiParam(ORGANIZATION_PARAM)
+  @ApiParam(ORGANIZATION_ID_PARAM)
   @ApiParam({ name: 'webhookId', format: 'uuid' })
   @ApiResponse({ status: 202, type: WebhookTestResponse, description: 'Queued; delivered like any event, with retries.' })
   @ApiProblems({ 400: ['VALIDATION_FAILED'], 403: ['ORGANIZATION_ROLE'], 404: ['NOT_FOUND'], 409: ['WEBHOOK_DISABLED', 'PERSONAL_ORGANIZATION'] })

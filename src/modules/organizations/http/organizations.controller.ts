@@ -22,7 +22,8 @@ import {
   UpdateOrganizationRequest,
 } from './organizations.dto.js';
 
-const ORGANIZATION_ID = { name: 'organizationId', format: 'uuid', example: '5b2f8c1e-3d4a-4e6b-9c7d-8e9f0a1b2c3d' } as const;
+/** The organizationId path parameter as the document shows it, for every route under /organizations/{organizationId}. */
+export const ORGANIZATION_ID = { name: 'organizationId', format: 'uuid', example: '5b2f8c1e-3d4a-4e6b-9c7d-8e9f0a1b2c3d' } as const;
 const MEMBER_ID = { name: 'memberId', format: 'uuid', example: '0c1d2e3f-4a5b-4c6d-8e7f-8091a2b3c4d5' } as const;
 
 /**

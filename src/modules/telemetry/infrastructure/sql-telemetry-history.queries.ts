@@ -4,6 +4,7 @@ import { rollupSpans } from '../domain/history-query.js';
 import { ROLLUP_LEVELS } from '../domain/rollup-levels.js';
 import { TelemetryHistoryQueries, type RawRecordRow, type RawRecordsQuery, type RecordExport, type RecordExportQuery, type SeriesQuery, type SeriesRow } from '../domain/telemetry-history.queries.js';
 import { EPOCH, rollupTable } from './rollup-levels.sql.js';
+import { byCodePoint } from '../../../shared/kernel/code-point-order.js';
 
 /*
  * Parameters of the series statement: $1 device, $2 from, $3 to, then each level's span (finest
@@ -191,6 +192,3 @@ function metricNamesParams(query: RecordExportQuery): unknown[] {
   const spans = rollupSpans(query, 86_400);
   return [query.deviceId, query.from, query.to, ...spans.flatMap((span) => [span.from, span.to]), query.batteryId];
 }
-
-/** Metric names in code point order, the same whatever collation the database has. */
-const byCodePoint = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
