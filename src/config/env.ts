@@ -7,6 +7,9 @@ const toBoolean = ({ value }: { value: unknown }) => (value === 'true' || value 
 const blankToUndefined = ({ value }: { value: unknown }) => (typeof value === 'string' && value.trim() === '' ? undefined : value);
 const toOptionalInt = ({ value }: { value: unknown }) => toInt({ value: blankToUndefined({ value }) });
 
+/** TELEMETRY_SETTLED_HOURS when unset: late records are expected for two days. */
+export const DEFAULT_SETTLED_HOURS = 48;
+
 /**
  * Every environment variable the service reads. Validated once at start; a bad value stops the
  * process with one message naming each offending variable. docs/operations.md documents the same table.
@@ -258,6 +261,17 @@ export class Env {
 
   @Transform(toInt) @IsInt() @Min(1) @Max(3650)
   TELEMETRY_RETENTION_DAYS = 365;
+
+  /**
+   * Hours after which a UTC day's records are settled: compacted into one row per device, battery
+   * and day (records that come later still land). At least a day, so today is never compacted.
+   */
+  @Transform(toInt) @IsInt() @Min(24) @Max(8760)
+  TELEMETRY_SETTLED_HOURS = DEFAULT_SETTLED_HOURS;
+
+  /** Compaction of settled days, queued hourly and at start; off, days stay rows (reads and ingest work alike). */
+  @Transform(toBoolean) @IsBoolean()
+  TELEMETRY_COMPACTION_ENABLED = true;
 
   /** Bytes of log lines (messages and tags) one device may store per UTC day; then 429 until midnight UTC. */
   @Transform(toInt) @IsInt() @Min(1024) @Max(1_073_741_824)

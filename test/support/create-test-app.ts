@@ -82,6 +82,9 @@ export async function startTestApp(databaseUrl: string, overrides: Record<string
     // Most suites publish releases for what follows from them (offers, events, health), unsigned;
     // the signing tests (firmware-signing.e2e-spec.ts) run with the default, which requires it.
     FIRMWARE_REQUIRE_SIGNATURE: 'false',
+    // A suite that reads the telemetry rows' table must not find a day compacted under it when the
+    // hour turns; the compaction suites (telemetry-compaction*.e2e-spec.ts) run it themselves.
+    TELEMETRY_COMPACTION_ENABLED: 'false',
     ...overrides,
   });
   const secrets = resolveSecrets(env);

@@ -14,6 +14,7 @@ export { TelemetryFeed, type StoredTelemetry } from './application/telemetry-fee
 export { IngestMetrics, UnmeasuredIngest } from './application/ingest-metrics.js';
 import {
   DeviceLatestMetricRecord,
+  TelemetryDayRecord,
   TelemetryReadingRecord,
   TelemetryRollup1dRecord,
   TelemetryRollup1hRecord,
@@ -22,4 +23,4 @@ import {
 } from './infrastructure/telemetry.record.js';
 
 /** The tables this module owns, for the data source (src/schema.ts). */
-export const TELEMETRY_RECORDS = [TelemetryReadingRecord, TelemetryRollup5mRecord, TelemetryRollup1hRecord, TelemetryRollup6hRecord, TelemetryRollup1dRecord, DeviceLatestMetricRecord];
+export const TELEMETRY_RECORDS = [TelemetryReadingRecord, TelemetryRollup5mRecord, TelemetryRollup1hRecord, TelemetryRollup6hRecord, TelemetryRollup1dRecord, TelemetryDayRecord, DeviceLatestMetricRecord];

@@ -89,7 +89,7 @@ export class SqlBatteryEnergyStore extends BatteryEnergyStore {
     const rows = await tx.rows<SampleRow>(
       `SELECT ts, (metrics->>'current')::float8 AS current, (metrics->>'voltage')::float8 AS voltage,
               (metrics->>'chargedAhTotal')::float8 AS charged, (metrics->>'dischargedAhTotal')::float8 AS discharged
-         FROM ${TELEMETRY_VIEWS.readings} WHERE device_id = $1 AND ts >= $3 AND ts < $4 AND battery_id = $2 AND ${HAS_CHARGE}
+         FROM ${TELEMETRY_VIEWS.readings}($1, $2, $3, $4) WHERE ${HAS_CHARGE}
         ORDER BY ts LIMIT $5`,
       [battery.deviceId, battery.batteryId, from, to, limit],
     );

@@ -122,7 +122,7 @@ export class SqlBatteryProfilesStore extends BatteryProfilesStore {
   async series(battery: BatteryKey, from: Date, to: Date, names: readonly string[]): Promise<Array<{ ts: number } & Record<string, number>>> {
     const rows = await this.replica.rows<{ ts: Date; values: Record<string, number> }>(
       `SELECT ts, (SELECT jsonb_object_agg(key, value) FROM jsonb_each(metrics) WHERE key = ANY($5::text[])) AS values
-         FROM ${TELEMETRY_VIEWS.readings} WHERE device_id = $1 AND ts >= $3 AND ts < $4 AND battery_id = $2 AND metrics ?| $5::text[]
+         FROM ${TELEMETRY_VIEWS.readings}($1, $2, $3, $4) WHERE metrics ?| $5::text[]
         ORDER BY ts`,
       [battery.deviceId, battery.batteryId, from, to, names],
     );

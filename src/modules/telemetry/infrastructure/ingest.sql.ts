@@ -1,5 +1,6 @@
 import { ROLLUP_LEVELS } from '../domain/rollup-levels.js';
 import { CHARGE_METRICS } from '../../../shared/kernel/charge-metrics.js';
+import { COMPACT_DAYS, readings } from './compact-days.sql.js';
 import { EPOCH, rollupInterval, rollupTable } from './rollup-levels.sql.js';
 
 /** Adds the batch's sums per finest slot into one rollup level, taking row locks in key order. */
@@ -47,10 +48,9 @@ const ENERGY_STALE = `), energy_stale AS (
  * (device_latest_metrics), which tells the stored-telemetry listeners which records came late
  * (TelemetryFeed).
  */
-function ingestSql(batteryAnalytics: boolean): string {
+function ingestSql(batteryAnalytics: boolean, late: boolean): string {
   return `
-WITH input AS (
-  SELECT * FROM unnest($1::text[], $2::text[], $3::timestamptz[], $4::jsonb[]) AS r (device_id, battery_id, ts, metrics)
+WITH ${late ? LATE_INPUT : 'input AS (\n  SELECT * FROM unnest($1::text[], $2::text[], $3::timestamptz[], $4::jsonb[]) AS r (device_id, battery_id, ts, metrics)'}
 ), inserted AS (
   INSERT INTO telemetry (device_id, battery_id, ts, metrics)
   SELECT device_id, battery_id, ts, metrics FROM input
@@ -87,15 +87,35 @@ SELECT NULL, NULL, NULL, NULL, NULL, NULL FROM energy_stale WHERE marked < 0`
   }`;
 }
 
-export const INGEST_SQL = ingestSql(true);
+/**
+ * The input of a flush with records older than the settled window: those of a compact day (a day
+ * compacted already, telemetry_days) are stored already, so they are left out as the primary key
+ * leaves out the rows' duplicates. Only the timestamps of the days the flush touches are unpacked.
+ * Run under the devices' compaction lock (compaction.sql.ts), so a day is not compacted meanwhile.
+ */
+const LATE_INPUT = `given AS (
+  SELECT * FROM unnest($1::text[], $2::text[], $3::timestamptz[], $4::jsonb[]) AS r (device_id, battery_id, ts, metrics)
+), compacted AS (
+  SELECT d.device_id, d.battery_id, d.day + make_interval(secs => u.slot * 300) + u.us * interval '1 microsecond' AS ts
+    FROM ${COMPACT_DAYS} d CROSS JOIN LATERAL unnest(d.slots, d.offsets) AS u (slot, us)
+   WHERE (d.device_id, d.day, d.battery_id) IN (SELECT DISTINCT device_id, date_bin('1 day', ts, ${EPOCH}), battery_id FROM given)
+), input AS (
+  SELECT g.* FROM given g
+   WHERE NOT EXISTS (SELECT 1 FROM compacted c WHERE c.device_id = g.device_id AND c.battery_id = g.battery_id AND c.ts = g.ts)`;
+
+export const INGEST_SQL = ingestSql(true, false);
 /** The ingest statement with BATTERY_ANALYTICS_ENABLED=false: no energy marks. */
-export const INGEST_SQL_WITHOUT_BATTERY_ANALYTICS = ingestSql(false);
+export const INGEST_SQL_WITHOUT_BATTERY_ANALYTICS = ingestSql(false, false);
+/** The ingest statements for flushes with records older than the settled window (LATE_INPUT). */
+export const LATE_INGEST_SQL = ingestSql(true, true);
+export const LATE_INGEST_SQL_WITHOUT_BATTERY_ANALYTICS = ingestSql(false, true);
 
 /**
  * Of records that were not inserted, those stored with other metrics: the 1-based ordinals of the
- * arrays ($1 device ids, $2 battery ids, $3 times, $4 metrics). jsonb equality ignores key order
- * and the spelling of a number (50 and 50.0 are equal), so a retry is never a conflict.
+ * arrays ($1 device ids, $2 battery ids, $3 times, $4 metrics), as rows or in a compact day. jsonb
+ * equality ignores key order and the spelling of a number (50 and 50.0 are equal; a compact day's
+ * values come back as the same doubles), so a retry is never a conflict.
  */
 export const CONFLICTING_SQL = `SELECT i.n FROM unnest($1::text[], $2::text[], $3::timestamptz[], $4::jsonb[]) WITH ORDINALITY AS i (device_id, battery_id, ts, metrics, n)
-  JOIN telemetry t ON t.device_id = i.device_id AND t.battery_id = i.battery_id AND t.ts = i.ts
-  WHERE t.metrics <> i.metrics`;
+  CROSS JOIN LATERAL ${readings('i.device_id', 'i.battery_id', 'i.ts', "i.ts + interval '1 microsecond'")} AS t
+  WHERE t.ts = i.ts AND t.metrics <> i.metrics`;

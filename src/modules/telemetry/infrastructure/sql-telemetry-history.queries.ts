@@ -3,6 +3,7 @@ import { ReplicaSql } from '../../../shared/database/replica-sql.js';
 import { rollupSpans } from '../domain/history-query.js';
 import { ROLLUP_LEVELS } from '../domain/rollup-levels.js';
 import { TelemetryHistoryQueries, type RawRecordRow, type RawRecordsQuery, type RecordExport, type RecordExportQuery, type SeriesQuery, type SeriesRow } from '../domain/telemetry-history.queries.js';
+import { COMPACT_DAYS, daySlots, dayValues, readings } from './compact-days.sql.js';
 import { EPOCH, rollupTable } from './rollup-levels.sql.js';
 import { byCodePoint } from '../../../shared/kernel/code-point-order.js';
 
@@ -36,14 +37,33 @@ function levelMinusInner(table: string, outer: number, inner: number): string {
           WHERE ${filters('r.metric', 'r.battery_id')}`;
 }
 
-/** Raw records of [$from, $to): one edge of the range that no rollup level answers. */
+/**
+ * The finest level's share from compact days (telemetry_days): their five-minute slots in the
+ * same two ranges as levelMinusInner; the rows of the finest level's table hold the rest (records
+ * that came after their day was compacted).
+ */
+function compactSlotsMinusInner(outer: number, inner: number): string {
+  return `SELECT d.battery_id, s.metric, s.bucket, s.count, s.sum, s.min, s.max
+           FROM (VALUES ($${outer}::timestamptz, $${inner}::timestamptz), ($${inner + 1}::timestamptz, $${outer + 1}::timestamptz)) AS span (lo, hi)
+           JOIN ${COMPACT_DAYS} d ON d.device_id = $1 AND d.day > span.lo - interval '1 day' AND d.day < span.hi AND span.lo < span.hi
+           CROSS JOIN LATERAL ${daySlots('d', 'span.lo', 'span.hi')} AS s
+          WHERE ${filters('s.metric', 'd.battery_id')}`;
+}
+
+/** Raw records of [$from, $to): one edge of the range that no rollup level answers, from rows and compact days. */
 function rawEdge(from: number, to: number): string {
   return `SELECT t.battery_id, m.key, t.ts, 1, v.value, v.value, v.value
            FROM telemetry t
            CROSS JOIN LATERAL jsonb_each_text(t.metrics) AS m (key, value)
            CROSS JOIN LATERAL (SELECT m.value::float8 AS value) AS v
           WHERE t.device_id = $1 AND t.ts >= $${from} AND t.ts < $${to}
-            AND ${filters('m.key', 't.battery_id')}`;
+            AND ${filters('m.key', 't.battery_id')}
+         UNION ALL
+         SELECT d.battery_id, v.metric, v.ts, 1, v.value, v.value, v.value
+           FROM ${COMPACT_DAYS} d
+           CROSS JOIN LATERAL ${dayValues('d', `$${from}`, `$${to}`)} AS v
+          WHERE d.device_id = $1 AND d.day > $${from}::timestamptz - interval '1 day' AND d.day < $${to} AND $${from} < $${to}
+            AND ${filters('v.metric', 'd.battery_id')}`;
 }
 
 const coarsest = ROLLUP_LEVELS.length - 1;
@@ -52,6 +72,7 @@ const PARTS = [
   ...ROLLUP_LEVELS.slice(0, coarsest)
     .map((level, index) => levelMinusInner(rollupTable(level), spanFrom(index), spanFrom(index + 1)))
     .reverse(),
+  compactSlotsMinusInner(spanFrom(0), spanFrom(1)),
   rawEdge(2, spanFrom(0)),
   rawEdge(spanFrom(0) + 1, 3),
 ];
@@ -95,7 +116,18 @@ const NAMES_BATTERY = spanFrom(ROLLUP_LEVELS.length);
 const namesIn = (table: string, where: string) => `SELECT DISTINCT r.metric FROM ${table} r ${where} AND ($${NAMES_BATTERY}::text IS NULL OR r.battery_id = $${NAMES_BATTERY})`;
 const rawNames = (from: number, to: number) =>
   `SELECT DISTINCT jsonb_object_keys(t.metrics) FROM telemetry t
-    WHERE t.device_id = $1 AND t.ts >= $${from} AND t.ts < $${to} AND ($${NAMES_BATTERY}::text IS NULL OR t.battery_id = $${NAMES_BATTERY})`;
+    WHERE t.device_id = $1 AND t.ts >= $${from} AND t.ts < $${to} AND ($${NAMES_BATTERY}::text IS NULL OR t.battery_id = $${NAMES_BATTERY})
+   UNION
+   SELECT DISTINCT v.metric FROM ${COMPACT_DAYS} d CROSS JOIN LATERAL ${dayValues('d', `$${from}`, `$${to}`)} AS v
+    WHERE d.device_id = $1 AND d.day > $${from}::timestamptz - interval '1 day' AND d.day < $${to} AND $${from} < $${to}
+      AND ($${NAMES_BATTERY}::text IS NULL OR d.battery_id = $${NAMES_BATTERY})`;
+/** The names of the finest level's compact slots in its two ranges. */
+const compactSlotNames = (outer: number, inner: number) =>
+  `SELECT DISTINCT s.metric
+     FROM (VALUES ($${outer}::timestamptz, $${inner}::timestamptz), ($${inner + 1}::timestamptz, $${outer + 1}::timestamptz)) AS span (lo, hi)
+     JOIN ${COMPACT_DAYS} d ON d.device_id = $1 AND d.day > span.lo - interval '1 day' AND d.day < span.hi AND span.lo < span.hi
+      AND ($${NAMES_BATTERY}::text IS NULL OR d.battery_id = $${NAMES_BATTERY})
+    CROSS JOIN LATERAL ${daySlots('d', 'span.lo', 'span.hi')} AS s`;
 export const METRIC_NAMES_SQL = [
   namesIn(rollupTable(ROLLUP_LEVELS[coarsest]), `WHERE r.device_id = $1 AND r.bucket >= $${spanFrom(coarsest)} AND r.bucket < $${spanFrom(coarsest) + 1}`),
   ...ROLLUP_LEVELS.slice(0, coarsest).map((level, index) => {
@@ -106,15 +138,33 @@ export const METRIC_NAMES_SQL = [
       'ON r.device_id = $1 AND r.bucket >= span.lo AND r.bucket < span.hi WHERE true',
     );
   }),
+  compactSlotNames(spanFrom(0), spanFrom(1)),
   rawNames(2, spanFrom(0)),
   rawNames(spanFrom(0) + 1, 3),
 ].join('\n UNION\n ');
 
-/** The records of an export, in the order of the primary key's index within each monthly partition. */
+/** The records of one window of an export, in time order (a day of compact rows is unpacked whole). */
 const EXPORT_CURSOR_SQL = `DECLARE telemetry_export NO SCROLL CURSOR FOR
-  SELECT battery_id, ts, metrics FROM telemetry
-   WHERE device_id = $1 AND ts >= $2 AND ts < $3 AND ($4::text IS NULL OR battery_id = $4)
-   ORDER BY ts, battery_id`;
+  SELECT battery_id, ts, metrics FROM ${readings('$1', '$4', '$2', '$3')} ORDER BY ts, battery_id`;
+
+/** The records of a raw page's window after its cursor. */
+const RAW_PAGE_SQL = `SELECT battery_id, ts, metrics FROM ${readings('$1', '$4', '$2', '$3')}
+  WHERE ($5::timestamptz IS NULL OR (ts, battery_id) > ($5, $6::text))
+  ORDER BY ts, battery_id LIMIT $7`;
+
+const DAY_MS = 86_400_000;
+
+/**
+ * [from, to) cut at UTC midnights: the windows the record reads go through one at a time, so a
+ * read unpacks at most one compact day per battery at once and a page stops as soon as it is full.
+ */
+export function* dayWindows(from: Date, to: Date): Generator<{ from: Date; to: Date }> {
+  for (let start = from.getTime(); start < to.getTime(); ) {
+    const end = Math.min(to.getTime(), (Math.floor(start / DAY_MS) + 1) * DAY_MS);
+    yield { from: new Date(start), to: new Date(end) };
+    start = end;
+  }
+}
 
 /**
  * History as hand-written SQL: the history hot path measured by S3 (bench/README.md). The series
@@ -154,17 +204,20 @@ export class SqlTelemetryHistoryQueries extends TelemetryHistoryQueries {
     const snapshot = await this.sql.snapshot();
     try {
       const names = await snapshot.rows<{ metric: string }>(METRIC_NAMES_SQL, metricNamesParams(query));
-      await snapshot.rows(EXPORT_CURSOR_SQL, [query.deviceId, query.from, query.to, query.batteryId]);
       let started = false;
       return {
         metrics: names.map((row) => row.metric).sort(byCodePoint),
         async *batches() {
           if (started) throw new Error('An export is read once.');
           started = true;
-          for (;;) {
-            const rows = await snapshot.rows<RawRecordRow>(`FETCH FORWARD ${batchSize} FROM telemetry_export`);
-            if (rows.length > 0) yield rows;
-            if (rows.length < batchSize) return;
+          for (const window of dayWindows(query.from, query.to)) {
+            await snapshot.rows(EXPORT_CURSOR_SQL, [query.deviceId, window.from, window.to, query.batteryId]);
+            for (;;) {
+              const rows = await snapshot.rows<RawRecordRow>(`FETCH FORWARD ${batchSize} FROM telemetry_export`);
+              if (rows.length > 0) yield rows;
+              if (rows.length < batchSize) break;
+            }
+            await snapshot.rows('CLOSE telemetry_export');
           }
         },
         close: () => snapshot.close(),
@@ -175,15 +228,20 @@ export class SqlTelemetryHistoryQueries extends TelemetryHistoryQueries {
     }
   }
 
-  /** The records themselves, ascending, keyset-paginated on (ts, batteryId). */
-  raw(query: RawRecordsQuery): Promise<RawRecordRow[]> {
-    return this.sql.rows<RawRecordRow>(
-      `SELECT battery_id, ts, metrics FROM telemetry
-        WHERE device_id = $1 AND ts >= $2 AND ts < $3 AND ($4::text IS NULL OR battery_id = $4)
-          AND ($5::timestamptz IS NULL OR (ts, battery_id) > ($5, $6::text))
-        ORDER BY ts, battery_id LIMIT $7`,
-      [query.deviceId, query.from, query.to, query.batteryId, query.after?.ts ?? null, query.after?.batteryId ?? '', query.limit],
-    );
+  /** The records themselves, ascending, keyset-paginated on (ts, batteryId): a day window at a time until the page is full. */
+  async raw(query: RawRecordsQuery): Promise<RawRecordRow[]> {
+    const page: RawRecordRow[] = [];
+    const from = query.after && query.after.ts > query.from ? query.after.ts : query.from;
+    for (const window of dayWindows(from, query.to)) {
+      const rows = await this.sql.rows<RawRecordRow>(
+        RAW_PAGE_SQL,
+        [query.deviceId, window.from, window.to, query.batteryId, query.after?.ts ?? null, query.after?.batteryId ?? '', query.limit - page.length],
+        'telemetry_raw_page',
+      );
+      page.push(...rows);
+      if (page.length >= query.limit) break;
+    }
+    return page;
   }
 }
 

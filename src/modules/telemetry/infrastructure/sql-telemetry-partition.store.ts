@@ -3,6 +3,7 @@ import { maintainPartitions } from '../../../shared/database/range-partitions.js
 import { Sql } from '../../../shared/database/sql.js';
 import { ROLLUP_LEVELS } from '../domain/rollup-levels.js';
 import { TelemetryPartitionStore } from '../domain/telemetry-partition.store.js';
+import { COMPACT_DAYS } from './compact-days.sql.js';
 import { rollupTable } from './rollup-levels.sql.js';
 
 /** Arbitrary constant: the advisory lock that lets one instance at a time maintain partitions. */
@@ -42,11 +43,11 @@ export class SqlTelemetryPartitionStore extends TelemetryPartitionStore {
       if (!locked) return { created: [], dropped: [] };
       const cutoff = new Date(now.getTime() - retentionDays * 86_400_000);
       const { created, dropped } = await maintainPartitions(tx, 'telemetry', MONTHS, cutoff, addMonths(monthStart(now), 2));
-      // Rollup slots go with the raw months they summarise: below the oldest month kept (a month
-      // starts at a UTC midnight, so no coarser slot straddles it).
-      for (const level of ROLLUP_LEVELS) {
+      // Rollup slots and compact days go with the months they summarise or hold: below the oldest
+      // month kept (a month starts at a UTC midnight, so no coarser slot or day straddles it).
+      for (const { table, column } of [...ROLLUP_LEVELS.map((level) => ({ table: rollupTable(level), column: 'bucket' })), { table: COMPACT_DAYS, column: 'day' }]) {
         await tx.rows(
-          `DELETE FROM ${rollupTable(level)} WHERE bucket < (
+          `DELETE FROM ${table} WHERE ${column} < (
              SELECT min((regexp_match(pg_get_expr(c.relpartbound, c.oid), 'FROM \\(''([^'']+)''\\)'))[1]::timestamptz)
                FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid WHERE i.inhparent = 'telemetry'::regclass)`,
         );

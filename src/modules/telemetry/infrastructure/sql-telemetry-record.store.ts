@@ -1,6 +1,6 @@
 import { performance } from 'node:perf_hooks';
 import { Injectable, Logger, Optional } from '@nestjs/common';
-import { Env } from '../../../config/env.js';
+import { DEFAULT_SETTLED_HOURS, Env } from '../../../config/env.js';
 import { GroupCommit } from '../../../shared/database/group-commit.js';
 import { Sql } from '../../../shared/database/sql.js';
 import { DeviceReturns } from '../domain/device-returns.js';
@@ -8,7 +8,8 @@ import type { TelemetryRecord } from '../domain/telemetry-record.js';
 import { TelemetryRecordStore, type WriteResult } from '../domain/telemetry-record.store.js';
 import { IngestMetrics } from '../application/ingest-metrics.js';
 import { TelemetryFeed, type StoredTelemetry } from '../application/telemetry-feed.js';
-import { CONFLICTING_SQL, INGEST_SQL, INGEST_SQL_WITHOUT_BATTERY_ANALYTICS } from './ingest.sql.js';
+import { LOCK_DEVICES_SQL } from './compaction.sql.js';
+import { CONFLICTING_SQL, INGEST_SQL, INGEST_SQL_WITHOUT_BATTERY_ANALYTICS, LATE_INGEST_SQL, LATE_INGEST_SQL_WITHOUT_BATTERY_ANALYTICS } from './ingest.sql.js';
 
 interface Pending {
   deviceId: string;
@@ -17,6 +18,12 @@ interface Pending {
 }
 
 const DEADLOCK = '40P01';
+
+/**
+ * Records this much younger than the settled window still count as late: compaction and ingest
+ * may run on instances whose clocks differ, by less than this.
+ */
+const LATE_MARGIN_MS = 3_600_000;
 const DEADLOCK_TRIES = 4;
 
 async function withDeadlockRetries<T>(run: () => Promise<T>): Promise<T> {
@@ -63,6 +70,9 @@ interface Flushed {
 export class SqlTelemetryRecordStore extends TelemetryRecordStore {
   private readonly logger = new Logger(SqlTelemetryRecordStore.name);
   private readonly statement: { text: string; name: string };
+  /** For flushes with records a compact day may hold already (LATE_INPUT). */
+  private readonly lateStatement: { text: string; name: string };
+  private readonly settledMs: number;
   private readonly flushes = new GroupCommit<Pending, WriteResult>({
     maxSizePerFlush: 1000,
     maxConcurrentFlushes: 3,
@@ -78,10 +88,12 @@ export class SqlTelemetryRecordStore extends TelemetryRecordStore {
     @Optional() env?: Env,
   ) {
     super();
-    this.statement =
-      env?.BATTERY_ANALYTICS_ENABLED === false
-        ? { text: INGEST_SQL_WITHOUT_BATTERY_ANALYTICS, name: 'telemetry_ingest_without_battery_analytics' }
-        : { text: INGEST_SQL, name: 'telemetry_ingest' };
+    const analytics = env?.BATTERY_ANALYTICS_ENABLED !== false;
+    this.statement = analytics ? { text: INGEST_SQL, name: 'telemetry_ingest' } : { text: INGEST_SQL_WITHOUT_BATTERY_ANALYTICS, name: 'telemetry_ingest_without_battery_analytics' };
+    this.lateStatement = analytics
+      ? { text: LATE_INGEST_SQL, name: 'telemetry_ingest_late' }
+      : { text: LATE_INGEST_SQL_WITHOUT_BATTERY_ANALYTICS, name: 'telemetry_ingest_late_without_battery_analytics' };
+    this.settledMs = (env?.TELEMETRY_SETTLED_HOURS ?? DEFAULT_SETTLED_HOURS) * 3_600_000;
   }
 
   write(deviceId: string, records: TelemetryRecord[], now: Date): Promise<WriteResult> {
@@ -141,17 +153,30 @@ export class SqlTelemetryRecordStore extends TelemetryRecordStore {
     const batteryIds: string[] = [];
     const timestamps: Date[] = [];
     const metrics: string[] = [];
+    const now = batch[batch.length - 1].now;
+    const lateBefore = now.getTime() - this.settledMs + LATE_MARGIN_MS;
+    const lateDevices = new Set<string>();
     for (const pending of batch) {
       for (const record of pending.records) {
         deviceIds.push(pending.deviceId);
         batteryIds.push(record.batteryId);
         timestamps.push(record.ts);
         metrics.push(JSON.stringify(record.metrics));
+        if (record.ts.getTime() < lateBefore) lateDevices.add(pending.deviceId);
       }
     }
-    const now = batch[batch.length - 1].now;
     const started = performance.now();
-    const run = () => this.sql.rows<InsertedRow>(this.statement.text, [deviceIds, batteryIds, timestamps, metrics, now], this.statement.name);
+    const params = [deviceIds, batteryIds, timestamps, metrics, now];
+    // Records older than the settled window may be in a compact day already: such a flush takes
+    // the late statement, under the lock its devices' compaction takes.
+    const run =
+      lateDevices.size === 0
+        ? () => this.sql.rows<InsertedRow>(this.statement.text, params, this.statement.name)
+        : () =>
+            this.sql.transaction(async (tx) => {
+              await tx.rows(LOCK_DEVICES_SQL, [[...lateDevices]]);
+              return tx.rows<InsertedRow>(this.lateStatement.text, params, this.lateStatement.name);
+            });
     // Another flush (of this instance or another) writing the same rows may deadlock with this
     // one; PostgreSQL aborts one side, which then simply runs again. With several flushes side by
     // side the second run can meet a third one, so it gets a few tries before the upload is refused.

@@ -1,10 +1,14 @@
 /**
  * What other modules' SQL may read of this module's tables: views the migrations define over them
  * (PostgreSQL expands a view into the statement that reads it, so the plans are those of the
- * tables). Only this module names the tables.
+ * tables), and one function. Only this module names the tables.
  */
 export const TELEMETRY_VIEWS = {
-  /** (device_id, battery_id, ts, metrics): the stored records. */
+  /**
+   * A function: `telemetry_readings(device_id, battery_id or NULL for all, from, to)` answers
+   * (battery_id, ts, metrics), the stored records of [from, to), rows and compact days alike
+   * (unordered).
+   */
   readings: 'telemetry_readings',
   /** (device_id, battery_id, metric, ts, value): the newest value per battery and metric. */
   latest: 'telemetry_latest',

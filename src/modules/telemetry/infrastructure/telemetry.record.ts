@@ -72,6 +72,56 @@ export class TelemetryRollup6hRecord extends RollupColumns {}
 @Index('telemetry_rollup_1d_bucket_idx', ['bucket'])
 export class TelemetryRollup1dRecord extends RollupColumns {}
 
+/**
+ * Settled records of one battery's UTC day and their five-minute rollup, as arrays (migration
+ * TelemetryDays1764002700000 describes them; compaction.sql.ts writes them).
+ */
+@Entity({ name: 'telemetry_days' })
+export class TelemetryDayRecord {
+  @PrimaryColumn({ name: 'device_id', type: 'varchar', length: 64, primaryKeyConstraintName: 'telemetry_days_pkey' })
+  deviceId!: string;
+
+  /** The day's midnight, UTC. */
+  @PrimaryColumn({ type: 'timestamptz', primaryKeyConstraintName: 'telemetry_days_pkey' })
+  day!: Date;
+
+  @PrimaryColumn({ name: 'battery_id', type: 'varchar', length: 64, primaryKeyConstraintName: 'telemetry_days_pkey' })
+  batteryId!: string;
+
+  @Column({ type: 'text', array: true })
+  metrics!: string[];
+
+  @Column({ type: 'double precision', array: true })
+  divisors!: Array<number | null>;
+
+  @Column({ type: 'double precision', array: true })
+  bases!: Array<number | null>;
+
+  @Column({ type: 'integer', array: true })
+  records!: number[];
+
+  @Column({ type: 'smallint', array: true })
+  slots!: number[];
+
+  @Column({ type: 'integer', array: true })
+  offsets!: number[];
+
+  @Column({ type: 'double precision', array: true })
+  vals!: Array<number | null>;
+
+  @Column({ name: 'slot_count', type: 'integer', array: true })
+  slotCount!: number[];
+
+  @Column({ name: 'slot_sum', type: 'double precision', array: true })
+  slotSum!: Array<number | null>;
+
+  @Column({ name: 'slot_min', type: 'double precision', array: true })
+  slotMin!: Array<number | null>;
+
+  @Column({ name: 'slot_max', type: 'double precision', array: true })
+  slotMax!: Array<number | null>;
+}
+
 /** Each battery's newest value of each metric, for the device list and the dashboard's cards. */
 @Entity({ name: 'device_latest_metrics' })
 export class DeviceLatestMetricRecord {
