@@ -1,4 +1,5 @@
 import { TelemetryCompaction } from '../../src/modules/telemetry/application/telemetry-compaction.js';
+import { expectBuckets, referenceEnergy } from '../support/battery-reference.js';
 import { aRegistration, registerDevice } from '../support/builders.js';
 import { createTestApp, type TestApp } from '../support/create-test-app.js';
 import { aVerifiedCustomer, customerAuth } from '../support/customers.js';
@@ -17,6 +18,7 @@ import {
   rollupRows,
   type HistoryQuery,
   type TelemetryRecordBody,
+  type TelemetryRow,
 } from '../support/telemetry.js';
 
 /**
@@ -108,6 +110,28 @@ describe('compact settled days', () => {
     return data as unknown as string;
   }
 
+  const energy = (batteryId: string, from: number, to: number) =>
+    t.api.GET('/api/v1/dashboard/devices/{deviceId}/batteries/{batteryId}/energy', {
+      params: { path: { deviceId, batteryId }, query: { from: iso(from), to: iso(to), bucket: '1h' } },
+      headers,
+    });
+  const health = (batteryId: string) =>
+    t.api.GET('/api/v1/dashboard/devices/{deviceId}/batteries/{batteryId}/health', { params: { path: { deviceId, batteryId }, query: { from: iso(start), to: iso(end) } }, headers });
+
+  /** The battery's hourly energy as answered, next to the reference computed here from `sent`. */
+  async function expectEnergy(batteryId: string, sent: TelemetryRecordBody[]) {
+    const { data, response } = await energy(batteryId, start, end);
+    expect(response.status).toBe(200);
+    const rows: TelemetryRow[] = sent
+      .filter((record) => (record.batteryId ?? 'main') === batteryId)
+      .map((record) => ({ device_id: deviceId, battery_id: batteryId, ts: new Date(record.ts), metrics: record.metrics, received_at: new Date(record.ts) }));
+    expectBuckets(
+      data!.points.map((point) => ({ start: Date.parse(point.ts), chargedAh: point.chargedAh, dischargedAh: point.dischargedAh, chargedWh: point.chargedWh, dischargedWh: point.dischargedWh, coveredMs: point.coverage * HOUR })),
+      referenceEnergy(rows, start, end, HOUR),
+    );
+    return data;
+  }
+
   async function layout() {
     const { rows } = await t.db.query<{ rows: number; days: number; slots: number }>(
       `SELECT (SELECT count(*)::int FROM telemetry WHERE device_id = $1 AND ts < $2) AS rows,
@@ -126,6 +150,8 @@ describe('compact settled days', () => {
   let before: Awaited<ReturnType<typeof answers>>;
   let rawBefore: unknown[];
   let csvBefore: string;
+  let energyBefore: unknown[];
+  let healthBefore: unknown[];
 
   beforeAll(async () => {
     t = await createTestApp();
@@ -140,6 +166,8 @@ describe('compact settled days', () => {
     before = await answers();
     rawBefore = await rawRecords(start, end);
     csvBefore = await exportCsv(start, now);
+    energyBefore = await Promise.all(BATTERIES.map((batteryId) => expectEnergy(batteryId, records)));
+    healthBefore = await Promise.all(BATTERIES.map(async (batteryId) => (await health(batteryId)).data));
     await compactThroughTheQueue();
   }, 180_000);
   afterAll(async () => {
@@ -167,6 +195,11 @@ describe('compact settled days', () => {
 
   it('the CSV export is byte for byte the one the rows gave', async () => {
     expect(await exportCsv(start, now)).toBe(csvBefore);
+  });
+
+  it('battery energy and health read the compacted days as they read the rows', async () => {
+    expect(await Promise.all(BATTERIES.map((batteryId) => expectEnergy(batteryId, records)))).toEqual(energyBefore);
+    expect(await Promise.all(BATTERIES.map(async (batteryId) => (await health(batteryId)).data))).toEqual(healthBefore);
   });
 
   it('a compacted day is compacted once: a second run changes nothing', async () => {
@@ -217,6 +250,7 @@ describe('compact settled days', () => {
       const edges = await read({ from: iso(start + 3 * HOUR + 29_000), to: iso(start + 3 * HOUR + 31_000), bucket: '1' });
       expectSeries(edges.data!.series, expectedSeries(all(), { from: start + 3 * HOUR + 29_000, to: start + 3 * HOUR + 31_000, bucketSec: 1 }));
       expect(await rawRecords(start, end)).toHaveLength(all().length);
+      for (const batteryId of BATTERIES) await expectEnergy(batteryId, all());
       const levels = await rollupRows(t.db, deviceId);
       const expected = expectedRollup([...all(), ...recent]);
       for (const level of ['1h', '6h', '1d'] as const) expect(levels[level]).toEqual(expected[level]);
@@ -231,6 +265,7 @@ describe('compact settled days', () => {
       expect(await layout()).toEqual({ rows: 0, days: 4 * BATTERIES.length, slots: 0 });
       expect((await read({ from: iso(start), to: iso(end), bucket: '300' })).data).toEqual(answered.data);
       expect(await rawRecords(start, end)).toEqual(raw);
+      for (const batteryId of BATTERIES) await expectEnergy(batteryId, all());
     });
   });
 });
