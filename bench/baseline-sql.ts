@@ -145,6 +145,12 @@ export const SERIES_SQL = `WITH parts AS (
            JOIN telemetry_rollup_5m r ON r.device_id = $1 AND r.bucket >= span.lo AND r.bucket < span.hi
           WHERE ($13::text[] IS NULL OR r.metric = ANY($13)) AND ($14::text IS NULL OR r.battery_id = $14)
          UNION ALL
+         SELECT d.battery_id, s.metric, s.bucket, s.count, s.sum, s.min, s.max
+           FROM (VALUES ($4::timestamptz, $6::timestamptz), ($7::timestamptz, $5::timestamptz)) AS span (lo, hi)
+           JOIN telemetry_days d ON d.device_id = $1 AND d.day > span.lo - interval '1 day' AND d.day < span.hi AND span.lo < span.hi
+           CROSS JOIN LATERAL telemetry_day_slots(d.day, d.metrics, d.slot_count, d.slot_sum, d.slot_min, d.slot_max, span.lo, span.hi) AS s
+          WHERE ($13::text[] IS NULL OR s.metric = ANY($13)) AND ($14::text IS NULL OR d.battery_id = $14)
+         UNION ALL
          SELECT t.battery_id, m.key, t.ts, 1, v.value, v.value, v.value
            FROM telemetry t
            CROSS JOIN LATERAL jsonb_each_text(t.metrics) AS m (key, value)
@@ -152,12 +158,24 @@ export const SERIES_SQL = `WITH parts AS (
           WHERE t.device_id = $1 AND t.ts >= $2 AND t.ts < $4
             AND ($13::text[] IS NULL OR m.key = ANY($13)) AND ($14::text IS NULL OR t.battery_id = $14)
          UNION ALL
+         SELECT d.battery_id, v.metric, v.ts, 1, v.value, v.value, v.value
+           FROM telemetry_days d
+           CROSS JOIN LATERAL telemetry_day_values(d.day, d.metrics, d.divisors, d.bases, d.records, d.slots, d.offsets, d.vals, $2, $4) AS v
+          WHERE d.device_id = $1 AND d.day > $2::timestamptz - interval '1 day' AND d.day < $4 AND $2 < $4
+            AND ($13::text[] IS NULL OR v.metric = ANY($13)) AND ($14::text IS NULL OR d.battery_id = $14)
+         UNION ALL
          SELECT t.battery_id, m.key, t.ts, 1, v.value, v.value, v.value
            FROM telemetry t
            CROSS JOIN LATERAL jsonb_each_text(t.metrics) AS m (key, value)
            CROSS JOIN LATERAL (SELECT m.value::float8 AS value) AS v
           WHERE t.device_id = $1 AND t.ts >= $5 AND t.ts < $3
             AND ($13::text[] IS NULL OR m.key = ANY($13)) AND ($14::text IS NULL OR t.battery_id = $14)
+         UNION ALL
+         SELECT d.battery_id, v.metric, v.ts, 1, v.value, v.value, v.value
+           FROM telemetry_days d
+           CROSS JOIN LATERAL telemetry_day_values(d.day, d.metrics, d.divisors, d.bases, d.records, d.slots, d.offsets, d.vals, $5, $3) AS v
+          WHERE d.device_id = $1 AND d.day > $5::timestamptz - interval '1 day' AND d.day < $3 AND $5 < $3
+            AND ($13::text[] IS NULL OR v.metric = ANY($13)) AND ($14::text IS NULL OR d.battery_id = $14)
        ), buckets AS (
          SELECT battery_id, metric, date_bin(make_interval(secs => $12), at, TIMESTAMPTZ '1970-01-01 00:00:00+00') AS bucket,
                 sum(sum) / sum(count) AS avg, min(min) AS min, max(max) AS max, sum(count)::int AS count

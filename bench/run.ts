@@ -157,7 +157,7 @@ async function main(): Promise<void> {
   try {
     postgres = await startEmbeddedPostgres({ dataDir, port: PG_PORT, persistent: true, onLog: (message) => appendFileSync(postgresLog, message) });
     const postmasterPid = Number(readFileSync(join(dataDir, 'postgres', 'postmaster.pid'), 'utf8').split('\n')[0]);
-    const seed = await prepareData(postgres.serverUrl, DATABASE, dataDir, { devices: options.devices, days: options.days }, options.reseed, log);
+    const seed = await prepareData(postgres.serverUrl, DATABASE, dataDir, { devices: options.devices, days: options.days }, options.reseed, log, postmasterPid);
     log(
       seed.reused
         ? `Data: reused ${seed.records.toLocaleString('en-US')} records (reset in ${seed.cleanupSeconds} s).`
@@ -208,6 +208,11 @@ async function main(): Promise<void> {
       DATA_DIR: join(outputDir, 'service-data'),
       // S1, S2 and S5 drive each simulated gateway hundreds of times faster than a real one (bench/README.md).
       TELEMETRY_MAX_REQUESTS_PER_DEVICE: '1000000',
+      // The seed's t0 plays "now" for the history (compacted as the job would have at t0) and for
+      // ingest (records from t0 on, fresh as a gateway's): a reused seed's t0 may be days before
+      // the service's clock, which must neither compact more nor take those records for late ones.
+      TELEMETRY_COMPACTION_ENABLED: 'false',
+      TELEMETRY_SETTLED_HOURS: '8760',
       // The production defaults, said here because the second and third services of S1 and S2 each differ by one of them alone (and their ports).
       ALERTS_ENABLED: 'true',
       BATTERY_ANALYTICS_ENABLED: 'true',

@@ -8,7 +8,10 @@ import type { SchedulerRegistry } from '@nestjs/schedule';
 import type { Env } from '../src/config/env.js';
 import { BatteryEnergy } from '../src/modules/batteries/application/battery-energy.js';
 import { SqlBatteryEnergyStore } from '../src/modules/batteries/infrastructure/sql-battery-energy.store.js';
+import { SqlTelemetryCompactionStore } from '../src/modules/telemetry/infrastructure/sql-telemetry-compaction.store.js';
 import { SqlTelemetryPartitionStore } from '../src/modules/telemetry/infrastructure/sql-telemetry-partition.store.js';
+import { DEFAULT_SETTLED_HOURS } from '../src/config/env.js';
+import { postgresCpuUs } from './proc-stats.js';
 import { dataSourceOptions, MIGRATIONS } from '../src/shared/database/data-source-options.js';
 import { runMigrations } from '../src/shared/database/migrate.js';
 import { ReadReplicas } from '../src/shared/database/read-replicas.js';
@@ -49,7 +52,13 @@ export interface SeedInfo extends SeedPlan {
    * On disk after seeding: the raw telemetry's heap (main fork) and indexes, the rollups' whole
    * (heap, TOAST, indexes), and each rollup level's whole (absent in databases seeded before it was measured).
    */
-  bytes: { telemetryHeap: number; telemetryIndexes: number; rollupTotal: number; rollupLevels?: Record<string, number> };
+  bytes: { telemetryHeap: number; telemetryIndexes: number; rollupTotal: number; rollupLevels?: Record<string, number>; compactDays?: number };
+  /**
+   * The settled days moved into the compact layout by the service's compaction statement, as its
+   * job would have at t0 (absent in databases seeded before it): the days and records moved, the
+   * wall time and PostgreSQL's CPU time it took, and the records left as rows (the recent days).
+   */
+  compaction?: { before: string; days: number; records: number; seconds: number; postgresCpuSeconds: number | null; rowRecords: number };
   /** This run reused a database seeded earlier (rows ingested by earlier runs were deleted). */
   reused?: boolean;
   cleanupSeconds?: number;
@@ -389,17 +398,64 @@ async function loadHistory(url: string, start: Date, t0: Date, plan: SeedPlan, l
 const ROLLUP_LEVELS = ['5m', '1h', '6h', '1d'] as const;
 
 async function sizes(client: pg.Client): Promise<SeedInfo['bytes']> {
-  const { rows } = await client.query<{ heap: string; indexes: string } & Record<`rollup_${(typeof ROLLUP_LEVELS)[number]}`, string>>(
+  const { rows } = await client.query<{ heap: string; indexes: string; compact_days: string } & Record<`rollup_${(typeof ROLLUP_LEVELS)[number]}`, string>>(
     `SELECT (SELECT coalesce(sum(pg_relation_size(inhrelid)), 0) FROM pg_inherits WHERE inhparent = 'telemetry'::regclass) AS heap,
             (SELECT coalesce(sum(pg_indexes_size(inhrelid)), 0) FROM pg_inherits WHERE inhparent = 'telemetry'::regclass) AS indexes,
-            ${ROLLUP_LEVELS.map((level) => `pg_total_relation_size('telemetry_rollup_${level}') AS rollup_${level}`).join(', ')}`,
+            ${ROLLUP_LEVELS.map((level) => `pg_total_relation_size('telemetry_rollup_${level}') AS rollup_${level}`).join(', ')},
+            pg_total_relation_size('telemetry_days') AS compact_days`,
   );
   const rollupLevels = Object.fromEntries(ROLLUP_LEVELS.map((level) => [level, Number(rows[0][`rollup_${level}`])]));
   const rollupTotal = Object.values(rollupLevels).reduce((sum, bytes) => sum + bytes, 0);
-  return { telemetryHeap: Number(rows[0].heap), telemetryIndexes: Number(rows[0].indexes), rollupTotal, rollupLevels };
+  return { telemetryHeap: Number(rows[0].heap), telemetryIndexes: Number(rows[0].indexes), rollupTotal, rollupLevels, compactDays: Number(rows[0].compact_days) };
 }
 
-async function seedFresh(serverUrl: string, database: string, plan: SeedPlan, log: Log): Promise<SeedInfo> {
+/**
+ * Moves the settled days (those that ended TELEMETRY_SETTLED_HOURS before t0) into the compact
+ * layout with the service's own statement, as its compaction job would have by t0; two workers,
+ * a device each at a time. Then VACUUM FULL gives the rows' space back (the service's autovacuum
+ * would let new rows reuse it; a file that keeps it would count it twice here).
+ */
+async function compactSettled(url: string, t0: Date, postmasterPid: number | undefined, log: Log): Promise<NonNullable<SeedInfo['compaction']>> {
+  const before = new Date(Math.floor((t0.getTime() - DEFAULT_SETTLED_HOURS * 3_600_000) / 86_400_000) * 86_400_000);
+  const began = Date.now();
+  const cpuBefore = postmasterPid === undefined ? null : postgresCpuUs(postmasterPid);
+  const dataSource = new DataSource(dataSourceOptions({ url, poolSize: WORKERS + 1 }));
+  await dataSource.initialize();
+  let days = 0;
+  let records = 0;
+  try {
+    const store = new SqlTelemetryCompactionStore(new Sql(dataSource));
+    const pending = await store.pending(before, null, 1_000_000);
+    log(`Compacting the settled days before ${before.toISOString()} of ${pending.length} devices with the service's statement…`);
+    let next = 0;
+    const worker = async () => {
+      while (next < pending.length) {
+        const { deviceId, day: first } = pending[next++];
+        for (let day: Date | null = first; day; day = await store.nextDay(deviceId, new Date(day.getTime() + 86_400_000), before)) {
+          records += await store.compactDay(deviceId, day);
+          days += 1;
+        }
+      }
+    };
+    await Promise.all(Array.from({ length: WORKERS }, worker));
+  } finally {
+    await dataSource.destroy();
+  }
+  const postgresCpuSeconds = cpuBefore === null || postmasterPid === undefined ? null : Math.round((postgresCpuUs(postmasterPid) - cpuBefore) / 10_000) / 100;
+  const compactSeconds = seconds(began);
+  log(`  ${days} device-days, ${records.toLocaleString('en-US')} records in ${compactSeconds} s (PostgreSQL CPU ${postgresCpuSeconds ?? '?'} s). VACUUM FULL of the rows left…`);
+  const client = await connect(url);
+  try {
+    await client.query('VACUUM (FULL, ANALYZE) telemetry, telemetry_rollup_5m, telemetry_days');
+    await client.query('CHECKPOINT');
+    const { rows } = await client.query<{ n: string }>('SELECT count(*) AS n FROM telemetry');
+    return { before: before.toISOString(), days, records, seconds: compactSeconds, postgresCpuSeconds, rowRecords: Number(rows[0].n) };
+  } finally {
+    await client.end();
+  }
+}
+
+async function seedFresh(serverUrl: string, database: string, plan: SeedPlan, postmasterPid: number | undefined, log: Log): Promise<SeedInfo> {
   const began = Date.now();
   const admin = new pg.Client({ connectionString: `${serverUrl}/postgres` });
   await admin.connect();
@@ -443,9 +499,10 @@ async function seedFresh(serverUrl: string, database: string, plan: SeedPlan, lo
     await client.query('CHECKPOINT');
     const vacuumAnalyze = seconds(vacuumBegan);
     const batteryEnergy = await seedBatteryEnergy(url, start, t0, log);
+    const compaction = await compactSettled(url, t0, postmasterPid, log);
 
     const counts = await client.query<{ records: string; rollup: string }>(
-      'SELECT (SELECT count(*) FROM telemetry) AS records, (SELECT count(*) FROM telemetry_rollup_5m) AS rollup',
+      'SELECT (SELECT count(*) FROM telemetry) + (SELECT coalesce(sum(cardinality(offsets)), 0) FROM telemetry_days) AS records, (SELECT count(*) FROM telemetry_rollup_5m) + (SELECT count(*) * 288 FROM telemetry_days) AS rollup',
     );
     return {
       ...plan,
@@ -456,6 +513,7 @@ async function seedFresh(serverUrl: string, database: string, plan: SeedPlan, lo
       seconds: { telemetryAndRollup, indexes, vacuumAnalyze, batteryEnergy, total: seconds(began) },
       batteryEnergy: true,
       bytes: await sizes(client),
+      compaction,
     };
   } finally {
     await client.end();
@@ -500,7 +558,7 @@ async function resetReused(url: string, info: SeedInfo, log: Log): Promise<numbe
  * A database holding the plan's history: the one seeded by an earlier run when it matches (same
  * plan and migrations, seeding completed), else a freshly seeded one.
  */
-export async function prepareData(serverUrl: string, database: string, dataDir: string, plan: SeedPlan, reseed: boolean, log: Log): Promise<SeedInfo> {
+export async function prepareData(serverUrl: string, database: string, dataDir: string, plan: SeedPlan, reseed: boolean, log: Log, postmasterPid?: number): Promise<SeedInfo> {
   const marker = join(dataDir, 'seed.json');
   const current = MIGRATIONS.map((migration) => migration.name);
   if (!reseed && existsSync(marker)) {
@@ -511,6 +569,18 @@ export async function prepareData(serverUrl: string, database: string, dataDir: 
       log(`Applying ${current.length - info.migrations.length} migration(s) added since the seeding…`);
       await runMigrations(`${serverUrl}/${database}`);
       info.migrations = current;
+      writeFileSync(marker, JSON.stringify(info, null, 2));
+    }
+    if (info.devices === plan.devices && info.days === plan.days && !info.compaction && JSON.stringify(info.migrations) === JSON.stringify(current)) {
+      // Seeded before the compact layout: compact its settled days as a fresh seeding would.
+      await resetReused(`${serverUrl}/${database}`, info, log);
+      info.compaction = await compactSettled(`${serverUrl}/${database}`, new Date(info.t0), postmasterPid, log);
+      const client = await connect(`${serverUrl}/${database}`);
+      try {
+        info.bytes = await sizes(client);
+      } finally {
+        await client.end();
+      }
       writeFileSync(marker, JSON.stringify(info, null, 2));
     }
     const sameMigrations = JSON.stringify(info.migrations) === JSON.stringify(current);
@@ -525,7 +595,7 @@ export async function prepareData(serverUrl: string, database: string, dataDir: 
     log('The seeded database does not match this plan or the migrations changed: seeding again.');
   }
   rmSync(marker, { force: true });
-  const info = await seedFresh(serverUrl, database, plan, log);
+  const info = await seedFresh(serverUrl, database, plan, postmasterPid, log);
   writeFileSync(marker, JSON.stringify(info, null, 2));
   await ensureLiveViewers(`${serverUrl}/${database}`, new Date(info.t0));
   await ensureGateways(`${serverUrl}/${database}`, new Date(info.t0));

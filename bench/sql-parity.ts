@@ -73,7 +73,7 @@ export async function checkSqlParity(): Promise<void> {
   const asReplica = (sql: CapturingSql) => sql as unknown as ReplicaSql;
   const feed = () => new ChangeFeed('postgres://unused');
   const expectations: Array<[string, Captured, string, string | undefined]> = [
-    ['telemetry ingest', await capture((sql) => new SqlTelemetryRecordStore(asSql(sql), new TelemetryFeed(), new UnmeasuredIngest(), new NoReturns()).write('d', [{ ts: PARITY_NOW, batteryId: 'main', metrics: { soc: 1 } }], now)), baseline.INGEST_SQL, baseline.INGEST_NAME],
+    ['telemetry ingest', await capture((sql) => new SqlTelemetryRecordStore(asSql(sql), new TelemetryFeed(), new UnmeasuredIngest(), new NoReturns()).write('d', [{ ts: PARITY_NOW, batteryId: 'main', metrics: { soc: 1 } }], PARITY_NOW)), baseline.INGEST_SQL, baseline.INGEST_NAME],
     ['user in session', await capture((sql) => new SqlSessionUsers(asSql(sql)).find('u', 's')), baseline.USER_IN_SESSION_SQL, baseline.USER_IN_SESSION_NAME],
     ['offerable releases', await capture((sql) => new SqlReleaseOfferStore(asSql(sql), feed()).offerableReleases()), baseline.OFFERABLE_RELEASES_SQL, baseline.OFFERABLE_RELEASES_NAME],
     ['record offer', await capture((sql) => new SqlReleaseOfferStore(asSql(sql), feed()).recordOffer('d', 'r', now)), baseline.RECORD_OFFER_SQL, baseline.RECORD_OFFER_NAME],
