@@ -668,12 +668,21 @@ export function dataText(seed: SeedInfo): string {
   } (history + rollup ${seed.seconds.telemetryAndRollup} s, indexes ${seed.seconds.indexes} s, VACUUM ANALYZE ${seed.seconds.vacuumAnalyze} s${seed.seconds.batteryEnergy === undefined ? '' : `, battery energy ${seed.seconds.batteryEnergy} s`}). Telemetry heap ${int(seed.bytes.telemetryHeap / 2 ** 20)} MB (${int(seed.bytes.telemetryHeap / Math.max(1, seed.records))} B/record), its indexes ${int(seed.bytes.telemetryIndexes / 2 ** 20)} MB, rollup with indexes ${int(seed.bytes.rollupTotal / 2 ** 20)} MB.${diskPerRecord(seed)}`;
 }
 
-/** Bytes on disk per seeded record: raw heap, its indexes, each rollup level, and all of it. */
+/**
+ * Bytes on disk per seeded record: the rows' heap and indexes, each rollup level, the compact days,
+ * and all of it; with compact days, also per settled record (the compact days' bytes over their
+ * records, plus the hourly, 6-hour and daily rollups' share of every record) and per recent one.
+ */
 function diskPerRecord(seed: SeedInfo): string {
-  const per = (bytes: number) => (bytes / Math.max(1, seed.records)).toFixed(1);
-  const { telemetryHeap, telemetryIndexes, rollupTotal, rollupLevels } = seed.bytes;
+  const per = (bytes: number, records = seed.records) => (bytes / Math.max(1, records)).toFixed(1);
+  const { telemetryHeap, telemetryIndexes, rollupTotal, rollupLevels, compactDays = 0 } = seed.bytes;
   const levels = rollupLevels ? ` (${Object.entries(rollupLevels).map(([level, bytes]) => `${level} ${per(bytes)}`).join(', ')})` : '';
-  return ` Per record on disk: heap ${per(telemetryHeap)} B, its indexes ${per(telemetryIndexes)} B, rollups ${per(rollupTotal)} B${levels}; **${per(telemetryHeap + telemetryIndexes + rollupTotal)} B in all**.`;
+  const all = ` Per record on disk: rows' heap ${per(telemetryHeap)} B, their indexes ${per(telemetryIndexes)} B, rollups ${per(rollupTotal)} B${levels}${compactDays > 0 ? `, compact days ${per(compactDays)} B` : ''}; **${per(telemetryHeap + telemetryIndexes + rollupTotal + compactDays)} B in all**.`;
+  const compaction = seed.compaction;
+  if (!compaction || !rollupLevels) return all;
+  const settled = seed.records - compaction.rowRecords;
+  const coarse = rollupTotal - (rollupLevels['5m'] ?? 0);
+  return `${all} Settled (${settled.toLocaleString('en-US')} records in ${int(compaction.days)} compact device-days): **${(compactDays / Math.max(1, settled) + coarse / Math.max(1, seed.records)).toFixed(1)} B per record** (compact days ${per(compactDays, settled)} B, hourly and coarser rollups ${per(coarse)} B); recent rows (${compaction.rowRecords.toLocaleString('en-US')} records): ${per(telemetryHeap + telemetryIndexes + (rollupLevels['5m'] ?? 0), compaction.rowRecords)} B per record with their 5-minute rollup. Compaction as of t0: ${compaction.seconds} s, PostgreSQL CPU ${compaction.postgresCpuSeconds ?? '?'} s (${compaction.postgresCpuSeconds === null ? '?' : (compaction.postgresCpuSeconds / Math.max(1, compaction.days)).toFixed(2)} s per device-day).`;
 }
 
 export function renderReport(info: RunInfo, summaries: VariantSummary[], runs: RunResult[]): string {

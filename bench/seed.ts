@@ -432,7 +432,9 @@ async function compactSettled(url: string, t0: Date, postmasterPid: number | und
       while (next < pending.length) {
         const { deviceId, day: first } = pending[next++];
         for (let day: Date | null = first; day; day = await store.nextDay(deviceId, new Date(day.getTime() + 86_400_000), before)) {
-          records += await store.compactDay(deviceId, day);
+          // Not `records += await …`: that reads `records` before the other worker adds to it.
+          const compacted = await store.compactDay(deviceId, day);
+          records += compacted;
           days += 1;
         }
       }
