@@ -204,20 +204,27 @@ export class SqlTelemetryHistoryQueries extends TelemetryHistoryQueries {
     const snapshot = await this.sql.snapshot();
     try {
       const names = await snapshot.rows<{ metric: string }>(METRIC_NAMES_SQL, metricNamesParams(query));
+      const windows = [...dayWindows(query.from, query.to)];
+      const declare = (window: { from: Date; to: Date }) => snapshot.rows(EXPORT_CURSOR_SQL, [query.deviceId, window.from, window.to, query.batteryId]);
+      // The first window's cursor before the answer starts, as the names: an export that cannot
+      // start fails before its first byte.
+      if (windows.length > 0) await declare(windows[0]);
       let started = false;
       return {
         metrics: names.map((row) => row.metric).sort(byCodePoint),
         async *batches() {
           if (started) throw new Error('An export is read once.');
           started = true;
-          for (const window of dayWindows(query.from, query.to)) {
-            await snapshot.rows(EXPORT_CURSOR_SQL, [query.deviceId, window.from, window.to, query.batteryId]);
+          for (const [index, window] of windows.entries()) {
+            if (index > 0) {
+              await snapshot.rows('CLOSE telemetry_export');
+              await declare(window);
+            }
             for (;;) {
               const rows = await snapshot.rows<RawRecordRow>(`FETCH FORWARD ${batchSize} FROM telemetry_export`);
               if (rows.length > 0) yield rows;
               if (rows.length < batchSize) break;
             }
-            await snapshot.rows('CLOSE telemetry_export');
           }
         },
         close: () => snapshot.close(),
