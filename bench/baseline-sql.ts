@@ -158,11 +158,11 @@ export const SERIES_SQL = `WITH parts AS (
           WHERE t.device_id = $1 AND t.ts >= $2 AND t.ts < $4
             AND ($13::text[] IS NULL OR m.key = ANY($13)) AND ($14::text IS NULL OR t.battery_id = $14)
          UNION ALL
-         SELECT d.battery_id, v.metric, v.ts, 1, v.value, v.value, v.value
-           FROM telemetry_days d
-           CROSS JOIN LATERAL telemetry_day_values(d.day, d.metrics, d.divisors, d.bases, d.records, d.slots, d.offsets, d.vals, $2, $4) AS v
-          WHERE d.device_id = $1 AND d.day > $2::timestamptz - interval '1 day' AND d.day < $4 AND $2 < $4
-            AND ($13::text[] IS NULL OR v.metric = ANY($13)) AND ($14::text IS NULL OR d.battery_id = $14)
+         SELECT h.battery_id, v.metric, v.ts, 1, v.value, v.value, v.value
+           FROM telemetry_hours h
+           CROSS JOIN LATERAL telemetry_hour_values(h.hour, h.metrics, h.divisors, h.bases, h.records, h.slots, h.offsets, h.vals, $2, $4) AS v
+          WHERE h.device_id = $1 AND h.hour > $2::timestamptz - interval '1 hour' AND h.hour < $4 AND $2 < $4
+            AND ($13::text[] IS NULL OR v.metric = ANY($13)) AND ($14::text IS NULL OR h.battery_id = $14)
          UNION ALL
          SELECT t.battery_id, m.key, t.ts, 1, v.value, v.value, v.value
            FROM telemetry t
@@ -171,11 +171,11 @@ export const SERIES_SQL = `WITH parts AS (
           WHERE t.device_id = $1 AND t.ts >= $5 AND t.ts < $3
             AND ($13::text[] IS NULL OR m.key = ANY($13)) AND ($14::text IS NULL OR t.battery_id = $14)
          UNION ALL
-         SELECT d.battery_id, v.metric, v.ts, 1, v.value, v.value, v.value
-           FROM telemetry_days d
-           CROSS JOIN LATERAL telemetry_day_values(d.day, d.metrics, d.divisors, d.bases, d.records, d.slots, d.offsets, d.vals, $5, $3) AS v
-          WHERE d.device_id = $1 AND d.day > $5::timestamptz - interval '1 day' AND d.day < $3 AND $5 < $3
-            AND ($13::text[] IS NULL OR v.metric = ANY($13)) AND ($14::text IS NULL OR d.battery_id = $14)
+         SELECT h.battery_id, v.metric, v.ts, 1, v.value, v.value, v.value
+           FROM telemetry_hours h
+           CROSS JOIN LATERAL telemetry_hour_values(h.hour, h.metrics, h.divisors, h.bases, h.records, h.slots, h.offsets, h.vals, $5, $3) AS v
+          WHERE h.device_id = $1 AND h.hour > $5::timestamptz - interval '1 hour' AND h.hour < $3 AND $5 < $3
+            AND ($13::text[] IS NULL OR v.metric = ANY($13)) AND ($14::text IS NULL OR h.battery_id = $14)
        ), buckets AS (
          SELECT battery_id, metric, date_bin(make_interval(secs => $12), at, TIMESTAMPTZ '1970-01-01 00:00:00+00') AS bucket,
                 sum(sum) / sum(count) AS avg, min(min) AS min, max(max) AS max, sum(count)::int AS count

@@ -402,7 +402,7 @@ async function sizes(client: pg.Client): Promise<SeedInfo['bytes']> {
     `SELECT (SELECT coalesce(sum(pg_relation_size(inhrelid)), 0) FROM pg_inherits WHERE inhparent = 'telemetry'::regclass) AS heap,
             (SELECT coalesce(sum(pg_indexes_size(inhrelid)), 0) FROM pg_inherits WHERE inhparent = 'telemetry'::regclass) AS indexes,
             ${ROLLUP_LEVELS.map((level) => `pg_total_relation_size('telemetry_rollup_${level}') AS rollup_${level}`).join(', ')},
-            pg_total_relation_size('telemetry_days') AS compact_days`,
+            pg_total_relation_size('telemetry_days') + pg_total_relation_size('telemetry_hours') AS compact_days`,
   );
   const rollupLevels = Object.fromEntries(ROLLUP_LEVELS.map((level) => [level, Number(rows[0][`rollup_${level}`])]));
   const rollupTotal = Object.values(rollupLevels).reduce((sum, bytes) => sum + bytes, 0);
@@ -448,7 +448,7 @@ async function compactSettled(url: string, t0: Date, postmasterPid: number | und
   log(`  ${days} device-days, ${records.toLocaleString('en-US')} records in ${compactSeconds} s (PostgreSQL CPU ${postgresCpuSeconds ?? '?'} s). VACUUM FULL of the rows left…`);
   const client = await connect(url);
   try {
-    await client.query('VACUUM (FULL, ANALYZE) telemetry, telemetry_rollup_5m, telemetry_days');
+    await client.query('VACUUM (FULL, ANALYZE) telemetry, telemetry_rollup_5m, telemetry_days, telemetry_hours');
     await client.query('CHECKPOINT');
     const { rows } = await client.query<{ n: string }>('SELECT count(*) AS n FROM telemetry');
     return { before: before.toISOString(), days, records, seconds: compactSeconds, postgresCpuSeconds, rowRecords: Number(rows[0].n) };
@@ -504,7 +504,7 @@ async function seedFresh(serverUrl: string, database: string, plan: SeedPlan, po
     const compaction = await compactSettled(url, t0, postmasterPid, log);
 
     const counts = await client.query<{ records: string; rollup: string }>(
-      'SELECT (SELECT count(*) FROM telemetry) + (SELECT coalesce(sum(cardinality(offsets)), 0) FROM telemetry_days) AS records, (SELECT count(*) FROM telemetry_rollup_5m) + (SELECT count(*) * 288 FROM telemetry_days) AS rollup',
+      'SELECT (SELECT count(*) FROM telemetry) + (SELECT coalesce(sum(cardinality(offsets)), 0) FROM telemetry_hours) AS records, (SELECT count(*) FROM telemetry_rollup_5m) + (SELECT count(*) * 288 FROM telemetry_days) AS rollup',
     );
     return {
       ...plan,

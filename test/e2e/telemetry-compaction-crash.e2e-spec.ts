@@ -34,6 +34,8 @@ interface DayLayout {
   slots: number;
   /** Rows of `telemetry_days`. */
   compact: number;
+  /** Rows of `telemetry_hours`. */
+  hours: number;
 }
 
 const keyOf = (batteryId: string, ts: number) => `${batteryId}|${iso(ts)}`;
@@ -85,7 +87,8 @@ describe('compaction killed with SIGKILL in the middle of a day, then restarted'
       `SELECT g.day,
               (SELECT count(*)::int FROM telemetry t WHERE t.device_id = $1 AND t.ts >= g.day AND t.ts < g.day + interval '1 day') AS records,
               (SELECT count(*)::int FROM telemetry_rollup_5m r WHERE r.device_id = $1 AND r.bucket >= g.day AND r.bucket < g.day + interval '1 day') AS slots,
-              (SELECT count(*)::int FROM telemetry_days d WHERE d.device_id = $1 AND d.day = g.day) AS compact
+              (SELECT count(*)::int FROM telemetry_days d WHERE d.device_id = $1 AND d.day = g.day) AS compact,
+              (SELECT count(*)::int FROM telemetry_hours h WHERE h.device_id = $1 AND h.hour >= g.day AND h.hour < g.day + interval '1 day') AS hours
          FROM generate_series($2::timestamptz, $3::timestamptz - interval '1 day', interval '1 day') AS g (day)
         ORDER BY g.day`,
       [deviceId, new Date(start), new Date(end)],
@@ -93,8 +96,8 @@ describe('compaction killed with SIGKILL in the middle of a day, then restarted'
     return rows;
   }
 
-  const asRows = (day: Date): DayLayout => ({ day, records: RECORDS_PER_DAY, slots: slotsPerDay.get(day.getTime())!, compact: 0 });
-  const asCompacted = (day: Date): DayLayout => ({ day, records: 0, slots: 0, compact: BATTERIES.length });
+  const asRows = (day: Date): DayLayout => ({ day, records: RECORDS_PER_DAY, slots: slotsPerDay.get(day.getTime())!, compact: 0, hours: 0 });
+  const asCompacted = (day: Date): DayLayout => ({ day, records: 0, slots: 0, compact: BATTERIES.length, hours: 24 * BATTERIES.length });
 
   /** Every sent record is stored once, with the values sent: counted in SQL, then compared one by one. */
   async function expectEveryRecordOnceAsSent(): Promise<void> {

@@ -133,9 +133,10 @@ describe('compact settled days', () => {
   }
 
   async function layout() {
-    const { rows } = await t.db.query<{ rows: number; days: number; slots: number }>(
+    const { rows } = await t.db.query<{ rows: number; days: number; hours: number; slots: number }>(
       `SELECT (SELECT count(*)::int FROM telemetry WHERE device_id = $1 AND ts < $2) AS rows,
               (SELECT count(*)::int FROM telemetry_days WHERE device_id = $1) AS days,
+              (SELECT count(*)::int FROM telemetry_hours WHERE device_id = $1) AS hours,
               (SELECT count(*)::int FROM telemetry_rollup_5m WHERE device_id = $1 AND bucket < $2) AS slots`,
       [deviceId, new Date(end)],
     );
@@ -174,8 +175,8 @@ describe('compact settled days', () => {
     await t.close();
   });
 
-  it('the job moved every settled day into one row per battery and day, and left the recent records rows', async () => {
-    expect(await layout()).toEqual({ rows: 0, days: 4 * BATTERIES.length, slots: 0 });
+  it('the job moved every settled day into compact rows (records per battery and hour, slots per battery and day) and left the recent records rows', async () => {
+    expect(await layout()).toEqual({ rows: 0, days: 4 * BATTERIES.length, hours: 4 * 24 * BATTERIES.length, slots: 0 });
     const { rows } = await t.db.query<{ n: number }>('SELECT count(*)::int AS n FROM telemetry WHERE device_id = $1', [deviceId]);
     expect(rows[0].n).toBe(recent.length);
   });
@@ -203,11 +204,16 @@ describe('compact settled days', () => {
   });
 
   it('a compacted day is compacted once: a second run changes nothing', async () => {
-    const { rows: first } = await t.db.query('SELECT * FROM telemetry_days WHERE device_id = $1 ORDER BY day, battery_id', [deviceId]);
+    const compactRows = async () => ({
+      days: (await t.db.query('SELECT * FROM telemetry_days WHERE device_id = $1 ORDER BY day, battery_id', [deviceId])).rows,
+      hours: (await t.db.query('SELECT * FROM telemetry_hours WHERE device_id = $1 ORDER BY hour, battery_id', [deviceId])).rows,
+    });
+    const first = await compactRows();
     const result = await compaction().compactSettled();
-    const { rows: second } = await t.db.query('SELECT * FROM telemetry_days WHERE device_id = $1 ORDER BY day, battery_id', [deviceId]);
+    const second = await compactRows();
 
     expect(result).toEqual({ days: 0, records: 0, done: true });
+    expect(first.hours).toHaveLength(4 * 24 * BATTERIES.length);
     expect(second).toEqual(first);
   });
 
@@ -262,7 +268,7 @@ describe('compact settled days', () => {
       // The hour's job ran already (one a slot): this run is the next hour's.
       expect(await compaction().compactSettled()).toEqual({ days: 3, records: expect.any(Number), done: true });
 
-      expect(await layout()).toEqual({ rows: 0, days: 4 * BATTERIES.length, slots: 0 });
+      expect(await layout()).toEqual({ rows: 0, days: 4 * BATTERIES.length, hours: 4 * 24 * BATTERIES.length, slots: 0 });
       expect((await read({ from: iso(start), to: iso(end), bucket: '300' })).data).toEqual(answered.data);
       expect(await rawRecords(start, end)).toEqual(raw);
       for (const batteryId of BATTERIES) await expectEnergy(batteryId, all());

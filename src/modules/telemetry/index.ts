@@ -15,6 +15,7 @@ export { IngestMetrics, UnmeasuredIngest } from './application/ingest-metrics.js
 import {
   DeviceLatestMetricRecord,
   TelemetryDayRecord,
+  TelemetryHourRecord,
   TelemetryReadingRecord,
   TelemetryRollup1dRecord,
   TelemetryRollup1hRecord,
@@ -23,4 +24,4 @@ import {
 } from './infrastructure/telemetry.record.js';
 
 /** The tables this module owns, for the data source (src/schema.ts). */
-export const TELEMETRY_RECORDS = [TelemetryReadingRecord, TelemetryRollup5mRecord, TelemetryRollup1hRecord, TelemetryRollup6hRecord, TelemetryRollup1dRecord, TelemetryDayRecord, DeviceLatestMetricRecord];
+export const TELEMETRY_RECORDS = [TelemetryReadingRecord, TelemetryRollup5mRecord, TelemetryRollup1hRecord, TelemetryRollup6hRecord, TelemetryRollup1dRecord, TelemetryDayRecord, TelemetryHourRecord, DeviceLatestMetricRecord];

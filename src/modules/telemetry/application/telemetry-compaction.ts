@@ -4,7 +4,7 @@ import { Cron, CronExpression, Timeout } from '@nestjs/schedule';
 import { Clock } from '../../../config/config.module.js';
 import { Env } from '../../../config/env.js';
 import { JobQueue, type QueueSpec } from '../../../shared/jobs/job-queue.js';
-import { TelemetryCompactionStore } from '../domain/telemetry-compaction.store.js';
+import { DAY_MS, TelemetryCompactionStore } from '../domain/telemetry-compaction.store.js';
 
 export const COMPACTION_QUEUE = 'telemetry.compaction';
 
@@ -18,8 +18,6 @@ const START_DELAY_MS = 5_000;
 
 /** Devices read per look for settled rows. */
 const DEVICES_PER_LOOK = 100;
-
-const DAY_MS = 86_400_000;
 
 export interface CompactionResult {
   days: number;

@@ -1,3 +1,6 @@
+/** A UTC day in milliseconds: the unit of the compact layout. */
+export const DAY_MS = 86_400_000;
+
 /** A device's UTC day with records still stored as rows. */
 export interface PendingDay {
   deviceId: string;

@@ -1,6 +1,6 @@
 import { ROLLUP_LEVELS } from '../domain/rollup-levels.js';
 import { CHARGE_METRICS } from '../../../shared/kernel/charge-metrics.js';
-import { COMPACT_DAYS, readings } from './compact-days.sql.js';
+import { COMPACT_HOURS, readings } from './compact-days.sql.js';
 import { EPOCH, rollupInterval, rollupTable } from './rollup-levels.sql.js';
 
 /** Adds the batch's sums per finest slot into one rollup level, taking row locks in key order. */
@@ -89,16 +89,16 @@ SELECT NULL, NULL, NULL, NULL, NULL, NULL FROM energy_stale WHERE marked < 0`
 
 /**
  * The input of a flush with records older than the settled window: those of a compact day (a day
- * compacted already, telemetry_days) are stored already, so they are left out as the primary key
- * leaves out the rows' duplicates. Only the timestamps of the days the flush touches are unpacked.
+ * compacted already, telemetry_hours) are stored already, so they are left out as the primary key
+ * leaves out the rows' duplicates. Only the timestamps of the hours the flush touches are unpacked.
  * Run under the devices' compaction lock (compaction.sql.ts), so a day is not compacted meanwhile.
  */
 const LATE_INPUT = `given AS (
   SELECT * FROM unnest($1::text[], $2::text[], $3::timestamptz[], $4::jsonb[]) AS r (device_id, battery_id, ts, metrics)
 ), compacted AS (
-  SELECT d.device_id, d.battery_id, d.day + make_interval(secs => u.slot * 300) + u.us * interval '1 microsecond' AS ts
-    FROM ${COMPACT_DAYS} d CROSS JOIN LATERAL unnest(d.slots, d.offsets) AS u (slot, us)
-   WHERE (d.device_id, d.day, d.battery_id) IN (SELECT DISTINCT device_id, date_bin('1 day', ts, ${EPOCH}), battery_id FROM given)
+  SELECT h.device_id, h.battery_id, h.hour + make_interval(secs => u.slot * 300) + u.us * interval '1 microsecond' AS ts
+    FROM ${COMPACT_HOURS} h CROSS JOIN LATERAL unnest(h.slots, h.offsets) AS u (slot, us)
+   WHERE (h.device_id, h.hour, h.battery_id) IN (SELECT DISTINCT device_id, date_bin('1 hour', ts, ${EPOCH}), battery_id FROM given)
 ), input AS (
   SELECT g.* FROM given g
    WHERE NOT EXISTS (SELECT 1 FROM compacted c WHERE c.device_id = g.device_id AND c.battery_id = g.battery_id AND c.ts = g.ts)`;

@@ -2,8 +2,9 @@ import { Injectable } from '@nestjs/common';
 import { ReplicaSql } from '../../../shared/database/replica-sql.js';
 import { rollupSpans } from '../domain/history-query.js';
 import { ROLLUP_LEVELS } from '../domain/rollup-levels.js';
+import { DAY_MS } from '../domain/telemetry-compaction.store.js';
 import { TelemetryHistoryQueries, type RawRecordRow, type RawRecordsQuery, type RecordExport, type RecordExportQuery, type SeriesQuery, type SeriesRow } from '../domain/telemetry-history.queries.js';
-import { COMPACT_DAYS, daySlots, dayValues, readings } from './compact-days.sql.js';
+import { COMPACT_DAYS, COMPACT_HOURS, daySlots, hoursMeeting, hourValues, readings } from './compact-days.sql.js';
 import { EPOCH, rollupTable } from './rollup-levels.sql.js';
 import { byCodePoint } from '../../../shared/kernel/code-point-order.js';
 
@@ -50,7 +51,7 @@ function compactSlotsMinusInner(outer: number, inner: number): string {
           WHERE ${filters('s.metric', 'd.battery_id')}`;
 }
 
-/** Raw records of [$from, $to): one edge of the range that no rollup level answers, from rows and compact days. */
+/** Raw records of [$from, $to): one edge of the range that no rollup level answers, from rows and compact hours. */
 function rawEdge(from: number, to: number): string {
   return `SELECT t.battery_id, m.key, t.ts, 1, v.value, v.value, v.value
            FROM telemetry t
@@ -59,11 +60,11 @@ function rawEdge(from: number, to: number): string {
           WHERE t.device_id = $1 AND t.ts >= $${from} AND t.ts < $${to}
             AND ${filters('m.key', 't.battery_id')}
          UNION ALL
-         SELECT d.battery_id, v.metric, v.ts, 1, v.value, v.value, v.value
-           FROM ${COMPACT_DAYS} d
-           CROSS JOIN LATERAL ${dayValues('d', `$${from}`, `$${to}`)} AS v
-          WHERE d.device_id = $1 AND d.day > $${from}::timestamptz - interval '1 day' AND d.day < $${to} AND $${from} < $${to}
-            AND ${filters('v.metric', 'd.battery_id')}`;
+         SELECT h.battery_id, v.metric, v.ts, 1, v.value, v.value, v.value
+           FROM ${COMPACT_HOURS} h
+           CROSS JOIN LATERAL ${hourValues('h', `$${from}`, `$${to}`)} AS v
+          WHERE ${hoursMeeting('$1', `$${from}`, `$${to}`)} AND $${from} < $${to}
+            AND ${filters('v.metric', 'h.battery_id')}`;
 }
 
 const coarsest = ROLLUP_LEVELS.length - 1;
@@ -87,13 +88,16 @@ const PARTS = [
  * (ts is Unix seconds, formatted by the caller: to_char cost ~3 ms per 1,000 points.) The arrays
  * are not ordered here: ordered aggregates made PostgreSQL sort every bucket row by series and
  * time, a third of the query's time; the caller orders each series' few hundred points. The raw
- * edges are two arms with their bounds as parameters, so the planner prunes the partitions.
+ * edges are two arms with their bounds as parameters, so the planner prunes the partitions. A
+ * bucket's sums are added in time order: floating-point addition depends on order, and the order
+ * the parts arrive in depends on the plan and on where rows lie on disk, so without it the same
+ * records could answer a different last digit once compacted (or once vacuumed), and another ETag.
  */
 export const SERIES_SQL = `WITH parts AS (
          ${PARTS.join('\n         UNION ALL\n         ')}
        ), buckets AS (
          SELECT battery_id, metric, date_bin(make_interval(secs => $${BUCKET}), at, ${EPOCH}) AS bucket,
-                sum(sum) / sum(count) AS avg, min(min) AS min, max(max) AS max, sum(count)::int AS count
+                sum(sum ORDER BY at) / sum(count) AS avg, min(min) AS min, max(max) AS max, sum(count)::int AS count
            FROM parts
           GROUP BY battery_id, metric, 3
        )
@@ -118,9 +122,9 @@ const rawNames = (from: number, to: number) =>
   `SELECT DISTINCT jsonb_object_keys(t.metrics) FROM telemetry t
     WHERE t.device_id = $1 AND t.ts >= $${from} AND t.ts < $${to} AND ($${NAMES_BATTERY}::text IS NULL OR t.battery_id = $${NAMES_BATTERY})
    UNION
-   SELECT DISTINCT v.metric FROM ${COMPACT_DAYS} d CROSS JOIN LATERAL ${dayValues('d', `$${from}`, `$${to}`)} AS v
-    WHERE d.device_id = $1 AND d.day > $${from}::timestamptz - interval '1 day' AND d.day < $${to} AND $${from} < $${to}
-      AND ($${NAMES_BATTERY}::text IS NULL OR d.battery_id = $${NAMES_BATTERY})`;
+   SELECT DISTINCT v.metric FROM ${COMPACT_HOURS} h CROSS JOIN LATERAL ${hourValues('h', `$${from}`, `$${to}`)} AS v
+    WHERE ${hoursMeeting('$1', `$${from}`, `$${to}`)} AND $${from} < $${to}
+      AND ($${NAMES_BATTERY}::text IS NULL OR h.battery_id = $${NAMES_BATTERY})`;
 /** The names of the finest level's compact slots in its two ranges. */
 const compactSlotNames = (outer: number, inner: number) =>
   `SELECT DISTINCT s.metric
@@ -143,7 +147,7 @@ export const METRIC_NAMES_SQL = [
   rawNames(spanFrom(0) + 1, 3),
 ].join('\n UNION\n ');
 
-/** The records of one window of an export, in time order (a day of compact rows is unpacked whole). */
+/** The records of one window of an export, in time order (the compact hours of the window are unpacked whole). */
 const EXPORT_CURSOR_SQL = `DECLARE telemetry_export NO SCROLL CURSOR FOR
   SELECT battery_id, ts, metrics FROM ${readings('$1', '$4', '$2', '$3')} ORDER BY ts, battery_id`;
 
@@ -152,11 +156,9 @@ const RAW_PAGE_SQL = `SELECT battery_id, ts, metrics FROM ${readings('$1', '$4',
   WHERE ($5::timestamptz IS NULL OR (ts, battery_id) > ($5, $6::text))
   ORDER BY ts, battery_id LIMIT $7`;
 
-const DAY_MS = 86_400_000;
-
 /**
  * [from, to) cut at UTC midnights: the windows the record reads go through one at a time, so a
- * read unpacks at most one compact day per battery at once and a page stops as soon as it is full.
+ * read unpacks at most one day of compact hours per battery at once and a page stops as soon as it is full.
  */
 export function* dayWindows(from: Date, to: Date): Generator<{ from: Date; to: Date }> {
   for (let start = from.getTime(); start < to.getTime(); ) {

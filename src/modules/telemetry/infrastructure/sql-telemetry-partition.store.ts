@@ -3,7 +3,7 @@ import { maintainPartitions } from '../../../shared/database/range-partitions.js
 import { Sql } from '../../../shared/database/sql.js';
 import { ROLLUP_LEVELS } from '../domain/rollup-levels.js';
 import { TelemetryPartitionStore } from '../domain/telemetry-partition.store.js';
-import { COMPACT_DAYS } from './compact-days.sql.js';
+import { COMPACT_DAYS, COMPACT_HOURS } from './compact-days.sql.js';
 import { rollupTable } from './rollup-levels.sql.js';
 
 /** Arbitrary constant: the advisory lock that lets one instance at a time maintain partitions. */
@@ -43,22 +43,20 @@ export class SqlTelemetryPartitionStore extends TelemetryPartitionStore {
       if (!locked) return { created: [], dropped: [] };
       const cutoff = new Date(now.getTime() - retentionDays * 86_400_000);
       const { created, dropped } = await maintainPartitions(tx, 'telemetry', MONTHS, cutoff, addMonths(monthStart(now), 2));
-      // Rollup slots and compact days go with the months they summarise or hold: below the oldest
-      // month kept (a month starts at a UTC midnight, so no coarser slot or day straddles it).
-      for (const { table, column } of [...ROLLUP_LEVELS.map((level) => ({ table: rollupTable(level), column: 'bucket' })), { table: COMPACT_DAYS, column: 'day' }]) {
-        await tx.rows(
-          `DELETE FROM ${table} WHERE ${column} < (
-             SELECT min((regexp_match(pg_get_expr(c.relpartbound, c.oid), 'FROM \\(''([^'']+)''\\)'))[1]::timestamptz)
-               FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid WHERE i.inhparent = 'telemetry'::regclass)`,
-        );
-      }
-      // So do the batteries' hours computed from them (and their marks), through the function the
-      // batteries module exports for it.
-      await tx.rows(
-        `SELECT battery_energy_forget_before((
-           SELECT min((regexp_match(pg_get_expr(c.relpartbound, c.oid), 'FROM \\(''([^'']+)''\\)'))[1]::timestamptz)
-             FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid WHERE i.inhparent = 'telemetry'::regclass))`,
+      // Rollup slots and compact days and hours go with the months they summarise or hold: below the
+      // oldest month kept (a month starts at a UTC midnight, so no coarser slot or day straddles it).
+      const [{ oldest }] = await tx.rows<{ oldest: Date | null }>(
+        `SELECT min((regexp_match(pg_get_expr(c.relpartbound, c.oid), 'FROM \\(''([^'']+)''\\)'))[1]::timestamptz) AS oldest
+           FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid WHERE i.inhparent = 'telemetry'::regclass`,
       );
+      if (oldest !== null) {
+        for (const { table, column } of [...ROLLUP_LEVELS.map((level) => ({ table: rollupTable(level), column: 'bucket' })), { table: COMPACT_DAYS, column: 'day' }, { table: COMPACT_HOURS, column: 'hour' }]) {
+          await tx.rows(`DELETE FROM ${table} WHERE ${column} < $1`, [oldest]);
+        }
+        // So do the batteries' hours computed from them (and their marks), through the function the
+        // batteries module exports for it.
+        await tx.rows('SELECT battery_energy_forget_before($1)', [oldest]);
+      }
       if (created.length > 0 || dropped.length > 0) this.logger.log({ created, dropped }, 'Telemetry partitions maintained');
       return { created, dropped };
     });

@@ -73,8 +73,8 @@ export class TelemetryRollup6hRecord extends RollupColumns {}
 export class TelemetryRollup1dRecord extends RollupColumns {}
 
 /**
- * Settled records of one battery's UTC day and their five-minute rollup, as arrays (migration
- * TelemetryDays1764002700000 describes them; compaction.sql.ts writes them).
+ * The five-minute rollup of one battery's settled UTC day, as arrays of 288 slots per metric
+ * (migration TelemetryDays1764002700000 describes them; compaction.sql.ts writes them).
  */
 @Entity({ name: 'telemetry_days' })
 export class TelemetryDayRecord {
@@ -86,6 +86,38 @@ export class TelemetryDayRecord {
   day!: Date;
 
   @PrimaryColumn({ name: 'battery_id', type: 'varchar', length: 64, primaryKeyConstraintName: 'telemetry_days_pkey' })
+  batteryId!: string;
+
+  @Column({ type: 'text', array: true })
+  metrics!: string[];
+
+  @Column({ name: 'slot_count', type: 'integer', array: true })
+  slotCount!: number[];
+
+  @Column({ name: 'slot_sum', type: 'double precision', array: true })
+  slotSum!: Array<number | null>;
+
+  @Column({ name: 'slot_min', type: 'double precision', array: true })
+  slotMin!: Array<number | null>;
+
+  @Column({ name: 'slot_max', type: 'double precision', array: true })
+  slotMax!: Array<number | null>;
+}
+
+/**
+ * The settled records of one battery's UTC hour, as arrays (migrations TelemetryDays1764002700000
+ * and TelemetryHours1764002800000 describe them; compaction.sql.ts writes them).
+ */
+@Entity({ name: 'telemetry_hours' })
+export class TelemetryHourRecord {
+  @PrimaryColumn({ name: 'device_id', type: 'varchar', length: 64, primaryKeyConstraintName: 'telemetry_hours_pkey' })
+  deviceId!: string;
+
+  /** The hour's start, UTC. */
+  @PrimaryColumn({ type: 'timestamptz', primaryKeyConstraintName: 'telemetry_hours_pkey' })
+  hour!: Date;
+
+  @PrimaryColumn({ name: 'battery_id', type: 'varchar', length: 64, primaryKeyConstraintName: 'telemetry_hours_pkey' })
   batteryId!: string;
 
   @Column({ type: 'text', array: true })
@@ -108,18 +140,6 @@ export class TelemetryDayRecord {
 
   @Column({ type: 'double precision', array: true })
   vals!: Array<number | null>;
-
-  @Column({ name: 'slot_count', type: 'integer', array: true })
-  slotCount!: number[];
-
-  @Column({ name: 'slot_sum', type: 'double precision', array: true })
-  slotSum!: Array<number | null>;
-
-  @Column({ name: 'slot_min', type: 'double precision', array: true })
-  slotMin!: Array<number | null>;
-
-  @Column({ name: 'slot_max', type: 'double precision', array: true })
-  slotMax!: Array<number | null>;
 }
 
 /** Each battery's newest value of each metric, for the device list and the dashboard's cards. */

@@ -1,5 +1,44 @@
 import type { MigrationInterface, QueryRunner } from 'typeorm';
 
+/** The values of one compact day within [lo, hi) (also restored by TelemetryHours1764002800000's down). */
+export const DAY_VALUES_FUNCTION = `      CREATE OR REPLACE FUNCTION telemetry_day_values(
+        day timestamptz, metrics text[], divisors float8[], bases float8[], records int[], slots int2[], offsets int[], vals float8[], lo timestamptz, hi timestamptz)
+      RETURNS TABLE (ts timestamptz, metric text, value double precision) LANGUAGE sql STABLE PARALLEL SAFE AS $$
+        WITH bounds AS (
+          SELECT greatest(0, floor(extract(epoch FROM lo - telemetry_day_values.day) / 300))::int AS first_slot,
+                 least(287, ceil(extract(epoch FROM hi - telemetry_day_values.day) / 300)::int - 1) AS last_slot
+        ), span AS (
+          SELECT coalesce((SELECT sum(c) FROM unnest(telemetry_day_values.records[1:b.first_slot]) AS c), 0)::int + 1 AS first_k,
+                 coalesce((SELECT sum(c) FROM unnest(telemetry_day_values.records[1:b.last_slot + 1]) AS c), 0)::int AS last_k
+            FROM bounds b WHERE b.first_slot <= b.last_slot
+        ), a AS (
+          SELECT s.first_k, s.last_k - s.first_k + 1 AS len, cardinality(telemetry_day_values.offsets) AS n,
+                 telemetry_day_values.slots[s.first_k:s.last_k] AS slots, telemetry_day_values.offsets[s.first_k:s.last_k] AS offsets, telemetry_day_values.vals || '{}'::float8[] AS vals
+            FROM span s OFFSET 0
+        )
+        SELECT v.ts, m.name, CASE WHEN m.divisor IS NULL THEN v.x ELSE (m.base + v.x) / m.divisor END
+          FROM a
+         CROSS JOIN unnest(telemetry_day_values.metrics, telemetry_day_values.divisors, telemetry_day_values.bases) WITH ORDINALITY AS m (name, divisor, base, i)
+         CROSS JOIN LATERAL (
+           SELECT telemetry_day_values.day + make_interval(secs => u.slot * 300) + u.us * interval '1 microsecond' AS ts, u.x
+             FROM unnest(a.slots, a.offsets, a.vals[(m.i - 1) * a.n + a.first_k:(m.i - 1) * a.n + a.first_k + a.len - 1]) AS u (slot, us, x)
+         ) AS v
+         WHERE v.x IS NOT NULL AND v.ts >= lo AND v.ts < hi
+      $$`;
+
+/** The records of one device in [p_from, p_to), of one battery or (NULL) all: rows and compact days alike. */
+export const DAY_READINGS_FUNCTION = `      CREATE OR REPLACE FUNCTION telemetry_readings(p_device_id text, p_battery_id text, p_from timestamptz, p_to timestamptz)
+      RETURNS TABLE (battery_id text, ts timestamptz, metrics jsonb) LANGUAGE sql STABLE PARALLEL SAFE AS $$
+        SELECT t.battery_id::text, t.ts, t.metrics FROM telemetry t
+         WHERE t.device_id = p_device_id AND t.ts >= p_from AND t.ts < p_to AND (p_battery_id IS NULL OR t.battery_id = p_battery_id)
+        UNION ALL
+        SELECT d.battery_id::text, v.ts, jsonb_object_agg(v.metric, v.value)
+          FROM telemetry_days d CROSS JOIN LATERAL telemetry_day_values(d.day, d.metrics, d.divisors, d.bases, d.records, d.slots, d.offsets, d.vals, p_from, p_to) AS v
+         WHERE d.device_id = p_device_id AND d.day > p_from - interval '1 day' AND d.day < p_to
+           AND (p_battery_id IS NULL OR d.battery_id = p_battery_id)
+         GROUP BY d.battery_id, v.ts
+      $$`;
+
 /**
  * Settled telemetry in a compact layout: one row per device, battery and UTC day (`telemetry_days`)
  * holds the day's records as arrays and its five-minute rollup as arrays of 288 slots; the
@@ -58,31 +97,7 @@ export class TelemetryDays1764002700000 implements MigrationInterface {
     // The values of one compact day within [lo, hi): only the slots that meet the range are read.
     // Each array is read (decompressed) once, in the subquery \`a\` (OFFSET 0 keeps it one), and
     // then sliced per metric: a slice of a stored array would decompress the whole array again.
-    await queryRunner.query(`
-      CREATE FUNCTION telemetry_day_values(
-        day timestamptz, metrics text[], divisors float8[], bases float8[], records int[], slots int2[], offsets int[], vals float8[], lo timestamptz, hi timestamptz)
-      RETURNS TABLE (ts timestamptz, metric text, value double precision) LANGUAGE sql STABLE PARALLEL SAFE AS $$
-        WITH bounds AS (
-          SELECT greatest(0, floor(extract(epoch FROM lo - telemetry_day_values.day) / 300))::int AS first_slot,
-                 least(287, ceil(extract(epoch FROM hi - telemetry_day_values.day) / 300)::int - 1) AS last_slot
-        ), span AS (
-          SELECT coalesce((SELECT sum(c) FROM unnest(telemetry_day_values.records[1:b.first_slot]) AS c), 0)::int + 1 AS first_k,
-                 coalesce((SELECT sum(c) FROM unnest(telemetry_day_values.records[1:b.last_slot + 1]) AS c), 0)::int AS last_k
-            FROM bounds b WHERE b.first_slot <= b.last_slot
-        ), a AS (
-          SELECT s.first_k, s.last_k - s.first_k + 1 AS len, cardinality(telemetry_day_values.offsets) AS n,
-                 telemetry_day_values.slots[s.first_k:s.last_k] AS slots, telemetry_day_values.offsets[s.first_k:s.last_k] AS offsets, telemetry_day_values.vals || '{}'::float8[] AS vals
-            FROM span s OFFSET 0
-        )
-        SELECT v.ts, m.name, CASE WHEN m.divisor IS NULL THEN v.x ELSE (m.base + v.x) / m.divisor END
-          FROM a
-         CROSS JOIN unnest(telemetry_day_values.metrics, telemetry_day_values.divisors, telemetry_day_values.bases) WITH ORDINALITY AS m (name, divisor, base, i)
-         CROSS JOIN LATERAL (
-           SELECT telemetry_day_values.day + make_interval(secs => u.slot * 300) + u.us * interval '1 microsecond' AS ts, u.x
-             FROM unnest(a.slots, a.offsets, a.vals[(m.i - 1) * a.n + a.first_k:(m.i - 1) * a.n + a.first_k + a.len - 1]) AS u (slot, us, x)
-         ) AS v
-         WHERE v.x IS NOT NULL AND v.ts >= lo AND v.ts < hi
-      $$`);
+    await queryRunner.query(DAY_VALUES_FUNCTION);
 
     // The five-minute slots of one compact day that lie in [lo, hi), as rollup rows (each array
     // read once, as above).
@@ -112,18 +127,7 @@ export class TelemetryDays1764002700000 implements MigrationInterface {
 
     // The records of one device in [p_from, p_to), of one battery or (NULL) all: rows and compact days alike.
     await queryRunner.query('DROP VIEW telemetry_readings');
-    await queryRunner.query(`
-      CREATE FUNCTION telemetry_readings(p_device_id text, p_battery_id text, p_from timestamptz, p_to timestamptz)
-      RETURNS TABLE (battery_id text, ts timestamptz, metrics jsonb) LANGUAGE sql STABLE PARALLEL SAFE AS $$
-        SELECT t.battery_id::text, t.ts, t.metrics FROM telemetry t
-         WHERE t.device_id = p_device_id AND t.ts >= p_from AND t.ts < p_to AND (p_battery_id IS NULL OR t.battery_id = p_battery_id)
-        UNION ALL
-        SELECT d.battery_id::text, v.ts, jsonb_object_agg(v.metric, v.value)
-          FROM telemetry_days d CROSS JOIN LATERAL telemetry_day_values(d.day, d.metrics, d.divisors, d.bases, d.records, d.slots, d.offsets, d.vals, p_from, p_to) AS v
-         WHERE d.device_id = p_device_id AND d.day > p_from - interval '1 day' AND d.day < p_to
-           AND (p_battery_id IS NULL OR d.battery_id = p_battery_id)
-         GROUP BY d.battery_id, v.ts
-      $$`);
+    await queryRunner.query(DAY_READINGS_FUNCTION);
   }
 
   async down(queryRunner: QueryRunner): Promise<void> {
