@@ -178,7 +178,7 @@ export const SERIES_SQL = `WITH parts AS (
             AND ($13::text[] IS NULL OR v.metric = ANY($13)) AND ($14::text IS NULL OR h.battery_id = $14)
        ), buckets AS (
          SELECT battery_id, metric, date_bin(make_interval(secs => $12), at, TIMESTAMPTZ '1970-01-01 00:00:00+00') AS bucket,
-                sum(sum) / sum(count) AS avg, min(min) AS min, max(max) AS max, sum(count)::int AS count
+                sum(sum ORDER BY at) / sum(count) AS avg, min(min) AS min, max(max) AS max, sum(count)::int AS count
            FROM parts
           GROUP BY battery_id, metric, 3
        )
