@@ -17,6 +17,7 @@ import Fastify, { type FastifyError, type FastifyRequest } from 'fastify';
 import jwt, { type JwtPayload } from 'jsonwebtoken';
 import pg from 'pg';
 import { autoBucketSec, MAX_POINTS_EXPLICIT, parseBucket, resolveRange, rollupSpans } from '../src/modules/telemetry/domain/history-query.js';
+import { bucketsOf, type SeriesParts } from '../src/modules/telemetry/domain/history-series.js';
 import { admit, BATTERY_ID_PATTERN, DEFAULT_BATTERY_ID, METRIC_NAME, parseIsoInstant, type TelemetryRecord } from '../src/modules/telemetry/domain/telemetry-record.js';
 import { effectiveConfig, type ConfigOverrides, type FleetDefaults } from '../src/modules/devices/domain/device-config.js';
 import { FirmwareVersion } from '../src/shared/kernel/firmware-version.js';
@@ -394,8 +395,8 @@ app.get<{ Params: { deviceId: string }; Querystring: HistoryQuery }>(
     let rows: SeriesRow[] = [];
     if (effective.from < effective.to) {
       const [fiveMinutes, hours, sixHours, days] = rollupSpans(effective, bucketSec);
-      rows = (
-        await pool.query<SeriesRow>({
+      const parts = (
+        await pool.query<SeriesParts>({
           name: SQL.SERIES_NAME,
           text: SQL.SERIES_SQL,
           values: [
@@ -410,12 +411,12 @@ app.get<{ Params: { deviceId: string }; Querystring: HistoryQuery }>(
             sixHours.to,
             days.from,
             days.to,
-            bucketSec,
             metrics,
             query.batteryId ?? null,
           ],
         })
       ).rows;
+      rows = parts.map((series) => bucketsOf(series, bucketSec));
     }
     const series = rows.map((row) => ({
       metric: row.metric,

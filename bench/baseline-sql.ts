@@ -128,63 +128,58 @@ export const SERIES_SQL = `WITH parts AS (
          SELECT r.battery_id, r.metric, r.bucket AS at, r.count, r.sum, r.min, r.max
            FROM telemetry_rollup_1d r
           WHERE r.device_id = $1 AND r.bucket >= $10 AND r.bucket < $11
-            AND ($13::text[] IS NULL OR r.metric = ANY($13)) AND ($14::text IS NULL OR r.battery_id = $14)
+            AND ($12::text[] IS NULL OR r.metric = ANY($12)) AND ($13::text IS NULL OR r.battery_id = $13)
          UNION ALL
          SELECT r.battery_id, r.metric, r.bucket, r.count, r.sum, r.min, r.max
            FROM (VALUES ($8::timestamptz, $10::timestamptz), ($11::timestamptz, $9::timestamptz)) AS span (lo, hi)
            JOIN telemetry_rollup_6h r ON r.device_id = $1 AND r.bucket >= span.lo AND r.bucket < span.hi
-          WHERE ($13::text[] IS NULL OR r.metric = ANY($13)) AND ($14::text IS NULL OR r.battery_id = $14)
+          WHERE ($12::text[] IS NULL OR r.metric = ANY($12)) AND ($13::text IS NULL OR r.battery_id = $13)
          UNION ALL
          SELECT r.battery_id, r.metric, r.bucket, r.count, r.sum, r.min, r.max
            FROM (VALUES ($6::timestamptz, $8::timestamptz), ($9::timestamptz, $7::timestamptz)) AS span (lo, hi)
            JOIN telemetry_rollup_1h r ON r.device_id = $1 AND r.bucket >= span.lo AND r.bucket < span.hi
-          WHERE ($13::text[] IS NULL OR r.metric = ANY($13)) AND ($14::text IS NULL OR r.battery_id = $14)
+          WHERE ($12::text[] IS NULL OR r.metric = ANY($12)) AND ($13::text IS NULL OR r.battery_id = $13)
          UNION ALL
          SELECT r.battery_id, r.metric, r.bucket, r.count, r.sum, r.min, r.max
            FROM (VALUES ($4::timestamptz, $6::timestamptz), ($7::timestamptz, $5::timestamptz)) AS span (lo, hi)
            JOIN telemetry_rollup_5m r ON r.device_id = $1 AND r.bucket >= span.lo AND r.bucket < span.hi
-          WHERE ($13::text[] IS NULL OR r.metric = ANY($13)) AND ($14::text IS NULL OR r.battery_id = $14)
+          WHERE ($12::text[] IS NULL OR r.metric = ANY($12)) AND ($13::text IS NULL OR r.battery_id = $13)
          UNION ALL
          SELECT d.battery_id, s.metric, s.bucket, s.count, s.sum, s.min, s.max
            FROM (VALUES ($4::timestamptz, $6::timestamptz), ($7::timestamptz, $5::timestamptz)) AS span (lo, hi)
            JOIN telemetry_days d ON d.device_id = $1 AND d.day > span.lo - interval '1 day' AND d.day < span.hi AND span.lo < span.hi
            CROSS JOIN LATERAL telemetry_day_slots(d.day, d.metrics, d.slot_count, d.slot_sum, d.slot_min, d.slot_max, span.lo, span.hi) AS s
-          WHERE ($13::text[] IS NULL OR s.metric = ANY($13)) AND ($14::text IS NULL OR d.battery_id = $14)
+          WHERE ($12::text[] IS NULL OR s.metric = ANY($12)) AND ($13::text IS NULL OR d.battery_id = $13)
          UNION ALL
          SELECT t.battery_id, m.key, t.ts, 1, v.value, v.value, v.value
            FROM telemetry t
            CROSS JOIN LATERAL jsonb_each_text(t.metrics) AS m (key, value)
            CROSS JOIN LATERAL (SELECT m.value::float8 AS value) AS v
           WHERE t.device_id = $1 AND t.ts >= $2 AND t.ts < $4
-            AND ($13::text[] IS NULL OR m.key = ANY($13)) AND ($14::text IS NULL OR t.battery_id = $14)
+            AND ($12::text[] IS NULL OR m.key = ANY($12)) AND ($13::text IS NULL OR t.battery_id = $13)
          UNION ALL
          SELECT h.battery_id, v.metric, v.ts, 1, v.value, v.value, v.value
            FROM telemetry_hours h
            CROSS JOIN LATERAL telemetry_hour_values(h.hour, h.metrics, h.divisors, h.bases, h.records, h.slots, h.offsets, h.vals, $2, $4) AS v
           WHERE h.device_id = $1 AND h.hour > $2::timestamptz - interval '1 hour' AND h.hour < $4 AND $2 < $4
-            AND ($13::text[] IS NULL OR v.metric = ANY($13)) AND ($14::text IS NULL OR h.battery_id = $14)
+            AND ($12::text[] IS NULL OR v.metric = ANY($12)) AND ($13::text IS NULL OR h.battery_id = $13)
          UNION ALL
          SELECT t.battery_id, m.key, t.ts, 1, v.value, v.value, v.value
            FROM telemetry t
            CROSS JOIN LATERAL jsonb_each_text(t.metrics) AS m (key, value)
            CROSS JOIN LATERAL (SELECT m.value::float8 AS value) AS v
           WHERE t.device_id = $1 AND t.ts >= $5 AND t.ts < $3
-            AND ($13::text[] IS NULL OR m.key = ANY($13)) AND ($14::text IS NULL OR t.battery_id = $14)
+            AND ($12::text[] IS NULL OR m.key = ANY($12)) AND ($13::text IS NULL OR t.battery_id = $13)
          UNION ALL
          SELECT h.battery_id, v.metric, v.ts, 1, v.value, v.value, v.value
            FROM telemetry_hours h
            CROSS JOIN LATERAL telemetry_hour_values(h.hour, h.metrics, h.divisors, h.bases, h.records, h.slots, h.offsets, h.vals, $5, $3) AS v
           WHERE h.device_id = $1 AND h.hour > $5::timestamptz - interval '1 hour' AND h.hour < $3 AND $5 < $3
-            AND ($13::text[] IS NULL OR v.metric = ANY($13)) AND ($14::text IS NULL OR h.battery_id = $14)
-       ), buckets AS (
-         SELECT battery_id, metric, date_bin(make_interval(secs => $12), at, TIMESTAMPTZ '1970-01-01 00:00:00+00') AS bucket,
-                sum(sum ORDER BY at) / sum(count) AS avg, min(min) AS min, max(max) AS max, sum(count)::int AS count
-           FROM parts
-          GROUP BY battery_id, metric, 3
+            AND ($12::text[] IS NULL OR v.metric = ANY($12)) AND ($13::text IS NULL OR h.battery_id = $13)
        )
        SELECT battery_id, metric,
-              json_agg(date_part('epoch', bucket)) AS ts, json_agg(avg) AS avg, json_agg(min) AS min, json_agg(max) AS max, json_agg(count) AS count
-         FROM buckets
+              json_agg(date_part('epoch', at)) AS at, json_agg(count) AS count, json_agg(sum) AS sum, json_agg(min) AS min, json_agg(max) AS max
+         FROM parts
         GROUP BY battery_id, metric
         ORDER BY metric, battery_id`;
 export const SERIES_NAME = 'dashboard_series';

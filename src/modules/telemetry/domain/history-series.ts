@@ -59,3 +59,78 @@ export function ascendingByTs(ts: readonly number[], bucketSec: number): Int32Ar
   }
   return Int32Array.from(ts.keys()).sort((a, b) => ts[a] - ts[b]);
 }
+
+/**
+ * One series as the series statement gives it: its parts (rollup slots of some level, compact
+ * slots, raw records) as one array per column, aligned, in no particular order; `at` is a part's
+ * start in Unix seconds.
+ */
+export interface SeriesParts {
+  battery_id: string;
+  metric: string;
+  at: number[];
+  count: number[];
+  sum: number[];
+  min: number[];
+  max: number[];
+}
+
+/**
+ * The buckets of `bucketSec` seconds (epoch-aligned) of a series' parts, ascending. A bucket's sums
+ * are added in time order (ties by value): floating-point addition depends on order, and the
+ * order the parts arrive in depends on PostgreSQL's plan and on where rows lie on disk, so the same
+ * records give the same answer to the last digit, as rows or compacted. Done here rather than in
+ * the statement: sorting the parts there cost PostgreSQL ~1 ms per 7-day answer.
+ */
+export function bucketsOf(parts: SeriesParts, bucketSec: number): SeriesRow {
+  const { at, count, sum, min, max } = parts;
+  const row: SeriesRow = { battery_id: parts.battery_id, metric: parts.metric, ts: [], avg: [], min: [], max: [], count: [] };
+  const sums: number[] = [];
+  for (const i of inTimeOrder(at, sum, count, bucketSec)) {
+    const bucket = Math.floor(at[i] / bucketSec) * bucketSec;
+    const last = row.ts.length - 1;
+    if (last < 0 || row.ts[last] !== bucket) {
+      row.ts.push(bucket);
+      sums.push(sum[i]);
+      row.count.push(count[i]);
+      row.min.push(min[i]);
+      row.max.push(max[i]);
+    } else {
+      sums[last] += sum[i];
+      row.count[last] += count[i];
+      if (min[i] < row.min[last]) row.min[last] = min[i];
+      if (max[i] > row.max[last]) row.max[last] = max[i];
+    }
+  }
+  row.avg = sums.map((total, k) => total / row.count[k]);
+  return row;
+}
+
+/**
+ * The indices of the parts by bucket, and within a bucket by time (ties by sum, then count). Most
+ * buckets hold one or two parts, whose sum does not depend on order, so the parts are placed by
+ * bucket in one pass (as ascendingByTs places points) and only buckets of three or more are
+ * sorted: sorting every part cost ~0.3 ms per 24-hour answer.
+ */
+function inTimeOrder(at: readonly number[], sum: readonly number[], count: readonly number[], bucketSec: number): Int32Array {
+  const n = at.length;
+  const byTime = (a: number, b: number) => at[a] - at[b] || sum[a] - sum[b] || count[a] - count[b];
+  const slotOf = new Float64Array(n);
+  let first = Infinity;
+  let last = -Infinity;
+  for (let i = 0; i < n; i++) {
+    slotOf[i] = Math.floor(at[i] / bucketSec);
+    if (slotOf[i] < first) first = slotOf[i];
+    if (slotOf[i] > last) last = slotOf[i];
+  }
+  const slots = n === 0 ? 0 : last - first + 1;
+  if (slots > 16 * n + 1024) return Int32Array.from(at.keys()).sort(byTime);
+  const start = new Int32Array(slots + 1);
+  for (let i = 0; i < n; i++) start[slotOf[i] - first + 1] += 1;
+  for (let k = 0; k < slots; k++) start[k + 1] += start[k];
+  const order = new Int32Array(n);
+  const next = start.slice(0, slots);
+  for (let i = 0; i < n; i++) order[next[slotOf[i] - first]++] = i;
+  for (let k = 0; k < slots; k++) if (start[k + 1] - start[k] > 2) order.subarray(start[k], start[k + 1]).sort(byTime);
+  return order;
+}

@@ -1,21 +1,21 @@
 import { Injectable } from '@nestjs/common';
 import { ReplicaSql } from '../../../shared/database/replica-sql.js';
 import { rollupSpans } from '../domain/history-query.js';
+import { bucketsOf, type SeriesParts } from '../domain/history-series.js';
 import { ROLLUP_LEVELS } from '../domain/rollup-levels.js';
 import { DAY_MS } from '../domain/telemetry-compaction.store.js';
 import { TelemetryHistoryQueries, type RawRecordRow, type RawRecordsQuery, type RecordExport, type RecordExportQuery, type SeriesQuery, type SeriesRow } from '../domain/telemetry-history.queries.js';
 import { COMPACT_DAYS, COMPACT_HOURS, daySlots, hoursMeeting, hourValues, readings } from './compact-days.sql.js';
-import { EPOCH, rollupTable } from './rollup-levels.sql.js';
+import { rollupTable } from './rollup-levels.sql.js';
 import { byCodePoint } from '../../../shared/kernel/code-point-order.js';
 
 /*
  * Parameters of the series statement: $1 device, $2 from, $3 to, then each level's span (finest
- * first, two each), then the bucket width and the two filters.
+ * first, two each), then the two filters.
  */
 const spanFrom = (levelIndex: number): number => 4 + 2 * levelIndex;
-const BUCKET = spanFrom(ROLLUP_LEVELS.length);
-const METRICS = BUCKET + 1;
-const BATTERY = BUCKET + 2;
+const METRICS = spanFrom(ROLLUP_LEVELS.length);
+const BATTERY = METRICS + 1;
 
 const filters = (metric: string, batteryId: string) => `($${METRICS}::text[] IS NULL OR ${metric} = ANY($${METRICS})) AND ($${BATTERY}::text IS NULL OR ${batteryId} = $${BATTERY})`;
 
@@ -79,31 +79,22 @@ const PARTS = [
 ];
 
 /**
- * Buckets of [from, to), answered by the coarsest rollup level that is exact for each part (see
- * rollupSpans: the levels' spans, nested) and raw records at the edges; the parts are merged per
- * bucket, so the result equals aggregating the raw records.
- * Each series comes back as one row with one JSON array per column: a day of 5-minute points is
- * over a thousand rows, and parsing them row by row in Node cost as much as the query; building a
- * JSON object per point cost PostgreSQL ~1.5 ms more per 24-hour query than five flat arrays.
- * (ts is Unix seconds, formatted by the caller: to_char cost ~3 ms per 1,000 points.) The arrays
- * are not ordered here: ordered aggregates made PostgreSQL sort every bucket row by series and
- * time, a third of the query's time; the caller orders each series' few hundred points. The raw
- * edges are two arms with their bounds as parameters, so the planner prunes the partitions. A
- * bucket's sums are added in time order: floating-point addition depends on order, and the order
- * the parts arrive in depends on the plan and on where rows lie on disk, so without it the same
- * records could answer a different last digit once compacted (or once vacuumed), and another ETag.
+ * The parts of the buckets of [from, to): each by the coarsest rollup level that is exact for it
+ * (see rollupSpans: the levels' spans, nested) and raw records at the edges; merged per bucket,
+ * they equal aggregating the raw records. The caller merges them (bucketsOf, in time order, so the
+ * answer does not depend on the plan).
+ * Each series comes back as one row with one JSON array per column: a day of 5-minute parts is
+ * over a thousand rows, and parsing them row by row in Node cost as much as the query. (at is Unix
+ * seconds: to_char cost ~3 ms per 1,000 points.) The arrays are not ordered here: ordered
+ * aggregates made PostgreSQL sort every part by series and time. The raw edges are two arms with
+ * their bounds as parameters, so the planner prunes the partitions.
  */
 export const SERIES_SQL = `WITH parts AS (
          ${PARTS.join('\n         UNION ALL\n         ')}
-       ), buckets AS (
-         SELECT battery_id, metric, date_bin(make_interval(secs => $${BUCKET}), at, ${EPOCH}) AS bucket,
-                sum(sum ORDER BY at) / sum(count) AS avg, min(min) AS min, max(max) AS max, sum(count)::int AS count
-           FROM parts
-          GROUP BY battery_id, metric, 3
        )
        SELECT battery_id, metric,
-              json_agg(date_part('epoch', bucket)) AS ts, json_agg(avg) AS avg, json_agg(min) AS min, json_agg(max) AS max, json_agg(count) AS count
-         FROM buckets
+              json_agg(date_part('epoch', at)) AS at, json_agg(count) AS count, json_agg(sum) AS sum, json_agg(min) AS min, json_agg(max) AS max
+         FROM parts
         GROUP BY battery_id, metric
         ORDER BY metric, battery_id`;
 
@@ -180,13 +171,14 @@ export class SqlTelemetryHistoryQueries extends TelemetryHistoryQueries {
     super();
   }
 
-  series(query: SeriesQuery): Promise<SeriesRow[]> {
+  async series(query: SeriesQuery): Promise<SeriesRow[]> {
     const spans = rollupSpans(query, query.bucketSec);
-    return this.sql.rows<SeriesRow>(
+    const parts = await this.sql.rows<SeriesParts>(
       SERIES_SQL,
-      [query.deviceId, query.from, query.to, ...spans.flatMap((span) => [span.from, span.to]), query.bucketSec, query.metrics, query.batteryId],
+      [query.deviceId, query.from, query.to, ...spans.flatMap((span) => [span.from, span.to]), query.metrics, query.batteryId],
       'dashboard_series',
     );
+    return parts.map((series) => bucketsOf(series, query.bucketSec));
   }
 
   /** The names from the rollups (METRIC_NAMES_SQL), as an export's snapshot reads them. */
