@@ -3,8 +3,11 @@ import { totalmem } from 'node:os';
 import { join } from 'node:path';
 import createClient from 'openapi-fetch';
 import pg from 'pg';
+import { COMPACTION_QUEUE } from '../../src/modules/telemetry/application/telemetry-compaction.js';
 import { MIGRATIONS } from '../../src/shared/database/data-source-options.js';
+import { JOBS_SCHEMA } from '../../src/shared/jobs/job-queue.js';
 import type { paths } from '@device-cloud/client';
+import { eventually } from '../support/eventually.js';
 import { createTestDatabase } from '../support/postgres.js';
 import { stoppablePostgres, type StoppablePostgres } from '../support/stoppable-postgres.js';
 import { serviceStart } from '../../bench/servers.js';
@@ -318,6 +321,12 @@ describe('main.js started while its PostgreSQL is down', () => {
     try {
       const { rows } = await db.query<{ name: string }>('SELECT name FROM schema_migrations ORDER BY id');
       expect(rows.map((row) => row.name)).toEqual(MIGRATIONS.map((migration) => migration.name));
+      // The start-up compaction job waits for the job queue, however late the database came up.
+      await eventually(async () => {
+        const { rows: jobs } = await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${JOBS_SCHEMA}.job WHERE name = $1`, [COMPACTION_QUEUE]);
+        // At least: the hourly job joins it should the hour turn meanwhile.
+        expect(jobs[0].n).toBeGreaterThanOrEqual(1);
+      }, 10_000);
     } finally {
       await db.end();
     }

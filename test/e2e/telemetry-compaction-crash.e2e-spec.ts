@@ -203,7 +203,12 @@ describe('compaction killed with SIGKILL in the middle of a day, then restarted'
         new Date(end),
       ]);
       expect(rows[0].left).toBe(0);
-    }, 120_000);
+    }, 120_000).catch((error: unknown) => {
+      // What the service said about it, should it not compact.
+      const said = child.output().split('\n').filter((line) => /compact|[Jj]ob|"level":[45]/.test(line));
+      process.stdout.write(`compaction after the restart, the service's lines:\n${said.slice(-20).join('\n')}\n`);
+      throw error;
+    });
 
     const days = await layout();
     expect(days).toEqual(days.map((day) => asCompacted(day.day)));

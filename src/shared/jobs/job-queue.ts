@@ -102,6 +102,8 @@ export class JobQueue implements OnApplicationBootstrap, OnApplicationShutdown {
   private boss: PgBoss | null = null;
   private started = false;
   private stopping = false;
+  /** Tasks waiting for the queue to start (whenRunning). */
+  private readonly onStart: Array<{ name: string; task: () => Promise<unknown> }> = [];
 
   constructor(
     private readonly settings: { url: string; pollIntervalMs: number; poolSize?: number },
@@ -124,6 +126,20 @@ export class JobQueue implements OnApplicationBootstrap, OnApplicationShutdown {
     this.boss = null;
     // Running jobs get a few seconds to finish; one cut short is retried after its expiry.
     await boss?.stop({ graceful: true, timeout: 3_000, close: true }).catch(() => undefined);
+  }
+
+  /**
+   * Runs `task` once the queue runs: now if it does, else as soon as it starts, however long the
+   * database takes to come up. A task that fails is logged (its code) and not retried.
+   */
+  whenRunning(name: string, task: () => Promise<unknown>): void {
+    if (this.started) void this.runStartTask(name, task);
+    else this.onStart.push({ name, task });
+  }
+
+  private async runStartTask(name: string, task: () => Promise<unknown>): Promise<void> {
+    if (this.stopping) return;
+    await task().catch((error: { code?: unknown }) => this.logger.warn({ task: name, code: error.code }, 'Start-up job task failed'));
   }
 
   /**
@@ -221,7 +237,8 @@ export class JobQueue implements OnApplicationBootstrap, OnApplicationShutdown {
       throw error;
     }
     this.started = true;
-    if (this.stopping) await this.onApplicationShutdown();
+    if (this.stopping) return this.onApplicationShutdown();
+    for (const { name, task } of this.onStart.splice(0)) await this.runStartTask(name, task);
   }
 
   private async ensureQueue(boss: PgBoss, name: string, options: QueueOptions & { deadLetter?: string }): Promise<void> {

@@ -1,6 +1,6 @@
 import { performance } from 'node:perf_hooks';
 import { Injectable, Logger, type OnModuleInit } from '@nestjs/common';
-import { Cron, CronExpression, Timeout } from '@nestjs/schedule';
+import { Cron, CronExpression } from '@nestjs/schedule';
 import { Clock } from '../../../config/config.module.js';
 import { Env } from '../../../config/env.js';
 import { JobQueue, type QueueSpec } from '../../../shared/jobs/job-queue.js';
@@ -12,9 +12,6 @@ const QUEUE: QueueSpec = { name: COMPACTION_QUEUE, retry: { delaySec: 60, delayM
 
 /** One job compacts for about this long, then queues the next: no job holds a worker for hours. */
 const JOB_BUDGET_MS = 60_000;
-
-/** How long after start the first compaction is queued: once the job queue runs. */
-const START_DELAY_MS = 5_000;
 
 /** Devices read per look for settled rows. */
 const DEVICES_PER_LOOK = 100;
@@ -45,20 +42,15 @@ export class TelemetryCompaction implements OnModuleInit {
     private readonly env: Env,
   ) {}
 
+  /** Queued hourly, and once as soon as the job queue runs (a restart resumes what a crash cut short); not with TELEMETRY_COMPACTION_ENABLED=false. */
   onModuleInit(): void {
     this.jobs.define(QUEUE, () => this.runJob());
+    if (this.env.TELEMETRY_COMPACTION_ENABLED) this.jobs.whenRunning('telemetry compaction', () => this.jobs.send(COMPACTION_QUEUE, {}));
   }
 
-  /** Hourly, and once soon after start (a restart resumes what a crash cut short); not with TELEMETRY_COMPACTION_ENABLED=false. */
   @Cron(CronExpression.EVERY_HOUR, { name: 'telemetry-compaction' })
   async hourly(): Promise<void> {
     if (this.env.TELEMETRY_COMPACTION_ENABLED) await this.schedule();
-  }
-
-  @Timeout('telemetry-compaction-at-start', START_DELAY_MS)
-  async atStart(): Promise<void> {
-    if (!this.env.TELEMETRY_COMPACTION_ENABLED) return;
-    await this.jobs.send(COMPACTION_QUEUE, {}).catch((error: { code?: unknown }) => this.logger.warn({ code: error.code }, 'Telemetry compaction not queued at start; the hourly run will'));
   }
 
   /** Queues a compaction job: one per hour, however many instances ask. */
