@@ -1,5 +1,6 @@
 import { SchedulerRegistry } from '@nestjs/schedule';
 import type pg from 'pg';
+import { ADVISORY_LOCKS } from '../../src/shared/database/advisory-locks.js';
 import { TelemetryPartitionStore } from '../../src/modules/telemetry/domain/telemetry-partition.store.js';
 import { aRegistration, registerDevice, type Registered } from '../support/builders.js';
 import { createTestApp, type TestApp } from '../support/create-test-app.js';
@@ -189,13 +190,12 @@ describe('telemetry partitions and retention', () => {
       const existing = await partitions(t.db);
       const holder = await t.db.connect();
       try {
-        // The advisory lock key TelemetryPartitionStore uses.
-        await holder.query('SELECT pg_advisory_lock(7221950002)');
+        await holder.query('SELECT pg_advisory_lock($1)', [ADVISORY_LOCKS.telemetryPartitions]);
 
         expect(await maintenance.maintain(evenLater, RETENTION_DAYS)).toEqual({ created: [], dropped: [] });
         expect(await partitions(t.db)).toEqual(existing);
       } finally {
-        await holder.query('SELECT pg_advisory_unlock(7221950002)');
+        await holder.query('SELECT pg_advisory_unlock($1)', [ADVISORY_LOCKS.telemetryPartitions]);
         holder.release();
       }
       expect((await maintenance.maintain(evenLater, RETENTION_DAYS)).created.length).toBeGreaterThan(0);

@@ -1,10 +1,9 @@
 import type { Pool } from 'pg';
 import { DataSource } from 'typeorm';
 import type { PostgresDriver } from 'typeorm/driver/postgres/PostgresDriver.js';
+import { ADVISORY_LOCKS } from './advisory-locks.js';
 import { dataSourceOptions } from './data-source-options.js';
 
-/** Arbitrary constant: the advisory lock that serialises migrations across instances starting together. */
-const MIGRATION_LOCK = 7_221_950_001;
 
 /**
  * DataSource.initialize, leaving nothing open when it fails: TypeORM keeps the pool it opened when
@@ -31,12 +30,12 @@ export async function runMigrations(url: string, connectTimeoutMs?: number): Pro
   const dataSource = new DataSource({ ...dataSourceOptions({ url, poolSize: 1, connectTimeoutMs, statementTimeoutMs: 0 }), migrationsTransactionMode: 'each' });
   await openDataSource(dataSource);
   try {
-    await dataSource.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK]);
+    await dataSource.query('SELECT pg_advisory_lock($1)', [ADVISORY_LOCKS.migrations]);
     try {
       const applied = await dataSource.runMigrations();
       return applied.map((migration) => migration.name);
     } finally {
-      await dataSource.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK]);
+      await dataSource.query('SELECT pg_advisory_unlock($1)', [ADVISORY_LOCKS.migrations]);
     }
   } finally {
     await dataSource.destroy();

@@ -1,15 +1,13 @@
 import { Injectable } from '@nestjs/common';
 import { DeviceDirectory } from '../../devices/index.js';
 import { VISIBLE_DEVICES } from '../../sharing/sql-api.js';
+import { DEVICE_LOCK_CLASSES } from '../../../shared/database/advisory-locks.js';
 import { Sql } from '../../../shared/database/sql.js';
 import { ReplicaSql } from '../../../shared/database/replica-sql.js';
 import type { SqlRunner } from '../../../shared/database/sql-runner.js';
 import type { Alert, AlertState } from '../domain/alert.js';
 import type { AlertOp, AlertRule } from '../domain/alert-rule.js';
 import { AlertStore, type AlertsPage, type AlertsViewer, type AlertWork, type SeriesKey, type StoredSeries, type UnresolvedAlerts } from '../domain/alert.store.js';
-
-/** Arbitrary constant: with the device id's hash, the advisory lock of one device's alerts. */
-const ALERTS_LOCK_SPACE = 7_221_950;
 
 interface AlertRow {
   alert_id: string;
@@ -155,7 +153,7 @@ export class SqlAlertStore extends AlertStore {
     const sorted = [...new Set(deviceIds)].sort();
     return this.sql.transaction(async (tx) => {
       // In one order everywhere, so two units sharing devices queue instead of deadlocking.
-      await tx.rows('SELECT pg_advisory_xact_lock($1, hashtext(d)) FROM unnest($2::text[]) AS d', [ALERTS_LOCK_SPACE, sorted], 'alert_locks');
+      await tx.rows('SELECT pg_advisory_xact_lock($1, hashtext(d)) FROM unnest($2::text[]) AS d', [DEVICE_LOCK_CLASSES.alerts, sorted], 'alert_locks');
       return work(new SqlAlertWork(tx, sorted, this.directory));
     });
   }

@@ -1,5 +1,6 @@
 import { hash } from 'node:crypto';
 import { Injectable, Logger } from '@nestjs/common';
+import { ADVISORY_LOCKS } from '../../../shared/database/advisory-locks.js';
 import { maintainPartitions } from '../../../shared/database/range-partitions.js';
 import { GroupCommit } from '../../../shared/database/group-commit.js';
 import { Sql } from '../../../shared/database/sql.js';
@@ -8,8 +9,6 @@ import { DEVICE_OWNERS } from '../../devices/sql-api.js';
 import { DeviceLogStore, type LogQuery, type StoredBatch } from '../domain/device-log.store.js';
 import type { LogLevel, LogLine, StoredLogLine } from '../domain/device-log.js';
 
-/** Arbitrary constant: the advisory lock that lets one instance at a time maintain the log partitions. */
-const PARTITION_LOCK = 7_221_950_005;
 const DAY_MS = 86_400_000;
 
 const dayStart = (at: Date): Date => new Date(Date.UTC(at.getUTCFullYear(), at.getUTCMonth(), at.getUTCDate()));
@@ -181,7 +180,7 @@ export class SqlDeviceLogStore extends DeviceLogStore {
 
   async maintain(now: Date, retentionDays: number): Promise<{ created: string[]; dropped: string[] }> {
     return this.sql.transaction(async (tx) => {
-      const [{ locked }] = await tx.rows<{ locked: boolean }>('SELECT pg_try_advisory_xact_lock($1) AS locked', [PARTITION_LOCK]);
+      const [{ locked }] = await tx.rows<{ locked: boolean }>('SELECT pg_try_advisory_xact_lock($1) AS locked', [ADVISORY_LOCKS.deviceLogPartitions]);
       if (!locked) return { created: [], dropped: [] };
       const cutoff = new Date(now.getTime() - retentionDays * DAY_MS);
       const { created, dropped } = await maintainPartitions(tx, 'device_logs', DAYS, cutoff, new Date(dayStart(now).getTime() + 2 * DAY_MS));

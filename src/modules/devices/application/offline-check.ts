@@ -2,13 +2,12 @@ import { Injectable, Logger, type OnApplicationBootstrap } from '@nestjs/common'
 import { SchedulerRegistry } from '@nestjs/schedule';
 import { Clock } from '../../../config/config.module.js';
 import { Env } from '../../../config/env.js';
+import { ADVISORY_LOCKS } from '../../../shared/database/advisory-locks.js';
 import { Sql } from '../../../shared/database/sql.js';
 import { EventLog } from '../../events/index.js';
 import { DeviceRepository } from '../domain/device.repository.js';
 import { FleetDefaultsStore } from './fleet-defaults.js';
 
-/** Arbitrary constant: the advisory lock that lets one instance at a time decide who is offline. */
-const OFFLINE_CHECK_LOCK = 7_221_950_004;
 
 /**
  * Every OFFLINE_CHECK_INTERVAL_MS, one instance (advisory lock) marks offline the devices no longer
@@ -35,7 +34,7 @@ export class OfflineCheck implements OnApplicationBootstrap {
 
   async run(): Promise<number> {
     try {
-      const marked = await this.sql.exclusively(OFFLINE_CHECK_LOCK, async () => {
+      const marked = await this.sql.exclusively(ADVISORY_LOCKS.offlineCheck, async () => {
         const now = this.clock.now();
         const { settings } = await this.defaults.current();
         return this.devices.markSilentOffline(now, settings.telemetryIntervalSec, async (tx, silent) => {

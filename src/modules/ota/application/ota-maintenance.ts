@@ -1,10 +1,8 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { Cron, CronExpression } from '@nestjs/schedule';
+import { ADVISORY_LOCKS } from '../../../shared/database/advisory-locks.js';
 import { Sql } from '../../../shared/database/sql.js';
 import { FirmwareReleasesService } from './firmware-releases.service.js';
-
-/** Arbitrary constant: the advisory lock that lets one instance at a time run the check. */
-const OTA_MAINTENANCE_LOCK = 7_221_950_003;
 
 /**
  * Every minute: a release whose devices fail it pauses itself even when the failures were not
@@ -23,7 +21,7 @@ export class OtaMaintenance {
   @Cron(CronExpression.EVERY_MINUTE)
   async run(): Promise<void> {
     try {
-      await this.sql.exclusively(OTA_MAINTENANCE_LOCK, () => this.releases.pauseFailingReleases());
+      await this.sql.exclusively(ADVISORY_LOCKS.otaMaintenance, () => this.releases.pauseFailingReleases());
     } catch {
       this.logger.warn('Checking failure budgets of firmware releases failed; retrying in a minute.');
     }

@@ -1,9 +1,11 @@
+import { DEVICE_LOCK_CLASSES } from '../../../shared/database/advisory-locks.js';
+
 /**
- * The lock a device's compaction and its late records' ingest share (two-key advisory lock: this
- * class, the device id's hash), so a record of a day being compacted is either moved with it or
- * finds it compacted, never both or neither. Arbitrary constant.
+ * The lock a device's compaction and its late records' ingest share (two-key advisory lock:
+ * DEVICE_LOCK_CLASSES.telemetry, the device id's hash), so a record of a day being compacted is
+ * either moved with it or finds it compacted, never both or neither.
  */
-export const DEVICE_LOCK_CLASS = 7_221_950;
+const DEVICE_LOCK_CLASS = DEVICE_LOCK_CLASSES.telemetry;
 
 /** Takes the lock of each device of $1, in one order so two holders cannot deadlock. */
 export const LOCK_DEVICES_SQL = `SELECT pg_advisory_xact_lock(${DEVICE_LOCK_CLASS}, k) FROM (SELECT DISTINCT hashtext(id) AS k FROM unnest($1::text[]) AS id ORDER BY 1) AS keys`;

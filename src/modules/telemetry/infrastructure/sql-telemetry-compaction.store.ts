@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import { ADVISORY_LOCKS } from '../../../shared/database/advisory-locks.js';
 import { Sql } from '../../../shared/database/sql.js';
 import { TelemetryCompactionStore, type PendingDay } from '../domain/telemetry-compaction.store.js';
 import { COMPACT_DAY_SQL, LOCK_DEVICES_SQL } from './compaction.sql.js';
@@ -6,9 +7,6 @@ import { EPOCH } from './rollup-levels.sql.js';
 
 /** Longest one day's compaction may run. */
 const COMPACTION_STATEMENT_TIMEOUT_MS = 300_000;
-
-/** Arbitrary constant: the advisory lock that lets one instance at a time compact. */
-const COMPACTION_LOCK = 7_221_950_003;
 
 /**
  * The devices with rows, in device order, one index probe each (a skip scan of the primary key:
@@ -59,6 +57,6 @@ export class SqlTelemetryCompactionStore extends TelemetryCompactionStore {
   }
 
   exclusively<T>(work: () => Promise<T>): Promise<T | undefined> {
-    return this.sql.exclusively(COMPACTION_LOCK, work);
+    return this.sql.exclusively(ADVISORY_LOCKS.telemetryCompaction, work);
   }
 }

@@ -1,4 +1,5 @@
 import { Injectable, Logger } from '@nestjs/common';
+import { ADVISORY_LOCKS } from '../../../shared/database/advisory-locks.js';
 import { maintainPartitions } from '../../../shared/database/range-partitions.js';
 import { Sql } from '../../../shared/database/sql.js';
 import { ROLLUP_LEVELS } from '../domain/rollup-levels.js';
@@ -6,8 +7,6 @@ import { TelemetryPartitionStore } from '../domain/telemetry-partition.store.js'
 import { COMPACT_DAYS, COMPACT_HOURS } from './compact-days.sql.js';
 import { rollupTable } from './rollup-levels.sql.js';
 
-/** Arbitrary constant: the advisory lock that lets one instance at a time maintain partitions. */
-const PARTITION_LOCK = 7_221_950_002;
 
 function monthStart(date: Date): Date {
   return new Date(Date.UTC(date.getUTCFullYear(), date.getUTCMonth(), 1));
@@ -39,7 +38,7 @@ export class SqlTelemetryPartitionStore extends TelemetryPartitionStore {
 
   async maintain(now: Date, retentionDays: number): Promise<{ created: string[]; dropped: string[] }> {
     return this.sql.transaction(async (tx) => {
-      const [{ locked }] = await tx.rows<{ locked: boolean }>('SELECT pg_try_advisory_xact_lock($1) AS locked', [PARTITION_LOCK]);
+      const [{ locked }] = await tx.rows<{ locked: boolean }>('SELECT pg_try_advisory_xact_lock($1) AS locked', [ADVISORY_LOCKS.telemetryPartitions]);
       if (!locked) return { created: [], dropped: [] };
       const cutoff = new Date(now.getTime() - retentionDays * 86_400_000);
       const { created, dropped } = await maintainPartitions(tx, 'telemetry', MONTHS, cutoff, addMonths(monthStart(now), 2));
