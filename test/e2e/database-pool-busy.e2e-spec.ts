@@ -1,3 +1,4 @@
+import { SchedulerRegistry } from '@nestjs/schedule';
 import { bearer, registerDevice, type Registered } from '../support/builders.js';
 import { createTestApp, type TestApp } from '../support/create-test-app.js';
 import { fileScanner } from '../support/leak-scan.js';
@@ -17,8 +18,13 @@ describe('the database pool is busy', () => {
 
   beforeAll(async () => {
     t = await createTestApp({ DB_POOL_SIZE: '1', DATABASE_CONNECT_TIMEOUT_MS: '200' });
-    // The one connection may still be held by the start's background work (on a loaded machine for
-    // longer than the 200 ms a request waits): the test begins with it free.
+    // The test's own transaction is to be the only user of the one connection: the periodic tasks
+    // (one runs every minute) stop, and the start's background work, which may hold the connection
+    // for longer than the 200 ms a request waits on a loaded machine, is let finish.
+    const scheduler = t.app.get(SchedulerRegistry);
+    for (const job of scheduler.getCronJobs().values()) await job.stop();
+    for (const name of scheduler.getTimeouts()) scheduler.deleteTimeout(name);
+    for (const name of scheduler.getIntervals()) scheduler.deleteInterval(name);
     await eventually(() => expect(t.app.get(DatabaseConnection).poolUsage()).toMatchObject({ idle: 1, waiting: 0 }));
     device = await registerDevice(t.api);
   });
