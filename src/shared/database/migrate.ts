@@ -4,7 +4,6 @@ import type { PostgresDriver } from 'typeorm/driver/postgres/PostgresDriver.js';
 import { ADVISORY_LOCKS } from './advisory-locks.js';
 import { dataSourceOptions } from './data-source-options.js';
 
-
 /**
  * DataSource.initialize, leaving nothing open when it fails: TypeORM keeps the pool it opened when
  * a later step of connecting fails, and a caller that tries again would leak one pool per try.

@@ -13,20 +13,31 @@ export interface PartitionLayout {
  * Keeps a table partitioned by range on a timestamp: drops the partitions wholly before `cutoff`
  * and creates every one from `cutoff`'s to `until`'s. Retention without DELETE. DDL on partitions,
  * which TypeORM's API does not cover; run it in a transaction holding the owner's advisory lock.
+ * Answers the partitions created and dropped, and where the oldest one left starts (null: none).
  */
-export async function maintainPartitions(tx: SqlRunner, parent: string, layout: PartitionLayout, cutoff: Date, until: Date): Promise<{ created: string[]; dropped: string[] }> {
-  const existing = await tx.rows<{ name: string; upper: Date }>(
+export async function maintainPartitions(
+  tx: SqlRunner,
+  parent: string,
+  layout: PartitionLayout,
+  cutoff: Date,
+  until: Date,
+): Promise<{ created: string[]; dropped: string[]; oldest: Date | null }> {
+  const existing = await tx.rows<{ name: string; lower: Date | null; upper: Date }>(
     `SELECT c.relname AS name,
+            (regexp_match(pg_get_expr(c.relpartbound, c.oid), 'FROM \\(''([^'']+)''\\)'))[1]::timestamptz AS lower,
             (regexp_match(pg_get_expr(c.relpartbound, c.oid), 'TO \\(''([^'']+)''\\)'))[1]::timestamptz AS upper
        FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
       WHERE i.inhparent = $1::regclass`,
     [parent],
   );
   const dropped: string[] = [];
+  let oldest: Date | null = null;
   for (const partition of existing) {
     if (partition.upper <= cutoff) {
       await tx.rows(`DROP TABLE ${partition.name}`);
       dropped.push(partition.name);
+    } else if (partition.lower !== null && (oldest === null || partition.lower < oldest)) {
+      oldest = partition.lower;
     }
   }
   const names = new Set(existing.map((partition) => partition.name));
@@ -36,6 +47,7 @@ export async function maintainPartitions(tx: SqlRunner, parent: string, layout: 
     if (names.has(name)) continue;
     await tx.rows(`CREATE TABLE IF NOT EXISTS ${name} PARTITION OF ${parent} FOR VALUES FROM ('${start.toISOString()}') TO ('${layout.next(start).toISOString()}')`);
     created.push(name);
+    if (oldest === null || start < oldest) oldest = start;
   }
-  return { created, dropped };
+  return { created, dropped, oldest };
 }

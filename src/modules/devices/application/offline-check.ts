@@ -8,7 +8,6 @@ import { EventLog } from '../../events/index.js';
 import { DeviceRepository } from '../domain/device.repository.js';
 import { FleetDefaultsStore } from './fleet-defaults.js';
 
-
 /**
  * Every OFFLINE_CHECK_INTERVAL_MS, one instance (advisory lock) marks offline the devices no longer
  * online by the one rule (domain/device-online.ts) and records one device.offline each. The

@@ -7,7 +7,6 @@ import { TelemetryPartitionStore } from '../domain/telemetry-partition.store.js'
 import { COMPACT_DAYS, COMPACT_HOURS } from './compact-days.sql.js';
 import { rollupTable } from './rollup-levels.sql.js';
 
-
 function monthStart(date: Date): Date {
   return new Date(Date.UTC(date.getUTCFullYear(), date.getUTCMonth(), 1));
 }
@@ -41,13 +40,9 @@ export class SqlTelemetryPartitionStore extends TelemetryPartitionStore {
       const [{ locked }] = await tx.rows<{ locked: boolean }>('SELECT pg_try_advisory_xact_lock($1) AS locked', [ADVISORY_LOCKS.telemetryPartitions]);
       if (!locked) return { created: [], dropped: [] };
       const cutoff = new Date(now.getTime() - retentionDays * 86_400_000);
-      const { created, dropped } = await maintainPartitions(tx, 'telemetry', MONTHS, cutoff, addMonths(monthStart(now), 2));
+      const { created, dropped, oldest } = await maintainPartitions(tx, 'telemetry', MONTHS, cutoff, addMonths(monthStart(now), 2));
       // Rollup slots and compact days and hours go with the months they summarise or hold: below the
       // oldest month kept (a month starts at a UTC midnight, so no coarser slot or day straddles it).
-      const [{ oldest }] = await tx.rows<{ oldest: Date | null }>(
-        `SELECT min((regexp_match(pg_get_expr(c.relpartbound, c.oid), 'FROM \\(''([^'']+)''\\)'))[1]::timestamptz) AS oldest
-           FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid WHERE i.inhparent = 'telemetry'::regclass`,
-      );
       if (oldest !== null) {
         for (const { table, column } of [...ROLLUP_LEVELS.map((level) => ({ table: rollupTable(level), column: 'bucket' })), { table: COMPACT_DAYS, column: 'day' }, { table: COMPACT_HOURS, column: 'hour' }]) {
           await tx.rows(`DELETE FROM ${table} WHERE ${column} < $1`, [oldest]);
