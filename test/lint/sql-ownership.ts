@@ -26,7 +26,8 @@ export interface Violation {
 
 export const describeViolation = (v: Violation) => `${v.module} ${v.file}: ${v.table} (${v.owner})`;
 
-function tsFiles(dir: string): string[] {
+/** The production TypeScript files under `dir` (no specs, no declarations), sorted. */
+export function tsFiles(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true, recursive: true })
     .filter((entry) => entry.isFile() && entry.name.endsWith('.ts') && !entry.name.endsWith('.spec.ts') && !entry.name.endsWith('.d.ts'))
     .map((entry) => join(entry.parentPath, entry.name))

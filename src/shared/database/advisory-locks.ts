@@ -2,8 +2,8 @@
  * The service's advisory lock keys, in one place so that no two uses share one by accident (a
  * shared key made one job skip while the other ran, or two kinds of work queue on each other).
  * PostgreSQL keeps one-key (bigint) and two-key (int4, int4) locks apart, so each kind has its own
- * list; advisory-locks.spec.ts checks that the keys of each are distinct. Other two-key locks take
- * hashtext of their own name as the first key (webhooks, api_keys, device_commands).
+ * list; test/lint/advisory-locks.spec.ts checks that the keys of each are distinct. Other two-key
+ * locks take hashtext of their own name as the first key (webhooks, api_keys, device_commands).
  *
  * A key, once released, stays: instances of two versions running side by side during an upgrade
  * must take the same lock for the same work.

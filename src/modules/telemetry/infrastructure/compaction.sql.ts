@@ -1,14 +1,12 @@
 import { DEVICE_LOCK_CLASSES } from '../../../shared/database/advisory-locks.js';
 
 /**
- * The lock a device's compaction and its late records' ingest share (two-key advisory lock:
- * DEVICE_LOCK_CLASSES.telemetry, the device id's hash), so a record of a day being compacted is
- * either moved with it or finds it compacted, never both or neither.
+ * Takes the lock a device's compaction and its late records' ingest share (two-key advisory lock:
+ * DEVICE_LOCK_CLASSES.telemetry, the device id's hash) for each device of $1, in one order so two
+ * holders cannot deadlock: a record of a day being compacted is either moved with it or finds it
+ * compacted, never both or neither.
  */
-const DEVICE_LOCK_CLASS = DEVICE_LOCK_CLASSES.telemetry;
-
-/** Takes the lock of each device of $1, in one order so two holders cannot deadlock. */
-export const LOCK_DEVICES_SQL = `SELECT pg_advisory_xact_lock(${DEVICE_LOCK_CLASS}, k) FROM (SELECT DISTINCT hashtext(id) AS k FROM unnest($1::text[]) AS id ORDER BY 1) AS keys`;
+export const LOCK_DEVICES_SQL = `SELECT pg_advisory_xact_lock(${DEVICE_LOCK_CLASSES.telemetry}, k) FROM (SELECT DISTINCT hashtext(id) AS k FROM unnest($1::text[]) AS id ORDER BY 1) AS keys`;
 
 /**
  * Compacts one device's UTC day ($1 device, $2 the day's midnight): its records (rows of
@@ -16,7 +14,7 @@ export const LOCK_DEVICES_SQL = `SELECT pg_advisory_xact_lock(${DEVICE_LOCK_CLAS
  * deleted and written back as one row per battery and hour of records (`telemetry_hours`) and one
  * row per battery of five-minute slots (`telemetry_days`); the migrations TelemetryDays and
  * TelemetryHours describe the arrays. One statement, so a crash leaves the day as it was or
- * compacted, never half; run under the device's lock (DEVICE_LOCK_CLASS). Answers the records
+ * compacted, never half; run under the device's lock (LOCK_DEVICES_SQL). Answers the records
  * compacted.
  *
  * Values are encoded from their decimal form: a record's numbers as stored (jsonb keeps the

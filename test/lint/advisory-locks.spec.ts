@@ -1,16 +1,9 @@
-import { readdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { ADVISORY_LOCKS, DEVICE_LOCK_CLASSES } from './advisory-locks.js';
+import { ADVISORY_LOCKS, DEVICE_LOCK_CLASSES } from '../../src/shared/database/advisory-locks.js';
+import { ROOT, tsFiles } from './sql-ownership.js';
 
-const SOURCES = 'src';
-
-function sourceFiles(dir: string): string[] {
-  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
-    const path = join(dir, entry.name);
-    if (entry.isDirectory()) return sourceFiles(path);
-    return entry.name.endsWith('.ts') && !entry.name.endsWith('.spec.ts') ? [path] : [];
-  });
-}
+const SOURCES = join(ROOT, 'src');
 
 describe('advisory lock keys', () => {
   it.each([
@@ -29,6 +22,6 @@ describe('advisory lock keys', () => {
   it('no source file takes a lock by a number of its own: every key comes from advisory-locks.ts', () => {
     const own = join(SOURCES, 'shared', 'database', 'advisory-locks.ts');
     const numbered = /pg_(try_)?advisory_(xact_)?(un)?lock(_shared)?\(\s*\d|\b7_?221_?95\d/;
-    expect(sourceFiles(SOURCES).filter((file) => file !== own && numbered.test(readFileSync(file, 'utf8')))).toEqual([]);
+    expect(tsFiles(SOURCES).filter((file) => file !== own && numbered.test(readFileSync(file, 'utf8')))).toEqual([]);
   });
 });
