@@ -17,7 +17,8 @@ import Fastify, { type FastifyError, type FastifyRequest } from 'fastify';
 import jwt, { type JwtPayload } from 'jsonwebtoken';
 import pg from 'pg';
 import { autoBucketSec, MAX_POINTS_EXPLICIT, parseBucket, resolveRange, rollupSpans } from '../src/modules/telemetry/domain/history-query.js';
-import { bucketsOf, type SeriesParts } from '../src/modules/telemetry/domain/history-series.js';
+import { bucketsOf } from '../src/modules/telemetry/domain/history-series.js';
+import { type PackedSeriesParts, seriesParts } from '../src/modules/telemetry/infrastructure/packed-series-parts.js';
 import { admit, BATTERY_ID_PATTERN, DEFAULT_BATTERY_ID, METRIC_NAME, parseIsoInstant, type TelemetryRecord } from '../src/modules/telemetry/domain/telemetry-record.js';
 import { effectiveConfig, type ConfigOverrides, type FleetDefaults } from '../src/modules/devices/domain/device-config.js';
 import { FirmwareVersion } from '../src/shared/kernel/firmware-version.js';
@@ -396,7 +397,7 @@ app.get<{ Params: { deviceId: string }; Querystring: HistoryQuery }>(
     if (effective.from < effective.to) {
       const [fiveMinutes, hours, sixHours, days] = rollupSpans(effective, bucketSec);
       const parts = (
-        await pool.query<SeriesParts>({
+        await pool.query<PackedSeriesParts>({
           name: SQL.SERIES_NAME,
           text: SQL.SERIES_SQL,
           values: [
@@ -416,7 +417,7 @@ app.get<{ Params: { deviceId: string }; Querystring: HistoryQuery }>(
           ],
         })
       ).rows;
-      rows = parts.map((series) => bucketsOf(series, bucketSec));
+      rows = parts.map((series) => bucketsOf(seriesParts(series), bucketSec));
     }
     const series = rows.map((row) => ({
       metric: row.metric,

@@ -178,7 +178,8 @@ export const SERIES_SQL = `WITH parts AS (
             AND ($12::text[] IS NULL OR v.metric = ANY($12)) AND ($13::text IS NULL OR h.battery_id = $13)
        )
        SELECT battery_id, metric,
-              json_agg(date_part('epoch', at)) AS at, json_agg(count) AS count, json_agg(sum) AS sum, json_agg(min) AS min, json_agg(max) AS max
+              string_agg(float8send(date_part('epoch', at)), '') AS at, string_agg(float8send(count), '') AS count,
+              string_agg(float8send(sum), '') AS sum, string_agg(float8send(min), '') AS min, string_agg(float8send(max), '') AS max
          FROM parts
         GROUP BY battery_id, metric
         ORDER BY metric, battery_id`;
