@@ -3,7 +3,7 @@ import type { SeriesParts } from '../domain/history-series.js';
 
 const LITTLE_ENDIAN = endianness() === 'LE';
 
-/** A row of SERIES_SQL as node-pg gives it: each field's column a bytea of big-endian float8s. */
+/** A row of SERIES_SQL (sql-telemetry-history.queries.ts) as node-pg gives it: each field's column a bytea of big-endian float8s. */
 export interface PackedSeriesParts {
   battery_id: string;
   metric: string;
