@@ -1,4 +1,5 @@
 import type { components } from '@device-cloud/client';
+import { ChangeFeed } from '../../src/shared/database/change-feed.js';
 import { bearer } from '../support/builders.js';
 import { ADMIN_SETTINGS, aClaimedDevice, aCustomer, anAdmin, type SignedIn } from '../support/claim-fixtures.js';
 import { createTestApp, sharedSecrets, startTestApp, type TestApp } from '../support/create-test-app.js';
@@ -248,6 +249,23 @@ describe('commands to gateways', () => {
     expect(answer.response.status).toBe(200);
     expect(answer.data!.commands.map((pending) => pending.commandId)).toEqual([command.commandId]);
     expect(Date.now() - sentAt).toBeLessThan(2000);
+  });
+
+  it('keeps holding a long poll that an announcement wakes for nothing the gateway lacks, and answers the next command', async () => {
+    const gateway = await aGateway(t, owner);
+    const etag = (await poll(t, gateway)).response.headers.get('etag')!;
+    let answered = false;
+    const held = poll(t, gateway, { waitSec: 20, etag }).finally(() => (answered = true));
+    await eventually(async () => expect(await waitingPolls(t)).toBe(1));
+    // What the echo of this instance's own change does when it arrives late: an announcement for the device, its commands unchanged.
+    t.app.get(ChangeFeed).changed('device_command', gateway.deviceId);
+    expect(await waitingPolls(t)).toBe(0);
+    await eventually(async () => expect(await waitingPolls(t)).toBe(1));
+    expect(answered).toBe(false);
+    const command = await sent(t, owner.headers, gateway.deviceId, { type: 'ping' });
+    const answer = await held;
+    expect(answer.response.status).toBe(200);
+    expect(answer.data!.commands.map((pending) => pending.commandId)).toEqual([command.commandId]);
   });
 
   it('frees a long poll\'s place as soon as its gateway hangs up', async () => {

@@ -7,10 +7,13 @@ import { ChangeFeed } from '../../../shared/database/change-feed.js';
  * A waiter costs a closure and a timer; a device holds at most MAX_WAITERS_PER_DEVICE at once, a
  * further one is answered at once, so a gateway that opens polls in a loop cannot grow memory.
  */
+/** Why a wait ended: a change announced for the device, its time ran out, the client hung up, the instance is shutting down, or the device already holds as many waits as it may (answered at once). */
+export type WaitEnd = 'changed' | 'timeout' | 'gone' | 'closing' | 'full';
+
 @Injectable()
 export class CommandWaiters implements OnModuleDestroy {
   static readonly MAX_WAITERS_PER_DEVICE = 2;
-  private readonly waiting = new Map<string, Set<() => void>>();
+  private readonly waiting = new Map<string, Set<(end: WaitEnd) => void>>();
   private closing = false;
 
   constructor(feed: ChangeFeed) {
@@ -25,21 +28,25 @@ export class CommandWaiters implements OnModuleDestroy {
 
   /**
    * Resolves when the device's commands change, after `ms`, when `gone` aborts (the client hung
-   * up: its place is free at once) or when the instance shuts down, whichever comes first.
+   * up: its place is free at once) or when the instance shuts down, whichever comes first, with
+   * which it was.
    */
-  wait(deviceId: string, ms: number, gone?: AbortSignal): Promise<void> {
-    const set = this.waiting.get(deviceId) ?? new Set<() => void>();
-    if (this.closing || gone?.aborted || set.size >= CommandWaiters.MAX_WAITERS_PER_DEVICE) return Promise.resolve();
+  wait(deviceId: string, ms: number, gone?: AbortSignal): Promise<WaitEnd> {
+    const set = this.waiting.get(deviceId) ?? new Set<(end: WaitEnd) => void>();
+    if (this.closing) return Promise.resolve('closing');
+    if (gone?.aborted) return Promise.resolve('gone');
+    if (set.size >= CommandWaiters.MAX_WAITERS_PER_DEVICE) return Promise.resolve('full');
     return new Promise((resolve) => {
-      const done = () => {
+      const done = (end: WaitEnd) => {
         clearTimeout(timer);
-        gone?.removeEventListener('abort', done);
+        gone?.removeEventListener('abort', hungUp);
         set.delete(done);
         if (set.size === 0 && this.waiting.get(deviceId) === set) this.waiting.delete(deviceId);
-        resolve();
+        resolve(end);
       };
-      const timer = setTimeout(done, ms);
-      gone?.addEventListener('abort', done, { once: true });
+      const hungUp = () => done('gone');
+      const timer = setTimeout(() => done('timeout'), ms);
+      gone?.addEventListener('abort', hungUp, { once: true });
       set.add(done);
       this.waiting.set(deviceId, set);
     });
@@ -52,7 +59,8 @@ export class CommandWaiters implements OnModuleDestroy {
   }
 
   private wake(deviceId: string): void {
-    for (const done of [...(this.waiting.get(deviceId) ?? [])]) done();
+    const end = this.closing ? 'closing' : 'changed';
+    for (const done of [...(this.waiting.get(deviceId) ?? [])]) done(end);
   }
 
   private wakeAll(): void {

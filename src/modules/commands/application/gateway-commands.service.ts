@@ -50,8 +50,24 @@ export class GatewayCommandsService {
    * `heldEtag`) waits up to `waitMs` for a change first.
    */
   async longPoll(deviceId: string, waitMs: number, heldEtag: (etag: string) => boolean, gone?: AbortSignal): Promise<CommandsPoll> {
-    // A change announced while the poll read (the feed's epoch moved) may not be in what it read:
-    // read again, so that the wait below starts from what is there and misses no announcement.
+    const deadline = performance.now() + waitMs;
+    let current = await this.pollSettled(deviceId);
+    if (waitMs <= 0 || (current.commands.length > 0 && !heldEtag(current.etag))) return current;
+    for (;;) {
+      const end = await this.waiters.wait(deviceId, Math.max(0, deadline - performance.now()), gone);
+      current = await this.pollSettled(deviceId);
+      // An announcement of a change the gateway already holds (the echo of this instance's own
+      // change, arriving after it; a state the gateway does not see) wakes it for nothing: it
+      // waits on for the rest of its time rather than poll again at once.
+      if (end !== 'changed' || !heldEtag(current.etag) || deadline - performance.now() <= 0) return current;
+    }
+  }
+
+  /**
+   * As poll, read again when a change was announced meanwhile (the feed's epoch moved), as what
+   * was read may not hold it: a wait that starts from the answer misses no announcement.
+   */
+  private async pollSettled(deviceId: string): Promise<CommandsPoll> {
     let current: CommandsPoll;
     let epoch: number;
     let reads = 0;
@@ -59,9 +75,7 @@ export class GatewayCommandsService {
       epoch = this.feed.epoch;
       current = await this.poll(deviceId);
     } while (this.feed.epoch !== epoch && ++reads < 3);
-    if (waitMs <= 0 || (current.commands.length > 0 && !heldEtag(current.etag))) return current;
-    await this.waiters.wait(deviceId, waitMs, gone);
-    return this.poll(deviceId);
+    return current;
   }
 
   /** The answer carrying `commands` goes out: each counts one more delivery, and those queued until now become delivered. */
