@@ -6,7 +6,9 @@ import { InvalidEnvironmentError, loadEnv, type Env } from './config/env.js';
 import { resolveSecrets } from './config/secrets.js';
 import { loadTlsCredentials, reloadCertificate, type TlsCredentials } from './config/tls.js';
 import { startEmbeddedPostgres, type EmbeddedPostgresHandle } from './shared/database/embedded-postgres.js';
+import { SchedulerRegistry } from '@nestjs/schedule';
 import { ShutdownState } from './health/shutdown-state.js';
+import { stopScheduledWork } from './shared/scheduled-work.js';
 import { adminPasswordProblem } from './modules/accounts/index.js';
 import { logEventLoopDelay } from './shared/event-loop-log.js';
 import { processLogger } from './shared/logging.js';
@@ -74,6 +76,7 @@ async function bootstrap(): Promise<void> {
     stopping = true;
     log.info({ signal }, 'Shutting down');
     app.get(ShutdownState).beginShutdown();
+    await stopScheduledWork(app.get(SchedulerRegistry));
     // Readiness is down and every answer says Connection: close; still listening meanwhile, so
     // clients of a load balancer that has not noticed yet are served, not refused.
     await new Promise((done) => setTimeout(done, env.SHUTDOWN_DELAY_MS));

@@ -6,6 +6,7 @@ import { expectProblem } from '../support/problems.js';
 import { Sql } from '../../src/shared/database/sql.js';
 import { DatabaseConnection } from '../../src/shared/database/database-connection.js';
 import { eventually } from '../support/eventually.js';
+import { stopScheduledWork } from '../../src/shared/scheduled-work.js';
 
 /**
  * Every connection of this instance's pool is in use and none comes free within
@@ -21,10 +22,7 @@ describe('the database pool is busy', () => {
     // The test's own transaction is to be the only user of the one connection: the periodic tasks
     // (one runs every minute) stop, and the start's background work, which may hold the connection
     // for longer than the 200 ms a request waits on a loaded machine, is let finish.
-    const scheduler = t.app.get(SchedulerRegistry);
-    for (const job of scheduler.getCronJobs().values()) await job.stop();
-    for (const name of scheduler.getTimeouts()) scheduler.deleteTimeout(name);
-    for (const name of scheduler.getIntervals()) scheduler.deleteInterval(name);
+    await stopScheduledWork(t.app.get(SchedulerRegistry));
     await eventually(() => expect(t.app.get(DatabaseConnection).poolUsage()).toMatchObject({ idle: 1, waiting: 0 }));
     device = await registerDevice(t.api);
   });
