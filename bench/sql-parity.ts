@@ -9,6 +9,8 @@ import { SqlBatteryProfilesStore } from '../src/modules/batteries/infrastructure
 import { SqlCommandStore } from '../src/modules/commands/infrastructure/sql-command.store.js';
 import { lineHashOf, SqlDeviceLogStore } from '../src/modules/device-logs/infrastructure/sql-device-log.store.js';
 import { SqlReleaseOfferStore } from '../src/modules/ota/infrastructure/sql-release-offer.store.js';
+import { Env } from '../src/config/env.js';
+import { HistoryChunkCache } from '../src/modules/telemetry/infrastructure/history-chunk-cache.js';
 import { SqlTelemetryHistoryQueries } from '../src/modules/telemetry/infrastructure/sql-telemetry-history.queries.js';
 import { TelemetryFeed } from '../src/modules/telemetry/application/telemetry-feed.js';
 import { UnmeasuredIngest } from '../src/modules/telemetry/application/ingest-metrics.js';
@@ -80,7 +82,7 @@ export async function checkSqlParity(): Promise<void> {
     ['dashboard visibility', await capture((sql) => new SqlDashboardQueries(asSql(sql), asReplica(sql), new DeviceAccess(new SqlDeviceGrantQueries(asSql(sql)))).visibility({ userId: 'u', isAdmin: false }, 'd')), baseline.DEVICE_VISIBILITY_SQL, baseline.DEVICE_VISIBILITY_NAME],
     [
       'history series',
-      await capture((sql) => new SqlTelemetryHistoryQueries(asReplica(sql)).series({ deviceId: 'd', from: now, to: now, bucketSec: 300, metrics: null, batteryId: null })),
+      await capture((sql) => new SqlTelemetryHistoryQueries(asReplica(sql), new HistoryChunkCache(new Env())).series({ deviceId: 'd', from: now, to: now, bucketSec: 300, metrics: null, batteryId: null })),
       baseline.SERIES_SQL,
       baseline.SERIES_NAME,
     ],

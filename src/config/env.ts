@@ -364,6 +364,13 @@ export class Env {
   @Transform(toOptionalInt) @IsOptional() @IsInt() @Min(1) @Max(199)
   EXPORT_MAX_CONCURRENT?: number;
 
+  /**
+   * Memory (MiB) an instance keeps of history answers' whole slots (an hour of 5-minute buckets, say),
+   * checked against the database's record count at every use (HistoryChunkCache). 0: off.
+   */
+  @Transform(toInt) @IsInt() @Min(0) @Max(4096)
+  HISTORY_CACHE_MB = 32;
+
   /** Above 0: every that many ms, a JSON line with the event-loop delay on stdout (the benchmark's soak reads it). */
   @Transform(toInt) @IsInt() @Min(0) @Max(3_600_000)
   EVENT_LOOP_LOG_MS = 0;

@@ -1,10 +1,10 @@
 /** The telemetry module's public surface: what other modules and the composition root may import. */
 export { TelemetryModule } from './telemetry.module.js';
-export { TelemetryHistoryQueries, type RawRecordRow, type RawRecordsQuery, type RecordExport, type RecordExportQuery, type SeriesQuery, type SeriesRow } from './domain/telemetry-history.queries.js';
+export { TelemetryHistoryQueries, type RawRecordRow, type RawRecordsQuery, type RecordExport, type RecordExportQuery, type SeriesQuery, type SeriesRow, type SeriesRuns } from './domain/telemetry-history.queries.js';
 export { parseInstant, type HistoryRange } from './domain/history-query.js';
 export { pointsOf, type Point, type Series } from './domain/history-series.js';
 export { TelemetryHistoryService, type DevicesExport, type ExportParams, type History, type HistoryParams, type TelemetryExport } from './application/telemetry-history.service.js';
-export { historyJson } from './http/history-json.js';
+export { historyBody, historyJson } from './http/history-json.js';
 export { CRLF, csvField, csvLines, csvStream } from './http/telemetry-csv.js';
 export { TelemetryExportQuery, TelemetryHistoryQuery, TelemetryHistoryResponse } from './http/telemetry-history.dto.js';
 export { TELEMETRY_VIEWS } from './infrastructure/telemetry-views.sql.js';

@@ -10,6 +10,7 @@ import { TelemetryHistoryQueries } from './domain/telemetry-history.queries.js';
 import { TelemetryPartitionStore } from './domain/telemetry-partition.store.js';
 import { TelemetryRecordStore } from './domain/telemetry-record.store.js';
 import { TelemetryController } from './http/telemetry.controller.js';
+import { HistoryChunkCache } from './infrastructure/history-chunk-cache.js';
 import { SqlTelemetryCompactionStore } from './infrastructure/sql-telemetry-compaction.store.js';
 import { SqlTelemetryHistoryQueries } from './infrastructure/sql-telemetry-history.queries.js';
 import { SqlTelemetryPartitionStore } from './infrastructure/sql-telemetry-partition.store.js';
@@ -24,6 +25,7 @@ import { SqlTelemetryRecordStore } from './infrastructure/sql-telemetry-record.s
     TelemetryCompaction,
     TelemetryHistoryService,
     ExportSlots,
+    HistoryChunkCache,
     { provide: TelemetryRecordStore, useClass: SqlTelemetryRecordStore },
     { provide: TelemetryPartitionStore, useClass: SqlTelemetryPartitionStore },
     { provide: TelemetryHistoryQueries, useClass: SqlTelemetryHistoryQueries },

@@ -1,4 +1,4 @@
-import { TelemetryHistoryQueries, type RawRecordRow, type RawRecordsQuery, type RecordExport, type RecordExportQuery, type SeriesQuery, type SeriesRow } from '../../../src/modules/telemetry/index.js';
+import { TelemetryHistoryQueries, type RawRecordRow, type RawRecordsQuery, type RecordExport, type RecordExportQuery, type SeriesQuery, type SeriesRuns } from '../../../src/modules/telemetry/index.js';
 
 interface StoredRecord extends RawRecordRow {
   device_id: string;
@@ -21,7 +21,7 @@ export class InMemoryTelemetryHistoryQueries extends TelemetryHistoryQueries {
     for (const record of records) this.records.push({ device_id: deviceId, battery_id: record.batteryId, ts: record.ts, metrics: record.metrics });
   }
 
-  async series(query: SeriesQuery): Promise<SeriesRow[]> {
+  async series(query: SeriesQuery): Promise<SeriesRuns[]> {
     this.seriesQueries.push(query);
     const bucketMs = query.bucketSec * 1000;
     const series = new Map<string, { battery_id: string; metric: string; buckets: Map<number, number[]> }>();
@@ -38,16 +38,15 @@ export class InMemoryTelemetryHistoryQueries extends TelemetryHistoryQueries {
     return [...series.values()]
       .sort((a, b) => (a.metric === b.metric ? compare(a.battery_id, b.battery_id) : compare(a.metric, b.metric)))
       .map(({ battery_id, metric, buckets }) => {
-        const points = [...buckets.entries()].sort(([a], [b]) => b - a);
-        return {
-          battery_id,
-          metric,
+        const points = [...buckets.entries()].sort(([a], [b]) => a - b);
+        const run = {
           ts: points.map(([bucket]) => bucket / 1000),
           avg: points.map(([, values]) => values.reduce((sum, value) => sum + value, 0) / values.length),
           min: points.map(([, values]) => Math.min(...values)),
           max: points.map(([, values]) => Math.max(...values)),
           count: points.map(([, values]) => values.length),
         };
+        return { battery_id, metric, runs: [run] };
       });
   }
 

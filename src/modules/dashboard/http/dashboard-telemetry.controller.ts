@@ -7,7 +7,7 @@ import { fileInstant } from '../../../shared/http/file-instant.js';
 import { ApiProblems } from '../../../shared/http/api-problems.decorator.js';
 import { DeviceIdParam } from '../../../shared/http/device-id.param.js';
 import { noneMatchHolds } from '../../../shared/http/etag.js';
-import { csvStream, historyJson, TelemetryExportQuery, TelemetryHistoryQuery, TelemetryHistoryResponse } from '../../telemetry/index.js';
+import { csvStream, historyBody, TelemetryExportQuery, TelemetryHistoryQuery, TelemetryHistoryResponse } from '../../telemetry/index.js';
 import { DashboardService } from '../application/dashboard.service.js';
 import { viewerOf } from './dashboard.controller.js';
 
@@ -40,7 +40,7 @@ export class DashboardTelemetryController {
     @Query() query: TelemetryHistoryQuery,
     @Headers('if-none-match') ifNoneMatch: string | undefined,
     @Res({ passthrough: true }) reply: FastifyReply,
-  ): Promise<string | undefined> {
+  ): Promise<Buffer | undefined> {
     const history = await this.dashboard.history(viewerOf(customer), deviceId, query);
     if (history.kind === 'buckets' && history.etag) {
       // Late records are possible at any time: the client revalidates before every use.
@@ -50,9 +50,9 @@ export class DashboardTelemetryController {
         return undefined;
       }
     }
-    // The JSON text itself (history-json.ts), sent as it is.
+    // The JSON text itself, as bytes (history-json.ts), sent as they are.
     void reply.type('application/json; charset=utf-8');
-    return historyJson(history);
+    return historyBody(history);
   }
 
   @Get(':deviceId/telemetry/export')

@@ -5,8 +5,8 @@ import { ValidationFailedError } from '../../../shared/domain-error.js';
 import { decodeTimeCursor, encodeTimeCursor, invalidCursor } from '../../../shared/http/cursor.js';
 import { strongTag } from '../../../shared/http/etag.js';
 import { autoBucketSec, type BucketChoice, type HistoryRange, MAX_POINTS_EXPLICIT, parseBatteryId, parseBucket, parseMetrics, resolveRange } from '../domain/history-query.js';
-import { ascendingByTs, type Series } from '../domain/history-series.js';
-import { TelemetryHistoryQueries, type RawRecordRow, type RecordExport, type RecordExportQuery, type SeriesRow } from '../domain/telemetry-history.queries.js';
+import type { Series } from '../domain/history-series.js';
+import { TelemetryHistoryQueries, type RawRecordRow, type RecordExport, type RecordExportQuery, type SeriesRuns } from '../domain/telemetry-history.queries.js';
 import { BATTERY_ID_PATTERN } from '../domain/telemetry-record.js';
 import { ExportSlots } from './export-slots.js';
 
@@ -130,7 +130,7 @@ export class TelemetryHistoryService {
       : [];
     // Without `to` the range runs to now: a new question every time, never tagged.
     const ended = query.endGiven && range.to.getTime() <= this.clock.now().getTime();
-    const { series, tag } = toSeries(rows, bucketSec, ended ? [deviceId, range.from.toISOString(), range.to.toISOString(), bucketSec, effective.from.toISOString(), metrics?.join(',') ?? '', batteryId ?? ''].join('\u0000') : null);
+    const { series, tag } = toSeries(rows, ended ? [deviceId, range.from.toISOString(), range.to.toISOString(), bucketSec, effective.from.toISOString(), metrics?.join(',') ?? '', batteryId ?? ''].join('\u0000') : null);
     return { kind: 'buckets', deviceId, ...range, bucketSec, series, etag: tag };
   }
 
@@ -191,7 +191,7 @@ function shown(range: HistoryRange, visibleSince: Date | null): HistoryRange {
 }
 
 /**
- * The answer's series, each with its points' order ascending by ts (the query leaves them unordered).
+ * The answer's series, each as its runs of buckets ascending by ts.
  *
  * Given the key of the question (device, range, bucket, what the viewer may see, filters), also a
  * strong tag of the answer. The answer is a function of the records in the range, and those only
@@ -200,19 +200,21 @@ function shown(range: HistoryRange, visibleSince: Date | null): HistoryRange {
  * series and bucket mean the same records, hence the same bytes, and a late record in the range
  * changes a count and the tag. Counts are cheap to hash next to the answer (~100 kB for 24 hours).
  */
-export function toSeries(rows: SeriesRow[], bucketSec: number, tagKey: string | null = null): { series: Series[]; tag: string | null } {
+export function toSeries(rows: readonly SeriesRuns[], tagKey: string | null = null): { series: Series[]; tag: string | null } {
   const hash = tagKey === null ? null : createHash('sha256').update(tagKey);
   const series = rows.map((row) => {
-    const order = ascendingByTs(row.ts, bucketSec);
     if (hash) {
-      const counted = new Float64Array(order.length * 2);
-      for (let k = 0; k < order.length; k++) {
-        counted[2 * k] = row.ts[order[k]];
-        counted[2 * k + 1] = row.count[order[k]];
+      hash.update(`\u0000${row.metric}\u0000${row.battery_id}\u0000`);
+      for (const { ts, count } of row.runs) {
+        const counted = new Float64Array(ts.length * 2);
+        for (let k = 0; k < ts.length; k++) {
+          counted[2 * k] = ts[k];
+          counted[2 * k + 1] = count[k];
+        }
+        hash.update(counted);
       }
-      hash.update(`\u0000${row.metric}\u0000${row.battery_id}\u0000`).update(counted);
     }
-    return { metric: row.metric, batteryId: row.battery_id, columns: row, order };
+    return { metric: row.metric, batteryId: row.battery_id, runs: row.runs };
   });
   return { series, tag: hash ? strongTag(`h-${hash.digest('base64url')}`) : null };
 }

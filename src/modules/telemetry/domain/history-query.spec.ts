@@ -1,6 +1,6 @@
 import { ValidationFailedError } from '../../../shared/domain-error.js';
 import fc from 'fast-check';
-import { autoBucketSec, parseBucket, parseInstant, resolveRange, rollupSpans, type HistoryRange } from './history-query.js';
+import { autoBucketSec, parseBucket, parseInstant, resolveRange, rollupSpans, checkedSpans, type HistoryRange } from './history-query.js';
 
 const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;
@@ -265,6 +265,66 @@ describe('rollupSpans: which rollup level answers which part of the range', () =
             const expected = alignedTo > alignedFrom ? [[new Date(alignedFrom).toISOString(), new Date(alignedTo).toISOString()]] : [];
             expect(all[coarsest]).toEqual(expected);
           }
+        },
+      ),
+      { numRuns: 500 },
+    );
+  });
+});
+
+describe('checkedSpans: the whole slots of a coarser level that an answer is cut into', () => {
+  const iso = (seconds: number) => new Date(seconds * 1000).toISOString();
+
+  it('24 unaligned hours in 5-minute buckets: hours in the middle, 5-minute slots and raw records at the edges', () => {
+    const checked = checkedSpans({ from: at('2026-11-20T19:32:10Z'), to: at('2026-11-21T19:32:10Z') }, 300)!;
+
+    expect({ from: iso(checked.check.from), to: iso(checked.check.to), widthSec: checked.check.widthSec }).toEqual({ from: '2026-11-20T20:00:00.000Z', to: '2026-11-21T19:00:00.000Z', widthSec: 3600 });
+    expect(checked.spans.map((span) => [span.from.toISOString(), span.to.toISOString()])).toEqual([
+      ['2026-11-20T19:35:00.000Z', '2026-11-21T19:30:00.000Z'],
+      ['2026-11-20T20:00:00.000Z', '2026-11-21T19:00:00.000Z'],
+      ['2026-11-21T19:00:00.000Z', '2026-11-21T19:00:00.000Z'],
+      ['2026-11-21T19:00:00.000Z', '2026-11-21T19:00:00.000Z'],
+    ]);
+  });
+
+  it.each([
+    ['daily buckets: no coarser level', 86_400, '2026-11-01T00:00:00Z', '2026-11-21T00:00:00Z'],
+    ['7-second buckets: no level holds a whole number of them', 7, '2026-11-20T00:00:00Z', '2026-11-21T00:00:00Z'],
+    ['5-minute buckets within one hour: no whole hour', 300, '2026-11-20T10:00:01Z', '2026-11-20T11:00:00Z'],
+    ['2-hour buckets: a 6-hour slot holds three, but no whole one lies inside', 7200, '2026-11-20T01:00:00Z', '2026-11-20T11:00:00Z'],
+  ])('%s: none', (_name, bucketSec, from, to) => {
+    expect(checkedSpans({ from: at(from), to: at(to) }, bucketSec)).toBeNull();
+  });
+
+  it('any range and bucket: the check slots hold whole buckets, lie inside the range, and the levels and raw edges read every instant once', () => {
+    const start = Date.parse('2026-01-01T00:00:00Z');
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 0, max: 200 * 86_400_000 }),
+        fc.integer({ min: 1, max: 40 * 86_400_000 }),
+        fc.constantFrom(60, 300, 600, 900, 3600, 7200, 21_600, 43_200, 86_400),
+        (offset, length, bucketSec) => {
+          const range = { from: new Date(start + offset), to: new Date(start + offset + length) };
+          const checked = checkedSpans(range, bucketSec);
+          if (checked === null) return;
+          const { check, spans } = checked;
+          expect(check.widthSec % bucketSec).toBe(0);
+          expect(check.from % check.widthSec).toBe(0);
+          expect(check.from * 1000).toBeGreaterThanOrEqual(range.from.getTime());
+          expect(check.to * 1000).toBeLessThanOrEqual(range.to.getTime());
+          // raw reads range − spans[0], level i spans[i] − spans[i + 1], the coarsest its whole span: together the range.
+          const pieces = [range, ...spans];
+          let read = 0;
+          for (let i = 0; i < spans.length; i++) {
+            const outer = pieces[i];
+            const inner = pieces[i + 1];
+            expect(inner.from.getTime()).toBeGreaterThanOrEqual(outer.from.getTime());
+            expect(inner.to.getTime()).toBeLessThanOrEqual(outer.to.getTime());
+            read += inner.from.getTime() - outer.from.getTime() + (outer.to.getTime() - inner.to.getTime());
+          }
+          const last = spans[spans.length - 1];
+          read += last.to.getTime() - last.from.getTime();
+          expect(read).toBe(length);
         },
       ),
       { numRuns: 500 },

@@ -83,3 +83,30 @@ export function rollupSpans(range: HistoryRange, bucketSec: number): HistoryRang
   }
   return spans;
 }
+
+/** A coarser rollup level's whole slots inside the range: each holds a whole number of buckets, and its rollup row counts their records. */
+export interface CheckSlots {
+  widthSec: number;
+  /** Unix seconds, multiples of widthSec; to exclusive. */
+  from: number;
+  to: number;
+}
+
+/**
+ * rollupSpans, plus the slots a history answer can be cut into: the first level too coarse to
+ * answer buckets of `bucketSec` but a whole number of them wide (5-minute buckets: hours; hourly:
+ * 6 hours; 6-hourly: days) reads its own span in place of the finer levels, so one statement gives
+ * the buckets of the range's edges and one row per whole slot with its record count. Null where
+ * no such level has a whole slot in the range: the spans are rollupSpans'.
+ */
+export function checkedSpans(range: HistoryRange, bucketSec: number): { spans: HistoryRange[]; check: CheckSlots } | null {
+  const level = ROLLUP_LEVELS.findIndex(({ widthSec }) => bucketSec % widthSec !== 0);
+  if (level < 0 || ROLLUP_LEVELS[level].widthSec % bucketSec !== 0) return null;
+  const widthSec = ROLLUP_LEVELS[level].widthSec;
+  const from = Math.ceil(range.from.getTime() / 1000 / widthSec) * widthSec;
+  const to = Math.floor(range.to.getTime() / 1000 / widthSec) * widthSec;
+  if (to <= from) return null;
+  const spans = rollupSpans(range, bucketSec).slice(0, level);
+  const check = { from: new Date(from * 1000), to: new Date(to * 1000) };
+  return { spans: [...spans, check, ...ROLLUP_LEVELS.slice(level + 1).map(() => ({ from: check.to, to: check.to }))], check: { widthSec, from, to } };
+}

@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { bucketsOf, type SeriesParts } from './history-series.js';
+import { bucketsOf, cutAtSlots, slotRuns, type SeriesParts } from './history-series.js';
 
 /** Parts as the series statement returns them: slots of a few widths and raw instants, values as ingest admits them. */
 const anyPart = fc.record({
@@ -82,6 +82,48 @@ describe('bucketsOf', () => {
           count: buckets.map(([, b]) => b.count),
         });
       }),
+    );
+  });
+});
+
+describe('cutAtSlots and slotRuns: an answer cut at whole slots', () => {
+  const FIRST = 1_764_979_200;
+
+  it('parts inside the check slots become each slot\'s count; the rest stay parts, before or after', () => {
+    fc.assert(
+      fc.property(fc.array(anyPart, { maxLength: 80 }), fc.integer({ min: 0, max: 100 }), fc.integer({ min: 0, max: 100 }), (given, startHour, hours) => {
+        const check = { widthSec: 3600, from: FIRST + startHour * 3600, to: FIRST + (startHour + hours) * 3600 };
+        const parts = partsOf(given);
+        const { before, after, slots } = cutAtSlots(parts, check);
+
+        expect(Array.from(before.at).every((at) => at < check.from)).toBe(true);
+        expect(Array.from(after.at).every((at) => at >= check.to)).toBe(true);
+        const inside = given.filter((part) => part.at >= check.from && part.at < check.to);
+        expect(before.at.length + after.at.length + inside.length).toBe(given.length);
+        const counts = new Map<number, number>();
+        for (const part of inside) counts.set(Math.floor(part.at / 3600) * 3600, (counts.get(Math.floor(part.at / 3600) * 3600) ?? 0) + part.count);
+        expect(slots).toEqual(counts);
+        expect(bucketsOf(before, 300)).toEqual(bucketsOf(partsOf(given.filter((part) => part.at < check.from)), 300));
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it('slotRuns gives back the buckets, cut at slot starts, each run with the records it counts', () => {
+    fc.assert(
+      fc.property(fc.array(anyPart, { maxLength: 120 }), (given) => {
+        const buckets = bucketsOf(partsOf(given), 300);
+        const runs = [...slotRuns(buckets, 3600)];
+
+        expect(runs.flatMap(([, { run }]) => run.ts)).toEqual(buckets.ts);
+        expect(runs.flatMap(([, { run }]) => run.avg)).toEqual(buckets.avg);
+        expect(runs.flatMap(([, { run }]) => run.count)).toEqual(buckets.count);
+        for (const [slot, { run, count }] of runs) {
+          expect(run.ts.every((ts) => ts >= slot && ts < slot + 3600)).toBe(true);
+          expect(count).toBe(run.count.reduce((total, n) => total + n, 0));
+        }
+      }),
+      { numRuns: 300 },
     );
   });
 });

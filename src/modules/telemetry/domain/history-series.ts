@@ -1,4 +1,5 @@
-import type { SeriesRow } from './telemetry-history.queries.js';
+import type { BucketColumns, SeriesRow, SeriesRuns } from './telemetry-history.queries.js';
+import type { CheckSlots } from './history-query.js';
 
 export interface Point {
   ts: string;
@@ -9,21 +10,26 @@ export interface Point {
 }
 
 /**
- * One series of a bucket answer as the query gave it: one array per column, aligned by index, and
- * `order`, the indices ascending by ts. Points are not built as objects: the HTTP layer writes
+ * One series of a bucket answer: its buckets in runs of columns, each run ascending by ts, the
+ * runs one after another (SeriesRuns). Points are not built as objects: the HTTP layer writes
  * them straight from the columns (history-json.ts); pointsOf() builds them where objects are wanted.
  */
 export interface Series {
   metric: string;
   batteryId: string;
-  columns: SeriesRow;
-  order: Int32Array;
+  runs: readonly BucketColumns[];
 }
 
 /** The points of a series, ascending by ts, ts as this API writes every instant (ISO 8601 in UTC with milliseconds). */
 export function pointsOf(series: Series): Point[] {
-  const { ts, avg, min, max, count } = series.columns;
-  return Array.from(series.order, (i) => ({ ts: new Date(ts[i] * 1000).toISOString(), avg: avg[i], min: min[i], max: max[i], count: count[i] }));
+  return series.runs.flatMap(({ ts, avg, min, max, count }) => ts.map((t, i) => ({ ts: new Date(t * 1000).toISOString(), avg: avg[i], min: min[i], max: max[i], count: count[i] })));
+}
+
+/** A series whose buckets come in no particular order, as one run ascending by ts (a new one: its columns are copied). */
+export function runsOf(row: SeriesRow, bucketSec: number): SeriesRuns {
+  const order = ascendingByTs(row.ts, bucketSec);
+  const pick = (column: number[]) => Array.from(order, (i) => column[i]);
+  return { battery_id: row.battery_id, metric: row.metric, runs: [{ ts: pick(row.ts), avg: pick(row.avg), min: pick(row.min), max: pick(row.max), count: pick(row.count) }] };
 }
 
 /**
@@ -133,4 +139,54 @@ function inTimeOrder(at: ArrayLike<number>, sum: ArrayLike<number>, count: Array
   for (let i = 0; i < n; i++) order[next[slotOf[i] - first]++] = i;
   for (let k = 0; k < slots; k++) if (start[k + 1] - start[k] > 2) order.subarray(start[k], start[k + 1]).sort(byTime);
   return order;
+}
+
+/** A series' parts as the statement of checkedSpans gives them: those before and after its whole slots, and each slot's record count. */
+export interface CheckedParts {
+  before: SeriesParts;
+  after: SeriesParts;
+  /** Slot start (Unix seconds) → the records of the series in it. */
+  slots: Map<number, number>;
+}
+
+/** Splits a series' parts at the check slots: every part inside them is a slot's count (of the check level's rows, or of several parts of one slot). */
+export function cutAtSlots(parts: SeriesParts, check: CheckSlots): CheckedParts {
+  const before: number[] = [];
+  const after: number[] = [];
+  const slots = new Map<number, number>();
+  for (let i = 0; i < parts.at.length; i++) {
+    const at = parts.at[i];
+    if (at < check.from) before.push(i);
+    else if (at >= check.to) after.push(i);
+    else {
+      const slot = Math.floor(at / check.widthSec) * check.widthSec;
+      slots.set(slot, (slots.get(slot) ?? 0) + parts.count[i]);
+    }
+  }
+  return { before: pickParts(parts, before), after: pickParts(parts, after), slots };
+}
+
+function pickParts(parts: SeriesParts, indices: number[]): SeriesParts {
+  const pick = (column: ArrayLike<number>) => {
+    const picked = new Float64Array(indices.length);
+    for (let k = 0; k < indices.length; k++) picked[k] = column[indices[k]];
+    return picked;
+  };
+  return { battery_id: parts.battery_id, metric: parts.metric, at: pick(parts.at), count: pick(parts.count), sum: pick(parts.sum), min: pick(parts.min), max: pick(parts.max) };
+}
+
+/** Buckets ascending by ts, cut into slots of widthSec seconds: per slot start, its buckets and their record count. */
+export function slotRuns(buckets: BucketColumns, widthSec: number): Map<number, { run: BucketColumns; count: number }> {
+  const runs = new Map<number, { run: BucketColumns; count: number }>();
+  let start = 0;
+  while (start < buckets.ts.length) {
+    const slot = Math.floor(buckets.ts[start] / widthSec) * widthSec;
+    let end = start;
+    let count = 0;
+    while (end < buckets.ts.length && buckets.ts[end] < slot + widthSec) count += buckets.count[end++];
+    const cut = (column: number[]) => column.slice(start, end);
+    runs.set(slot, { run: { ts: cut(buckets.ts), avg: cut(buckets.avg), min: cut(buckets.min), max: cut(buckets.max), count: cut(buckets.count) }, count });
+    start = end;
+  }
+  return runs;
 }

@@ -1,15 +1,27 @@
-/**
- * One series, its points as one JSON array per column, in no particular order but aligned across
- * the columns (ts: bucket start in Unix seconds); the caller orders them.
- */
-export interface SeriesRow {
-  battery_id: string;
-  metric: string;
+/** Buckets as one array per column, aligned (ts: bucket start in Unix seconds). */
+export interface BucketColumns {
   ts: number[];
   avg: number[];
   min: number[];
   max: number[];
   count: number[];
+}
+
+/** One series' buckets as columns, in no particular order. */
+export interface SeriesRow extends BucketColumns {
+  battery_id: string;
+  metric: string;
+}
+
+/**
+ * One series as series() answers it: its buckets in runs, each ascending by ts, the runs one
+ * after another in time. A run may be shared with other answers (held in memory, see
+ * HistoryChunkCache): nobody changes one.
+ */
+export interface SeriesRuns {
+  battery_id: string;
+  metric: string;
+  runs: readonly BucketColumns[];
 }
 
 export interface RawRecordRow {
@@ -62,7 +74,7 @@ export interface RecordExport {
 /** A device's stored telemetry as history answers need it: aggregated per bucket, or the records themselves. */
 export abstract class TelemetryHistoryQueries {
   /** Per series, the avg, min, max and count of every bucket that holds records; equal to aggregating the raw records. */
-  abstract series(query: SeriesQuery): Promise<SeriesRow[]>;
+  abstract series(query: SeriesQuery): Promise<SeriesRuns[]>;
 
   abstract raw(query: RawRecordsQuery): Promise<RawRecordRow[]>;
 

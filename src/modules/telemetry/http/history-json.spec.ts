@@ -1,9 +1,9 @@
 import fc from 'fast-check';
 import { toSeries, type History } from '../application/telemetry-history.service.js';
-import { ascendingByTs } from '../domain/history-series.js';
+import { ascendingByTs, runsOf } from '../domain/history-series.js';
 import type { SeriesRow } from '../domain/telemetry-history.queries.js';
 import { TelemetryHistoryResponse } from './telemetry-history.dto.js';
-import { historyJson, SecondsFormatter } from './history-json.js';
+import { historyBody, historyJson, SecondsFormatter } from './history-json.js';
 
 const BUCKETS = [1, 60, 300, 900, 3600, 21_600, 86_400, 7 * 86_400];
 /** Metric values as ingest admits them (0, or a magnitude from 1e-12 to 1e12), and what aggregating them gives. */
@@ -51,8 +51,32 @@ describe('historyJson: the JSON text of a history answer', () => {
   it('is byte for byte JSON.stringify of the response object, for any bucket answer', () => {
     fc.assert(
       fc.property(anyBucketAnswer, ({ bucketSec, deviceId, from, rows }) => {
-        const history: History = { kind: 'buckets', deviceId, from, to: new Date(from.getTime() + 86_400_000), bucketSec, series: toSeries(rows, bucketSec).series, etag: null };
+        const history: History = { kind: 'buckets', deviceId, from, to: new Date(from.getTime() + 86_400_000), bucketSec, series: toSeries(rows.map((row) => runsOf(row, bucketSec))).series, etag: null };
         expect(historyJson(history)).toBe(JSON.stringify(TelemetryHistoryResponse.from(history)));
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it('writes a series held in several runs as one array of points, the same bytes however it is cut, also when a run is written again, with the same tag', () => {
+    fc.assert(
+      fc.property(anyBucketAnswer, fc.array(fc.nat(), { maxLength: 6 }), ({ bucketSec, deviceId, from, rows }, cuts) => {
+        const whole = rows.map((row) => runsOf(row, bucketSec));
+        const cut = whole.map(({ runs: [run], ...series }) => {
+          const at = [...new Set(cuts.map((n) => n % (run.ts.length + 1)))].sort((a, b) => a - b);
+          const pieces = [0, ...at, run.ts.length].slice(1).map((end, k, ends) => {
+            const start = k === 0 ? 0 : ends[k - 1];
+            return { ts: run.ts.slice(start, end), avg: run.avg.slice(start, end), min: run.min.slice(start, end), max: run.max.slice(start, end), count: run.count.slice(start, end) };
+          });
+          return { ...series, runs: [{ ts: [], avg: [], min: [], max: [], count: [] }, ...pieces] };
+        });
+        const answer = (series: typeof whole): History => ({ kind: 'buckets', deviceId, from, to: new Date(from.getTime() + 86_400_000), bucketSec, series: toSeries(series).series, etag: null });
+        const expected = historyJson(answer(whole));
+
+        expect(historyJson(answer(cut))).toBe(expected);
+        expect(historyJson(answer(cut))).toBe(expected);
+        expect(historyBody(answer(cut)).equals(Buffer.from(expected))).toBe(true);
+        expect(toSeries(cut, 'question').tag).toBe(toSeries(whole, 'question').tag);
       }),
       { numRuns: 300 },
     );
@@ -60,7 +84,7 @@ describe('historyJson: the JSON text of a history answer', () => {
 
   it('writes the points ascending by ts whatever order the query gave', () => {
     const row: SeriesRow = { metric: 'soc', battery_id: 'main', ts: [1_800, 600, 1_200], avg: [3, 1, 2], min: [3, 1, 2], max: [3, 1, 2], count: [1, 1, 1] };
-    const history: History = { kind: 'buckets', deviceId: 'gw-1', from: new Date(0), to: new Date(3_600_000), bucketSec: 600, series: toSeries([row], 600).series, etag: null };
+    const history: History = { kind: 'buckets', deviceId: 'gw-1', from: new Date(0), to: new Date(3_600_000), bucketSec: 600, series: toSeries([runsOf(row, 600)]).series, etag: null };
 
     const body = JSON.parse(historyJson(history)) as { series: { points: { ts: string; avg: number }[] }[] };
 

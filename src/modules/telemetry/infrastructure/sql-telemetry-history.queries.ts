@@ -1,10 +1,11 @@
 import { Injectable } from '@nestjs/common';
 import { ReplicaSql } from '../../../shared/database/replica-sql.js';
-import { rollupSpans } from '../domain/history-query.js';
-import { bucketsOf } from '../domain/history-series.js';
+import { checkedSpans, rollupSpans, type HistoryRange } from '../domain/history-query.js';
+import { bucketsOf, cutAtSlots, slotRuns, type SeriesParts } from '../domain/history-series.js';
 import { ROLLUP_LEVELS } from '../domain/rollup-levels.js';
 import { DAY_MS } from '../domain/telemetry-compaction.store.js';
-import { TelemetryHistoryQueries, type RawRecordRow, type RawRecordsQuery, type RecordExport, type RecordExportQuery, type SeriesQuery, type SeriesRow } from '../domain/telemetry-history.queries.js';
+import { TelemetryHistoryQueries, type RawRecordRow, type RawRecordsQuery, type RecordExport, type RecordExportQuery, type SeriesQuery, type SeriesRuns, type BucketColumns } from '../domain/telemetry-history.queries.js';
+import { HistoryChunkCache } from './history-chunk-cache.js';
 import { type PackedSeriesParts, seriesParts } from './packed-series-parts.js';
 import { COMPACT_DAYS, COMPACT_HOURS, daySlots, hoursMeeting, hourValues, readings } from './compact-days.sql.js';
 import { rollupTable } from './rollup-levels.sql.js';
@@ -172,18 +173,72 @@ export function* dayWindows(from: Date, to: Date): Generator<{ from: Date; to: D
  */
 @Injectable()
 export class SqlTelemetryHistoryQueries extends TelemetryHistoryQueries {
-  constructor(private readonly sql: ReplicaSql) {
+  constructor(
+    private readonly sql: ReplicaSql,
+    private readonly cache: HistoryChunkCache,
+  ) {
     super();
   }
 
-  async series(query: SeriesQuery): Promise<SeriesRow[]> {
-    const spans = rollupSpans(query, query.bucketSec);
+  /**
+   * The buckets of the range's whole check slots (checkedSpans) come from HistoryChunkCache when
+   * the slot's record count, read by the same statement as the edges, is the run's; the slots it
+   * lacks or holds with another count are read again in one more statement and kept.
+   */
+  async series(query: SeriesQuery): Promise<SeriesRuns[]> {
+    const { bucketSec } = query;
+    const checked = this.cache.enabled ? checkedSpans(query, bucketSec) : null;
+    if (checked === null) {
+      const rows = await this.parts(query, rollupSpans(query, bucketSec));
+      return rows.map((parts) => ({ battery_id: parts.battery_id, metric: parts.metric, runs: [bucketsOf(parts, bucketSec)] }));
+    }
+    const { check } = checked;
+    const cut = (await this.parts(query, checked.spans)).map((parts) => ({ parts, ...cutAtSlots(parts, check) }));
+    const keyOf = (batteryId: string, metric: string, slot: number) => `${query.deviceId}\u0000${batteryId}\u0000${metric}\u0000${bucketSec}\u0000${slot}`;
+    const found = new Map<string, BucketColumns>();
+    let lo = Infinity;
+    let hi = -Infinity;
+    for (const { parts, slots } of cut) {
+      for (const [slot, count] of slots) {
+        const key = keyOf(parts.battery_id, parts.metric, slot);
+        const run = this.cache.get(key, count);
+        if (run) found.set(key, run);
+        else {
+          lo = Math.min(lo, slot);
+          hi = Math.max(hi, slot + check.widthSec);
+        }
+      }
+    }
+    if (lo < hi) {
+      const range = { from: new Date(lo * 1000), to: new Date(hi * 1000) };
+      for (const parts of await this.parts({ ...query, ...range }, rollupSpans(range, bucketSec))) {
+        for (const [slot, { run, count }] of slotRuns(bucketsOf(parts, bucketSec), check.widthSec)) {
+          const key = keyOf(parts.battery_id, parts.metric, slot);
+          if (found.has(key)) continue;
+          this.cache.set(key, run, count);
+          found.set(key, run);
+        }
+      }
+    }
+    return cut.map(({ parts, before, after, slots }) => {
+      const runs: BucketColumns[] = [bucketsOf(before, bucketSec)];
+      for (const slot of [...slots.keys()].sort((a, b) => a - b)) {
+        const run = found.get(keyOf(parts.battery_id, parts.metric, slot));
+        if (run) runs.push(run);
+      }
+      runs.push(bucketsOf(after, bucketSec));
+      return { battery_id: parts.battery_id, metric: parts.metric, runs: runs.filter((run) => run.ts.length > 0) };
+    });
+  }
+
+  /** SERIES_SQL with the given spans: each series' parts. */
+  private async parts(query: SeriesQuery, spans: HistoryRange[]): Promise<SeriesParts[]> {
     const rows = await this.sql.rows<PackedSeriesParts>(
       SERIES_SQL,
       [query.deviceId, query.from, query.to, ...spans.flatMap((span) => [span.from, span.to]), query.metrics, query.batteryId],
       'dashboard_series',
     );
-    return rows.map((row) => bucketsOf(seriesParts(row), query.bucketSec));
+    return rows.map(seriesParts);
   }
 
   /** The names from the rollups (METRIC_NAMES_SQL), as an export's snapshot reads them. */

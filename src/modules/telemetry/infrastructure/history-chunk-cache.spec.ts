@@ -1,0 +1,41 @@
+import { Env } from '../../../config/env.js';
+import { HistoryChunkCache, runBytes } from './history-chunk-cache.js';
+
+const run = (points: number) => ({ ts: Array.from({ length: points }, (_, i) => i * 300), avg: new Array<number>(points).fill(1), min: new Array<number>(points).fill(1), max: new Array<number>(points).fill(1), count: new Array<number>(points).fill(1) });
+const cacheOf = (mb: number) => new HistoryChunkCache(Object.assign(new Env(), { HISTORY_CACHE_MB: mb }));
+
+describe('HistoryChunkCache', () => {
+  it('gives a run back only for the count it was built from, and forgets it at another', () => {
+    const cache = cacheOf(1);
+    const kept = run(12);
+    cache.set('k', kept, 12);
+
+    expect(cache.get('k', 12)).toBe(kept);
+    expect(cache.get('k', 13)).toBeUndefined();
+    expect(cache.get('k', 12)).toBeUndefined();
+    expect(cache.size).toBe(0);
+  });
+
+  it('stays within its bytes, the least recently used out first', () => {
+    const cache = cacheOf(1);
+    const bytes = runBytes(run(12));
+    const fits = Math.floor((1024 * 1024) / bytes);
+    for (let i = 0; i < fits; i++) cache.set(`k${String(i).padStart(4, '0')}`, run(12), 12);
+    expect(cache.get('k0000', 12)).toBeDefined();
+
+    cache.set('k9999', run(12), 12);
+
+    expect(cache.size).toBeLessThanOrEqual(1024 * 1024);
+    expect(cache.get('k0000', 12)).toBeDefined();
+    expect(cache.get('k0001', 12)).toBeUndefined();
+    expect(cache.get('k9999', 12)).toBeDefined();
+  });
+
+  it('off at 0 MB', () => {
+    const cache = cacheOf(0);
+    cache.set('k', run(1), 1);
+
+    expect(cache.enabled).toBe(false);
+    expect(cache.get('k', 1)).toBeUndefined();
+  });
+});
