@@ -8,7 +8,7 @@ import { createServer } from 'node:http';
 import type { SeriesRow } from '../src/modules/telemetry/domain/telemetry-history.queries.js';
 import { toSeries } from '../src/modules/telemetry/application/telemetry-history.service.js';
 import { runsOf } from '../src/modules/telemetry/domain/history-series.js';
-import { historyBody } from '../src/modules/telemetry/http/history-json.js';
+import { historyJson } from '../src/modules/telemetry/http/history-json.js';
 
 const METRICS = [
   { name: 'current', base: 0, swing: 12, noise: 0.3, decimals: 2 },
@@ -38,15 +38,12 @@ function columnsOf(points: number, bucketSec: number, end: number): SeriesRow[] 
   });
 }
 
-/**
- * The service's last step, per request, for an answer none of whose buckets it holds in memory:
- * TelemetryHistoryService's toSeries, then the answer's bytes (historyBody).
- */
-function answer(rows: SeriesRow[], bucketSec: number): Buffer {
+/** The service's last step, per request: TelemetryHistoryService's toSeries, then the answer's text (historyJson). */
+function answer(rows: SeriesRow[], bucketSec: number): string {
   const first = rows[0].ts[0];
   const last = rows[0].ts[rows[0].ts.length - 1] + bucketSec;
   const { series } = toSeries(rows.map((row) => runsOf(row, bucketSec)));
-  return historyBody({ kind: 'buckets', deviceId: 'bench-00000', from: new Date(first * 1000), to: new Date(last * 1000), bucketSec, series, etag: null });
+  return historyJson({ kind: 'buckets', deviceId: 'bench-00000', from: new Date(first * 1000), to: new Date(last * 1000), bucketSec, series, etag: null });
 }
 
 const end = Math.floor(Date.now() / 86_400_000) * 86_400;

@@ -5,6 +5,8 @@ export interface BucketColumns {
   min: number[];
   max: number[];
   count: number[];
+  /** Set on a run kept across answers (HistoryChunkCache): what a writer derives from it may be kept as long as the run. */
+  shared?: true;
 }
 
 /** One series' buckets as columns, in no particular order. */

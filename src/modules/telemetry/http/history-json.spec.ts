@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { toSeries, type History } from '../application/telemetry-history.service.js';
 import { ascendingByTs, runsOf } from '../domain/history-series.js';
-import type { SeriesRow } from '../domain/telemetry-history.queries.js';
+import type { BucketColumns, SeriesRow } from '../domain/telemetry-history.queries.js';
 import { TelemetryHistoryResponse } from './telemetry-history.dto.js';
 import { historyBody, historyJson, SecondsFormatter } from './history-json.js';
 
@@ -58,7 +58,7 @@ describe('historyJson: the JSON text of a history answer', () => {
     );
   });
 
-  it('writes a series held in several runs as one array of points, the same bytes however it is cut, also when a run is written again, with the same tag', () => {
+  it('writes a series held in several runs as one array of points, the same bytes however it is cut, as text or bytes, also when a kept run is written again, with the same tag', () => {
     fc.assert(
       fc.property(anyBucketAnswer, fc.array(fc.nat(), { maxLength: 6 }), ({ bucketSec, deviceId, from, rows }, cuts) => {
         const whole = rows.map((row) => runsOf(row, bucketSec));
@@ -76,6 +76,9 @@ describe('historyJson: the JSON text of a history answer', () => {
         expect(historyJson(answer(cut))).toBe(expected);
         expect(historyJson(answer(cut))).toBe(expected);
         expect(historyBody(answer(cut)).equals(Buffer.from(expected))).toBe(true);
+        for (const series of cut) for (const run of series.runs as BucketColumns[]) run.shared = true;
+        expect(historyBody(answer(cut)).toString()).toBe(expected);
+        expect(historyBody(answer(cut)).toString()).toBe(expected);
         expect(toSeries(cut, 'question').tag).toBe(toSeries(whole, 'question').tag);
       }),
       { numRuns: 300 },

@@ -28,27 +28,30 @@ export class SecondsFormatter {
 /** A number as JSON.stringify writes it. */
 const jsonNumber = (value: number): string => (Number.isFinite(value) ? String(value) : 'null');
 
-/**
- * The points of each run as JSON text in UTF-8, kept as long as the run is: a run held in memory
- * across answers (HistoryChunkCache) is written once. Bytes rather than a string: Fastify measures
- * a string body's length and encodes it on every send, which cost more than the rest of a 24-hour
- * answer once its runs came from memory (bench/README.md).
- */
-const RUN_JSON = new WeakMap<BucketColumns, Buffer>();
-
-function runJson(run: BucketColumns): Buffer {
-  let bytes = RUN_JSON.get(run);
-  if (bytes !== undefined) return bytes;
+/** A run's points as JSON text, without the brackets. */
+function pointsJson(run: BucketColumns): string {
   const instants = new SecondsFormatter();
   const { ts, avg, min, max, count } = run;
   let json = '';
   for (let i = 0; i < ts.length; i++) {
     json += `${i === 0 ? '' : ','}{"ts":"${instants.format(ts[i])}","avg":${jsonNumber(avg[i])},"min":${jsonNumber(min[i])},"max":${jsonNumber(max[i])},"count":${jsonNumber(count[i])}}`;
   }
-  // A buffer of its own: a slice of the shared 8 kB pool of Node would keep the whole slab alive as long as the run is kept.
-  bytes = Buffer.allocUnsafeSlow(Buffer.byteLength(json));
-  bytes.write(json);
-  RUN_JSON.set(run, bytes);
+  return json;
+}
+
+/** The JSON bytes of shared runs (HistoryChunkCache), kept as long as the run is: a run kept across answers is written once. */
+const SHARED_RUN_JSON = new WeakMap<BucketColumns, Buffer>();
+
+function runJson(run: BucketColumns): Buffer {
+  if (!run.shared) return Buffer.from(pointsJson(run));
+  let bytes = SHARED_RUN_JSON.get(run);
+  if (bytes === undefined) {
+    const json = pointsJson(run);
+    // A buffer of its own: a slice of the shared 8 kB pool of Node would keep the whole slab alive as long as the run is kept.
+    bytes = Buffer.allocUnsafeSlow(Buffer.byteLength(json));
+    bytes.write(json);
+    SHARED_RUN_JSON.set(run, bytes);
+  }
   return bytes;
 }
 
@@ -57,19 +60,45 @@ const COMMA = bytesOf(',');
 const SERIES_END = bytesOf(']}');
 const ANSWER_END = bytesOf('],"nextCursor":null}');
 
+const answerStart = (history: Extract<History, { kind: 'buckets' }>): string =>
+  `{"deviceId":${JSON.stringify(history.deviceId)},"from":"${history.from.toISOString()}","to":"${history.to.toISOString()}","bucketSec":${jsonNumber(history.bucketSec)},"series":[`;
+const seriesStart = (s: number, metric: string, batteryId: string): string => `${s === 0 ? '' : ','}{"metric":${JSON.stringify(metric)},"batteryId":${JSON.stringify(batteryId)},"points":[`;
+
 /**
- * The body of TelemetryHistoryResponse: its JSON text in UTF-8. Bucket answers are written
- * straight from the query's columns: building a point object per bucket and handing them to
- * JSON.stringify was a quarter of a history request's CPU (bench S3 profile: stringify 15 %,
- * formatting instants 6 %, the objects and the garbage they leave). The text is the same, byte for
- * byte, as JSON.stringify of the response object (history-json.spec.ts); raw answers take that way.
+ * The JSON text of TelemetryHistoryResponse. Bucket answers are written straight from the query's
+ * columns: building a point object per bucket and handing them to JSON.stringify was a quarter of
+ * a history request's CPU (bench S3 profile: stringify 15 %, formatting instants 6 %, the objects
+ * and the garbage they leave). The text is the same, byte for byte, as JSON.stringify of the
+ * response object (history-json.spec.ts); raw answers take that way.
  */
-export function historyBody(history: History): Buffer {
-  if (history.kind === 'raw') return Buffer.from(JSON.stringify(TelemetryHistoryResponse.from(history)));
-  const pieces: Buffer[] = [Buffer.from(`{"deviceId":${JSON.stringify(history.deviceId)},"from":"${history.from.toISOString()}","to":"${history.to.toISOString()}","bucketSec":${jsonNumber(history.bucketSec)},"series":[`)];
+export function historyJson(history: History): string {
+  if (history.kind === 'raw') return JSON.stringify(TelemetryHistoryResponse.from(history));
+  let json = answerStart(history);
   for (let s = 0; s < history.series.length; s++) {
     const { metric, batteryId, runs } = history.series[s];
-    pieces.push(Buffer.from(`${s === 0 ? '' : ','}{"metric":${JSON.stringify(metric)},"batteryId":${JSON.stringify(batteryId)},"points":[`));
+    json += seriesStart(s, metric, batteryId);
+    let first = true;
+    for (const run of runs) {
+      if (run.ts.length === 0) continue;
+      json += `${first ? '' : ','}${pointsJson(run)}`;
+      first = false;
+    }
+    json += ']}';
+  }
+  return `${json}],"nextCursor":null}`;
+}
+
+/**
+ * historyJson as the bytes the service sends, the text of shared runs written once. Bytes rather
+ * than a string: Fastify measures a string body's length and encodes it on every send, which cost
+ * more than the rest of a 24-hour answer once its runs came from memory (bench/README.md).
+ */
+export function historyBody(history: History): Buffer {
+  if (history.kind === 'raw') return Buffer.from(historyJson(history));
+  const pieces: Buffer[] = [Buffer.from(answerStart(history))];
+  for (let s = 0; s < history.series.length; s++) {
+    const { metric, batteryId, runs } = history.series[s];
+    pieces.push(Buffer.from(seriesStart(s, metric, batteryId)));
     let first = true;
     for (const run of runs) {
       if (run.ts.length === 0) continue;
@@ -81,9 +110,4 @@ export function historyBody(history: History): Buffer {
   }
   pieces.push(ANSWER_END);
   return Buffer.concat(pieces);
-}
-
-/** historyBody as a string. */
-export function historyJson(history: History): string {
-  return historyBody(history).toString('utf8');
 }

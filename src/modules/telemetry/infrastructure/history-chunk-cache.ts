@@ -55,9 +55,11 @@ export class HistoryChunkCache {
     return entry.run;
   }
 
+  /** Keeps `run`, built from `count` records, under `key`, and marks it shared: nobody may change it from now on. */
   set(key: string, run: BucketColumns, count: number): void {
     const bytes = runBytes(run);
     if (bytes > this.maxBytes) return;
+    run.shared = true;
     const old = this.entries.get(key);
     if (old) {
       this.entries.delete(key);
