@@ -25,10 +25,17 @@ export function pointsOf(series: Series): Point[] {
   return series.runs.flatMap(({ ts, avg, min, max, count }) => ts.map((t, i) => ({ ts: new Date(t * 1000).toISOString(), avg: avg[i], min: min[i], max: max[i], count: count[i] })));
 }
 
-/** A series whose buckets come in no particular order, as one run ascending by ts (a new one: its columns are copied). */
+/** A series whose buckets come in no particular order, as one run ascending by ts: the row's own columns when they are in order already, else copies. */
 export function runsOf(row: SeriesRow, bucketSec: number): SeriesRuns {
   const order = ascendingByTs(row.ts, bucketSec);
-  const pick = (column: number[]) => Array.from(order, (i) => column[i]);
+  let inOrder = true;
+  for (let k = 0; k < order.length && inOrder; k++) inOrder = order[k] === k;
+  const pick = (column: number[]) => {
+    if (inOrder) return column;
+    const picked = new Array<number>(order.length);
+    for (let k = 0; k < order.length; k++) picked[k] = column[order[k]];
+    return picked;
+  };
   return { battery_id: row.battery_id, metric: row.metric, runs: [{ ts: pick(row.ts), avg: pick(row.avg), min: pick(row.min), max: pick(row.max), count: pick(row.count) }] };
 }
 
