@@ -6,7 +6,7 @@ import { decodeTimeCursor, encodeTimeCursor, invalidCursor } from '../../../shar
 import { strongTag } from '../../../shared/http/etag.js';
 import { autoBucketSec, type BucketChoice, type HistoryRange, MAX_POINTS_EXPLICIT, parseBatteryId, parseBucket, parseMetrics, resolveRange } from '../domain/history-query.js';
 import type { Series } from '../domain/history-series.js';
-import { TelemetryHistoryQueries, type RawRecordRow, type RecordExport, type RecordExportQuery, type SeriesRuns } from '../domain/telemetry-history.queries.js';
+import { TelemetryHistoryQueries, type RawRecordRow, type RecordExport, type RecordExportQuery, type SeriesRuns, type BucketColumns } from '../domain/telemetry-history.queries.js';
 import { BATTERY_ID_PATTERN } from '../domain/telemetry-record.js';
 import { ExportSlots } from './export-slots.js';
 
@@ -199,24 +199,46 @@ function shown(range: HistoryRange, visibleSince: Date | null): HistoryRange {
  * each record adds one to the count of a bucket of each of its metrics. So the same counts per
  * series and bucket mean the same records, hence the same bytes, and a late record in the range
  * changes a count and the tag. Counts are cheap to hash next to the answer (~100 kB for 24 hours).
+ * A series' (ts, count) pairs are hashed in one piece; a shared run's pairs are written once.
  */
 export function toSeries(rows: readonly SeriesRuns[], tagKey: string | null = null): { series: Series[]; tag: string | null } {
   const hash = tagKey === null ? null : createHash('sha256').update(tagKey);
   const series = rows.map((row) => {
     if (hash) {
       hash.update(`\u0000${row.metric}\u0000${row.battery_id}\u0000`);
-      for (const { ts, count } of row.runs) {
-        const counted = new Float64Array(ts.length * 2);
-        for (let k = 0; k < ts.length; k++) {
-          counted[2 * k] = ts[k];
-          counted[2 * k + 1] = count[k];
-        }
-        hash.update(counted);
+      const counted = new Float64Array(2 * row.runs.reduce((sum, run) => sum + run.ts.length, 0));
+      let at = 0;
+      for (const run of row.runs) {
+        if (run.shared) counted.set(sharedCounted(run), at);
+        else writeCounted(run, counted, at);
+        at += 2 * run.ts.length;
       }
+      hash.update(counted);
     }
     return { metric: row.metric, batteryId: row.battery_id, runs: row.runs };
   });
   return { series, tag: hash ? strongTag(`h-${hash.digest('base64url')}`) : null };
+}
+
+/** The (ts, count) pairs of shared runs (HistoryChunkCache), kept as long as the run is: nobody changes a shared run. */
+const SHARED_RUN_COUNTED = new WeakMap<BucketColumns, Float64Array>();
+
+function sharedCounted(run: BucketColumns): Float64Array {
+  let counted = SHARED_RUN_COUNTED.get(run);
+  if (counted === undefined) {
+    counted = new Float64Array(2 * run.ts.length);
+    writeCounted(run, counted, 0);
+    SHARED_RUN_COUNTED.set(run, counted);
+  }
+  return counted;
+}
+
+/** The run's buckets as ts, count, ts, count… from `at` on. */
+function writeCounted({ ts, count }: BucketColumns, into: Float64Array, at: number): void {
+  for (let k = 0; k < ts.length; k++) {
+    into[at + 2 * k] = ts[k];
+    into[at + 2 * k + 1] = count[k];
+  }
 }
 
 function decodeRawCursor(cursor: string): { ts: Date; batteryId: string } {

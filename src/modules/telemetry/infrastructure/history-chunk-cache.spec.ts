@@ -16,7 +16,7 @@ describe('HistoryChunkCache', () => {
     expect(cache.size).toBe(0);
   });
 
-  it('stays within its bytes, the least recently used out first', () => {
+  it('stays within its bytes, the oldest unused out first', () => {
     const cache = cacheOf(1);
     const bytes = runBytes(run(12));
     const fits = Math.floor((1024 * 1024) / bytes);
@@ -29,6 +29,21 @@ describe('HistoryChunkCache', () => {
     expect(cache.get('k0000', 12)).toBeDefined();
     expect(cache.get('k0001', 12)).toBeUndefined();
     expect(cache.get('k9999', 12)).toBeDefined();
+  });
+
+  it('gives a used run one more turn only: unused since it was passed over, it goes in its turn', () => {
+    const cache = cacheOf(1);
+    const fits = Math.floor((1024 * 1024) / runBytes(run(12)));
+    for (let i = 0; i < fits; i++) cache.set(`a${i}`, run(12), 12);
+    cache.get('a0', 12);
+
+    cache.set('b0', run(12), 12);
+    expect(cache.get('a1', 12)).toBeUndefined();
+    for (let i = 1; i <= fits; i++) cache.set(`b${i}`, run(12), 12);
+
+    expect(cache.size).toBeLessThanOrEqual(1024 * 1024);
+    expect(cache.get('a0', 12)).toBeUndefined();
+    expect(cache.get(`b${fits}`, 12)).toBeDefined();
   });
 
   it('off at 0 MB', () => {

@@ -15,6 +15,8 @@ interface Entry {
   run: BucketColumns;
   count: number;
   bytes: number;
+  /** Used since it was last kept or passed over: it goes to the back instead of out (second chance). */
+  used: boolean;
 }
 
 /**
@@ -26,7 +28,9 @@ interface Entry {
  * rows with it, so an equal count means the same records and the same buckets. The check is the
  * answer's own statement (checkedSpans), so a run is never served without it; a late record makes
  * the next answer read that slot again. Per instance: nothing to invalidate across instances.
- * Least recently used first out, within HISTORY_CACHE_MB.
+ * Within HISTORY_CACHE_MB, the oldest unused first out: a run used since it was kept or last passed
+ * over goes to the back once instead (second chance, LRU's usual approximation; a hit changes a
+ * flag, not the map's order).
  */
 @Injectable()
 export class HistoryChunkCache {
@@ -46,12 +50,12 @@ export class HistoryChunkCache {
   get(key: string, count: number): BucketColumns | undefined {
     const entry = this.entries.get(key);
     if (entry === undefined) return undefined;
-    this.entries.delete(key);
     if (entry.count !== count) {
+      this.entries.delete(key);
       this.bytes -= entry.bytes;
       return undefined;
     }
-    this.entries.set(key, entry);
+    entry.used = true;
     return entry.run;
   }
 
@@ -65,12 +69,16 @@ export class HistoryChunkCache {
       this.entries.delete(key);
       this.bytes -= old.bytes;
     }
-    this.entries.set(key, { run, count, bytes });
+    this.entries.set(key, { run, count, bytes, used: false });
     this.bytes += bytes;
     for (const [oldest, entry] of this.entries) {
       if (this.bytes <= this.maxBytes) break;
+      // Entries put back are met again at the end of this walk, unused by then.
       this.entries.delete(oldest);
-      this.bytes -= entry.bytes;
+      if (entry.used) {
+        entry.used = false;
+        this.entries.set(oldest, entry);
+      } else this.bytes -= entry.bytes;
     }
   }
 
