@@ -199,7 +199,7 @@ function shown(range: HistoryRange, visibleSince: Date | null): HistoryRange {
  * each record adds one to the count of a bucket of each of its metrics. So the same counts per
  * series and bucket mean the same records, hence the same bytes, and a late record in the range
  * changes a count and the tag. Counts are cheap to hash next to the answer (~100 kB for 24 hours).
- * A series' (ts, count) pairs are hashed in one piece; a shared run's pairs are written once.
+ * A series' (ts, count) pairs are hashed in one piece.
  */
 export function toSeries(rows: readonly SeriesRuns[], tagKey: string | null = null): { series: Series[]; tag: string | null } {
   const hash = tagKey === null ? null : createHash('sha256').update(tagKey);
@@ -209,8 +209,7 @@ export function toSeries(rows: readonly SeriesRuns[], tagKey: string | null = nu
       const counted = new Float64Array(2 * row.runs.reduce((sum, run) => sum + run.ts.length, 0));
       let at = 0;
       for (const run of row.runs) {
-        if (run.shared) counted.set(sharedCounted(run), at);
-        else writeCounted(run, counted, at);
+        writeCounted(run, counted, at);
         at += 2 * run.ts.length;
       }
       hash.update(counted);
@@ -218,19 +217,6 @@ export function toSeries(rows: readonly SeriesRuns[], tagKey: string | null = nu
     return { metric: row.metric, batteryId: row.battery_id, runs: row.runs };
   });
   return { series, tag: hash ? strongTag(`h-${hash.digest('base64url')}`) : null };
-}
-
-/** The (ts, count) pairs of shared runs (HistoryChunkCache), kept as long as the run is: nobody changes a shared run. */
-const SHARED_RUN_COUNTED = new WeakMap<BucketColumns, Float64Array>();
-
-function sharedCounted(run: BucketColumns): Float64Array {
-  let counted = SHARED_RUN_COUNTED.get(run);
-  if (counted === undefined) {
-    counted = new Float64Array(2 * run.ts.length);
-    writeCounted(run, counted, 0);
-    SHARED_RUN_COUNTED.set(run, counted);
-  }
-  return counted;
 }
 
 /** The run's buckets as ts, count, ts, count… from `at` on. */
