@@ -156,10 +156,10 @@ export async function snapshotOn(pool: Pool): Promise<HeldSnapshot> {
     broken = true;
   };
   client.on('error', markBroken);
-  const run = async <R>(text: string, values: unknown[] = []): Promise<R[]> => {
+  const run = async <R>(text: string, values: unknown[] = [], name?: string): Promise<R[]> => {
     if (closed) throw new Error('The snapshot is closed.');
     try {
-      return (await client.query({ text, values })).rows as R[];
+      return (await client.query(name ? { name, text, values } : { text, values })).rows as R[];
     } catch (error) {
       if (isDatabaseUnavailable(error)) broken = true;
       throw asDatabaseError(error);

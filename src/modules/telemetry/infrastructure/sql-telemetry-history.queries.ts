@@ -144,9 +144,21 @@ export const METRIC_NAMES_SQL = [
   rawNames(spanFrom(0) + 1, 3),
 ].join('\n UNION\n ');
 
-/** The records of one window of an export, in time order (the compact hours of the window are unpacked whole). */
+/**
+ * The records of one window of an export, in time order (the compact hours of the window are
+ * unpacked whole), each ts as Unix milliseconds: the instant the answer writes, and a number Node
+ * reads for a tenth of what parsing timestamptz text costs it (~4 µs a record).
+ */
 const EXPORT_CURSOR_SQL = `DECLARE telemetry_export NO SCROLL CURSOR FOR
-  SELECT battery_id, ts, metrics FROM ${readings('$1', '$4', '$2', '$3')} ORDER BY ts, battery_id`;
+  SELECT r.battery_id, (extract(epoch FROM date_trunc('milliseconds', r.ts)) * 1000)::float8 AS ts_ms, r.metrics
+    FROM ${readings('$1', '$4', '$2', '$3')} AS r ORDER BY r.ts, r.battery_id`;
+
+/** A row of EXPORT_CURSOR_SQL. */
+interface ExportRow {
+  battery_id: string;
+  ts_ms: number;
+  metrics: Record<string, number>;
+}
 
 /** The records of a raw page's window after its cursor. */
 const RAW_PAGE_SQL = `SELECT battery_id, ts, metrics FROM ${readings('$1', '$4', '$2', '$3')}
@@ -243,7 +255,7 @@ export class SqlTelemetryHistoryQueries extends TelemetryHistoryQueries {
 
   /** The names from the rollups (METRIC_NAMES_SQL), as an export's snapshot reads them. */
   async metricNames(query: RecordExportQuery): Promise<string[]> {
-    const names = await this.sql.rows<{ metric: string }>(METRIC_NAMES_SQL, metricNamesParams(query));
+    const names = await this.sql.rows<{ metric: string }>(METRIC_NAMES_SQL, metricNamesParams(query), 'telemetry_metric_names');
     return names.map((row) => row.metric).sort(byCodePoint);
   }
 
@@ -257,7 +269,7 @@ export class SqlTelemetryHistoryQueries extends TelemetryHistoryQueries {
     if (!Number.isSafeInteger(batchSize) || batchSize < 1) throw new RangeError(`batchSize must be a positive integer, not ${batchSize}`);
     const snapshot = await this.sql.snapshot();
     try {
-      const names = await snapshot.rows<{ metric: string }>(METRIC_NAMES_SQL, metricNamesParams(query));
+      const names = await snapshot.rows<{ metric: string }>(METRIC_NAMES_SQL, metricNamesParams(query), 'telemetry_metric_names');
       const windows = [...dayWindows(query.from, query.to)];
       const declare = (window: { from: Date; to: Date }) => snapshot.rows(EXPORT_CURSOR_SQL, [query.deviceId, window.from, window.to, query.batteryId]);
       // The first window's cursor before the answer starts, as the names: an export that cannot
@@ -275,8 +287,8 @@ export class SqlTelemetryHistoryQueries extends TelemetryHistoryQueries {
               await declare(window);
             }
             for (;;) {
-              const rows = await snapshot.rows<RawRecordRow>(`FETCH FORWARD ${batchSize} FROM telemetry_export`);
-              if (rows.length > 0) yield rows;
+              const rows = await snapshot.rows<ExportRow>(`FETCH FORWARD ${batchSize} FROM telemetry_export`);
+              if (rows.length > 0) yield rows.map((row): RawRecordRow => ({ battery_id: row.battery_id, ts: new Date(row.ts_ms), metrics: row.metrics }));
               if (rows.length < batchSize) break;
             }
           }
