@@ -46,6 +46,26 @@ describe('HistoryChunkCache', () => {
     expect(cache.get(`b${fits}`, 12)).toBeDefined();
   });
 
+  it('keeps its order past runs replaced or dropped: a key kept again goes to the back, once', () => {
+    const cache = cacheOf(1);
+    const bytes = runBytes(run(12));
+    const fits = Math.floor((1024 * 1024) / bytes);
+    for (let count = 1; count <= 3000; count++) cache.set('x', run(12), count);
+    cache.set('y', run(12), 1);
+    expect(cache.get('x', 2999)).toBeUndefined();
+    cache.set('x', run(12), 3001);
+    for (let i = 0; i < fits - 2; i++) cache.set(`a${i}`, run(12), 12);
+    expect(cache.size).toBe(fits * bytes);
+
+    cache.set('z', run(12), 12);
+
+    expect(cache.size).toBe(fits * bytes);
+    expect(cache.get('y', 1)).toBeUndefined();
+    expect(cache.get('x', 3001)).toBeDefined();
+    expect(cache.get('a0', 12)).toBeDefined();
+    expect(cache.get('z', 12)).toBeDefined();
+  });
+
   it('off at 0 MB', () => {
     const cache = cacheOf(0);
     cache.set('k', run(1), 1);
