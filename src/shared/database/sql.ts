@@ -58,7 +58,7 @@ export class Sql implements SqlRunner {
     return this.withClient(async (client, markBroken) => {
       const tx: SqlRunner = {
         rows: async <R>(text: string, values: unknown[] = [], name?: string) =>
-          (await client.query(name ? { name, text, values } : { text, values })).rows as R[],
+          (await client.query(queryConfig(text, values, name))).rows as R[],
       };
       await client.query('BEGIN');
       try {
@@ -131,11 +131,15 @@ export class Sql implements SqlRunner {
   }
 }
 
+/** A statement for pg: prepared once per connection under `name` when it has one. */
+function queryConfig(text: string, values: unknown[], name: string | undefined): QueryConfig {
+  return name ? { name, text, values } : { text, values };
+}
+
 /** One statement on `pool` (Sql's, or a replica's), under Sql's failure rule. */
 export async function rowsOn<T>(pool: Pool, text: string, values: unknown[] = [], name?: string): Promise<T[]> {
-  const config: QueryConfig = name ? { name, text, values } : { text, values };
   try {
-    const result = await pool.query(config);
+    const result = await pool.query(queryConfig(text, values, name));
     return result.rows as T[];
   } catch (error) {
     throw asDatabaseError(error);
@@ -159,7 +163,7 @@ export async function snapshotOn(pool: Pool): Promise<HeldSnapshot> {
   const run = async <R>(text: string, values: unknown[] = [], name?: string): Promise<R[]> => {
     if (closed) throw new Error('The snapshot is closed.');
     try {
-      return (await client.query(name ? { name, text, values } : { text, values })).rows as R[];
+      return (await client.query(queryConfig(text, values, name))).rows as R[];
     } catch (error) {
       if (isDatabaseUnavailable(error)) broken = true;
       throw asDatabaseError(error);

@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { ReplicaSql } from '../../../shared/database/replica-sql.js';
+import type { SqlRunner } from '../../../shared/database/sql-runner.js';
 import { checkedSpans, rollupSpans, type HistoryRange } from '../domain/history-query.js';
 import { bucketsOf, cutAtSlots, slotRuns, type SeriesParts } from '../domain/history-series.js';
 import { ROLLUP_LEVELS } from '../domain/rollup-levels.js';
@@ -254,9 +255,8 @@ export class SqlTelemetryHistoryQueries extends TelemetryHistoryQueries {
   }
 
   /** The names from the rollups (METRIC_NAMES_SQL), as an export's snapshot reads them. */
-  async metricNames(query: RecordExportQuery): Promise<string[]> {
-    const names = await this.sql.rows<{ metric: string }>(METRIC_NAMES_SQL, metricNamesParams(query), 'telemetry_metric_names');
-    return names.map((row) => row.metric).sort(byCodePoint);
+  metricNames(query: RecordExportQuery): Promise<string[]> {
+    return metricNamesOn(this.sql, query);
   }
 
   /**
@@ -269,7 +269,7 @@ export class SqlTelemetryHistoryQueries extends TelemetryHistoryQueries {
     if (!Number.isSafeInteger(batchSize) || batchSize < 1) throw new RangeError(`batchSize must be a positive integer, not ${batchSize}`);
     const snapshot = await this.sql.snapshot();
     try {
-      const names = await snapshot.rows<{ metric: string }>(METRIC_NAMES_SQL, metricNamesParams(query), 'telemetry_metric_names');
+      const metrics = await metricNamesOn(snapshot, query);
       const windows = [...dayWindows(query.from, query.to)];
       const declare = (window: { from: Date; to: Date }) => snapshot.rows(EXPORT_CURSOR_SQL, [query.deviceId, window.from, window.to, query.batteryId]);
       // The first window's cursor before the answer starts, as the names: an export that cannot
@@ -277,7 +277,7 @@ export class SqlTelemetryHistoryQueries extends TelemetryHistoryQueries {
       if (windows.length > 0) await declare(windows[0]);
       let started = false;
       return {
-        metrics: names.map((row) => row.metric).sort(byCodePoint),
+        metrics,
         async *batches() {
           if (started) throw new Error('An export is read once.');
           started = true;
@@ -318,8 +318,13 @@ export class SqlTelemetryHistoryQueries extends TelemetryHistoryQueries {
   }
 }
 
-/** METRIC_NAMES_SQL's parameters: the device, the range, the day-wide spans of every level, the battery. */
-function metricNamesParams(query: RecordExportQuery): unknown[] {
+/**
+ * The metric names of the query's records (METRIC_NAMES_SQL) on `runner`, in code point order;
+ * named, so each connection plans it once (a fleet export reads it twice per device).
+ */
+async function metricNamesOn(runner: SqlRunner, query: RecordExportQuery): Promise<string[]> {
   const spans = rollupSpans(query, 86_400);
-  return [query.deviceId, query.from, query.to, ...spans.flatMap((span) => [span.from, span.to]), query.batteryId];
+  const params = [query.deviceId, query.from, query.to, ...spans.flatMap((span) => [span.from, span.to]), query.batteryId];
+  const names = await runner.rows<{ metric: string }>(METRIC_NAMES_SQL, params, 'telemetry_metric_names');
+  return names.map((row) => row.metric).sort(byCodePoint);
 }
