@@ -1,5 +1,5 @@
 import { Env } from '../../../config/env.js';
-import { HistoryChunkCache, runBytes } from './history-chunk-cache.js';
+import { ADMIT_EVERY_WHEN_FULL, HistoryChunkCache, runBytes } from './history-chunk-cache.js';
 
 const run = (points: number) => ({ ts: Array.from({ length: points }, (_, i) => i * 300), avg: new Array<number>(points).fill(1), min: new Array<number>(points).fill(1), max: new Array<number>(points).fill(1), count: new Array<number>(points).fill(1) });
 const cacheOf = (mb: number) => new HistoryChunkCache(Object.assign(new Env(), { HISTORY_CACHE_MB: mb }));
@@ -8,7 +8,7 @@ describe('HistoryChunkCache', () => {
   it('gives a run back only for the count it was built from, and forgets it at another', () => {
     const cache = cacheOf(1);
     const kept = run(12);
-    cache.set('k', kept, 12);
+    cache.set('k', 'g', kept, 12);
 
     expect(cache.get('k', 12)).toBe(kept);
     expect(cache.get('k', 13)).toBeUndefined();
@@ -20,10 +20,10 @@ describe('HistoryChunkCache', () => {
     const cache = cacheOf(1);
     const bytes = runBytes(run(12));
     const fits = Math.floor((1024 * 1024) / bytes);
-    for (let i = 0; i < fits; i++) cache.set(`k${String(i).padStart(4, '0')}`, run(12), 12);
+    for (let i = 0; i < fits; i++) cache.set(`k${String(i).padStart(4, '0')}`, 'g', run(12), 12);
     expect(cache.get('k0000', 12)).toBeDefined();
 
-    cache.set('k9999', run(12), 12);
+    cache.set('k9999', 'g', run(12), 12);
 
     expect(cache.size).toBeLessThanOrEqual(1024 * 1024);
     expect(cache.get('k0000', 12)).toBeDefined();
@@ -34,12 +34,12 @@ describe('HistoryChunkCache', () => {
   it('gives a used run one more turn only: unused since it was passed over, it goes in its turn', () => {
     const cache = cacheOf(1);
     const fits = Math.floor((1024 * 1024) / runBytes(run(12)));
-    for (let i = 0; i < fits; i++) cache.set(`a${i}`, run(12), 12);
+    for (let i = 0; i < fits; i++) cache.set(`a${i}`, 'g', run(12), 12);
     cache.get('a0', 12);
 
-    cache.set('b0', run(12), 12);
+    cache.set('b0', 'g', run(12), 12);
     expect(cache.get('a1', 12)).toBeUndefined();
-    for (let i = 1; i <= fits; i++) cache.set(`b${i}`, run(12), 12);
+    for (let i = 1; i <= fits; i++) cache.set(`b${i}`, 'g', run(12), 12);
 
     expect(cache.size).toBeLessThanOrEqual(1024 * 1024);
     expect(cache.get('a0', 12)).toBeUndefined();
@@ -50,14 +50,14 @@ describe('HistoryChunkCache', () => {
     const cache = cacheOf(1);
     const bytes = runBytes(run(12));
     const fits = Math.floor((1024 * 1024) / bytes);
-    for (let count = 1; count <= 3000; count++) cache.set('x', run(12), count);
-    cache.set('y', run(12), 1);
+    for (let count = 1; count <= 3000; count++) cache.set('x', 'g', run(12), count);
+    cache.set('y', 'g', run(12), 1);
     expect(cache.get('x', 2999)).toBeUndefined();
-    cache.set('x', run(12), 3001);
-    for (let i = 0; i < fits - 2; i++) cache.set(`a${i}`, run(12), 12);
+    cache.set('x', 'g', run(12), 3001);
+    for (let i = 0; i < fits - 2; i++) cache.set(`a${i}`, 'g', run(12), 12);
     expect(cache.size).toBe(fits * bytes);
 
-    cache.set('z', run(12), 12);
+    cache.set('z', 'g', run(12), 12);
 
     expect(cache.size).toBe(fits * bytes);
     expect(cache.get('y', 1)).toBeUndefined();
@@ -66,11 +66,49 @@ describe('HistoryChunkCache', () => {
     expect(cache.get('z', 12)).toBeDefined();
   });
 
+  it('holds a group while any of its runs is kept, and not after the last one is put out or dropped', () => {
+    const cache = cacheOf(1);
+    const fits = Math.floor((1024 * 1024) / runBytes(run(12)));
+    cache.set('a1', 'a', run(12), 12);
+    cache.set('a2', 'a', run(12), 12);
+    cache.set('b1', 'b', run(12), 12);
+    expect([cache.holds('a'), cache.holds('b'), cache.holds('c')]).toEqual([true, true, false]);
+
+    expect(cache.get('a1', 13)).toBeUndefined();
+    expect(cache.holds('a')).toBe(true);
+    cache.set('a2', 'a', run(12), 14);
+    expect(cache.holds('a')).toBe(true);
+    expect(cache.get('a2', 12)).toBeUndefined();
+    expect(cache.holds('a')).toBe(false);
+
+    for (let i = 0; i < fits; i++) cache.set(`c${i}`, 'c', run(12), 12);
+    expect(cache.holds('b')).toBe(false);
+    expect(cache.holds('c')).toBe(true);
+  });
+
+  it('admits every answer while it has room, and one in ADMIT_EVERY_WHEN_FULL once a set had to put runs out', () => {
+    const cache = cacheOf(1);
+    const fits = Math.floor((1024 * 1024) / runBytes(run(12)));
+    const admitted = (answers: number) => Array.from({ length: answers }, () => cache.admits()).filter(Boolean).length;
+    for (let i = 0; i < fits; i++) cache.set(`a${i}`, 'a', run(12), 12);
+    expect(admitted(100)).toBe(100);
+
+    cache.set('b', 'b', run(12), 12);
+    expect(admitted(20 * ADMIT_EVERY_WHEN_FULL)).toBe(20);
+
+    // A run dropped for its count gives room back: the next set puts nothing out, and every answer is admitted again.
+    expect(cache.get('b', 13)).toBeUndefined();
+    cache.set('c', 'c', run(12), 12);
+    expect(admitted(10)).toBe(10);
+  });
+
   it('off at 0 MB', () => {
     const cache = cacheOf(0);
-    cache.set('k', run(1), 1);
+    cache.set('k', 'g', run(1), 1);
 
     expect(cache.enabled).toBe(false);
     expect(cache.get('k', 1)).toBeUndefined();
+    expect(cache.holds('g')).toBe(false);
+    expect(cache.admits()).toBe(false);
   });
 });

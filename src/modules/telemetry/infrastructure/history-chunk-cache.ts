@@ -11,8 +11,13 @@ export function runBytes(run: BucketColumns): number {
   return 512 + 210 * run.ts.length;
 }
 
+/** When the cache is full, one in this many answers that found nothing of their device kept keeps its slots (admits). */
+export const ADMIT_EVERY_WHEN_FULL = 4;
+
 interface Entry {
   key: string;
+  /** The device and bucket width it belongs to (holds). */
+  group: string;
   /** null once the entry was dropped or replaced: its place in the queue is skipped. */
   run: BucketColumns | null;
   count: number;
@@ -35,6 +40,11 @@ interface Entry {
  * flag, not the map's order). The order is a queue of its own, not the map's: a Map whose oldest
  * keys are deleted again and again keeps their holes until it grows, and every walk from its
  * start steps over them (~8 µs a walk at 10,000 keys, once per kept slot when the cache is full).
+ * Per group (device and bucket width), how many runs are kept: an answer whose group holds none
+ * would miss every slot, so it is read whole in one statement and offers its slots (holds). Once
+ * the cache is full, only one such answer in ADMIT_EVERY_WHEN_FULL keeps them (admits): when reads
+ * spread over more devices than it holds, what it keeps mostly leaves unused, and keeping it cost
+ * more than the hits saved (bench/README.md, "A thousand gateways").
  */
 @Injectable()
 export class HistoryChunkCache {
@@ -43,8 +53,12 @@ export class HistoryChunkCache {
   private queue: Entry[] = [];
   private head = 0;
   private dropped = 0;
+  private readonly groups = new Map<string, number>();
   private readonly maxBytes: number;
   private bytes = 0;
+  /** The last set made room by putting runs out. */
+  private full = false;
+  private offers = 0;
 
   constructor(env: Env) {
     this.maxBytes = env.HISTORY_CACHE_MB * 1024 * 1024;
@@ -66,27 +80,43 @@ export class HistoryChunkCache {
     return entry.run ?? undefined;
   }
 
-  /** Keeps `run`, built from `count` records, under `key`, and marks it shared: nobody may change it from now on. */
-  set(key: string, run: BucketColumns, count: number): void {
+  /** Whether any run of `group` is kept. */
+  holds(group: string): boolean {
+    return this.groups.has(group);
+  }
+
+  /**
+   * Whether an answer whose group holds nothing should keep its slots: always while the cache has
+   * room, one answer in ADMIT_EVERY_WHEN_FULL once it is full.
+   */
+  admits(): boolean {
+    if (!this.enabled) return false;
+    if (!this.full) return true;
+    this.offers = (this.offers + 1) % ADMIT_EVERY_WHEN_FULL;
+    return this.offers === 0;
+  }
+
+  /** Keeps `run`, built from `count` records, under `key` in `group`, and marks it shared: nobody may change it from now on. */
+  set(key: string, group: string, run: BucketColumns, count: number): void {
     const bytes = runBytes(run);
     if (bytes > this.maxBytes) return;
     run.shared = true;
     const old = this.entries.get(key);
     if (old) this.drop(old);
-    const entry: Entry = { key, run, count, bytes, used: false };
+    const entry: Entry = { key, group, run, count, bytes, used: false };
     this.entries.set(key, entry);
+    this.groups.set(group, (this.groups.get(group) ?? 0) + 1);
     this.queue.push(entry);
     this.bytes += bytes;
+    this.full = false;
     while (this.bytes > this.maxBytes) {
+      this.full = true;
       const oldest = this.queue[this.head++];
       if (oldest.run === null) this.dropped -= 1;
       else if (oldest.used) {
         oldest.used = false;
         this.queue.push(oldest);
-      } else {
-        this.entries.delete(oldest.key);
-        this.bytes -= oldest.bytes;
-      }
+      } else this.remove(oldest);
     }
     // The queue's passed and dropped places, given back once they outnumber the kept entries.
     if (this.head + this.dropped > 1024 && this.head + this.dropped > this.entries.size) {
@@ -96,11 +126,19 @@ export class HistoryChunkCache {
     }
   }
 
+  /** Takes a run out whose place in the queue stays: skipped when reached. */
   private drop(entry: Entry): void {
-    this.entries.delete(entry.key);
-    this.bytes -= entry.bytes;
+    this.remove(entry);
     entry.run = null;
     this.dropped += 1;
+  }
+
+  private remove(entry: Entry): void {
+    this.entries.delete(entry.key);
+    this.bytes -= entry.bytes;
+    const left = (this.groups.get(entry.group) ?? 1) - 1;
+    if (left > 0) this.groups.set(entry.group, left);
+    else this.groups.delete(entry.group);
   }
 
   /** The bytes the kept runs are taken to hold (runBytes), at most HISTORY_CACHE_MB. */

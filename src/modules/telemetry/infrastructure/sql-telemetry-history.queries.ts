@@ -196,18 +196,30 @@ export class SqlTelemetryHistoryQueries extends TelemetryHistoryQueries {
   /**
    * The buckets of the range's whole check slots (checkedSpans) come from HistoryChunkCache when
    * the slot's record count, read by the same statement as the edges, is the run's; the slots it
-   * lacks or holds with another count are read again in one more statement and kept.
+   * lacks or holds with another count are read again in one more statement and kept. An answer of
+   * a device and bucket width the cache holds nothing of would miss every slot: it is read whole
+   * in one statement, as without the cache, and its whole slots are kept when the cache admits them.
    */
   async series(query: SeriesQuery): Promise<SeriesRuns[]> {
     const { bucketSec } = query;
     const checked = this.cache.enabled ? checkedSpans(query, bucketSec) : null;
-    if (checked === null) {
+    const group = `${query.deviceId}\u0000${bucketSec}`;
+    const keyOf = (batteryId: string, metric: string, slot: number) => `${query.deviceId}\u0000${batteryId}\u0000${metric}\u0000${bucketSec}\u0000${slot}`;
+    if (checked === null || !this.cache.holds(group)) {
       const rows = await this.parts(query, rollupSpans(query, bucketSec));
-      return rows.map((parts) => ({ battery_id: parts.battery_id, metric: parts.metric, runs: [bucketsOf(parts, bucketSec)] }));
+      const check = checked !== null && this.cache.admits() ? checked.check : null;
+      return rows.map((parts) => {
+        const buckets = bucketsOf(parts, bucketSec);
+        if (check) {
+          for (const [slot, { run, count }] of slotRuns(buckets, check.widthSec)) {
+            if (slot >= check.from && slot + check.widthSec <= check.to) this.cache.set(keyOf(parts.battery_id, parts.metric, slot), group, run, count);
+          }
+        }
+        return { battery_id: parts.battery_id, metric: parts.metric, runs: [buckets] };
+      });
     }
     const { check } = checked;
     const cut = (await this.parts(query, checked.spans)).map((parts) => ({ parts, ...cutAtSlots(parts, check) }));
-    const keyOf = (batteryId: string, metric: string, slot: number) => `${query.deviceId}\u0000${batteryId}\u0000${metric}\u0000${bucketSec}\u0000${slot}`;
     const found = new Map<string, BucketColumns>();
     let lo = Infinity;
     let hi = -Infinity;
@@ -228,7 +240,7 @@ export class SqlTelemetryHistoryQueries extends TelemetryHistoryQueries {
         for (const [slot, { run, count }] of slotRuns(bucketsOf(parts, bucketSec), check.widthSec)) {
           const key = keyOf(parts.battery_id, parts.metric, slot);
           if (found.has(key)) continue;
-          this.cache.set(key, run, count);
+          this.cache.set(key, group, run, count);
           found.set(key, run);
         }
       }
