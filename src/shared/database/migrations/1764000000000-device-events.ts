@@ -1,7 +1,7 @@
 import type { MigrationInterface, QueryRunner } from 'typeorm';
 
 /**
- * The event log (issue 17): what happened to a device, for the dashboard, the stream and webhooks.
+ * The event log: what happened to a device, for the dashboard, the stream and webhooks.
  * Devices learn when telemetry last came and since when they are offline (device.offline/online).
  */
 export class DeviceEvents1764000000000 implements MigrationInterface {

@@ -1,8 +1,8 @@
 import type { MigrationInterface, QueryRunner } from 'typeorm';
 
 /**
- * Alert rules (per device, and the fleet defaults), the state of series in progress and the alerts
- * (issue 17). Rule changes are announced on the change channel like the configuration's, so every
+ * Alert rules (per device, and the fleet defaults), the state of series in progress and the alerts.
+ * Rule changes are announced on the change channel like the configuration's, so every
  * instance's rule cache hears of them.
  */
 export class Alerts1764000100000 implements MigrationInterface {

@@ -1,6 +1,6 @@
 import type { MigrationInterface, QueryRunner } from 'typeorm';
 
-/** Webhooks per customer and the events waiting for an owner's next e-mail digest (issue 17). */
+/** Webhooks per customer and the events waiting for an owner's next e-mail digest. */
 export class Notifications1764000200000 implements MigrationInterface {
   name = 'Notifications1764000200000';
 

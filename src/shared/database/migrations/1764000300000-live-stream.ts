@@ -1,7 +1,7 @@
 import type { MigrationInterface, QueryRunner } from 'typeorm';
 
 /**
- * The dashboard stream (issue 18): single-use tickets for EventSource, the index a resumed stream
+ * The dashboard stream: single-use tickets for EventSource, the index a resumed stream
  * reads its owner's missed events by, and a trigger that names new events on LISTEN/NOTIFY when
  * their transaction commits, whichever instance or statement recorded them. Ids go in pieces of
  * 300 (NOTIFY takes at most 8000 bytes), one notification per piece per statement.

@@ -1,7 +1,7 @@
 import type { MigrationInterface, QueryRunner } from 'typeorm';
 
 /**
- * API keys for integrations (issue 21): each by its keyed hash, looked up by it on every request
+ * API keys for integrations: each by its keyed hash, looked up by it on every request
  * (api_keys_key_hash_key), and listed per account newest first (api_keys_user_idx). They go with
  * their account.
  */

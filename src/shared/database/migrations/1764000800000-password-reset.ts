@@ -1,7 +1,7 @@
 import type { MigrationInterface, QueryRunner } from 'typeorm';
 
 /**
- * Password reset links (issue 21): only the HMAC of a link's token is stored, one live link per
+ * Password reset links: only the HMAC of a link's token is stored, one live link per
  * account (a new one replaces the older), deleted when used and with the account.
  */
 export class PasswordReset1764000800000 implements MigrationInterface {

@@ -1,7 +1,7 @@
 import type { MigrationInterface, QueryRunner } from 'typeorm';
 
 /**
- * Device sharing (issue 21): an owner shares a device with an e-mail address as viewer or
+ * Device sharing: an owner shares a device with an e-mail address as viewer or
  * installer. user_id is null until an account with that address is verified. A share counts only
  * while granted_by is still the device's owner (see src/modules/sharing/infrastructure/visibility-sql.ts),
  * so any change of owner ends it. Read by the sharee's id (device_shares_user_idx, the visibility

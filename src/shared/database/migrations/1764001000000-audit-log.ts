@@ -1,7 +1,7 @@
 import type { MigrationInterface, QueryRunner } from 'typeorm';
 
 /**
- * The audit log (issue 21): who changed what, when and from where. No foreign keys: the log must
+ * The audit log: who changed what, when and from where. No foreign keys: the log must
  * outlive the accounts and keys it names. Successful claims, releases and re-registration windows
  * already recorded in claim_audit are copied in, so the log starts with the ownership history the
  * service has; claim_audit stays as the record of every attempt, failed ones included.

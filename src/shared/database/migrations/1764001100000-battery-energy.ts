@@ -1,7 +1,7 @@
 import type { MigrationInterface, QueryRunner } from 'typeorm';
 
 /**
- * Battery intelligence (issue 22). `battery_profiles`: what the owner says a battery is.
+ * Battery intelligence. `battery_profiles`: what the owner says a battery is.
  * `battery_energy_1h`: charge and energy per battery and UTC hour, recomputed from the hour's
  * records (and their neighbours up to 15 minutes outside it) whenever a record lands that touches
  * it; `battery_energy_stale` lists the hours waiting for that, written by the ingest statement in

@@ -1,7 +1,7 @@
 import type { MigrationInterface, QueryRunner } from 'typeorm';
 
 /**
- * Battery-aware updates (issue 22). The fleet defaults gain otaMinSoc (40 %) and
+ * Battery-aware updates. The fleet defaults gain otaMinSoc (40 %) and
  * otaTemperatureRange (0–45 °C); keys already there win. The revision stays: what changes is a
  * rule the service applies to OTA offers, not a setting a gateway runs with, so no gateway needs
  * to fetch its configuration for it. A release a poll held back is remembered per device
