@@ -3,6 +3,10 @@ import { ADMIT_EVERY_WHEN_FULL, HistoryChunkCache, runBytes } from './history-ch
 
 const run = (points: number) => ({ ts: Array.from({ length: points }, (_, i) => i * 300), avg: new Array<number>(points).fill(1), min: new Array<number>(points).fill(1), max: new Array<number>(points).fill(1), count: new Array<number>(points).fill(1) });
 const cacheOf = (mb: number) => new HistoryChunkCache(Object.assign(new Env(), { HISTORY_CACHE_MB: mb }));
+const MB = 1024 * 1024;
+/** The bytes of a run of 12 points, and how many of them a 1 MB cache keeps. */
+const bytes = runBytes(run(12));
+const fits = Math.floor(MB / bytes);
 
 describe('HistoryChunkCache', () => {
   it('gives a run back only for the count it was built from, and forgets it at another', () => {
@@ -18,14 +22,12 @@ describe('HistoryChunkCache', () => {
 
   it('stays within its bytes, the oldest unused out first', () => {
     const cache = cacheOf(1);
-    const bytes = runBytes(run(12));
-    const fits = Math.floor((1024 * 1024) / bytes);
     for (let i = 0; i < fits; i++) cache.set(`k${String(i).padStart(4, '0')}`, 'g', run(12), 12);
     expect(cache.get('k0000', 12)).toBeDefined();
 
     cache.set('k9999', 'g', run(12), 12);
 
-    expect(cache.size).toBeLessThanOrEqual(1024 * 1024);
+    expect(cache.size).toBeLessThanOrEqual(MB);
     expect(cache.get('k0000', 12)).toBeDefined();
     expect(cache.get('k0001', 12)).toBeUndefined();
     expect(cache.get('k9999', 12)).toBeDefined();
@@ -33,7 +35,6 @@ describe('HistoryChunkCache', () => {
 
   it('gives a used run one more turn only: unused since it was passed over, it goes in its turn', () => {
     const cache = cacheOf(1);
-    const fits = Math.floor((1024 * 1024) / runBytes(run(12)));
     for (let i = 0; i < fits; i++) cache.set(`a${i}`, 'g', run(12), 12);
     cache.get('a0', 12);
 
@@ -41,15 +42,13 @@ describe('HistoryChunkCache', () => {
     expect(cache.get('a1', 12)).toBeUndefined();
     for (let i = 1; i <= fits; i++) cache.set(`b${i}`, 'g', run(12), 12);
 
-    expect(cache.size).toBeLessThanOrEqual(1024 * 1024);
+    expect(cache.size).toBeLessThanOrEqual(MB);
     expect(cache.get('a0', 12)).toBeUndefined();
     expect(cache.get(`b${fits}`, 12)).toBeDefined();
   });
 
   it('keeps its order past runs replaced or dropped: a key kept again goes to the back, once', () => {
     const cache = cacheOf(1);
-    const bytes = runBytes(run(12));
-    const fits = Math.floor((1024 * 1024) / bytes);
     for (let count = 1; count <= 3000; count++) cache.set('x', 'g', run(12), count);
     cache.set('y', 'g', run(12), 1);
     expect(cache.get('x', 2999)).toBeUndefined();
@@ -68,7 +67,6 @@ describe('HistoryChunkCache', () => {
 
   it('holds a group while any of its runs is kept, and not after the last one is put out or dropped', () => {
     const cache = cacheOf(1);
-    const fits = Math.floor((1024 * 1024) / runBytes(run(12)));
     cache.set('a1', 'a', run(12), 12);
     cache.set('a2', 'a', run(12), 12);
     cache.set('b1', 'b', run(12), 12);
@@ -88,7 +86,6 @@ describe('HistoryChunkCache', () => {
 
   it('admits every answer while it has room, and one in ADMIT_EVERY_WHEN_FULL once a set had to put runs out', () => {
     const cache = cacheOf(1);
-    const fits = Math.floor((1024 * 1024) / runBytes(run(12)));
     const admitted = (answers: number) => Array.from({ length: answers }, () => cache.admits()).filter(Boolean).length;
     for (let i = 0; i < fits; i++) cache.set(`a${i}`, 'a', run(12), 12);
     expect(admitted(100)).toBe(100);
