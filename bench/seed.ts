@@ -426,17 +426,23 @@ async function compactSettled(url: string, t0: Date, postmasterPid: number | und
   try {
     const store = new SqlTelemetryCompactionStore(new Sql(dataSource));
     const pending = await store.pending(before, null, 1_000_000);
-    log(`Compacting the settled days before ${before.toISOString()} of ${pending.length} devices with the service's statement…`);
+    const work: { deviceId: string; day: Date }[] = [];
+    for (const { deviceId, day: first } of pending) {
+      for (let day: Date | null = first; day; day = await store.nextDay(deviceId, new Date(day.getTime() + 86_400_000), before)) work.push({ deviceId, day });
+    }
+    // A day at a time across the fleet, the order in which a running service's job meets settled
+    // days (each day, one more of every device), with progress on the long full data set.
+    work.sort((a, b) => a.day.getTime() - b.day.getTime() || (a.deviceId < b.deviceId ? -1 : a.deviceId > b.deviceId ? 1 : 0));
+    log(`Compacting the settled days before ${before.toISOString()} of ${pending.length} devices (${work.length} device-days) with the service's statement…`);
     let next = 0;
     const worker = async () => {
-      while (next < pending.length) {
-        const { deviceId, day: first } = pending[next++];
-        for (let day: Date | null = first; day; day = await store.nextDay(deviceId, new Date(day.getTime() + 86_400_000), before)) {
-          // Not `records += await …`: that reads `records` before the other worker adds to it.
-          const compacted = await store.compactDay(deviceId, day);
-          records += compacted;
-          days += 1;
-        }
+      while (next < work.length) {
+        const { deviceId, day } = work[next++];
+        // Not `records += await …`: that reads `records` before the other worker adds to it.
+        const compacted = await store.compactDay(deviceId, day);
+        records += compacted;
+        days += 1;
+        if (days % 1000 === 0) log(`  ${days} of ${work.length} device-days…`);
       }
     };
     await Promise.all(Array.from({ length: WORKERS }, worker));
