@@ -9,6 +9,7 @@ import type { Env } from '../src/config/env.js';
 import { BatteryEnergy } from '../src/modules/batteries/application/battery-energy.js';
 import { SqlBatteryEnergyStore } from '../src/modules/batteries/infrastructure/sql-battery-energy.store.js';
 import { SqlTelemetryCompactionStore } from '../src/modules/telemetry/infrastructure/sql-telemetry-compaction.store.js';
+import { byCodePoint } from '../src/shared/kernel/code-point-order.js';
 import { SqlTelemetryPartitionStore } from '../src/modules/telemetry/infrastructure/sql-telemetry-partition.store.js';
 import { DEFAULT_SETTLED_HOURS } from '../src/config/env.js';
 import { postgresCpuUs } from './proc-stats.js';
@@ -432,7 +433,7 @@ async function compactSettled(url: string, t0: Date, postmasterPid: number | und
     }
     // A day at a time across the fleet, the order in which a running service's job meets settled
     // days (each day, one more of every device), with progress on the long full data set.
-    work.sort((a, b) => a.day.getTime() - b.day.getTime() || (a.deviceId < b.deviceId ? -1 : a.deviceId > b.deviceId ? 1 : 0));
+    work.sort((a, b) => a.day.getTime() - b.day.getTime() || byCodePoint(a.deviceId, b.deviceId));
     log(`Compacting the settled days before ${before.toISOString()} of ${pending.length} devices (${work.length} device-days) with the service's statement…`);
     let next = 0;
     const worker = async () => {
