@@ -523,6 +523,8 @@ describeWithBrowser('the dashboard browser test')('the reference dashboard (exam
       await page.locator('section.alerts tr[data-state="open"]').waitFor({ timeout: 5000 });
       const { data: events } = await t.api.GET('/api/v1/dashboard/events', { params: { query: { deviceId: device.deviceId, type: 'alert.opened' } }, headers: owner.headers });
       const opened = events!.items[0].id;
+      // The row may have come from the page's first load: drop the connection only once the stream has delivered the event.
+      await page.locator(`#stream-state[data-last-event-id="${opened}"]`).waitFor({ state: 'attached', timeout: 5000 });
       let tickets = 0;
       const streams: URL[] = [];
       page.on('request', (request) => {

@@ -37,7 +37,11 @@ function route(): void {
   }
   closeStream ??= openStream({
     telemetry: (message) => view?.telemetry(message),
-    event: (event) => view?.event(event),
+    event: (event) => {
+      // Where a reconnection resumes from: shown for whoever inspects the page.
+      streamState.dataset.lastEventId = event.id;
+      view?.event(event);
+    },
     resumed: () => view && load(view.refresh()),
     state: (open) => {
       streamState.dataset.stream = open ? 'open' : 'closed';
