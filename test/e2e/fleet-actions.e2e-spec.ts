@@ -1,12 +1,11 @@
 import { get, type ClientRequest, type IncomingMessage } from 'node:http';
-import { setFlagsFromString } from 'node:v8';
-import { runInNewContext } from 'node:vm';
 import type { components } from '@device-cloud/client';
 import { ExportSlots } from '../../src/modules/telemetry/application/export-slots.js';
 import { bearer } from '../support/builders.js';
 import { aClaimedDevice, aCustomer, aRegisteredDevice, claim, type SignedIn } from '../support/claim-fixtures.js';
 import { createTestApp, type TestApp } from '../support/create-test-app.js';
 import { eventually } from '../support/eventually.js';
+import { liveBytes } from '../support/live-memory.js';
 import { expectProblem, fieldsOf } from '../support/problems.js';
 import { DAY, ingest, iso, MINUTE, type TelemetryRecordBody } from '../support/telemetry.js';
 
@@ -18,10 +17,6 @@ import { DAY, ingest, iso, MINUTE, type TelemetryRecordBody } from '../support/t
  * device, and is one audit entry; the export streams a fleet of a thousand devices' day without
  * holding it.
  */
-
-// A full collection on demand, so a heap sample counts what is alive, not garbage not yet collected.
-setFlagsFromString('--expose-gc');
-const collectGarbage = runInNewContext('gc') as () => void;
 
 type ConfigBody = components['schemas']['ConfigOverridesPatchRequest'];
 type CommandBody = components['schemas']['SendCommandRequest'];
@@ -562,13 +557,6 @@ async function exportActivity(t: TestApp): Promise<Array<{ state: string; idleFo
       WHERE datname = current_database() AND application_name = 'device-cloud' AND state <> 'idle' AND query LIKE '%telemetry\\_export%'`,
   );
   return rows;
-}
-
-/** The process's live memory (JS heap and buffers) after a full collection. */
-function liveBytes(): number {
-  collectGarbage();
-  const usage = process.memoryUsage();
-  return usage.heapUsed + usage.arrayBuffers;
 }
 
 /** Live memory once two collections in a row agree: what earlier tests left behind freed first, so it does not count as the export's. */

@@ -1,12 +1,11 @@
 import { SchedulerRegistry } from '@nestjs/schedule';
 import { get, type ClientRequest, type IncomingMessage } from 'node:http';
-import { setFlagsFromString } from 'node:v8';
-import { runInNewContext } from 'node:vm';
 import { ADMIN_SETTINGS, aClaimedDevice, aCustomer, anAdmin, type SignedIn } from '../support/claim-fixtures.js';
 import { AlertMonitor } from '../../src/modules/alerts/index.js';
 import { BatteryEnergy } from '../../src/modules/batteries/index.js';
 import { createTestApp, type TestApp } from '../support/create-test-app.js';
 import { eventually } from '../support/eventually.js';
+import { liveBytes } from '../support/live-memory.js';
 import { expectProblem, fieldsOf } from '../support/problems.js';
 import { ingestAll, iso, telemetryRows, type TelemetryRecordBody, type TelemetryRow } from '../support/telemetry.js';
 import { ExportSlots } from '../../src/modules/telemetry/application/export-slots.js';
@@ -21,10 +20,6 @@ import { DatabaseConnection } from '../../src/shared/database/database-connectio
  * The records go in through the API (batches of 500, four uploads at a time), not by SQL: the
  * export takes its columns from the rollup tables, which only ingest maintains.
  */
-
-// A full collection on demand, so a heap sample counts what is alive, not garbage not yet collected.
-setFlagsFromString('--expose-gc');
-const collectGarbage = runInNewContext('gc') as () => void;
 
 const BATTERIES = ['main', 'pack-2:b.c_1'];
 const RECORDS = 100_000;
@@ -148,13 +143,6 @@ async function streamExport(t: TestApp, who: SignedIn, deviceId: string, query: 
 /** What the export must write for one stored record. */
 function expectedRow(record: TelemetryRow, metrics: string[]): string[] {
   return [record.ts.toISOString(), record.battery_id, ...metrics.map((metric) => (record.metrics[metric] === undefined ? '' : JSON.stringify(record.metrics[metric])))];
-}
-
-/** The server's live memory (JS heap and buffers) after a full collection. */
-function liveBytes(): number {
-  collectGarbage();
-  const usage = process.memoryUsage();
-  return usage.heapUsed + usage.arrayBuffers;
 }
 
 /** Sessions of the service inside an export's transaction (running a statement of it, or waiting for the client between two). */
