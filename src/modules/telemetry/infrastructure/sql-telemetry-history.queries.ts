@@ -204,30 +204,32 @@ export class SqlTelemetryHistoryQueries extends TelemetryHistoryQueries {
     const { bucketSec } = query;
     const checked = this.cache.enabled ? checkedSpans(query, bucketSec) : null;
     const group = `${query.deviceId}\u0000${bucketSec}`;
-    const keyOf = (batteryId: string, metric: string, slot: number) => `${query.deviceId}\u0000${batteryId}\u0000${metric}\u0000${bucketSec}\u0000${slot}`;
+    const seriesOf = (parts: { battery_id: string; metric: string }) => `${group}\u0000${parts.battery_id}\u0000${parts.metric}`;
     if (checked === null || !this.cache.holds(group)) {
       const rows = await this.parts(query, rollupSpans(query, bucketSec));
       const check = checked !== null && this.cache.admits() ? checked.check : null;
       return rows.map((parts) => {
         const buckets = bucketsOf(parts, bucketSec);
         if (check) {
+          const series = seriesOf(parts);
           for (const [slot, { run, count }] of slotRuns(buckets, check.widthSec)) {
-            if (slot >= check.from && slot + check.widthSec <= check.to) this.cache.set(keyOf(parts.battery_id, parts.metric, slot), group, run, count);
+            if (slot >= check.from && slot + check.widthSec <= check.to) this.cache.set(series, slot, group, run, count);
           }
         }
         return { battery_id: parts.battery_id, metric: parts.metric, runs: [buckets] };
       });
     }
     const { check } = checked;
-    const cut = (await this.parts(query, checked.spans)).map((parts) => ({ parts, ...cutAtSlots(parts, check) }));
-    const found = new Map<string, BucketColumns>();
+    const cut = (await this.parts(query, checked.spans)).map((parts) => ({ parts, series: seriesOf(parts), ...cutAtSlots(parts, check) }));
+    /** By series, then slot: the runs of the answer. */
+    const found = new Map<string, Map<number, BucketColumns>>(cut.map(({ series }) => [series, new Map()]));
     let lo = Infinity;
     let hi = -Infinity;
-    for (const { parts, slots } of cut) {
+    for (const { series, slots } of cut) {
+      const runs = found.get(series)!;
       for (const [slot, count] of slots) {
-        const key = keyOf(parts.battery_id, parts.metric, slot);
-        const run = this.cache.get(key, count);
-        if (run) found.set(key, run);
+        const run = this.cache.get(series, slot, count);
+        if (run) runs.set(slot, run);
         else {
           lo = Math.min(lo, slot);
           hi = Math.max(hi, slot + check.widthSec);
@@ -237,18 +239,21 @@ export class SqlTelemetryHistoryQueries extends TelemetryHistoryQueries {
     if (lo < hi) {
       const range = { from: new Date(lo * 1000), to: new Date(hi * 1000) };
       for (const parts of await this.parts({ ...query, ...range }, rollupSpans(range, bucketSec))) {
+        const series = seriesOf(parts);
+        let runs = found.get(series);
+        if (runs === undefined) found.set(series, (runs = new Map()));
         for (const [slot, { run, count }] of slotRuns(bucketsOf(parts, bucketSec), check.widthSec)) {
-          const key = keyOf(parts.battery_id, parts.metric, slot);
-          if (found.has(key)) continue;
-          this.cache.set(key, group, run, count);
-          found.set(key, run);
+          if (runs.has(slot)) continue;
+          this.cache.set(series, slot, group, run, count);
+          runs.set(slot, run);
         }
       }
     }
-    return cut.map(({ parts, before, after, slots }) => {
+    return cut.map(({ parts, series, before, after, slots }) => {
       const runs: BucketColumns[] = [bucketsOf(before, bucketSec)];
+      const kept = found.get(series)!;
       for (const slot of [...slots.keys()].sort((a, b) => a - b)) {
-        const run = found.get(keyOf(parts.battery_id, parts.metric, slot));
+        const run = kept.get(slot);
         if (run) runs.push(run);
       }
       runs.push(bucketsOf(after, bucketSec));
