@@ -41,9 +41,10 @@ interface Entry {
  * over goes to the back once instead (second chance, LRU's usual approximation; a hit changes a
  * flag, not the map's order). Runs are found by series, then by slot, a number: the answer names a
  * series once and each of its slots by number, where one string key per slot cost ~1 µs a lookup
- * to build and hash (~150 µs of a 24-hour answer). The order is a queue of its own, not the map's: a Map whose oldest
- * keys are deleted again and again keeps their holes until it grows, and every walk from its
- * start steps over them (~8 µs a walk at 10,000 keys, once per kept slot when the cache is full).
+ * to build and hash (~150 µs of a 24-hour answer). The order is a queue of its own, not the
+ * map's: a Map whose oldest keys are deleted again and again keeps their holes until it grows, and
+ * every walk from its start steps over them (~8 µs a walk at 10,000 keys, once per kept slot when
+ * the cache is full).
  * Per group (device and bucket width), how many runs are kept: an answer whose group holds none
  * would miss every slot, so it is read whole in one statement and offers its slots (holds). Once
  * the cache is full, only one such answer in ADMIT_EVERY_WHEN_FULL keeps them (admits): when reads
@@ -52,7 +53,9 @@ interface Entry {
  */
 @Injectable()
 export class HistoryChunkCache {
+  /** By series, then slot; a series leaves with its last run. */
   private readonly entries = new Map<string, Map<number, Entry>>();
+  /** The runs in `entries`, counted as they come and go: the queue is compacted against it. */
   private kept = 0;
   /** Every kept entry once, oldest first from `head`, among entries dropped since (run null). */
   private queue: Entry[] = [];
@@ -106,13 +109,10 @@ export class HistoryChunkCache {
     const bytes = runBytes(run);
     if (bytes > this.maxBytes) return;
     run.shared = true;
-    let slots = this.entries.get(series);
-    const old = slots?.get(slot);
+    const old = this.entries.get(series)?.get(slot);
     if (old) this.drop(old);
-    if (slots === undefined || slots.size === 0) {
-      slots = new Map();
-      this.entries.set(series, slots);
-    }
+    let slots = this.entries.get(series);
+    if (slots === undefined) this.entries.set(series, (slots = new Map()));
     const entry: Entry = { series, slot, group, run, count, bytes, used: false };
     slots.set(slot, entry);
     this.kept += 1;

@@ -240,12 +240,12 @@ export class SqlTelemetryHistoryQueries extends TelemetryHistoryQueries {
       const range = { from: new Date(lo * 1000), to: new Date(hi * 1000) };
       for (const parts of await this.parts({ ...query, ...range }, rollupSpans(range, bucketSec))) {
         const series = seriesOf(parts);
-        let runs = found.get(series);
-        if (runs === undefined) found.set(series, (runs = new Map()));
+        // A series the first statement did not name is kept for later answers, not this one.
+        const runs = found.get(series);
         for (const [slot, { run, count }] of slotRuns(bucketsOf(parts, bucketSec), check.widthSec)) {
-          if (runs.has(slot)) continue;
+          if (runs?.has(slot)) continue;
           this.cache.set(series, slot, group, run, count);
-          runs.set(slot, run);
+          runs?.set(slot, run);
         }
       }
     }
