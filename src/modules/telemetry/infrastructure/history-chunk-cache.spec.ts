@@ -39,6 +39,21 @@ describe('HistoryChunkCache', () => {
     expect(cache.size).toBe(bytes);
   });
 
+  it('is roomy until a run kept has to put another out, and again once one fits without', () => {
+    const cache = cacheOf(1);
+    expect(cache.roomy).toBe(true);
+    for (let i = 0; i < fits; i++) cache.set('k', i, 'g', run(12), 12);
+    expect(cache.roomy).toBe(true);
+
+    cache.set('k', fits, 'g', run(12), 12);
+    expect(cache.roomy).toBe(false);
+
+    cache.get('k', fits, 13);
+    cache.set('k', fits + 1, 'g', run(12), 12);
+    expect(cache.roomy).toBe(true);
+    expect(cacheOf(0).roomy).toBe(false);
+  });
+
   it('finds a run by its series and slot: the same slot of another series, or another slot, is not it', () => {
     const cache = cacheOf(1);
     const [first, second] = [run(12), run(12)];

@@ -122,6 +122,16 @@ export class HistoryChunkCache {
   }
 
   /**
+   * Whether the last run kept found room without putting another out. While it does, answers keep
+   * their edge slots' records too; once it does not, they read the edges' records as without the
+   * cache: with reads spread over more devices than the cache holds, the records of edges mostly
+   * left unused and cost a statement more per answer (bench/README.md).
+   */
+  get roomy(): boolean {
+    return this.enabled && !this.full;
+  }
+
+  /**
    * Whether an answer whose group holds nothing should keep its slots: always while the cache has
    * room, one answer in ADMIT_EVERY_WHEN_FULL once it is full.
    */

@@ -217,8 +217,9 @@ export class SqlTelemetryHistoryQueries extends TelemetryHistoryQueries {
    * The buckets of the range's whole check slots (checkedSpans) come from HistoryChunkCache when
    * the slot's record count, read by the same statement as the edges, is the run's; the slots it
    * lacks or holds with another count are read again in one more statement and kept. Where the
-   * five-minute level answers the buckets, the edges' records come from the cache alike
-   * (edgeSlots, edgeRecords): that statement is CHECKED_SERIES_SQL, without raw records. An answer of
+   * five-minute level answers the buckets and the cache has room (roomy), the edges' records come
+   * from the cache alike (edgeSlots, edgeRecords): that statement is CHECKED_SERIES_SQL, without
+   * raw records. An answer of
    * a device and bucket width the cache holds nothing of would miss every slot: it is read whole
    * in one statement, as without the cache, and its whole slots are kept when the cache admits them.
    */
@@ -242,7 +243,7 @@ export class SqlTelemetryHistoryQueries extends TelemetryHistoryQueries {
       });
     }
     const { check } = checked;
-    const edges = edgeSlots(query, checked);
+    const edges = this.cache.roomy ? edgeSlots(query, checked) : null;
     const edgeStarts = edges ? [edges.slots.first, edges.slots.last].filter((slot) => slot !== null) : [];
     const rows = edges ? await this.parts(query, edges.spans, CHECKED_SERIES_SQL, 'dashboard_series_checked') : await this.parts(query, checked.spans);
     const cut = rows.map((parts) => {
