@@ -259,33 +259,4 @@ describe('history cache: an instance that keeps whole slots answers what an inst
       expect((await ask(a, query, afterLate[i].etag!)).status).toBe(304);
     }
   });
-
-  it('records landing in a kept edge slot: before the range they change nothing, inside it they count; with the cache the answers equal those without it', async () => {
-    const from = Date.parse(day.from!);
-    const to = Date.parse(day.to!);
-    const slotMs = 5 * MINUTE;
-    const firstSlot = Math.floor(from / slotMs) * slotMs;
-    const lastSlot = Math.floor(to / slotMs) * slotMs;
-    expect(firstSlot).toBeLessThan(from);
-    expect(lastSlot).toBeLessThan(to);
-    // Asked twice on A: the edge slots' records are kept by then.
-    const held = await expectSameAnswers(day);
-
-    // In the first edge slot, before the range: one more voltage, and a metric no record had.
-    await ingestAll(a.api, deviceToken, [late(firstSlot + 1_777, 'main', { voltage: 49.25, humidity: 40.5 })]);
-
-    const unchanged = await expectSameAnswers(day);
-    expect(unchanged).toEqual(held);
-    expect((JSON.parse(unchanged.body) as HistoryBody).series.map((series) => series.metric)).not.toContain('humidity');
-    expect((await ask(a, day, held.etag!)).status).toBe(304);
-
-    // Inside the range: just after its start, in the first edge slot, and in the last edge slot.
-    await ingestAll(a.api, deviceToken, [late(from + 777, 'main', { voltage: 52.5 }), late(lastSlot + 1_111, 'pack-2', { current: 4.25 })]);
-
-    const changed = await expectSameAnswers(day);
-    expect(changed.body).not.toBe(held.body);
-    expect(changed.etag).not.toBe(held.etag);
-    expect(pointOf(changed, 'voltage', 'main', firstSlot)!.count).toBe((pointOf(held, 'voltage', 'main', firstSlot)?.count ?? 0) + 1);
-    expect(pointOf(changed, 'current', 'pack-2', lastSlot)!.count).toBe((pointOf(held, 'current', 'pack-2', lastSlot)?.count ?? 0) + 1);
-  });
 });
