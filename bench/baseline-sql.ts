@@ -124,7 +124,7 @@ export const DEVICE_VISIBILITY_SQL = 'SELECT v.role, v.owner_id, v.visible_since
 export const DEVICE_VISIBILITY_NAME = 'device_access';
 
 /** src/modules/telemetry/infrastructure/sql-telemetry-history.queries.ts: series(), generated there from the rollup levels. */
-export const SERIES_SQL = `WITH parts AS (
+export const SERIES_SQL = `WITH parts (battery_id, metric, at, count, sum, min, max) AS (
          SELECT r.battery_id, r.metric, r.bucket AS at, r.count, r.sum, r.min, r.max
            FROM telemetry_rollup_1d r
           WHERE r.device_id = $1 AND r.bucket >= $10 AND r.bucket < $11

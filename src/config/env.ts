@@ -365,11 +365,12 @@ export class Env {
   EXPORT_MAX_CONCURRENT?: number;
 
   /**
-   * Memory (MiB) an instance keeps of history answers' whole slots (an hour of 5-minute buckets, say),
-   * checked against the database's record count at every use (HistoryChunkCache). 0: off.
+   * Memory (MiB) an instance keeps of history answers' whole slots (an hour of 5-minute buckets, say)
+   * and of their edge slots' records, checked against the database's record count at every use
+   * (HistoryChunkCache). 0: off.
    */
   @Transform(toInt) @IsInt() @Min(0) @Max(4096)
-  HISTORY_CACHE_MB = 32;
+  HISTORY_CACHE_MB = 128;
 
   /** Above 0: every that many ms, a JSON line with the event-loop delay on stdout (the benchmark's soak reads it). */
   @Transform(toInt) @IsInt() @Min(0) @Max(3_600_000)

@@ -259,4 +259,54 @@ describe('history cache: an instance that keeps whole slots answers what an inst
       expect((await ask(a, query, afterLate[i].etag!)).status).toBe(304);
     }
   });
+
+  it('records landing in a kept edge slot: before the range they change nothing, inside it they count; with the cache the answers equal those without it', async () => {
+    const from = Date.parse(day.from!);
+    const to = Date.parse(day.to!);
+    const slotMs = 5 * MINUTE;
+    const firstSlot = Math.floor(from / slotMs) * slotMs;
+    const lastSlot = Math.floor(to / slotMs) * slotMs;
+    expect(firstSlot).toBeLessThan(from);
+    expect(lastSlot).toBeLessThan(to);
+    // Asked twice on A: the edge slots' records are kept by then.
+    const held = await expectSameAnswers(day);
+
+    // In the first edge slot, before the range: one more voltage, and a metric no record had.
+    await ingestAll(a.api, deviceToken, [late(firstSlot + 1_777, 'main', { voltage: 49.25, humidity: 40.5 })]);
+
+    const unchanged = await expectSameAnswers(day);
+    expect(unchanged).toEqual(held);
+    expect((JSON.parse(unchanged.body) as HistoryBody).series.map((series) => series.metric)).not.toContain('humidity');
+    expect((await ask(a, day, held.etag!)).status).toBe(304);
+
+    // Inside the range: just after its start, in the first edge slot, and in the last edge slot.
+    await ingestAll(a.api, deviceToken, [late(from + 777, 'main', { voltage: 52.5 }), late(lastSlot + 1_111, 'pack-2', { current: 4.25 })]);
+
+    const changed = await expectSameAnswers(day);
+    expect(changed.body).not.toBe(held.body);
+    expect(changed.etag).not.toBe(held.etag);
+    expect(pointOf(changed, 'voltage', 'main', firstSlot)!.count).toBe((pointOf(held, 'voltage', 'main', firstSlot)?.count ?? 0) + 1);
+    expect(pointOf(changed, 'current', 'pack-2', lastSlot)!.count).toBe((pointOf(held, 'current', 'pack-2', lastSlot)?.count ?? 0) + 1);
+  });
+
+  it('a range that starts before the first record: its empty edge slot is kept as read, and a record landing there later counts; the answers equal those without the cache', async () => {
+    // 24 hours from 3 hours before the first record, both ends inside five-minute slots.
+    const from = start - 3 * HOUR - 61_234;
+    const before = { from: iso(from), to: iso(from + DAY) };
+    const slotMs = 5 * MINUTE;
+    const firstSlot = Math.floor(from / slotMs) * slotMs;
+    expect(firstSlot).toBeLessThan(from);
+    // Asked twice on A: the second answer takes the edge slots from the cache, the first of them empty.
+    const held = await expectSameAnswers(before);
+    expect(pointOf(held, 'voltage', 'main', firstSlot)).toBeUndefined();
+
+    // Into that empty edge slot: one record before the range (nothing changes), one inside it (it counts).
+    await ingestAll(a.api, deviceToken, [late(firstSlot + 7_000, 'main', { voltage: 48.5 })]);
+    expect(await expectSameAnswers(before)).toEqual(held);
+    await ingestAll(a.api, deviceToken, [late(from + 2_345, 'main', { voltage: 51.75 })]);
+
+    const changed = await expectSameAnswers(before);
+    expect(changed.etag).not.toBe(held.etag);
+    expect(pointOf(changed, 'voltage', 'main', firstSlot)).toEqual({ ts: iso(firstSlot), avg: 51.75, min: 51.75, max: 51.75, count: 1 });
+  });
 });

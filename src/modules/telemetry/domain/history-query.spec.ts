@@ -1,6 +1,6 @@
 import { ValidationFailedError } from '../../../shared/domain-error.js';
 import fc from 'fast-check';
-import { autoBucketSec, parseBucket, parseInstant, resolveRange, rollupSpans, checkedSpans, type HistoryRange } from './history-query.js';
+import { autoBucketSec, parseBucket, parseInstant, resolveRange, rollupSpans, checkedSpans, edgeSlots, type HistoryRange } from './history-query.js';
 
 const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;
@@ -325,6 +325,66 @@ describe('checkedSpans: the whole slots of a coarser level that an answer is cut
           const last = spans[spans.length - 1];
           read += last.to.getTime() - last.from.getTime();
           expect(read).toBe(length);
+        },
+      ),
+      { numRuns: 500 },
+    );
+  });
+});
+
+describe('edgeSlots: the five-minute slots whose records an answer of whole check slots takes raw', () => {
+  const iso = (seconds: number | null) => (seconds === null ? null : new Date(seconds * 1000).toISOString());
+
+  it('24 unaligned hours in 5-minute buckets: the slots of both ends, and the five-minute span widened over them', () => {
+    const range = { from: at('2026-11-20T19:32:10Z'), to: at('2026-11-21T19:32:10Z') };
+    const checked = checkedSpans(range, 300)!;
+
+    const edges = edgeSlots(range, checked)!;
+
+    expect({ first: iso(edges.slots.first), last: iso(edges.slots.last), widthSec: edges.slots.widthSec }).toEqual({ first: '2026-11-20T19:30:00.000Z', last: '2026-11-21T19:30:00.000Z', widthSec: 300 });
+    expect(edges.spans.map((span) => [span.from.toISOString(), span.to.toISOString()])).toEqual([
+      ['2026-11-20T19:30:00.000Z', '2026-11-21T19:35:00.000Z'],
+      ...checked.spans.slice(1).map((span) => [span.from.toISOString(), span.to.toISOString()]),
+    ]);
+  });
+
+  it('an end on a five-minute boundary has no edge slot, and the span ends there', () => {
+    const range = { from: at('2026-11-20T19:35:00Z'), to: at('2026-11-21T19:32:10.001Z') };
+
+    const edges = edgeSlots(range, checkedSpans(range, 900)!)!;
+
+    expect({ first: iso(edges.slots.first), last: iso(edges.slots.last) }).toEqual({ first: null, last: '2026-11-21T19:30:00.000Z' });
+    expect([edges.spans[0].from.toISOString(), edges.spans[0].to.toISOString()]).toEqual(['2026-11-20T19:35:00.000Z', '2026-11-21T19:35:00.000Z']);
+  });
+
+  it('1-minute buckets, checked by five-minute slots: none (the raw records are the edges themselves)', () => {
+    const range = { from: at('2026-11-20T19:32:10Z'), to: at('2026-11-20T23:32:10Z') };
+
+    expect(edgeSlots(range, checkedSpans(range, 60)!)).toBeNull();
+  });
+
+  it('any range and bucket: the edge slots are the five-minute slots the ends cut, and the widened span holds the old one and both', () => {
+    const start = Date.parse('2026-01-01T00:00:00Z');
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 0, max: 200 * 86_400_000 }),
+        fc.integer({ min: 1, max: 40 * 86_400_000 }),
+        fc.constantFrom(300, 600, 900, 3600, 7200, 21_600, 43_200),
+        (offset, length, bucketSec) => {
+          const range = { from: new Date(start + offset), to: new Date(start + offset + length) };
+          const checked = checkedSpans(range, bucketSec);
+          if (checked === null) return;
+          const edges = edgeSlots(range, checked)!;
+          const slotMs = 300_000;
+          const { first, last } = edges.slots;
+          expect(first === null).toBe(range.from.getTime() % slotMs === 0);
+          expect(last === null).toBe(range.to.getTime() % slotMs === 0);
+          if (first !== null) expect(first * 1000).toBe(Math.floor(range.from.getTime() / slotMs) * slotMs);
+          if (last !== null) expect(last * 1000).toBe(Math.floor(range.to.getTime() / slotMs) * slotMs);
+          const [widened, ...rest] = edges.spans;
+          expect(rest).toEqual(checked.spans.slice(1));
+          expect(widened.from.getTime()).toBe(first === null ? checked.spans[0].from.getTime() : first * 1000);
+          expect(widened.to.getTime()).toBe(last === null ? checked.spans[0].to.getTime() : last * 1000 + slotMs);
         },
       ),
       { numRuns: 500 },

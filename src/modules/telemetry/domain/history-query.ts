@@ -110,3 +110,32 @@ export function checkedSpans(range: HistoryRange, bucketSec: number): { spans: H
   const check = { from: new Date(from * 1000), to: new Date(to * 1000) };
   return { spans: [...spans, check, ...ROLLUP_LEVELS.slice(level + 1).map(() => ({ from: check.to, to: check.to }))], check: { widthSec, from, to } };
 }
+
+/** The five-minute slots a range's unaligned ends cut (Unix seconds; null where that end is aligned). */
+export interface EdgeSlots {
+  widthSec: number;
+  first: number | null;
+  last: number | null;
+}
+
+/**
+ * The five-minute slots whose records the answer of checkedSpans takes raw at the range's ends,
+ * and its spans with the finest level's widened over them: a statement over those spans without
+ * the raw records gives each edge slot's record count (its rollup row, or its compact day's slot)
+ * as it gives the whole check slots', so the edge's records can be kept and checked alike. Null
+ * where the finest level does not answer the buckets (its span is then the check slots').
+ */
+export function edgeSlots(range: HistoryRange, checked: { spans: HistoryRange[]; check: CheckSlots }): { spans: HistoryRange[]; slots: EdgeSlots } | null {
+  const { widthSec } = ROLLUP_LEVELS[0];
+  if (checked.check.widthSec === widthSec) return null;
+  const slotMs = widthSec * 1000;
+  const from = range.from.getTime();
+  const to = range.to.getTime();
+  const first = Math.floor(from / slotMs) * slotMs;
+  const last = Math.floor(to / slotMs) * slotMs;
+  const widened = { from: new Date(first), to: new Date(last === to ? to : last + slotMs) };
+  return {
+    spans: [widened, ...checked.spans.slice(1)],
+    slots: { widthSec, first: first === from ? null : first / 1000, last: last === to ? null : last / 1000 },
+  };
+}

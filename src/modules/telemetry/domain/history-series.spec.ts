@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { bucketsOf, cutAtSlots, slotRuns, type SeriesParts } from './history-series.js';
+import { bucketsOf, cutAtSlots, slotRecords, slotRuns, takeRecords, takeSlots, withRecordsIn, type SeriesParts } from './history-series.js';
 
 /** Parts as the series statement returns them: slots of a few widths and raw instants, values as ingest admits them. */
 const anyPart = fc.record({
@@ -125,5 +125,57 @@ describe('cutAtSlots and slotRuns: an answer cut at whole slots', () => {
       }),
       { numRuns: 300 },
     );
+  });
+});
+
+describe('takeSlots and withRecordsIn: the edge slots of an answer, counted, then answered from their records', () => {
+  const slot = 1_764_979_200;
+  const parts: SeriesParts = { battery_id: 'main', metric: 'voltage', at: [slot + 300, slot, slot + 600, slot], count: [4, 7, 2, 3], sum: [1, 2, 3, 4], min: [0, 1, 2, 3], max: [2, 3, 4, 5] };
+
+  const plain = (p: SeriesParts) => ({ ...p, at: Array.from(p.at), count: Array.from(p.count), sum: Array.from(p.sum), min: Array.from(p.min), max: Array.from(p.max) });
+
+  it('takes the parts at the slots out and adds up their counts; the rest keeps its order', () => {
+    const { rest, counts } = takeSlots(parts, [slot, slot + 900]);
+
+    expect([...counts]).toEqual([[slot, 10]]);
+    expect(plain(rest)).toEqual({ ...parts, at: [slot + 300, slot + 600], count: [4, 2], sum: [1, 3], min: [0, 2], max: [2, 4] });
+    expect(takeSlots(parts, []).rest).toBe(parts);
+  });
+
+  it('adds the kept records inside the range, compared in whole microseconds, to the parts', () => {
+    const record = (seconds: number, value: number) => ({ at: seconds, value });
+    // 12:00:00.000001 is a double a little off; the range starts at 12:00:00.001 (ms).
+    const kept = slotRecords({
+      battery_id: 'main',
+      metric: 'voltage',
+      at: [record(slot + 0.000_999, 1), record(slot + 0.001, 2), record(slot + 17.25, 3), record(slot + 299.999_999, 4)].map((r) => r.at),
+      count: [1, 1, 1, 1],
+      sum: [1, 2, 3, 4],
+      min: [1, 2, 3, 4],
+      max: [1, 2, 3, 4],
+    });
+    const before: SeriesParts = { battery_id: 'main', metric: 'voltage', at: [slot + 300], count: [5], sum: [10], min: [1], max: [3] };
+
+    const joined = withRecordsIn(before, kept, slot * 1000 + 1, (slot + 299) * 1000 + 999);
+
+    expect(joined).toEqual({ battery_id: 'main', metric: 'voltage', at: [slot + 300, slot + 0.001, slot + 17.25], count: [5, 1, 1], sum: [10, 2, 3], min: [1, 2, 3], max: [3, 2, 3] });
+    expect(withRecordsIn(before, undefined, 0, Infinity)).toBe(before);
+    expect(withRecordsIn(before, kept, 0, slot * 1000)).toBe(before);
+  });
+
+  it('takes the records inside the slots out, by slot; the rest keeps its order', () => {
+    const mixed: SeriesParts = { battery_id: 'main', metric: 'voltage', at: [slot + 12.5, slot + 300, slot + 3600.25, slot + 299.999_999, slot + 3300], count: [1, 6, 1, 1, 2], sum: [1, 9, 2, 3, 4], min: [1, 1, 2, 3, 1], max: [1, 2, 2, 3, 3] };
+
+    const { rest, records } = takeRecords(mixed, [slot, slot + 3600], 300);
+
+    expect([...records]).toEqual([
+      [slot, { ts: [slot + 12.5, slot + 299.999_999], values: [1, 3] }],
+      [slot + 3600, { ts: [slot + 3600.25], values: [2] }],
+    ]);
+    expect(plain(rest)).toEqual({ ...mixed, at: [slot + 300, slot + 3300], count: [6, 2], sum: [9, 4], min: [1, 1], max: [2, 3] });
+  });
+
+  it('refuses to keep parts that are not single records', () => {
+    expect(() => slotRecords({ battery_id: 'main', metric: 'voltage', at: [slot], count: [2], sum: [3], min: [1], max: [2] })).toThrow(RangeError);
   });
 });

@@ -173,7 +173,8 @@ export function cutAtSlots(parts: SeriesParts, check: CheckSlots): CheckedParts 
   return { before: pickParts(parts, before), after: pickParts(parts, after), slots };
 }
 
-function pickParts(parts: SeriesParts, indices: number[]): SeriesParts {
+/** The parts at `indices`, in that order. */
+export function pickParts(parts: SeriesParts, indices: number[]): SeriesParts {
   const pick = (column: ArrayLike<number>) => {
     const picked = new Float64Array(indices.length);
     for (let k = 0; k < indices.length; k++) picked[k] = column[indices[k]];
@@ -196,4 +197,74 @@ export function slotRuns(buckets: BucketColumns, widthSec: number): Map<number, 
     start = end;
   }
   return runs;
+}
+
+/** A series' parts without those starting at one of `slots` (Unix seconds), and those slots' record counts (of the slots that have parts). */
+export function takeSlots(parts: SeriesParts, slots: readonly number[]): { rest: SeriesParts; counts: Map<number, number> } {
+  const counts = new Map<number, number>();
+  const rest: number[] = [];
+  for (let i = 0; i < parts.at.length; i++) {
+    if (slots.includes(parts.at[i])) counts.set(parts.at[i], (counts.get(parts.at[i]) ?? 0) + parts.count[i]);
+    else rest.push(i);
+  }
+  return { rest: rest.length === parts.at.length ? parts : pickParts(parts, rest), counts };
+}
+
+/**
+ * A series' parts without those inside one of `slots` (Unix seconds, each `widthSec` wide), and
+ * those, by slot, as records: the parts the raw arms give of whole edge slots.
+ */
+export function takeRecords(parts: SeriesParts, slots: readonly number[], widthSec: number): { rest: SeriesParts; records: Map<number, SlotRecords> } {
+  const bySlot = new Map<number, number[]>();
+  const rest: number[] = [];
+  for (let i = 0; i < parts.at.length; i++) {
+    const slot = slots.find((start) => parts.at[i] >= start && parts.at[i] < start + widthSec);
+    if (slot === undefined) rest.push(i);
+    else {
+      let indices = bySlot.get(slot);
+      if (indices === undefined) bySlot.set(slot, (indices = []));
+      indices.push(i);
+    }
+  }
+  const records = new Map<number, SlotRecords>();
+  for (const [slot, indices] of bySlot) records.set(slot, slotRecords(pickParts(parts, indices)));
+  return { rest: rest.length === parts.at.length ? parts : pickParts(parts, rest), records };
+}
+
+/** One series' records of a slot as kept between answers: each instant (Unix seconds, with its microseconds) and value. */
+export interface SlotRecords {
+  ts: number[];
+  values: number[];
+  /** Held in memory and shared by answers: nobody may change it. */
+  shared?: true;
+}
+
+/** The records among a series' parts: the raw arms' parts, one per record (count 1, its value as sum, min and max). */
+export function slotRecords(parts: SeriesParts): SlotRecords {
+  for (let i = 0; i < parts.at.length; i++) {
+    if (parts.count[i] !== 1 || parts.min[i] !== parts.sum[i] || parts.max[i] !== parts.sum[i]) throw new RangeError('not a record: a part of several records');
+  }
+  return { ts: Array.from(parts.at), values: Array.from(parts.sum) };
+}
+
+/**
+ * `parts` with the records of `kept` in [fromMs, toMs) added, as the parts of raw records. An
+ * instant is compared in whole microseconds, as PostgreSQL compares it: its Unix seconds are a
+ * double whose error is far below half a microsecond.
+ */
+export function withRecordsIn(parts: SeriesParts, kept: SlotRecords | undefined, fromMs: number, toMs: number): SeriesParts {
+  if (kept === undefined) return parts;
+  const inside: number[] = [];
+  for (let k = 0; k < kept.ts.length; k++) {
+    const micros = Math.round(kept.ts[k] * 1e6);
+    if (micros >= fromMs * 1000 && micros < toMs * 1000) inside.push(k);
+  }
+  if (inside.length === 0) return parts;
+  const joined = (column: ArrayLike<number>, value: (k: number) => number) => {
+    const values = Array.from(column);
+    for (const k of inside) values.push(value(k));
+    return values;
+  };
+  const value = (k: number) => kept.values[k];
+  return { battery_id: parts.battery_id, metric: parts.metric, at: joined(parts.at, (k) => kept.ts[k]), count: joined(parts.count, () => 1), sum: joined(parts.sum, value), min: joined(parts.min, value), max: joined(parts.max, value) };
 }

@@ -1,5 +1,5 @@
 import { Env } from '../../../config/env.js';
-import { ADMIT_EVERY_WHEN_FULL, HistoryChunkCache, runBytes } from './history-chunk-cache.js';
+import { ADMIT_EVERY_WHEN_FULL, HistoryChunkCache, recordsBytes, runBytes } from './history-chunk-cache.js';
 
 const run = (points: number) => ({ ts: Array.from({ length: points }, (_, i) => i * 300), avg: new Array<number>(points).fill(1), min: new Array<number>(points).fill(1), max: new Array<number>(points).fill(1), count: new Array<number>(points).fill(1) });
 const cacheOf = (mb: number) => new HistoryChunkCache(Object.assign(new Env(), { HISTORY_CACHE_MB: mb }));
@@ -18,6 +18,40 @@ describe('HistoryChunkCache', () => {
     expect(cache.get('k', 0, 13)).toBeUndefined();
     expect(cache.get('k', 0, 12)).toBeUndefined();
     expect(cache.size).toBe(0);
+  });
+
+  it('keeps the records of an edge slot beside runs: each kind comes back only as itself, checked by its count, counted at its own bytes', () => {
+    const cache = cacheOf(1);
+    const records = { ts: [300.25, 301.5, 599.999999], values: [1.5, 2.5, 3.5] };
+    const buckets = run(12);
+    cache.set('s\u0000records', 300, 'g\u0000records', records, 3);
+    cache.set('s', 3600, 'g', buckets, 12);
+
+    expect(cache.getRecords('s\u0000records', 300, 3)).toBe(records);
+    expect(cache.get('s\u0000records', 300, 3)).toBeUndefined();
+    expect(cache.getRecords('s', 3600, 12)).toBeUndefined();
+    expect(cache.get('s', 3600, 12)).toBe(buckets);
+    expect(cache.size).toBe(recordsBytes(records) + bytes);
+    expect(cache.holds('g')).toBe(true);
+
+    expect(cache.getRecords('s\u0000records', 300, 4)).toBeUndefined();
+    expect(cache.getRecords('s\u0000records', 300, 3)).toBeUndefined();
+    expect(cache.size).toBe(bytes);
+  });
+
+  it('is roomy until a run kept has to put another out, and again once one fits without', () => {
+    const cache = cacheOf(1);
+    expect(cache.roomy).toBe(true);
+    for (let i = 0; i < fits; i++) cache.set('k', i, 'g', run(12), 12);
+    expect(cache.roomy).toBe(true);
+
+    cache.set('k', fits, 'g', run(12), 12);
+    expect(cache.roomy).toBe(false);
+
+    cache.get('k', fits, 13);
+    cache.set('k', fits + 1, 'g', run(12), 12);
+    expect(cache.roomy).toBe(true);
+    expect(cacheOf(0).roomy).toBe(false);
   });
 
   it('finds a run by its series and slot: the same slot of another series, or another slot, is not it', () => {

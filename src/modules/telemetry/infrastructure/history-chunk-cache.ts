@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { Env } from '../../../config/env.js';
+import type { SlotRecords } from '../domain/history-series.js';
 import type { BucketColumns } from '../domain/telemetry-history.queries.js';
 
 /**
@@ -11,6 +12,19 @@ export function runBytes(run: BucketColumns): number {
   return 512 + 210 * run.ts.length;
 }
 
+/**
+ * What an edge slot's records of one series are taken to hold in memory with their key, entry and
+ * place in the queue: measured at 783, 1,232 and 1,926 bytes for 5, 30 and 60 records (24 slots
+ * of each of 400 series kept, heap after two collections).
+ */
+export function recordsBytes(records: SlotRecords): number {
+  return 700 + 21 * records.ts.length;
+}
+
+/** What the cache keeps: the buckets of a whole check slot, or the records of an edge slot. */
+type Kept = BucketColumns | SlotRecords;
+const bytesOf = (kept: Kept): number => ('avg' in kept ? runBytes(kept) : recordsBytes(kept));
+
 /** When the cache is full, one in this many answers that found nothing of their device kept keeps its slots (admits). */
 export const ADMIT_EVERY_WHEN_FULL = 4;
 
@@ -21,7 +35,7 @@ interface Entry {
   /** The device and bucket width it belongs to (holds). */
   group: string;
   /** null once the entry was dropped or replaced: its place in the queue is skipped. */
-  run: BucketColumns | null;
+  run: Kept | null;
   count: number;
   bytes: number;
   /** Used since it was last kept or passed over: it goes to the back instead of out (second chance). */
@@ -45,6 +59,9 @@ interface Entry {
  * map's: a Map whose oldest keys are deleted again and again keeps their holes until it grows, and
  * every walk from its start steps over them (~8 µs a walk at 10,000 keys, once per kept slot when
  * the cache is full).
+ * Beside the runs, the records of edge slots (the five-minute slots a range's unaligned ends cut:
+ * SlotRecords, under a series of their own and a group per edge slot, so they do not count for
+ * holds of the buckets), checked the same way by their slot's rollup row and read with getRecords.
  * Per group (device and bucket width), how many runs are kept: an answer whose group holds none
  * would miss every slot, so it is read whole in one statement and offers its slots (holds). Once
  * the cache is full, only one such answer in ADMIT_EVERY_WHEN_FULL keeps them (admits): when reads
@@ -78,6 +95,17 @@ export class HistoryChunkCache {
 
   /** The run of `slot` kept in `series`, if it was built from `count` records; a run of another count is dropped. */
   get(series: string, slot: number, count: number): BucketColumns | undefined {
+    const kept = this.lookup(series, slot, count);
+    return kept && 'avg' in kept ? kept : undefined;
+  }
+
+  /** The records of `slot` kept in `series`, if they are `count`; records of another count are dropped. */
+  getRecords(series: string, slot: number, count: number): SlotRecords | undefined {
+    const kept = this.lookup(series, slot, count);
+    return kept && 'values' in kept ? kept : undefined;
+  }
+
+  private lookup(series: string, slot: number, count: number): Kept | undefined {
     const entry = this.entries.get(series)?.get(slot);
     if (entry === undefined) return undefined;
     if (entry.count !== count) {
@@ -94,6 +122,16 @@ export class HistoryChunkCache {
   }
 
   /**
+   * Whether the last run kept found room without putting another out. While it does, answers read
+   * their edge slots whole to keep their records; once it does not, they read the range's part of
+   * them as without the cache: with reads spread over more devices than the cache holds, kept
+   * edge records mostly left unused (bench/README.md).
+   */
+  get roomy(): boolean {
+    return this.enabled && !this.full;
+  }
+
+  /**
    * Whether an answer whose group holds nothing should keep its slots: always while the cache has
    * room, one answer in ADMIT_EVERY_WHEN_FULL once it is full.
    */
@@ -105,8 +143,8 @@ export class HistoryChunkCache {
   }
 
   /** Keeps `run`, built from `count` records, as `slot` of `series` in `group`, and marks it shared: nobody may change it from now on. */
-  set(series: string, slot: number, group: string, run: BucketColumns, count: number): void {
-    const bytes = runBytes(run);
+  set(series: string, slot: number, group: string, run: Kept, count: number): void {
+    const bytes = bytesOf(run);
     if (bytes > this.maxBytes) return;
     run.shared = true;
     const old = this.entries.get(series)?.get(slot);

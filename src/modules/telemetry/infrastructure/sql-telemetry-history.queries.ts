@@ -1,8 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import { ReplicaSql } from '../../../shared/database/replica-sql.js';
 import type { SqlRunner } from '../../../shared/database/sql-runner.js';
-import { checkedSpans, rollupSpans, type HistoryRange } from '../domain/history-query.js';
-import { bucketsOf, cutAtSlots, slotRuns, type SeriesParts } from '../domain/history-series.js';
+import { checkedSpans, edgeSlots, rollupSpans, type EdgeSlots, type HistoryRange } from '../domain/history-query.js';
+import { bucketsOf, cutAtSlots, pickParts, slotRecords, slotRuns, takeRecords, takeSlots, withRecordsIn, type SeriesParts, type SlotRecords } from '../domain/history-series.js';
 import { ROLLUP_LEVELS } from '../domain/rollup-levels.js';
 import { DAY_MS } from '../domain/telemetry-compaction.store.js';
 import { TelemetryHistoryQueries, type RawRecordRow, type RawRecordsQuery, type RecordExport, type RecordExportQuery, type SeriesQuery, type SeriesRuns, type BucketColumns } from '../domain/telemetry-history.queries.js';
@@ -71,6 +71,11 @@ function rawEdge(from: number, to: number): string {
 }
 
 const coarsest = ROLLUP_LEVELS.length - 1;
+
+/** The cache's series of an edge slot's records, beside the buckets of the same series. */
+const recordsSeries = (series: string): string => `${series}\u0000records`;
+/** The cache's group of the records of one edge slot of a device (and bucket width): whether it holds any (holds). */
+const edgeGroup = (group: string, slot: number): string => `${group}\u0000records\u0000${slot}`;
 const PARTS = [
   coarsestLevel(rollupTable(ROLLUP_LEVELS[coarsest]), spanFrom(coarsest)),
   ...ROLLUP_LEVELS.slice(0, coarsest)
@@ -95,8 +100,8 @@ const PARTS = [
  * PostgreSQL sort every part by series and time. The raw edges are two arms with their bounds as
  * parameters, so the planner prunes the partitions.
  */
-export const SERIES_SQL = `WITH parts AS (
-         ${PARTS.join('\n         UNION ALL\n         ')}
+const seriesStatement = (parts: readonly string[], head = 'WITH') => `${head} parts (battery_id, metric, at, count, sum, min, max) AS (
+         ${parts.join('\n         UNION ALL\n         ')}
        )
        SELECT battery_id, metric,
               string_agg(float8send(date_part('epoch', at)), '') AS at, string_agg(float8send(count), '') AS count,
@@ -104,6 +109,23 @@ export const SERIES_SQL = `WITH parts AS (
          FROM parts
         GROUP BY battery_id, metric
         ORDER BY metric, battery_id`;
+export const SERIES_SQL = seriesStatement(PARTS);
+
+/**
+ * SERIES_SQL without the raw records of the edges: the check statement of an answer whose edge
+ * slots' records are kept (edgeSlots). The raw arms were about half of the check statement's
+ * PostgreSQL time (bench/README.md). It takes SERIES_SQL's parameters; the range's ends ($2, $3)
+ * are named in a CTE that nothing reads, so that they keep their types.
+ */
+export const CHECKED_SERIES_SQL = seriesStatement(PARTS.slice(0, -2), 'WITH range_ends AS (SELECT $2::timestamptz AS from_, $3::timestamptz AS to_),');
+
+/**
+ * The raw arms of SERIES_SQL alone: the records of [$2, $4) and [$5, $3), the edge slots an answer
+ * lacks (an empty window where it lacks one). It takes SERIES_SQL's parameters; the coarser levels'
+ * spans are named in a CTE that nothing reads.
+ */
+const unusedSpans = Array.from({ length: 2 * (ROLLUP_LEVELS.length - 1) }, (_, k) => `$${spanFrom(1) + k}::timestamptz`).join(', ');
+export const EDGE_RECORDS_SQL = seriesStatement(PARTS.slice(-2), `WITH coarser_spans AS (SELECT ${unusedSpans}),`);
 
 /*
  * The metric names of [$2, $3), from the same nested spans as the series statement with day-wide
@@ -196,7 +218,10 @@ export class SqlTelemetryHistoryQueries extends TelemetryHistoryQueries {
   /**
    * The buckets of the range's whole check slots (checkedSpans) come from HistoryChunkCache when
    * the slot's record count, read by the same statement as the edges, is the run's; the slots it
-   * lacks or holds with another count are read again in one more statement and kept. An answer of
+   * lacks or holds with another count are read again in one more statement and kept. Where the
+   * five-minute level answers the buckets, the edges' records are kept alike (edgeSlots): read whole
+   * while the cache has room and does not hold them, then taken from it (edgeRecords) by an answer
+   * whose statement is CHECKED_SERIES_SQL, without raw records. An answer of
    * a device and bucket width the cache holds nothing of would miss every slot: it is read whole
    * in one statement, as without the cache, and its whole slots are kept when the cache admits them.
    */
@@ -220,7 +245,37 @@ export class SqlTelemetryHistoryQueries extends TelemetryHistoryQueries {
       });
     }
     const { check } = checked;
-    const cut = (await this.parts(query, checked.spans)).map((parts) => ({ parts, series: seriesOf(parts), ...cutAtSlots(parts, check) }));
+    const edges = edgeSlots(query, checked);
+    const edgeStarts = edges ? [edges.slots.first, edges.slots.last].filter((slot) => slot !== null) : [];
+    // The edges' records come from the cache when it holds some of each edge slot of the device (the
+    // statement then reads none); else the statement reads them, the whole edge slots while the
+    // cache has room, so as to keep them; else, as without the cache, the range's part of them.
+    const fromKept = edges !== null && edgeStarts.every((slot) => this.cache.holds(edgeGroup(group, slot)));
+    const readWhole = edges !== null && !fromKept && this.cache.roomy;
+    const rows = fromKept
+      ? await this.parts(query, edges.spans, CHECKED_SERIES_SQL, 'dashboard_series_checked')
+      : await this.parts(readWhole ? { ...query, ...edges.spans[0] } : query, checked.spans);
+    /** By series, then edge slot: the records of the edges read whole (readWhole). */
+    const read = new Map<string, Map<number, SlotRecords>>();
+    const cut = rows.map((parts) => {
+      const series = seriesOf(parts);
+      if (readWhole) {
+        const { rest, records } = takeRecords(parts, edgeStarts, edges.slots.widthSec);
+        for (const [slot, kept] of records) this.cache.set(recordsSeries(series), slot, edgeGroup(group, slot), kept, kept.ts.length);
+        read.set(series, records);
+        return { parts, series, edgeCounts: new Map<number, number>(), ...cutAtSlots(rest, check) };
+      }
+      const { rest, counts } = fromKept ? takeSlots(parts, edgeStarts) : { rest: parts, counts: new Map<number, number>() };
+      return { parts, series, edgeCounts: counts, ...cutAtSlots(rest, check) };
+    });
+    // An edge slot read whole without a record of any series (a range that starts before the
+    // device's first record, say) is kept as read, empty: else no later answer could take its
+    // edges from the cache. A record landing there later is counted, found lacking and read.
+    if (readWhole) {
+      for (const slot of edgeStarts) {
+        if (!this.cache.holds(edgeGroup(group, slot))) this.cache.set(`${group}\u0000records`, slot, edgeGroup(group, slot), { ts: [], values: [] }, 0);
+      }
+    }
     /** By series, then slot: the runs of the answer. */
     const found = new Map<string, Map<number, BucketColumns>>(cut.map(({ series }) => [series, new Map()]));
     let lo = Infinity;
@@ -249,24 +304,78 @@ export class SqlTelemetryHistoryQueries extends TelemetryHistoryQueries {
         }
       }
     }
-    return cut.map(({ parts, series, before, after, slots }) => {
-      const runs: BucketColumns[] = [bucketsOf(before, bucketSec)];
+    const records = fromKept ? await this.edgeRecords(query, edges.slots, group, cut) : read;
+    const [fromMs, toMs] = [query.from.getTime(), query.to.getTime()];
+    return cut.flatMap(({ parts, series, before, after, slots }) => {
+      const edgeRuns = records.get(series);
+      // Without edges taken out (neither way above), the parts hold the range's part of the edges' records already.
+      const first = fromKept || readWhole ? edges.slots.first : null;
+      const last = fromKept || readWhole ? edges.slots.last : null;
+      const runs: BucketColumns[] = [bucketsOf(first === null ? before : withRecordsIn(before, edgeRuns?.get(first), fromMs, toMs), bucketSec)];
       const kept = found.get(series)!;
       for (const slot of [...slots.keys()].sort((a, b) => a - b)) {
         const run = kept.get(slot);
         if (run) runs.push(run);
       }
-      runs.push(bucketsOf(after, bucketSec));
-      return { battery_id: parts.battery_id, metric: parts.metric, runs: runs.filter((run) => run.ts.length > 0) };
+      runs.push(bucketsOf(last === null ? after : withRecordsIn(after, edgeRuns?.get(last), fromMs, toMs), bucketSec));
+      const nonEmpty = runs.filter((run) => run.ts.length > 0);
+      // A series whose only parts in the widened span were edge slots with no record in the range is not in the answer, as without the cache.
+      return nonEmpty.length === 0 ? [] : [{ battery_id: parts.battery_id, metric: parts.metric, runs: nonEmpty }];
     });
   }
 
-  /** SERIES_SQL with the given spans: each series' parts. */
-  private async parts(query: SeriesQuery, spans: HistoryRange[]): Promise<SeriesParts[]> {
+  /**
+   * The records of the edge slots the check statement counted (`edgeCounts`), by series, then
+   * slot: from HistoryChunkCache while a slot holds the counted records, else read (both slots in
+   * one statement) and kept.
+   */
+  private async edgeRecords(query: SeriesQuery, edges: EdgeSlots, group: string, cut: Array<{ series: string; edgeCounts: Map<number, number> }>): Promise<Map<string, Map<number, SlotRecords>>> {
+    const records = new Map<string, Map<number, SlotRecords>>();
+    const lacking = new Set<number>();
+    for (const { series, edgeCounts } of cut) {
+      const slots = new Map<number, SlotRecords>();
+      records.set(series, slots);
+      for (const [slot, count] of edgeCounts) {
+        const kept = this.cache.getRecords(recordsSeries(series), slot, count);
+        if (kept) slots.set(slot, kept);
+        else lacking.add(slot);
+      }
+    }
+    if (lacking.size === 0) return records;
+    const windowOf = (slot: number | null) => (slot !== null && lacking.has(slot) ? { from: new Date(slot * 1000), to: new Date((slot + edges.widthSec) * 1000) } : null);
+    const first = windowOf(edges.first);
+    const last = windowOf(edges.last);
+    // The raw arms read [$2, $4) and [$5, $3); a slot not lacking gets an empty window.
+    const startWindow = first ?? { from: last!.from, to: last!.from };
+    const endWindow = last ?? { from: first!.to, to: first!.to };
+    const spans = [{ from: startWindow.to, to: endWindow.from }, ...ROLLUP_LEVELS.slice(1).map(() => ({ from: endWindow.from, to: endWindow.from }))];
+    const rows = await this.parts({ ...query, from: startWindow.from, to: endWindow.to }, spans, EDGE_RECORDS_SQL, 'dashboard_edge_records');
+    for (const parts of rows) {
+      const series = `${group}\u0000${parts.battery_id}\u0000${parts.metric}`;
+      const bySlot = new Map<number, number[]>();
+      for (let i = 0; i < parts.at.length; i++) {
+        const slot = Math.floor(parts.at[i] / edges.widthSec) * edges.widthSec;
+        let indices = bySlot.get(slot);
+        if (indices === undefined) bySlot.set(slot, (indices = []));
+        indices.push(i);
+      }
+      for (const [slot, indices] of bySlot) {
+        const kept = slotRecords(pickParts(parts, indices));
+        this.cache.set(recordsSeries(series), slot, edgeGroup(group, slot), kept, kept.ts.length);
+        // A series the check statement did not name is kept for later answers, not this one.
+        const slots = records.get(series);
+        if (slots && !slots.has(slot)) slots.set(slot, kept);
+      }
+    }
+    return records;
+  }
+
+  /** SERIES_SQL (or CHECKED_SERIES_SQL) with the given spans: each series' parts. */
+  private async parts(query: SeriesQuery, spans: HistoryRange[], sql = SERIES_SQL, name = 'dashboard_series'): Promise<SeriesParts[]> {
     const rows = await this.sql.rows<PackedSeriesParts>(
-      SERIES_SQL,
+      sql,
       [query.deviceId, query.from, query.to, ...spans.flatMap((span) => [span.from, span.to]), query.metrics, query.batteryId],
-      'dashboard_series',
+      name,
     );
     return rows.map(seriesParts);
   }
