@@ -174,7 +174,7 @@ export function cutAtSlots(parts: SeriesParts, check: CheckSlots): CheckedParts 
 }
 
 /** The parts at `indices`, in that order. */
-export function pickParts(parts: SeriesParts, indices: number[]): SeriesParts {
+function pickParts(parts: SeriesParts, indices: number[]): SeriesParts {
   const pick = (column: ArrayLike<number>) => {
     const picked = new Float64Array(indices.length);
     for (let k = 0; k < indices.length; k++) picked[k] = column[indices[k]];

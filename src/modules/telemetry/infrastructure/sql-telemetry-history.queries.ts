@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { ReplicaSql } from '../../../shared/database/replica-sql.js';
 import type { SqlRunner } from '../../../shared/database/sql-runner.js';
 import { checkedSpans, edgeSlots, rollupSpans, type EdgeSlots, type HistoryRange } from '../domain/history-query.js';
-import { bucketsOf, cutAtSlots, pickParts, slotRecords, slotRuns, takeRecords, takeSlots, withRecordsIn, type SeriesParts, type SlotRecords } from '../domain/history-series.js';
+import { bucketsOf, cutAtSlots, slotRuns, takeRecords, takeSlots, withRecordsIn, type SeriesParts, type SlotRecords } from '../domain/history-series.js';
 import { ROLLUP_LEVELS } from '../domain/rollup-levels.js';
 import { DAY_MS } from '../domain/telemetry-compaction.store.js';
 import { TelemetryHistoryQueries, type RawRecordRow, type RawRecordsQuery, type RecordExport, type RecordExportQuery, type SeriesQuery, type SeriesRuns, type BucketColumns } from '../domain/telemetry-history.queries.js';
@@ -352,15 +352,7 @@ export class SqlTelemetryHistoryQueries extends TelemetryHistoryQueries {
     const rows = await this.parts({ ...query, from: startWindow.from, to: endWindow.to }, spans, EDGE_RECORDS_SQL, 'dashboard_edge_records');
     for (const parts of rows) {
       const series = `${group}\u0000${parts.battery_id}\u0000${parts.metric}`;
-      const bySlot = new Map<number, number[]>();
-      for (let i = 0; i < parts.at.length; i++) {
-        const slot = Math.floor(parts.at[i] / edges.widthSec) * edges.widthSec;
-        let indices = bySlot.get(slot);
-        if (indices === undefined) bySlot.set(slot, (indices = []));
-        indices.push(i);
-      }
-      for (const [slot, indices] of bySlot) {
-        const kept = slotRecords(pickParts(parts, indices));
+      for (const [slot, kept] of takeRecords(parts, [...lacking], edges.widthSec).records) {
         this.cache.set(recordsSeries(series), slot, edgeGroup(group, slot), kept, kept.ts.length);
         // A series the check statement did not name is kept for later answers, not this one.
         const slots = records.get(series);
