@@ -72,6 +72,8 @@ function rawEdge(from: number, to: number): string {
 
 const coarsest = ROLLUP_LEVELS.length - 1;
 
+/** The cache's series of a device and bucket width (`group`): one battery's metric. */
+const seriesKey = (group: string, parts: { battery_id: string; metric: string }): string => `${group}\u0000${parts.battery_id}\u0000${parts.metric}`;
 /** The cache's series of an edge slot's records, beside the buckets of the same series. */
 const recordsSeries = (series: string): string => `${series}\u0000records`;
 /** The cache's group of the records of one edge slot of a device (and bucket width): whether it holds any (holds). */
@@ -229,7 +231,7 @@ export class SqlTelemetryHistoryQueries extends TelemetryHistoryQueries {
     const { bucketSec } = query;
     const checked = this.cache.enabled ? checkedSpans(query, bucketSec) : null;
     const group = `${query.deviceId}\u0000${bucketSec}`;
-    const seriesOf = (parts: { battery_id: string; metric: string }) => `${group}\u0000${parts.battery_id}\u0000${parts.metric}`;
+    const seriesOf = (parts: { battery_id: string; metric: string }) => seriesKey(group, parts);
     if (checked === null || !this.cache.holds(group)) {
       const rows = await this.parts(query, rollupSpans(query, bucketSec));
       const check = checked !== null && this.cache.admits() ? checked.check : null;
@@ -273,7 +275,7 @@ export class SqlTelemetryHistoryQueries extends TelemetryHistoryQueries {
     // edges from the cache. A record landing there later is counted, found lacking and read.
     if (readWhole) {
       for (const slot of edgeStarts) {
-        if (!this.cache.holds(edgeGroup(group, slot))) this.cache.set(`${group}\u0000records`, slot, edgeGroup(group, slot), { ts: [], values: [] }, 0);
+        if (!this.cache.holds(edgeGroup(group, slot))) this.cache.set(recordsSeries(group), slot, edgeGroup(group, slot), { ts: [], values: [] }, 0);
       }
     }
     /** By series, then slot: the runs of the answer. */
@@ -351,7 +353,7 @@ export class SqlTelemetryHistoryQueries extends TelemetryHistoryQueries {
     const spans = [{ from: startWindow.to, to: endWindow.from }, ...ROLLUP_LEVELS.slice(1).map(() => ({ from: endWindow.from, to: endWindow.from }))];
     const rows = await this.parts({ ...query, from: startWindow.from, to: endWindow.to }, spans, EDGE_RECORDS_SQL, 'dashboard_edge_records');
     for (const parts of rows) {
-      const series = `${group}\u0000${parts.battery_id}\u0000${parts.metric}`;
+      const series = seriesKey(group, parts);
       for (const [slot, kept] of takeRecords(parts, [...lacking], edges.widthSec).records) {
         this.cache.set(recordsSeries(series), slot, edgeGroup(group, slot), kept, kept.ts.length);
         // A series the check statement did not name is kept for later answers, not this one.
