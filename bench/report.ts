@@ -17,6 +17,8 @@ export interface RunInfo {
   serviceNodeFlags: string[];
   /** The `NAME=value` settings `npm start` puts before `node`. */
   serviceStartEnv: Record<string, string>;
+  /** Settings of the service other than its defaults, given for the run (BENCH_HISTORY_CACHE_MB). */
+  serviceSettings: Record<string, string>;
   seed: SeedInfo;
   /** Whether VmHWM could be reset per run (else peak RSS is sampled every 200 ms). */
   peakRssExact: boolean;
@@ -701,7 +703,7 @@ export function renderReport(info: RunInfo, summaries: VariantSummary[], runs: R
       summaries.some((summary) => summary.variant.longPolls) ? ' (S9: the service alone, without and with the long polls held, the pair swapped every other round, then with them and commands)' : ''
     }${summaries.some((summary) => summary.variant.serviceOnly) ? ' (S11: the service alone)' : ''}, ${options.warmupSec} s warm-up + ${options.durationSec} s measured per run, then a wait until the server is quiet; ${minutes} min in all.`,
     `- Data: ${dataText(info.seed)}`,
-    `- Every server: pool of ${info.poolSize} connections; service run as npm start runs it (${startCommandOf(info)}) with NODE_ENV=production, LOG_LEVEL=warn. Medians over rounds; non-2xx and integrity summed over rounds; peak RSS ${info.peakRssExact ? 'is VmHWM reset at the start of each measured run' : 'is sampled every 200 ms'}.`,
+    `- Every server: pool of ${info.poolSize} connections; service run as npm start runs it (${startCommandOf(info)}) with NODE_ENV=production, LOG_LEVEL=warn${Object.entries(info.serviceSettings).map(([name, value]) => `, ${name}=${value}`).join('')}. Medians over rounds; non-2xx and integrity summed over rounds; peak RSS ${info.peakRssExact ? 'is VmHWM reset at the start of each measured run' : 'is sampled every 200 ms'}.`,
     '',
     ...disturbance(runs),
     '## Targets',

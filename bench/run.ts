@@ -199,6 +199,7 @@ async function main(): Promise<void> {
       readyPath: '/health/ready',
       logDir: outputDir,
     };
+    const historyCache: Record<string, string> = process.env.BENCH_HISTORY_CACHE_MB ? { HISTORY_CACHE_MB: process.env.BENCH_HISTORY_CACHE_MB } : {};
     const serviceEnv = {
       ...start.env,
       ...common,
@@ -212,6 +213,8 @@ async function main(): Promise<void> {
       // ingest (records from t0 on, fresh as a gateway's): a reused seed's t0 may be days before
       // the service's clock, which must neither compact more nor take those records for late ones.
       TELEMETRY_COMPACTION_ENABLED: 'false',
+      // BENCH_HISTORY_CACHE_MB sizes the service's history cache for the fleet read (docs/operations.md); the report names it.
+      ...historyCache,
       TELEMETRY_SETTLED_HOURS: '8760',
       // The production defaults, said here because the second and third services of S1 and S2 each differ by one of them alone (and their ports).
       ALERTS_ENABLED: 'true',
@@ -274,7 +277,7 @@ async function main(): Promise<void> {
       });
       servers.push(service);
       log(`Service up: pid ${service.pid} on ${service.url}; PostgreSQL postmaster pid ${postmasterPid}. Traffic starts now.`);
-      const soakInfo = (): RunInfo => ({ startedAt, finishedAt: new Date(), options, machine: machineInfo(), postgresVersion, poolSize: POOL_SIZE, serviceNodeFlags: serviceServer.nodeFlags, serviceStartEnv: start.env, seed, peakRssExact: true });
+      const soakInfo = (): RunInfo => ({ startedAt, finishedAt: new Date(), options, machine: machineInfo(), postgresVersion, poolSize: POOL_SIZE, serviceNodeFlags: serviceServer.nodeFlags, serviceStartEnv: start.env, serviceSettings: historyCache, seed, peakRssExact: true });
       const soakReport = join(outputDir, 'soak-last-run.md');
       const intervals: SoakInterval[] = [];
       writePartialReport = (reason) => {
@@ -344,7 +347,7 @@ async function main(): Promise<void> {
       serverPids: servers.map((server) => server.pid),
     };
     const runs: RunResult[] = [];
-    const infoNow = (): RunInfo => ({ startedAt, finishedAt: new Date(), options, machine: machineInfo(), postgresVersion, poolSize: POOL_SIZE, serviceNodeFlags: serviceServer.nodeFlags, serviceStartEnv: start.env, seed, peakRssExact });
+    const infoNow = (): RunInfo => ({ startedAt, finishedAt: new Date(), options, machine: machineInfo(), postgresVersion, poolSize: POOL_SIZE, serviceNodeFlags: serviceServer.nodeFlags, serviceStartEnv: start.env, serviceSettings: historyCache, seed, peakRssExact });
     writePartialReport = (reason) => {
       if (runs.length === 0) return;
       const report = `> **Incomplete run** (${reason}): ${runs.length} of ${runsPerRound * options.rounds} runs finished.\n\n${renderReport(infoNow(), summarize(variants, runs), runs)}`;
