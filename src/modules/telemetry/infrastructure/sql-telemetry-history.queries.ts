@@ -308,11 +308,11 @@ export class SqlTelemetryHistoryQueries extends TelemetryHistoryQueries {
     }
     const records = fromKept ? await this.edgeRecords(query, edges.slots, group, cut) : read;
     const [fromMs, toMs] = [query.from.getTime(), query.to.getTime()];
+    // Without edges taken out (neither way above), the parts hold the range's part of the edges' records already.
+    const first = fromKept || readWhole ? edges.slots.first : null;
+    const last = fromKept || readWhole ? edges.slots.last : null;
     return cut.flatMap(({ parts, series, before, after, slots }) => {
       const edgeRuns = records.get(series);
-      // Without edges taken out (neither way above), the parts hold the range's part of the edges' records already.
-      const first = fromKept || readWhole ? edges.slots.first : null;
-      const last = fromKept || readWhole ? edges.slots.last : null;
       const runs: BucketColumns[] = [bucketsOf(first === null ? before : withRecordsIn(before, edgeRuns?.get(first), fromMs, toMs), bucketSec)];
       const kept = found.get(series)!;
       for (const slot of [...slots.keys()].sort((a, b) => a - b)) {
